@@ -1,0 +1,53 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "OpenCoreData",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        .executable(name: "ocd", targets: ["ocd"]),
+        .executable(name: "ocd-bench", targets: ["ocd-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "OpenCoreData",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "ocd",
+            dependencies: [
+                "OpenCoreData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            resources: [.copy("Resources")]
+        ),
+        .executableTarget(
+            name: "ocd-bench",
+            dependencies: [
+                "OpenCoreData",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "OpenCoreDataTests",
+            dependencies: [
+                "OpenCoreData",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

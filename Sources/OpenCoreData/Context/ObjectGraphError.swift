@@ -1,0 +1,97 @@
+import Foundation
+
+/// Why an object-graph operation failed. Each case names the culprit: entity, key, object, or request.
+public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @unchecked Sendable {
+    // @unchecked Sendable: the associated values are value types or Sendable IDs; `Any` never appears.
+
+    /// A key that the entity does not have.
+    case unknownKey(entity: String, key: String)
+    /// A value whose type does not fit the property.
+    case typeMismatch(entity: String, key: String, expected: String, actual: String)
+    /// A number that does not fit the attribute's integer width.
+    case valueOutOfRange(entity: String, key: String, value: String)
+    /// A read-only property was set.
+    case readOnlyProperty(entity: String, key: String)
+    /// An object of another context, or of an entity the relationship does not accept.
+    case invalidRelationshipTarget(entity: String, key: String, reason: String)
+    /// An entity name the model does not have.
+    case unknownEntity(String)
+    /// The object's row is gone from the store (the fault cannot be filled).
+    case objectNotFound(ManagedObjectID)
+    /// One or more validation failures, reported together at save.
+    case validationFailed([ValidationFailure])
+    /// Optimistic locking conflicts that the merge policy refused.
+    case mergeConflict([MergeConflict])
+    /// A context without a coordinator (or a coordinator without a store).
+    case noPersistentStore
+    /// The context's concurrency type cannot run the request.
+    case unsupportedConcurrencyType(context: String, request: String)
+    /// The request is malformed (missing entity, bad sort key…).
+    case invalidRequest(String)
+    /// The operation was cancelled.
+    case cancelled
+    /// The store refused the operation.
+    case store(StoreError)
+
+    public var description: String {
+        switch self {
+        case .unknownKey(let entity, let key): return "Entity '\(entity)' has no property '\(key)'."
+        case .typeMismatch(let entity, let key, let expected, let actual):
+            return "'\(entity).\(key)' takes \(expected), not \(actual)."
+        case .valueOutOfRange(let entity, let key, let value):
+            return "\(value) does not fit '\(entity).\(key)'."
+        case .readOnlyProperty(let entity, let key): return "'\(entity).\(key)' is read-only."
+        case .invalidRelationshipTarget(let entity, let key, let reason):
+            return "'\(entity).\(key)': \(reason)."
+        case .unknownEntity(let name): return "The model has no entity named '\(name)'."
+        case .objectNotFound(let id): return "The object \(id) no longer exists in the store."
+        case .validationFailed(let failures):
+            return "Validation failed: " + failures.map(\.description).joined(separator: "; ")
+        case .mergeConflict(let conflicts):
+            return "Optimistic locking failed for \(conflicts.count) object(s): "
+                + conflicts.map(\.description).joined(separator: "; ")
+        case .noPersistentStore: return "The context has no persistent store to work with."
+        case .unsupportedConcurrencyType(let context, let request):
+            return "\(context) cannot support \(request)."
+        case .invalidRequest(let reason): return "Invalid request: \(reason)."
+        case .cancelled: return "The operation was cancelled."
+        case .store(let error): return error.description
+        }
+    }
+
+    public var errorDescription: String? { description }
+}
+
+/// One failed validation rule.
+public struct ValidationFailure: Sendable, CustomStringConvertible, Equatable {
+    public enum Rule: String, Sendable {
+        case missingRequiredValue, tooSmall, tooLarge, tooShort, tooLong, patternMismatch, dateTooEarly,
+             dateTooLate, tooFewObjects, tooManyObjects, deleteDenied, uniquenessViolation, custom
+    }
+    public var objectID: ManagedObjectID
+    public var entity: String
+    public var key: String
+    public var rule: Rule
+    public var message: String
+
+    public var description: String { "\(entity).\(key): \(message)" }
+}
+
+/// An optimistic locking conflict: the object changed in the store since this context read it.
+public struct MergeConflict: Sendable, CustomStringConvertible {
+    public var objectID: ManagedObjectID
+    /// The row version this context read.
+    public var expectedVersion: Int64
+    /// The row version in the store now (0 when the row was deleted).
+    public var storeVersion: Int64
+    /// The values in the store now, by key (empty when deleted).
+    public var storeValues: [String: String]
+    /// This context's values, by key.
+    public var objectValues: [String: String]
+
+    public var description: String {
+        storeVersion == 0
+            ? "\(objectID) was deleted in the store"
+            : "\(objectID) is at version \(storeVersion) in the store, this context read \(expectedVersion)"
+    }
+}

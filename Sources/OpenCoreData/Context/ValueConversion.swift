@@ -1,0 +1,207 @@
+import Foundation
+import GRDB
+
+/// Converts between the Swift values that `value(forKey:)` speaks and the values a row holds.
+///
+/// The Swift type of each attribute type is fixed (see ``AttributeType``); setters accept any value that
+/// converts without loss (an `Int` into an Integer 16 attribute if it fits, a `Float` into a Double…).
+enum ValueConversion {
+    static let referenceDateOffset: Double = 978_307_200
+
+    /// The row value for a Swift value, or a typed error naming the attribute.
+    static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> DatabaseValue {
+        guard let value, !(value is NSNull) else { return .null }
+        if let optional = value as? any OptionalProtocol {
+            guard let wrapped = optional.wrappedAny else { return .null }
+            return try storeValue(wrapped, for: attribute)
+        }
+        let entity = attribute.entity?.name ?? "?"
+        func mismatch() -> ObjectGraphError {
+            .typeMismatch(entity: entity, key: attribute.name, expected: swiftTypeName(attribute.attributeType),
+                          actual: String(describing: type(of: value)))
+        }
+        func integer(_ min: Int64, _ max: Int64) throws -> DatabaseValue {
+            let number: Int64
+            switch value {
+            case let v as Int: number = Int64(v)
+            case let v as Int64: number = v
+            case let v as Int32: number = Int64(v)
+            case let v as Int16: number = Int64(v)
+            case let v as Int8: number = Int64(v)
+            case let v as UInt8: number = Int64(v)
+            case let v as UInt16: number = Int64(v)
+            case let v as UInt32: number = Int64(v)
+            case let v as UInt:
+                guard let exact = Int64(exactly: v) else { throw ObjectGraphError.valueOutOfRange(entity: entity, key: attribute.name, value: "\(v)") }
+                number = exact
+            case let v as UInt64:
+                guard let exact = Int64(exactly: v) else { throw ObjectGraphError.valueOutOfRange(entity: entity, key: attribute.name, value: "\(v)") }
+                number = exact
+            case let v as Double:
+                guard let exact = Int64(exactly: v) else { throw mismatch() }
+                number = exact
+            case let v as NSNumber:
+                guard let exact = Int64(exactly: v.doubleValue) else { throw mismatch() }
+                number = exact
+            default: throw mismatch()
+            }
+            guard number >= min && number <= max else {
+                throw ObjectGraphError.valueOutOfRange(entity: entity, key: attribute.name, value: "\(number)")
+            }
+            return number.databaseValue
+        }
+        switch attribute.attributeType {
+        case .integer16: return try integer(Int64(Int16.min), Int64(Int16.max))
+        case .integer32: return try integer(Int64(Int32.min), Int64(Int32.max))
+        case .integer64, .objectID: return try integer(Int64.min, Int64.max)
+        case .boolean:
+            switch value {
+            case let v as Bool: return (v ? 1 : 0).databaseValue
+            case let v as Int where v == 0 || v == 1: return v.databaseValue
+            case let v as NSNumber: return (v.boolValue ? 1 : 0).databaseValue
+            default: throw mismatch()
+            }
+        case .double, .float:
+            switch value {
+            case let v as Double: return v.databaseValue
+            case let v as Float: return Double(v).databaseValue
+            case let v as Int: return Double(v).databaseValue
+            case let v as Int64: return Double(v).databaseValue
+            case let v as Int32: return Double(v).databaseValue
+            case let v as Int16: return Double(v).databaseValue
+            case let v as Decimal: return NSDecimalNumber(decimal: v).doubleValue.databaseValue
+            case let v as NSNumber: return v.doubleValue.databaseValue
+            default: throw mismatch()
+            }
+        case .decimal:
+            switch value {
+            case let v as Decimal: return decimalStoreValue(v)
+            case let v as Int: return decimalStoreValue(Decimal(v))
+            case let v as Int64: return decimalStoreValue(Decimal(v))
+            case let v as Int32: return decimalStoreValue(Decimal(Int(v)))
+            case let v as Double: return decimalStoreValue(Decimal(v))
+            case let v as NSNumber: return decimalStoreValue(v.decimalValue)
+            default: throw mismatch()
+            }
+        case .string:
+            switch value {
+            case let v as String: return v.databaseValue
+            case let v as Substring: return String(v).databaseValue
+            case let v as NSString: return (v as String).databaseValue
+            default: throw mismatch()
+            }
+        case .date:
+            guard let v = value as? Date else { throw mismatch() }
+            return v.timeIntervalSinceReferenceDate.databaseValue
+        case .binaryData, .transformable:
+            switch value {
+            case let v as Data: return v.databaseValue
+            case let v as [UInt8]: return Data(v).databaseValue
+            default: throw mismatch()
+            }
+        case .uuid:
+            guard let v = value as? UUID else { throw mismatch() }
+            return uuidData(v).databaseValue
+        case .uri:
+            guard let v = value as? URL else { throw mismatch() }
+            return v.absoluteString.databaseValue
+        }
+    }
+
+    /// The Swift value of a row value (nil for NULL or an unreadable value).
+    static func swiftValue(_ value: DatabaseValue, for type: AttributeType) -> Any? {
+        switch value.storage {
+        case .null: return nil
+        case .int64(let v):
+            switch type {
+            case .integer16: return Int16(truncatingIfNeeded: v)
+            case .integer32: return Int32(truncatingIfNeeded: v)
+            case .integer64, .objectID: return v
+            case .boolean: return v != 0
+            case .double: return Double(v)
+            case .float: return Float(v)
+            case .decimal: return Decimal(v)
+            case .date: return Date(timeIntervalSinceReferenceDate: Double(v))
+            case .string: return String(v)
+            default: return nil
+            }
+        case .double(let v):
+            switch type {
+            case .double: return v
+            case .float: return Float(v)
+            case .date: return Date(timeIntervalSinceReferenceDate: v)
+            case .decimal: return Decimal(string: String(v)) ?? Decimal(v)
+            case .integer16: return Int16(exactly: v.rounded(.towardZero))
+            case .integer32: return Int32(exactly: v.rounded(.towardZero))
+            case .integer64: return Int64(exactly: v.rounded(.towardZero))
+            case .boolean: return v != 0
+            case .string: return String(v)
+            default: return nil
+            }
+        case .string(let v):
+            switch type {
+            case .string: return v
+            case .uri: return URL(string: v)
+            case .decimal: return Decimal(string: v, locale: Locale(identifier: "en_US_POSIX"))
+            case .date:
+                return ISO8601DateFormatter().date(from: v)
+            default: return nil
+            }
+        case .blob(let v):
+            switch type {
+            case .binaryData, .transformable: return v
+            case .uuid: return v.count == 16 ? uuid(from: v) : nil
+            case .string: return String(data: v, encoding: .utf8)
+            default: return nil
+            }
+        }
+    }
+
+    static func decimalStoreValue(_ value: Decimal) -> DatabaseValue {
+        // The column has NUMERIC affinity: SQLite keeps the number exactly when a double can, and the text
+        // otherwise, so precision is never silently lost.
+        NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX")).databaseValue
+    }
+
+    static func uuidData(_ uuid: UUID) -> Data {
+        withUnsafeBytes(of: uuid.uuid) { Data($0) }
+    }
+
+    static func uuid(from data: Data) -> UUID {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { buffer in _ = data.copyBytes(to: buffer) }
+        return UUID(uuid: bytes)
+    }
+
+    static func swiftTypeName(_ type: AttributeType) -> String {
+        switch type {
+        case .integer16: return "Int16"
+        case .integer32: return "Int32"
+        case .integer64: return "Int64"
+        case .decimal: return "Decimal"
+        case .double: return "Double"
+        case .float: return "Float"
+        case .string: return "String"
+        case .boolean: return "Bool"
+        case .date: return "Date"
+        case .binaryData, .transformable: return "Data"
+        case .uuid: return "UUID"
+        case .uri: return "URL"
+        case .objectID: return "ManagedObjectID"
+        }
+    }
+}
+
+/// Lets conversion code see through `Optional` values hidden in `Any`.
+protocol OptionalProtocol {
+    var wrappedAny: Any? { get }
+}
+
+extension Optional: OptionalProtocol {
+    var wrappedAny: Any? {
+        switch self {
+        case .some(let value): return value
+        case .none: return nil
+        }
+    }
+}

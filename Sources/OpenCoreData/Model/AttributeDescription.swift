@@ -1,0 +1,45 @@
+import Foundation
+
+/// An attribute of an entity: a typed value stored in a column of the entity's table.
+///
+/// ```swift
+/// let name = AttributeDescription(name: "name", type: .string)
+/// name.isOptional = false
+/// name.maxLength = 80
+/// ```
+public final class AttributeDescription: PropertyDescription, @unchecked Sendable {
+    /// The value's type.
+    public var attributeType: AttributeType { didSet { checkMutable() } }
+    /// The value a new object starts with. Must be of the Swift type that ``attributeType`` names.
+    public var defaultValue: (any Sendable)? { didSet { checkMutable() } }
+
+    /// Smallest allowed value, for numeric attributes (checked on save).
+    public var minValue: Double? { didSet { checkMutable() } }
+    /// Largest allowed value, for numeric attributes (checked on save).
+    public var maxValue: Double? { didSet { checkMutable() } }
+    /// Earliest allowed date, for date attributes (checked on save).
+    public var minDate: Date? { didSet { checkMutable() } }
+    /// Latest allowed date, for date attributes (checked on save).
+    public var maxDate: Date? { didSet { checkMutable() } }
+    /// Minimum length in characters, for string attributes (checked on save).
+    public var minLength: Int? { didSet { checkMutable() } }
+    /// Maximum length in characters, for string attributes (checked on save).
+    public var maxLength: Int? { didSet { checkMutable() } }
+    /// A regular expression the whole string must match (checked on save).
+    public var regularExpression: String? { didSet { checkMutable() } }
+
+    /// Core Data's "allows external storage" flag; it enters the version hash. Data stays in the row here.
+    public var allowsExternalBinaryDataStorage = false { didSet { checkMutable() } }
+    /// Core Data's "preserve after deletion" flag for persistent history; it enters the version hash.
+    public var preservesValueInHistoryOnDeletion = false { didSet { checkMutable() } }
+    /// The transformer name of a transformable attribute (informational).
+    public var valueTransformerName: String? { didSet { checkMutable() } }
+
+    /// Creates an attribute.
+    public init(name: String, type: AttributeType, isOptional: Bool = true, defaultValue: (any Sendable)? = nil) {
+        self.attributeType = type
+        self.defaultValue = defaultValue
+        super.init(name: name)
+        self.isOptional = isOptional
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// A named index over some of an entity's properties, created in the store.
+public struct IndexDescription: Sendable, Hashable {
+    public var name: String
+    public var propertyNames: [String]
+    public init(name: String, propertyNames: [String]) {
+        self.name = name
+        self.propertyNames = propertyNames
+    }
+}
+
+/// An entity: a kind of object, with attributes and relationships, possibly inheriting from a parent.
+///
+/// ```swift
+/// let item = EntityDescription(name: "Item", properties: [
+///     AttributeDescription(name: "name", type: .string, isOptional: false),
+///     AttributeDescription(name: "createdAt", type: .date),
+/// ])
+/// ```
+public final class EntityDescription: @unchecked Sendable, CustomStringConvertible, Hashable {
+    // @unchecked Sendable: configured before its model is built, read-only afterwards (`checkMutable`).
+
+    /// The entity's name, unique in its model.
+    public var name: String { didSet { checkMutable() } }
+    /// The class name from the model file (informational; see ``managedObjectClass``).
+    public var managedObjectClassName: String? { didSet { checkMutable() } }
+    /// The Swift class instantiated for objects of this entity.
+    public var managedObjectClass: ManagedObject.Type = ManagedObject.self { didSet { checkMutable() } }
+    /// Abstract entities have no objects of their own, only objects of their sub-entities.
+    public var isAbstract = false { didSet { checkMutable() } }
+    /// The name of the parent entity, resolved when the model is built.
+    public var superentityName: String? { didSet { checkMutable() } }
+    /// Enters the version hash, to force a new hash without a schema change.
+    public var versionHashModifier: String? { didSet { checkMutable() } }
+    /// The name this entity had in an earlier model version.
+    public var renamingIdentifier: String? { didSet { checkMutable() } }
+    /// Free-form information from the model file.
+    public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
+    /// Groups of property names whose values must be unique together (each group one constraint).
+    public var uniquenessConstraints: [[String]] = [] { didSet { checkMutable() } }
+    /// Indexes created in the store.
+    public var indexes: [IndexDescription] = [] { didSet { checkMutable() } }
+
+    /// The properties this entity declares itself (not inherited ones).
+    public private(set) var properties: [PropertyDescription]
+
+    /// The parent entity, set when the model is built.
+    public internal(set) var superentity: EntityDescription?
+    /// Direct sub-entities, in name order, set when the model is built.
+    public internal(set) var subentities: [EntityDescription] = []
+    /// The model this entity belongs to.
+    public internal(set) weak var managedObjectModel: ManagedObjectModel?
+
+    // Filled in when the model is built.
+    /// Every property, inherited ones first, in declaration order.
+    public private(set) var allProperties: [PropertyDescription] = []
+    /// Every property by name, inherited ones included.
+    public private(set) var propertiesByName: [String: PropertyDescription] = [:]
+    /// Every attribute by name, inherited ones included.
+    public private(set) var attributesByName: [String: AttributeDescription] = [:]
+    /// Every relationship by name, inherited ones included.
+    public private(set) var relationshipsByName: [String: RelationshipDescription] = [:]
+    /// The entity number (`Z_ENT`) in the store.
+    public internal(set) var entityNumber = 0
+    /// Position of each property in ``allProperties``.
+    var slotByName: [String: Int] = [:]
+    /// This entity and all its descendants' entity numbers.
+    var entityNumbersIncludingSubentities: [Int] = []
+
+    var isFrozen = false
+
+    /// Creates an entity with its own properties.
+    public init(name: String, properties: [PropertyDescription] = [], superentityName: String? = nil,
+                isAbstract: Bool = false) {
+        self.name = name
+        self.properties = properties
+        self.superentityName = superentityName
+        self.isAbstract = isAbstract
+    }
+
+    /// Adds a property this entity declares.
+    public func addProperty(_ property: PropertyDescription) {
+        checkMutable()
+        properties.append(property)
+    }
+
+    func checkMutable() {
+        if isFrozen { preconditionFailure("EntityDescription '\(name)' changed after its model was built") }
+    }
+
+    /// The root of this entity's inheritance tree: the entity whose table holds its rows.
+    public var rootEntity: EntityDescription {
+        var entity = self
+        while let parent = entity.superentity { entity = parent }
+        return entity
+    }
+
+    /// Whether `self` is `other` or descends from it.
+    public func isKind(of other: EntityDescription) -> Bool {
+        var entity: EntityDescription? = self
+        while let current = entity {
+            if current === other { return true }
+            entity = current.superentity
+        }
+        return false
+    }
+
+    /// All descendants, depth first.
+    public var allSubentities: [EntityDescription] {
+        subentities.flatMap { [$0] + $0.allSubentities }
+    }
+
+    public var description: String { "EntityDescription(\(name))" }
+
+    public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    // MARK: Building
+
+    /// Computes the inherited property tables; called by the model, parents before children.
+    func resolveInheritedProperties() throws {
+        var all = superentity?.allProperties ?? []
+        var seen = Set(all.map(\.name))
+        for property in properties {
+            guard !seen.contains(property.name) else {
+                throw ModelError.duplicateProperty(entity: name, property: property.name)
+            }
+            guard Self.isValidName(property.name) else {
+                throw ModelError.invalidName(entity: name, property: property.name)
+            }
+            seen.insert(property.name)
+            property.entity = self
+            all.append(property)
+        }
+        allProperties = all
+        propertiesByName = [:]
+        attributesByName = [:]
+        relationshipsByName = [:]
+        slotByName = [:]
+        for (slot, property) in all.enumerated() {
+            propertiesByName[property.name] = property
+            slotByName[property.name] = slot
+            if let attribute = property as? AttributeDescription { attributesByName[property.name] = attribute }
+            if let relationship = property as? RelationshipDescription {
+                relationshipsByName[property.name] = relationship
+            }
+        }
+    }
+
+    func freeze() {
+        isFrozen = true
+        for property in properties { property.isFrozen = true }
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first == "_" || CharacterSet.letters.contains(first) else {
+            return false
+        }
+        return name.unicodeScalars.allSatisfy { $0 == "_" || CharacterSet.alphanumerics.contains($0) }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+
+/// A model: the entities a store holds, with their properties and relationships.
+///
+/// Build one in code with ``init(_:)`` or load an Xcode model with ``init(contentsOf:)``. Building it
+/// checks everything that makes a model inconsistent (unknown destinations, mismatched inverses,
+/// duplicate names, inheritance cycles) and throws a ``ModelError`` naming the culprit.
+///
+/// ```swift
+/// let model = try ManagedObjectModel {
+///     EntityDescription("Item") {
+///         .attribute("name", .string, optional: false)
+///         .attribute("createdAt", .date)
+///     }
+/// }
+/// ```
+public final class ManagedObjectModel: @unchecked Sendable {
+    // @unchecked Sendable: entities are frozen in `init`; nothing mutates after.
+
+    /// The entities, in the order given.
+    public let entities: [EntityDescription]
+    /// Entities by name.
+    public let entitiesByName: [String: EntityDescription]
+    /// The model's version identifiers (from an Xcode model, often empty).
+    public let versionIdentifiers: [String]
+    /// Entities by entity number: `entitiesByNumber[n - 1]` has `entityNumber == n`.
+    let entitiesByNumber: [EntityDescription]
+    /// The SQLite layout this model implies.
+    private(set) var schema: StoreSchema!
+
+    /// Builds and checks a model from entity descriptions.
+    public init(entities: [EntityDescription], versionIdentifiers: [String] = []) throws {
+        guard !entities.isEmpty else { throw ModelError.emptyModel }
+        var byName: [String: EntityDescription] = [:]
+        for entity in entities {
+            guard EntityDescription.isValidName(entity.name) else {
+                throw ModelError.invalidName(entity: entity.name, property: nil)
+            }
+            if byName[entity.name] != nil { throw ModelError.duplicateEntity(entity.name) }
+            if entity.isFrozen, entity.managedObjectModel != nil {
+                preconditionFailure("EntityDescription '\(entity.name)' already belongs to another model")
+            }
+            byName[entity.name] = entity
+        }
+        self.entities = entities
+        self.entitiesByName = byName
+        self.versionIdentifiers = versionIdentifiers
+
+        // Inheritance.
+        for entity in entities {
+            entity.subentities = []
+            entity.superentity = nil
+        }
+        for entity in entities {
+            guard let parentName = entity.superentityName else { continue }
+            guard let parent = byName[parentName] else {
+                throw ModelError.unknownParent(entity: entity.name, parent: parentName)
+            }
+            entity.superentity = parent
+        }
+        for entity in entities {
+            var seen: Set<ObjectIdentifier> = [ObjectIdentifier(entity)]
+            var ancestor = entity.superentity
+            while let current = ancestor {
+                if !seen.insert(ObjectIdentifier(current)).inserted {
+                    throw ModelError.inheritanceCycle(entity: entity.name)
+                }
+                ancestor = current.superentity
+            }
+        }
+        for entity in entities {
+            entity.superentity?.subentities.append(entity)
+        }
+        for entity in entities { entity.subentities.sort { $0.name < $1.name } }
+
+        // Entity numbers: depth first over the inheritance forest, roots and siblings in name order.
+        var numbered: [EntityDescription] = []
+        func number(_ entity: EntityDescription) {
+            numbered.append(entity)
+            entity.entityNumber = numbered.count
+            for child in entity.subentities { number(child) }
+        }
+        for root in entities.filter({ $0.superentity == nil }).sorted(by: { $0.name < $1.name }) {
+            number(root)
+        }
+        entitiesByNumber = numbered
+
+        // Properties, parents before children.
+        for entity in numbered {
+            try entity.resolveInheritedProperties()
+        }
+        for entity in numbered {
+            entity.entityNumbersIncludingSubentities = [entity.entityNumber]
+                + entity.allSubentities.map(\.entityNumber)
+        }
+        try Self.resolveRelationships(numbered, byName: byName)
+        try Self.checkAttributesAndConstraints(numbered)
+
+        for entity in entities {
+            entity.managedObjectModel = self
+            entity.freeze()
+        }
+        schema = StoreSchema(model: self)
+    }
+
+    /// Builds a model with the result-builder syntax.
+    public convenience init(versionIdentifiers: [String] = [],
+                            @ModelBuilder _ content: () -> [EntityDescription]) throws {
+        try self.init(entities: content(), versionIdentifiers: versionIdentifiers)
+    }
+
+    /// The entity with this number in the store, if any.
+    func entity(number: Int) -> EntityDescription? {
+        number >= 1 && number <= entitiesByNumber.count ? entitiesByNumber[number - 1] : nil
+    }
+
+    private static func resolveRelationships(_ entities: [EntityDescription],
+                                             byName: [String: EntityDescription]) throws {
+        for entity in entities {
+            for case let relationship as RelationshipDescription in entity.properties {
+                guard let destination = byName[relationship.destinationEntityName] else {
+                    throw ModelError.unknownDestination(entity: entity.name, relationship: relationship.name,
+                                                        destination: relationship.destinationEntityName)
+                }
+                relationship.destinationEntity = destination
+                if !relationship.isToMany && relationship.isOrdered {
+                    throw ModelError.invalidRelationship(entity: entity.name, relationship: relationship.name,
+                                                         reason: "a to-one relationship cannot be ordered")
+                }
+                if relationship.minCount < 0 || relationship.maxCount < 0
+                    || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
+                    throw ModelError.invalidRelationship(entity: entity.name, relationship: relationship.name,
+                                                         reason: "its minimum count exceeds its maximum count")
+                }
+            }
+        }
+        for entity in entities {
+            for case let relationship as RelationshipDescription in entity.properties {
+                guard let inverseName = relationship.inverseName else {
+                    relationship.inverseRelationship = nil
+                    continue
+                }
+                let destination = relationship.destinationEntity!
+                guard let inverse = destination.relationshipsByName[inverseName] else {
+                    throw ModelError.unknownInverse(entity: entity.name, relationship: relationship.name,
+                                                    inverse: inverseName)
+                }
+                if let back = inverse.inverseName, back != relationship.name {
+                    throw ModelError.mismatchedInverse(
+                        entity: entity.name, relationship: relationship.name,
+                        reason: "'\(destination.name).\(inverseName)' names '\(back)' as its inverse")
+                }
+                guard entity.isKind(of: inverse.destinationEntity) || inverse.destinationEntity.isKind(of: entity)
+                else {
+                    throw ModelError.mismatchedInverse(
+                        entity: entity.name, relationship: relationship.name,
+                        reason: "'\(destination.name).\(inverseName)' points at '\(inverse.destinationEntityName)'")
+                }
+                if relationship.isTransient != inverse.isTransient {
+                    throw ModelError.mismatchedInverse(
+                        entity: entity.name, relationship: relationship.name,
+                        reason: "one side is transient and the other is not")
+                }
+                relationship.inverseRelationship = inverse
+            }
+        }
+    }
+
+    private static func checkAttributesAndConstraints(_ entities: [EntityDescription]) throws {
+        for entity in entities {
+            for case let attribute as AttributeDescription in entity.properties {
+                if let value = attribute.defaultValue {
+                    do {
+                        _ = try ValueConversion.storeValue(value, for: attribute)
+                    } catch let error as ObjectGraphError {
+                        throw ModelError.invalidDefaultValue(entity: entity.name, attribute: attribute.name,
+                                                             reason: error.description)
+                    }
+                }
+                if let pattern = attribute.regularExpression,
+                   (try? NSRegularExpression(pattern: pattern)) == nil {
+                    throw ModelError.invalidDefaultValue(entity: entity.name, attribute: attribute.name,
+                                                         reason: "regular expression '\(pattern)' does not compile")
+                }
+            }
+            for constraint in entity.uniquenessConstraints {
+                for key in constraint {
+                    let property = entity.propertiesByName[key]
+                    let usable = (property as? AttributeDescription).map { !$0.isTransient }
+                        ?? (property as? RelationshipDescription).map { !$0.isToMany && !$0.isTransient }
+                        ?? false
+                    if !usable { throw ModelError.unknownConstraintKey(entity: entity.name, key: key) }
+                }
+            }
+            for index in entity.indexes {
+                for key in index.propertyNames {
+                    guard let property = entity.propertiesByName[key], !property.isTransient,
+                          !((property as? RelationshipDescription)?.isToMany ?? false) else {
+                        throw ModelError.unknownIndexKey(entity: entity.name, index: index.name, key: key)
+                    }
+                }
+            }
+        }
+    }
+}

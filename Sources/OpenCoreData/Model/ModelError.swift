@@ -1,0 +1,55 @@
+import Foundation
+
+/// Why a model was refused. Each case names the entity and, where there is one, the property.
+public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedError {
+    case emptyModel
+    case duplicateEntity(String)
+    case invalidName(entity: String, property: String?)
+    case duplicateProperty(entity: String, property: String)
+    case unknownParent(entity: String, parent: String)
+    case inheritanceCycle(entity: String)
+    case unknownDestination(entity: String, relationship: String, destination: String)
+    case unknownInverse(entity: String, relationship: String, inverse: String)
+    case mismatchedInverse(entity: String, relationship: String, reason: String)
+    case invalidRelationship(entity: String, relationship: String, reason: String)
+    case invalidDefaultValue(entity: String, attribute: String, reason: String)
+    case unknownType(entity: String, property: String, type: String)
+    case unknownConstraintKey(entity: String, key: String)
+    case unknownIndexKey(entity: String, index: String, key: String)
+    case malformedModelFile(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .emptyModel: return "The model has no entities."
+        case .duplicateEntity(let name): return "The model declares entity '\(name)' more than once."
+        case .invalidName(let entity, let property?):
+            return "Entity '\(entity)': '\(property)' is not a valid property name."
+        case .invalidName(let entity, nil): return "'\(entity)' is not a valid entity name."
+        case .duplicateProperty(let entity, let property):
+            return "Entity '\(entity)' declares property '\(property)' more than once (or again after a parent)."
+        case .unknownParent(let entity, let parent):
+            return "Entity '\(entity)' names parent entity '\(parent)', which the model does not have."
+        case .inheritanceCycle(let entity): return "Entity '\(entity)' is its own ancestor."
+        case .unknownDestination(let entity, let relationship, let destination):
+            return "Relationship '\(entity).\(relationship)' points at entity '\(destination)', which the model does not have."
+        case .unknownInverse(let entity, let relationship, let inverse):
+            return "Relationship '\(entity).\(relationship)' names inverse '\(inverse)', which its destination does not have."
+        case .mismatchedInverse(let entity, let relationship, let reason):
+            return "Relationship '\(entity).\(relationship)' has a mismatched inverse: \(reason)."
+        case .invalidRelationship(let entity, let relationship, let reason):
+            return "Relationship '\(entity).\(relationship)': \(reason)."
+        case .invalidDefaultValue(let entity, let attribute, let reason):
+            return "Attribute '\(entity).\(attribute)' has an invalid default value: \(reason)."
+        case .unknownType(let entity, let property, let type):
+            return "Attribute '\(entity).\(property)' has unknown type '\(type)'."
+        case .unknownConstraintKey(let entity, let key):
+            return "Entity '\(entity)' has a uniqueness constraint on '\(key)', which is not one of its attributes or to-one relationships."
+        case .unknownIndexKey(let entity, let index, let key):
+            return "Entity '\(entity)' index '\(index)' names '\(key)', which is not one of its persistent properties."
+        case .malformedModelFile(let path, let reason):
+            return "The model file at \(path) cannot be read: \(reason)."
+        }
+    }
+
+    public var errorDescription: String? { description }
+}

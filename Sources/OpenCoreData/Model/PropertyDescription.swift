@@ -1,0 +1,45 @@
+import Foundation
+
+/// What attributes and relationships have in common.
+///
+/// Descriptions are configured while a model is built and are frozen once a ``ManagedObjectModel`` is
+/// created from them; changing one afterwards is a programmer error.
+public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: every stored property is written only before the owning model is frozen
+    // (guarded by `checkMutable()`), and only read afterwards.
+
+    /// The property's name, unique within its entity and its entity's ancestors.
+    public var name: String { didSet { checkMutable() } }
+    /// Whether the property may be nil (Core Data's default is `true`).
+    public var isOptional: Bool = true { didSet { checkMutable() } }
+    /// Transient properties live in memory only: no column, no version hash.
+    public var isTransient: Bool = false { didSet { checkMutable() } }
+    /// Read-only properties cannot be set through key-value calls.
+    public var isReadOnly: Bool = false { didSet { checkMutable() } }
+    /// Enters the version hash, to force a new hash without a schema change.
+    public var versionHashModifier: String? { didSet { checkMutable() } }
+    /// The name this property had in an earlier model version.
+    public var renamingIdentifier: String? { didSet { checkMutable() } }
+    /// Free-form information from the model file.
+    public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
+
+    /// The entity that declares this property; set when the property is added to an entity.
+    public internal(set) weak var entity: EntityDescription?
+
+    var isFrozen = false
+
+    init(name: String) {
+        self.name = name
+    }
+
+    func checkMutable() {
+        if isFrozen {
+            preconditionFailure("\(type(of: self)) '\(name)' changed after its model was built")
+        }
+    }
+
+    public var description: String { "\(type(of: self))(\(entity?.name ?? "?").\(name))" }
+
+    /// Whether the property has storage in the SQLite store.
+    var isPersistent: Bool { !isTransient }
+}

@@ -1,0 +1,256 @@
+import Foundation
+
+/// The SQLite layout a model implies, in Core Data's shape (docs/STORE-LAYOUT.md).
+///
+/// Computed once per model. Every identifier that reaches SQL comes from here, never from user input.
+struct StoreSchema: Sendable {
+    /// A table: one per root entity, one per many-to-many relationship.
+    struct Table: Sendable {
+        var name: String
+        /// Columns in order; entity tables start with Z_PK, Z_ENT, Z_OPT.
+        var columns: [Column]
+        var columnIndexByName: [String: Int] = [:]
+    }
+
+    struct Column: Sendable {
+        var name: String
+        var sqlType: String
+    }
+
+    /// The join table of a many-to-many relationship.
+    struct JoinTable: Sendable {
+        var name: String
+        /// Holds the primary key of the relationship's source object.
+        var sourceColumn: String
+        /// Holds the primary key of the relationship's destination object.
+        var destinationColumn: String
+        /// Holds the position of the destination in an ordered relationship.
+        var orderColumn: String?
+    }
+
+    /// Where one property's value lives.
+    enum PropertyStorage: Sendable {
+        /// An attribute in the entity's own table.
+        case attribute(column: String, columnIndex: Int)
+        /// A to-one relationship: the destination's Z_PK in this entity's table, plus its entity number
+        /// when the destination has sub-entities.
+        case toOne(column: String, columnIndex: Int, entityColumn: String?, entityColumnIndex: Int?)
+        /// A to-many relationship whose destination rows point back with a foreign key
+        /// (the inverse to-one's column, or a hidden column when there is no inverse).
+        case toManyByForeignKey(destinationTable: String, column: String, orderColumn: String?)
+        /// A many-to-many relationship through a join table.
+        case toManyByJoinTable(JoinTable)
+        /// Not stored.
+        case transient
+    }
+
+    /// The layout of one entity.
+    struct EntityMapping: Sendable {
+        var entityNumber: Int
+        var tableName: String
+        /// `storage[slot]` for each of the entity's properties (`EntityDescription.allProperties`).
+        var storage: [PropertyStorage]
+        /// Every entity number this entity's fetches include (itself and its sub-entities).
+        var entityNumbers: [Int]
+        /// Whether the table also holds rows of other entities (so fetches filter on Z_ENT).
+        var sharesTable: Bool
+    }
+
+    private(set) var tables: [Table] = []
+    private(set) var joinTables: [JoinTable] = []
+    /// By entity number - 1.
+    private(set) var entities: [EntityMapping] = []
+    /// Foreign-key and model indexes: (index name, table, columns, unique, partial WHERE clause).
+    private(set) var indexes: [(name: String, table: String, columns: [String], unique: Bool, whereClause: String?)] = []
+
+    init(model: ManagedObjectModel) {
+        var tableIndexByRoot: [ObjectIdentifier: Int] = [:]
+        // One table per root entity, columns for every entity of its tree in entity-number order.
+        var columnNameByProperty: [ObjectIdentifier: String] = [:]
+        var entityColumnByProperty: [ObjectIdentifier: String] = [:]
+
+        for entity in model.entitiesByNumber where entity.superentity == nil {
+            tableIndexByRoot[ObjectIdentifier(entity)] = tables.count
+            tables.append(Table(name: "Z" + entity.name.uppercased(), columns: [
+                Column(name: "Z_PK", sqlType: "INTEGER PRIMARY KEY"),
+                Column(name: "Z_ENT", sqlType: "INTEGER"),
+                Column(name: "Z_OPT", sqlType: "INTEGER"),
+            ]))
+        }
+        func tableIndex(of entity: EntityDescription) -> Int { tableIndexByRoot[ObjectIdentifier(entity.rootEntity)]! }
+        func uniqueColumnName(_ base: String, in table: Int) -> String {
+            let taken = Set(tables[table].columns.map(\.name))
+            if !taken.contains(base) { return base }
+            var suffix = 1
+            while taken.contains(base + String(suffix)) { suffix += 1 }
+            return base + String(suffix)
+        }
+
+        // Declared attributes and to-one foreign keys.
+        for entity in model.entitiesByNumber {
+            let table = tableIndex(of: entity)
+            for property in entity.properties where !property.isTransient {
+                if let attribute = property as? AttributeDescription {
+                    let name = uniqueColumnName("Z" + attribute.name.uppercased(), in: table)
+                    tables[table].columns.append(Column(name: name, sqlType: attribute.attributeType.sqlColumnType))
+                    columnNameByProperty[ObjectIdentifier(property)] = name
+                } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
+                    let name = uniqueColumnName("Z" + relationship.name.uppercased(), in: table)
+                    if !relationship.destinationEntity.subentities.isEmpty {
+                        let entityColumn = uniqueColumnName("Z\(entity.entityNumber)_" + relationship.name.uppercased(),
+                                                            in: table)
+                        tables[table].columns.append(Column(name: entityColumn, sqlType: "INTEGER"))
+                        entityColumnByProperty[ObjectIdentifier(property)] = entityColumn
+                    }
+                    tables[table].columns.append(Column(name: name, sqlType: "INTEGER"))
+                    columnNameByProperty[ObjectIdentifier(property)] = name
+                }
+            }
+        }
+        // To-many relationships: hidden foreign keys, order columns, join tables.
+        var storageByProperty: [ObjectIdentifier: PropertyStorage] = [:]
+        for entity in model.entitiesByNumber {
+            for case let relationship as RelationshipDescription in entity.properties
+            where relationship.isToMany && !relationship.isTransient {
+                let destinationTable = tableIndex(of: relationship.destinationEntity)
+                if let inverse = relationship.inverseRelationship, inverse.isToMany {
+                    // Many-to-many: the side with the lower entity number (then name) names the table.
+                    let source = entity.entityNumber, destination = inverse.entity!.entityNumber
+                    let ownsTable = (source, relationship.name) <= (destination, inverse.name)
+                    let (owner, other) = ownsTable ? (relationship, inverse) : (inverse, relationship)
+                    let ownerNumber = owner.entity!.entityNumber
+                    let otherNumber = other.entity!.entityNumber
+                    let join = JoinTable(
+                        name: "Z_\(ownerNumber)\(owner.name.uppercased())",
+                        sourceColumn: "Z_\(ownerNumber)\(other.name.uppercased())",
+                        destinationColumn: "Z_\(otherNumber)\(owner.name.uppercased())",
+                        orderColumn: owner.isOrdered ? "Z_FOK_\(otherNumber)\(owner.name.uppercased())" : nil)
+                    if ownsTable {
+                        joinTables.append(join)
+                        storageByProperty[ObjectIdentifier(relationship)] = .toManyByJoinTable(join)
+                    } else {
+                        storageByProperty[ObjectIdentifier(relationship)] = .toManyByJoinTable(JoinTable(
+                            name: join.name, sourceColumn: join.destinationColumn,
+                            destinationColumn: join.sourceColumn, orderColumn: nil))
+                    }
+                } else {
+                    let column: String
+                    if let inverse = relationship.inverseRelationship {
+                        column = columnNameByProperty[ObjectIdentifier(inverse)]!
+                    } else {
+                        column = uniqueColumnName("Z\(entity.entityNumber)" + relationship.name.uppercased(),
+                                                  in: destinationTable)
+                        tables[destinationTable].columns.append(Column(name: column, sqlType: "INTEGER"))
+                    }
+                    var orderColumn: String?
+                    if relationship.isOrdered {
+                        let base = "Z_FOK_" + (relationship.inverseRelationship.map { $0.name.uppercased() }
+                            ?? "\(entity.entityNumber)\(relationship.name.uppercased())")
+                        let name = uniqueColumnName(base, in: destinationTable)
+                        tables[destinationTable].columns.append(Column(name: name, sqlType: "INTEGER"))
+                        orderColumn = name
+                    }
+                    storageByProperty[ObjectIdentifier(relationship)] = .toManyByForeignKey(
+                        destinationTable: tables[destinationTable].name, column: column, orderColumn: orderColumn)
+                    indexes.append((name: "\(tables[destinationTable].name)_\(column)_INDEX",
+                                    table: tables[destinationTable].name, columns: [column], unique: false,
+                                    whereClause: nil))
+                }
+            }
+        }
+        for index in tables.indices {
+            for (position, column) in tables[index].columns.enumerated() {
+                tables[index].columnIndexByName[column.name] = position
+            }
+        }
+        // Per-entity storage.
+        for entity in model.entitiesByNumber {
+            let table = tables[tableIndex(of: entity)]
+            var storage: [PropertyStorage] = []
+            for property in entity.allProperties {
+                let key = ObjectIdentifier(property)
+                if property.isTransient {
+                    storage.append(.transient)
+                } else if property is AttributeDescription {
+                    let column = columnNameByProperty[key]!
+                    storage.append(.attribute(column: column, columnIndex: table.columnIndexByName[column]!))
+                } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
+                    let column = columnNameByProperty[key]!
+                    let entityColumn = entityColumnByProperty[key]
+                    storage.append(.toOne(column: column, columnIndex: table.columnIndexByName[column]!,
+                                          entityColumn: entityColumn,
+                                          entityColumnIndex: entityColumn.flatMap { table.columnIndexByName[$0] }))
+                } else {
+                    storage.append(storageByProperty[key]!)
+                }
+            }
+            entities.append(EntityMapping(
+                entityNumber: entity.entityNumber, tableName: table.name, storage: storage,
+                entityNumbers: entity.entityNumbersIncludingSubentities,
+                sharesTable: entity.superentity != nil || !entity.subentities.isEmpty))
+        }
+        // Foreign-key indexes, model indexes, uniqueness constraints.
+        for entity in model.entitiesByNumber {
+            let table = tables[tableIndex(of: entity)].name
+            for case let relationship as RelationshipDescription in entity.properties
+            where !relationship.isToMany && !relationship.isTransient {
+                let column = columnNameByProperty[ObjectIdentifier(relationship)]!
+                if !indexes.contains(where: { $0.table == table && $0.columns == [column] }) {
+                    indexes.append((name: "\(table)_\(column)_INDEX", table: table, columns: [column], unique: false,
+                                    whereClause: nil))
+                }
+            }
+            let mapping = entities[entity.entityNumber - 1]
+            func columns(for keys: [String]) -> [String] {
+                keys.compactMap { key in
+                    switch mapping.storage[entity.slotByName[key]!] {
+                    case .attribute(let column, _), .toOne(let column, _, _, _): return column
+                    default: return nil
+                    }
+                }
+            }
+            for index in entity.indexes {
+                indexes.append((name: "Z_\(entity.name.uppercased())_\(index.name.uppercased())", table: table,
+                                columns: columns(for: index.propertyNames), unique: false, whereClause: nil))
+            }
+            for (position, constraint) in entity.uniquenessConstraints.enumerated() {
+                let whereClause = mapping.sharesTable
+                    ? "Z_ENT IN (\(mapping.entityNumbers.map(String.init).joined(separator: ", ")))" : nil
+                indexes.append((name: "Z_\(entity.name.uppercased())_UNIQUE_\(position)", table: table,
+                                columns: columns(for: constraint), unique: true, whereClause: whereClause))
+            }
+        }
+        for join in joinTables {
+            indexes.append((name: "\(join.name)_\(join.destinationColumn)_INDEX", table: join.name,
+                            columns: [join.destinationColumn, join.sourceColumn], unique: false, whereClause: nil))
+        }
+    }
+
+    func mapping(for entity: EntityDescription) -> EntityMapping { entities[entity.entityNumber - 1] }
+
+    func table(named name: String) -> Table? { tables.first { $0.name == name } }
+
+    /// The statements that create this layout in an empty database.
+    var creationSQL: [String] {
+        var statements: [String] = [
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+            "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+            "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+        ]
+        for table in tables {
+            let columns = table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ")
+            statements.append("CREATE TABLE \(table.name) ( \(columns) )")
+        }
+        for join in joinTables {
+            var columns = "\(join.sourceColumn) INTEGER, \(join.destinationColumn) INTEGER"
+            if let order = join.orderColumn { columns += ", \(order) INTEGER" }
+            statements.append("CREATE TABLE \(join.name) ( \(columns), PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn)) )")
+        }
+        for index in indexes {
+            let unique = index.unique ? "UNIQUE " : ""
+            let whereClause = index.whereClause.map { " WHERE \($0)" } ?? ""
+            statements.append("CREATE \(unique)INDEX \(index.name) ON \(index.table) (\(index.columns.joined(separator: ", ")))\(whereClause)")
+        }
+        return statements
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Reading values by key, as Foundation's key-value coding does on Apple's systems.
+///
+/// Managed objects and `[String: Any]` dictionaries conform, so predicates and sort descriptors evaluate
+/// in memory on either.
+public protocol KeyValueCoding {
+    /// The value for one key (no dots).
+    func value(forKey key: String) throws -> Any?
+}
+
+extension KeyValueCoding {
+    /// The value at a dotted key path. Through a to-many step the result is an array of the values
+    /// reached from each member (nil members left out), as Foundation's key-value coding gives.
+    public func value(forKeyPath keyPath: String) throws -> Any? {
+        var current: Any? = self
+        for key in keyPath.split(separator: ".", omittingEmptySubsequences: false) {
+            current = try KeyValueCodingSupport.step(current, key: String(key))
+        }
+        return current
+    }
+}
+
+enum KeyValueCodingSupport {
+    static func step(_ value: Any?, key: String) throws -> Any? {
+        switch value {
+        case nil: return nil
+        case let object as KeyValueCoding: return try object.value(forKey: key)
+        case let collection as any Collection:
+            var results: [Any] = []
+            for element in collection {
+                if let next = try step(element, key: key) {
+                    if let nested = next as? [Any] { results.append(contentsOf: nested) } else { results.append(next) }
+                }
+            }
+            return results
+        default: return nil
+        }
+    }
+}
+
+extension Dictionary: KeyValueCoding where Key == String {
+    public func value(forKey key: String) throws -> Any? {
+        guard let value = self[key] else { return nil }
+        if let optional = value as? any OptionalProtocol { return optional.wrappedAny }
+        return value
+    }
+}
