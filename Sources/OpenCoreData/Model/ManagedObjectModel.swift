@@ -9,8 +9,8 @@ import Foundation
 /// ```swift
 /// let model = try ManagedObjectModel {
 ///     EntityDescription("Item") {
-///         .attribute("name", .string, optional: false)
-///         .attribute("createdAt", .date)
+///         Attribute("name", .string, optional: false)
+///         Attribute("createdAt", .date)
 ///     }
 /// }
 /// ```

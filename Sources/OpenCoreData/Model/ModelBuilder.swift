@@ -14,7 +14,9 @@ public enum ModelBuilder {
 /// Collects properties for ``EntityDescription/init(_:parent:abstract:class:_:)``.
 @resultBuilder
 public enum PropertyBuilder {
-    public static func buildExpression(_ property: PropertyDescription) -> [PropertyDescription] { [property] }
+    public static func buildExpression(_ property: some PropertyDeclaration) -> [PropertyDescription] {
+        [property.makeProperty()]
+    }
     public static func buildBlock(_ parts: [PropertyDescription]...) -> [PropertyDescription] {
         parts.flatMap { $0 }
     }
@@ -29,8 +31,8 @@ extension EntityDescription {
     ///
     /// ```swift
     /// EntityDescription("Item", class: Item.self) {
-    ///     .attribute("name", .string, optional: false)
-    ///     .toOne("list", "List", inverse: "items")
+    ///     Attribute("name", .string, optional: false)
+    ///     ToOne("list", "List", inverse: "items")
     /// }
     /// ```
     public convenience init(_ name: String, parent: String? = nil, abstract: Bool = false,
@@ -45,32 +47,54 @@ extension EntityDescription {
     }
 }
 
-extension PropertyDescription {
-    /// An attribute, for the builder syntax.
-    public static func attribute(_ name: String, _ type: AttributeType, optional: Bool = true,
-                                 default defaultValue: (any Sendable)? = nil, transient: Bool = false,
-                                 configure: (AttributeDescription) -> Void = { _ in }) -> PropertyDescription {
-        let attribute = AttributeDescription(name: name, type: type, isOptional: optional, defaultValue: defaultValue)
+/// Something the property builder accepts: a description, or one of the declarations below.
+public protocol PropertyDeclaration {
+    func makeProperty() -> PropertyDescription
+}
+
+extension PropertyDescription: PropertyDeclaration {
+    public func makeProperty() -> PropertyDescription { self }
+}
+
+/// An attribute, for the builder syntax: `Attribute("name", .string, optional: false)`.
+public struct Attribute: PropertyDeclaration {
+    let attribute: AttributeDescription
+
+    public init(_ name: String, _ type: AttributeType, optional: Bool = true,
+                default defaultValue: (any Sendable)? = nil, transient: Bool = false,
+                configure: (AttributeDescription) -> Void = { _ in }) {
+        attribute = AttributeDescription(name: name, type: type, isOptional: optional, defaultValue: defaultValue)
         attribute.isTransient = transient
         configure(attribute)
-        return attribute
     }
 
-    /// A to-one relationship, for the builder syntax.
-    public static func toOne(_ name: String, _ destination: String, inverse: String? = nil,
-                             deleteRule: DeleteRule = .nullify, optional: Bool = true) -> PropertyDescription {
-        RelationshipDescription(name: name, destination: destination, toMany: false, inverse: inverse,
-                                deleteRule: deleteRule, isOptional: optional)
+    public func makeProperty() -> PropertyDescription { attribute }
+}
+
+/// A to-one relationship, for the builder syntax: `ToOne("list", "List", inverse: "items")`.
+public struct ToOne: PropertyDeclaration {
+    let relationship: RelationshipDescription
+
+    public init(_ name: String, _ destination: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
+                optional: Bool = true) {
+        relationship = RelationshipDescription(name: name, destination: destination, toMany: false, inverse: inverse,
+                                               deleteRule: deleteRule, isOptional: optional)
     }
 
-    /// A to-many relationship, for the builder syntax.
-    public static func toMany(_ name: String, _ destination: String, inverse: String? = nil,
-                              deleteRule: DeleteRule = .nullify, ordered: Bool = false,
-                              minCount: Int = 0, maxCount: Int = 0) -> PropertyDescription {
-        let relationship = RelationshipDescription(name: name, destination: destination, toMany: true,
-                                                   inverse: inverse, deleteRule: deleteRule, isOrdered: ordered)
+    public func makeProperty() -> PropertyDescription { relationship }
+}
+
+/// A to-many relationship, for the builder syntax: `ToMany("items", "Item", inverse: "list")`.
+public struct ToMany: PropertyDeclaration {
+    let relationship: RelationshipDescription
+
+    public init(_ name: String, _ destination: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
+                ordered: Bool = false, minCount: Int = 0, maxCount: Int = 0) {
+        relationship = RelationshipDescription(name: name, destination: destination, toMany: true, inverse: inverse,
+                                               deleteRule: deleteRule, isOrdered: ordered)
         relationship.minCount = minCount
         relationship.maxCount = maxCount
-        return relationship
     }
+
+    public func makeProperty() -> PropertyDescription { relationship }
 }

@@ -5,12 +5,12 @@ import Testing
     @Test func buildsAModel() throws {
         let model = try ManagedObjectModel {
             EntityDescription("Item") {
-                .attribute("name", .string, optional: false)
-                .toOne("list", "List", inverse: "items")
+                Attribute("name", .string, optional: false)
+                ToOne("list", "List", inverse: "items")
             }
             EntityDescription("List") {
-                .attribute("title", .string)
-                .toMany("items", "Item", inverse: "list", deleteRule: .cascade)
+                Attribute("title", .string)
+                ToMany("items", "Item", inverse: "list", deleteRule: .cascade)
             }
         }
         #expect(model.entitiesByName["Item"]?.entityNumber == 1)
