@@ -1,19 +1,310 @@
 import Foundation
+import GRDB
+import OrderedCollections
 
-/// An object of the graph: an instance of an entity, owned by one context and used on its queue.
-open class ManagedObject: KeyValueCoding {
+/// The value a property has in memory, before it is saved.
+enum SlotValue {
+    case attribute(DatabaseValue)
+    case toOne(ManagedObjectID?)
+    case toMany(OrderedSet<ManagedObjectID>)
+}
+
+/// An object of the graph: an instance of an entity, owned by one context and used on its queue only.
+///
+/// Read and write values by key, or subclass with typed properties (see ``Managed``):
+///
+/// ```swift
+/// final class Item: ManagedObject {
+///     @Managed("name") var name: String?
+///     @Managed("list") var list: TodoList?
+/// }
+/// let item = try context.insertNewObject(forEntityName: "Item") as! Item
+/// item.name = "Buy milk"
+/// try item.setValue(Date(), forKey: "createdAt")
+/// ```
+///
+/// Objects fetched from the store may be *faults*: their values are read from the store (a batch at a
+/// time when they came from one fetch) the first time a value is asked for.
+open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// The object's entity.
     public let entity: EntityDescription
-    /// The object's identity.
+    /// The object's identity. Temporary until the object is first saved.
     public internal(set) var objectID: ManagedObjectID
+    /// The context that owns the object (nil once the object is deleted and saved, or the context reset).
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
-    /// Creates an object of an entity (for subclasses and the context; use `context.insert`).
+    /// The committed row; nil while a fault, and for a new object.
+    var row: RowValues?
+    /// Values changed in memory since the row was read, by slot.
+    var changes: [Int: SlotValue] = [:]
+    /// To-many contents as last read from the store, by slot.
+    var committedToMany: [Int: OrderedSet<ManagedObjectID>] = [:]
+    /// Transient values, by slot.
+    var transientValues: [Int: Any] = [:]
+    /// The batch this fault belongs to, so firing it loads its neighbours too.
+    var faultBatch: FaultBatch?
+    var flags: Flags = []
+
+    struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let inserted = Flags(rawValue: 1)
+        static let deleted = Flags(rawValue: 2)
+        static let registered = Flags(rawValue: 4)
+        /// Write without the version check on the next save (overwrite merge policy).
+        static let forceWrite = Flags(rawValue: 8)
+    }
+
+    /// Creates an object for the context (use ``ManagedObjectContext/insertNewObject(forEntityName:)`` or
+    /// ``init(entity:insertInto:)``).
     public required init(entity: EntityDescription, id: ManagedObjectID) {
         self.entity = entity
         self.objectID = id
     }
 
+    /// Creates and inserts a new object, as `NSManagedObject(entity:insertInto:)` does.
+    public convenience init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        self.init(entity: entity, id: ManagedObjectID(temporaryFor: entity))
+        context?.insert(self)
+    }
+
+    // MARK: State
+
+    /// Whether the object's values have not been read from the store yet.
+    public var isFault: Bool { row == nil && !flags.contains(.inserted) && !flags.contains(.deleted) }
+    /// Whether the object is new in its context and not yet saved.
+    public var isInserted: Bool { flags.contains(.inserted) }
+    /// Whether the object is deleted in its context and not yet saved.
+    public var isDeleted: Bool { flags.contains(.deleted) }
+    /// Whether the object has unsaved changes to its values.
+    public var isUpdated: Bool { !changes.isEmpty && !isInserted && !isDeleted }
+    /// Whether the object has any unsaved change (new, deleted or changed).
+    public var hasChanges: Bool { isInserted || isDeleted || !changes.isEmpty }
+    /// The row version (`Z_OPT`) this object was read at; 0 for a new object.
+    public var version: Int64 { row?.version ?? 0 }
+
+    /// Keys whose values changed since the last save, with their new values.
+    public func changedValues() throws -> [String: Any] {
+        var result: [String: Any] = [:]
+        for slot in changes.keys {
+            let key = entity.allProperties[slot].name
+            result[key] = try value(forKey: key) ?? NSNull()
+        }
+        return result
+    }
+
+    /// Keys whose values changed since the last save.
+    public var changedKeys: Set<String> { Set(changes.keys.map { entity.allProperties[$0].name }) }
+
+    /// The committed values (as last read from the store) for some keys.
+    public func committedValues(forKeys keys: [String]? = nil) throws -> [String: Any] {
+        var result: [String: Any] = [:]
+        let wanted = keys ?? entity.allProperties.filter { !$0.isTransient }.map(\.name)
+        for key in wanted {
+            guard let slot = entity.slotByName[key] else {
+                throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+            }
+            let saved = changes.removeValue(forKey: slot)
+            defer { if let saved { changes[slot] = saved } }
+            result[key] = try value(forKey: key) ?? NSNull()
+        }
+        return result
+    }
+
+    // MARK: Key-value access
+
+    /// The value of a property: the attribute's Swift value (see ``AttributeType``), the related object
+    /// for a to-one, a `Set<ManagedObject>` for a to-many, an `[ManagedObject]` for an ordered to-many.
     public func value(forKey key: String) throws -> Any? {
-        nil
+        guard let slot = entity.slotByName[key] else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+        }
+        return try value(atSlot: slot)
+    }
+
+    /// Sets a property's value, keeping relationship inverses in step on both sides at once.
+    public func setValue(_ value: Any?, forKey key: String) throws {
+        guard let slot = entity.slotByName[key] else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+        }
+        try setValue(value, atSlot: slot)
+    }
+
+    func value(atSlot slot: Int) throws -> Any? {
+        let property = entity.allProperties[slot]
+        switch entity.storage[slot] {
+        case .attribute:
+            let attribute = property as! AttributeDescription
+            return ValueConversion.swiftValue(try primitiveAttribute(atSlot: slot), for: attribute.attributeType)
+        case .toOne:
+            guard let id = try relatedID(atSlot: slot) else { return nil }
+            return try context().object(with: id)
+        case .toManyByForeignKey, .toManyByJoinTable:
+            let ids = try relatedIDs(atSlot: slot)
+            let context = try context()
+            let relationship = property as! RelationshipDescription
+            if relationship.isOrdered { return try ids.map { try context.object(with: $0) } }
+            var set = Set<ManagedObject>(minimumCapacity: ids.count)
+            for id in ids { set.insert(try context.object(with: id)) }
+            return set
+        case .transient:
+            if let attribute = property as? AttributeDescription {
+                return transientValues[slot] ?? attribute.defaultValue
+            }
+            return transientValues[slot]
+        }
+    }
+
+    func setValue(_ value: Any?, atSlot slot: Int) throws {
+        let property = entity.allProperties[slot]
+        if property.isReadOnly { throw ObjectGraphError.readOnlyProperty(entity: entity.name, key: property.name) }
+        guard let context = managedObjectContext else { throw ObjectGraphError.noPersistentStore }
+        switch entity.storage[slot] {
+        case .attribute:
+            let stored = try ValueConversion.storeValue(value, for: property as! AttributeDescription)
+            context.willChange(self)
+            changes[slot] = .attribute(stored)
+        case .toOne:
+            let relationship = property as! RelationshipDescription
+            let target = try relationshipTarget(value, relationship: relationship, context: context)
+            try context.setToOne(self, slot: slot, relationship: relationship, to: target)
+        case .toManyByForeignKey, .toManyByJoinTable:
+            let relationship = property as! RelationshipDescription
+            let targets = try relationshipTargets(value, relationship: relationship, context: context)
+            try context.setToMany(self, slot: slot, relationship: relationship, to: targets)
+        case .transient:
+            if let attribute = property as? AttributeDescription {
+                _ = try ValueConversion.storeValue(value, for: attribute)
+            }
+            transientValues[slot] = value
+        }
+    }
+
+    /// The primitive (row) value of an attribute, firing the fault if needed.
+    @inline(__always)
+    func primitiveAttribute(atSlot slot: Int) throws -> DatabaseValue {
+        if !changes.isEmpty, case .attribute(let value)? = changes[slot] { return value }
+        if flags.contains(.inserted) { return .null }
+        guard case .attribute(_, let column) = entity.storage[slot] else { return .null }
+        if let row { return row[column] }
+        return try fulfilledRow()[column]
+    }
+
+    /// The related object's ID of a to-one relationship.
+    func relatedID(atSlot slot: Int) throws -> ManagedObjectID? {
+        if !changes.isEmpty, case .toOne(let id)? = changes[slot] { return id }
+        if flags.contains(.inserted) { return nil }
+        guard case .toOne(_, let column, _, let entityColumn) = entity.storage[slot] else { return nil }
+        let row = try self.row ?? fulfilledRow()
+        guard case .int64(let key) = row[column].storage else { return nil }
+        let relationship = entity.allProperties[slot] as! RelationshipDescription
+        var destination: EntityDescription = relationship.destinationEntity
+        if let entityColumn, case .int64(let number) = row[entityColumn].storage,
+           let sub = entity.managedObjectModel?.entity(number: Int(number)) {
+            destination = sub
+        }
+        return ManagedObjectID(entity: destination, primaryKey: key, store: objectID.store)
+    }
+
+    /// The related objects' IDs of a to-many relationship, reading them from the store the first time.
+    func relatedIDs(atSlot slot: Int) throws -> OrderedSet<ManagedObjectID> {
+        if !changes.isEmpty, case .toMany(let ids)? = changes[slot] { return ids }
+        if let ids = committedToMany[slot] { return ids }
+        if flags.contains(.inserted) { return [] }
+        let ids = try context().loadToMany(of: self, slot: slot)
+        committedToMany[slot] = ids
+        return ids
+    }
+
+    func fulfilledRow() throws -> RowValues {
+        if let row { return row }
+        try context().fulfillFault(self)
+        guard let row else { throw ObjectGraphError.objectNotFound(objectID) }
+        return row
+    }
+
+    func context() throws -> ManagedObjectContext {
+        guard let context = managedObjectContext else { throw ObjectGraphError.objectNotFound(objectID) }
+        return context
+    }
+
+    private func relationshipTarget(_ value: Any?, relationship: RelationshipDescription,
+                                    context: ManagedObjectContext) throws -> ManagedObject? {
+        guard let value, !(value is NSNull) else { return nil }
+        if let optional = value as? any OptionalProtocol {
+            return try relationshipTarget(optional.wrappedAny, relationship: relationship, context: context)
+        }
+        guard let object = value as? ManagedObject else {
+            throw ObjectGraphError.typeMismatch(entity: entity.name, key: relationship.name,
+                                                expected: relationship.destinationEntityName,
+                                                actual: String(describing: type(of: value)))
+        }
+        try checkTarget(object, relationship: relationship, context: context)
+        return object
+    }
+
+    private func relationshipTargets(_ value: Any?, relationship: RelationshipDescription,
+                                     context: ManagedObjectContext) throws -> [ManagedObject] {
+        guard let value, !(value is NSNull) else { return [] }
+        let objects: [ManagedObject]
+        switch value {
+        case let set as Set<ManagedObject>: objects = Array(set)
+        case let array as [ManagedObject]: objects = array
+        case let ordered as OrderedSet<ManagedObject>: objects = Array(ordered)
+        case let sequence as any Sequence:
+            var collected: [ManagedObject] = []
+            for element in sequence {
+                guard let object = element as? ManagedObject else {
+                    throw ObjectGraphError.typeMismatch(entity: entity.name, key: relationship.name,
+                                                        expected: "a collection of \(relationship.destinationEntityName)",
+                                                        actual: String(describing: type(of: element)))
+                }
+                collected.append(object)
+            }
+            objects = collected
+        default:
+            throw ObjectGraphError.typeMismatch(entity: entity.name, key: relationship.name,
+                                                expected: "a collection of \(relationship.destinationEntityName)",
+                                                actual: String(describing: type(of: value)))
+        }
+        for object in objects { try checkTarget(object, relationship: relationship, context: context) }
+        return objects
+    }
+
+    private func checkTarget(_ object: ManagedObject, relationship: RelationshipDescription,
+                             context: ManagedObjectContext) throws {
+        guard object.entity.isKind(of: relationship.destinationEntity) else {
+            throw ObjectGraphError.typeMismatch(entity: entity.name, key: relationship.name,
+                                                expected: relationship.destinationEntityName, actual: object.entity.name)
+        }
+        guard object.managedObjectContext === context else {
+            throw ObjectGraphError.invalidRelationshipTarget(
+                entity: entity.name, key: relationship.name,
+                reason: "\(object.objectID) belongs to another context; pass object IDs between contexts")
+        }
+        guard !object.isDeleted else {
+            throw ObjectGraphError.invalidRelationshipTarget(entity: entity.name, key: relationship.name,
+                                                             reason: "\(object.objectID) is deleted")
+        }
+    }
+
+    // MARK: Validation hooks
+
+    /// Override to check values across properties before a save; throw to refuse it.
+    open func validateForSave() throws {}
+
+    /// Called after the object is inserted into a context; override to set up initial values.
+    open func awakeFromInsert() {}
+
+    /// Called after the object's values are first read from the store.
+    open func awakeFromFetch() {}
+
+    // MARK: Identity
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    public var description: String {
+        let state = isFault ? " (fault)" : isInserted ? " (inserted)" : isDeleted ? " (deleted)" : ""
+        return "<\(entity.name) \(objectID.uriRepresentation().absoluteString)\(state)>"
     }
 }

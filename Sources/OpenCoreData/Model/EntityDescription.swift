@@ -67,6 +67,10 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     var slotByName: [String: Int] = [:]
     /// This entity and all its descendants' entity numbers.
     var entityNumbersIncludingSubentities: [Int] = []
+    /// Where each property (by slot) lives in the store; set with the model's schema.
+    var storage: [StoreSchema.PropertyStorage] = []
+    /// The entity's table in the store; set with the model's schema.
+    var tableName = ""
 
     var isFrozen = false
 

@@ -26,7 +26,8 @@ public final class ManagedObjectModel: @unchecked Sendable {
     /// Entities by entity number: `entitiesByNumber[n - 1]` has `entityNumber == n`.
     let entitiesByNumber: [EntityDescription]
     /// The SQLite layout this model implies.
-    private(set) var schema: StoreSchema!
+    var schema: StoreSchema { schemaStorage! }
+    private var schemaStorage: StoreSchema?
 
     /// Builds and checks a model from entity descriptions.
     public init(entities: [EntityDescription], versionIdentifiers: [String] = []) throws {
@@ -100,7 +101,12 @@ public final class ManagedObjectModel: @unchecked Sendable {
             entity.managedObjectModel = self
             entity.freeze()
         }
-        schema = StoreSchema(model: self)
+        schemaStorage = StoreSchema(model: self)
+        for entity in numbered {
+            let mapping = schema.mapping(for: entity)
+            entity.storage = mapping.storage
+            entity.tableName = mapping.tableName
+        }
     }
 
     /// Builds a model with the result-builder syntax.

@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// Connects contexts to stores: opens stores for a model, hands out rows, and writes saves.
+///
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: "Todo.sqlite"))
+/// let context = ManagedObjectContext(concurrencyType: .mainQueue)
+/// context.persistentStoreCoordinator = coordinator
+/// ```
+public final class PersistentStoreCoordinator: @unchecked Sendable {
+    // @unchecked Sendable: `stores` and `automaticMergeContexts` are guarded by `lock`; the model is
+    // immutable; the row cache is thread-safe; GRDB serializes database access.
+
+    /// The model every store of this coordinator follows.
+    public let managedObjectModel: ManagedObjectModel
+    private let lock = NSLock()
+    private var stores: [PersistentStore] = []
+    private var automaticMergeContexts: [ObjectIdentifier: WeakContext] = [:]
+    private(set) var rowCache = RowCache(capacity: 100_000)
+
+    private struct WeakContext { weak var context: ManagedObjectContext? }
+
+    /// Creates a coordinator for a model.
+    public init(managedObjectModel: ManagedObjectModel) {
+        self.managedObjectModel = managedObjectModel
+    }
+
+    /// The open stores.
+    public var persistentStores: [PersistentStore] { lock.withLock { stores } }
+
+    /// Opens (creating if needed) a store. A file store that was written with another model, or that is
+    /// not a store at all, is refused with a ``StoreError`` and left as it was.
+    @discardableResult
+    public func addPersistentStore(type: StoreType, at url: URL? = nil,
+                                   options: StoreOptions = StoreOptions()) throws -> PersistentStore {
+        if type == .sqlite && url == nil {
+            throw ObjectGraphError.invalidRequest("an SQLite store needs a file URL")
+        }
+        let store = try PersistentStore(type: type, url: url, model: managedObjectModel, options: options)
+        lock.withLock {
+            stores.append(store)
+            if stores.count == 1 { rowCache = RowCache(capacity: options.rowCacheCapacity) }
+        }
+        return store
+    }
+
+    /// Closes a store.
+    public func remove(_ store: PersistentStore) {
+        lock.withLock { stores.removeAll { $0 === store } }
+        rowCache.removeAll()
+    }
+
+    /// The store that objects are read from and saved to.
+    func primaryStore() throws -> PersistentStore {
+        guard let store = lock.withLock({ stores.first }) else { throw ObjectGraphError.noPersistentStore }
+        return store
+    }
+
+    /// The ID for a URI from ``ManagedObjectID/uriRepresentation()``, if it names an object of this
+    /// coordinator's stores.
+    public func managedObjectID(forURIRepresentation uri: URL) -> ManagedObjectID? {
+        guard uri.scheme == "x-coredata", let host = uri.host else { return nil }
+        let parts = uri.path.split(separator: "/")
+        guard parts.count == 2, let entity = managedObjectModel.entitiesByName[String(parts[0])],
+              parts[1].first == "p", let key = Int64(parts[1].dropFirst()), key > 0 else { return nil }
+        guard let store = persistentStores.first(where: { $0.identifier.caseInsensitiveCompare(host) == .orderedSame })
+        else { return nil }
+        return ManagedObjectID(entity: entity, primaryKey: key, store: store.identity)
+    }
+
+    // MARK: Automatic merges
+
+    func registerAutomaticMerge(_ context: ManagedObjectContext) {
+        lock.withLock { automaticMergeContexts[ObjectIdentifier(context)] = WeakContext(context: context) }
+    }
+
+    func unregisterAutomaticMerge(_ context: ManagedObjectContext) {
+        lock.withLock { _ = automaticMergeContexts.removeValue(forKey: ObjectIdentifier(context)) }
+    }
+
+    /// Tells every context that merges automatically about a save made by `source` (nil: a batch request).
+    func broadcast(_ changes: ContextDidSave, from source: ManagedObjectContext?) {
+        let targets = lock.withLock { automaticMergeContexts.values.compactMap(\.context) }
+        for context in targets where context !== source && context.parent == nil {
+            context.perform { context.mergeChanges(fromContextDidSave: changes) }
+        }
+    }
+}
+
+extension PersistentStoreCoordinator {
+    /// Rows by ID, from the store.
+    func rows(for ids: [ManagedObjectID]) throws -> [RowValues] {
+        try primaryStore().rows(for: ids)
+    }
+
+    /// The IDs a to-many relationship of one object holds in the store.
+    func relatedIDs(of id: ManagedObjectID, relationship: RelationshipDescription,
+                    storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID] {
+        try primaryStore().relatedIDs(of: id, relationship: relationship, storage: storage)
+    }
+}

@@ -1,0 +1,312 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+extension ManagedObjectContext {
+    /// Runs a fetch request and returns its results (objects, IDs, dictionaries or a count as one
+    /// `NSNumber`-like `Int`), registering fetched objects in this context.
+    public func fetch<T>(_ request: FetchRequest<T>) throws -> FetchResults<T> {
+        let plan = try FetchPlan(request: request, context: self)
+        switch request.resultType {
+        case .managedObject:
+            if request.fetchBatchSize > 0 && !plan.hasPendingChanges {
+                let ids = try plan.fetchIDs()
+                guard T.self == ManagedObject.self || ids.isEmpty || ids[0].entity.managedObjectClass is T.Type else {
+                    throw ObjectGraphError.invalidRequest("objects of \(request.entityName) are not \(T.self)")
+                }
+                return FetchResults(batched: BatchedObjects(ids: ids, batchSize: request.fetchBatchSize, context: self))
+            }
+            let objects = try plan.fetchObjects()
+            return FetchResults(try objects.map { object in
+                guard let typed = object as? T else {
+                    throw ObjectGraphError.invalidRequest("\(object.entity.name) objects are not \(T.self)")
+                }
+                return typed
+            })
+        case .managedObjectID:
+            guard T.self == ManagedObjectID.self else {
+                throw ObjectGraphError.invalidRequest("an object-ID fetch returns ManagedObjectID, not \(T.self)")
+            }
+            return FetchResults(try plan.fetchIDs() as! [T])
+        case .dictionary:
+            guard T.self == [String: Any].self || T.self == Any.self else {
+                throw ObjectGraphError.invalidRequest("a dictionary fetch returns [String: Any], not \(T.self)")
+            }
+            return FetchResults(try plan.fetchDictionaries().map { $0 as! T })
+        case .count:
+            let count = try plan.count()
+            guard let typed = count as? T ?? (NSNumber(value: count) as Any) as? T else {
+                throw ObjectGraphError.invalidRequest("a count fetch returns Int, not \(T.self)")
+            }
+            return FetchResults([typed])
+        }
+    }
+
+    /// The number of objects a request would return, without reading them.
+    public func count<T>(for request: FetchRequest<T>) throws -> Int {
+        try FetchPlan(request: request, context: self).count()
+    }
+
+    /// Reads a batch of objects by ID (one `Z_PK IN (…)` query), registering them.
+    func materializeBatch(_ ids: [ManagedObjectID]) throws -> [ManagedObject] {
+        let objects = try ids.map { try object(with: $0) }
+        let faults = objects.filter { $0.isFault }
+        guard !faults.isEmpty else { return objects }
+        if parent != nil {
+            for fault in faults { try fulfillFault(fault) }
+            return objects
+        }
+        guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        let rows = try coordinator.rows(for: faults.map(\.objectID))
+        var byKey: [Int64: RowValues] = [:]
+        for row in rows { byKey[row.primaryKey] = row }
+        for fault in faults {
+            if let row = byKey[fault.objectID.primaryKey] {
+                fault.row = row
+                fault.faultBatch = nil
+                fault.awakeFromFetch()
+            }
+        }
+        return objects
+    }
+}
+
+/// A fetch request resolved against the model, compiled to SQL, with the context's pending changes.
+struct FetchPlan<T> {
+    let request: FetchRequest<T>
+    let context: ManagedObjectContext
+    let entity: EntityDescription
+    let coordinator: PersistentStoreCoordinator
+    let store: PersistentStore
+    let compiled: PredicateSQLCompiler.Compiled
+    let whereSQL: String
+    /// Unsaved objects of this entity that may change the result.
+    let pendingInserted: [ManagedObject]
+    let pendingUpdated: [ManagedObject]
+    let pendingDeleted: Set<ManagedObjectID>
+
+    var hasPendingChanges: Bool { !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty }
+
+    init(request: FetchRequest<T>, context: ManagedObjectContext) throws {
+        guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        guard let entity = coordinator.managedObjectModel.entitiesByName[request.entityName] else {
+            throw ObjectGraphError.unknownEntity(request.entityName)
+        }
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
+            throw ObjectGraphError.invalidRequest("fetchLimit, fetchOffset and fetchBatchSize cannot be negative")
+        }
+        self.request = request
+        self.context = context
+        self.entity = entity
+        self.coordinator = coordinator
+        self.store = try coordinator.primaryStore()
+        self.compiled = try PredicateSQLCompiler.compile(model: coordinator.managedObjectModel, entity: entity,
+                                                         predicate: request.predicate,
+                                                         sortDescriptors: request.sortDescriptors)
+        var conditions: [String] = []
+        let mapping = coordinator.managedObjectModel.schema.mapping(for: entity)
+        if mapping.sharesTable {
+            let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
+            conditions.append(numbers.count == 1 ? "t0.Z_ENT = \(numbers[0])"
+                              : "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+        }
+        if let whereClause = compiled.whereClause { conditions.append("(\(whereClause))") }
+        whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+
+        var inserted: [ManagedObject] = []
+        var updated: [ManagedObject] = []
+        var deleted: Set<ManagedObjectID> = []
+        if request.includesPendingChanges {
+            func matchesEntity(_ object: ManagedObject) -> Bool {
+                request.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity
+            }
+            var ancestor: ManagedObjectContext? = context
+            while let current = ancestor {
+                let isSelf = current === context
+                let pending: (Set<ManagedObject>, Set<ManagedObject>, Set<ManagedObject>) = isSelf
+                    ? (current.insertedSet, current.updatedSet, current.deletedSet)
+                    : current.performAndWait { (current.insertedSet, current.updatedSet, current.deletedSet) }
+                for object in pending.2 where matchesEntity(object) { deleted.insert(object.objectID) }
+                for object in pending.0 where matchesEntity(object) {
+                    if isSelf { inserted.append(object) }
+                    else if let mine = try? context.object(with: object.objectID) { inserted.append(mine) }
+                }
+                for object in pending.1 where matchesEntity(object) {
+                    if isSelf { updated.append(object) }
+                    else if let mine = try? context.object(with: object.objectID) { updated.append(mine) }
+                }
+                ancestor = current.parent
+            }
+        }
+        pendingInserted = inserted.filter { !$0.isDeleted }
+        pendingUpdated = updated.filter { !$0.isDeleted && !deleted.contains($0.objectID) }
+        pendingDeleted = deleted
+    }
+
+    private var limitSQL: String {
+        guard !hasPendingChanges else { return "" }
+        var sql = ""
+        if request.fetchLimit > 0 { sql += " LIMIT \(request.fetchLimit)" }
+        if request.fetchOffset > 0 { sql += (request.fetchLimit > 0 ? "" : " LIMIT -1") + " OFFSET \(request.fetchOffset)" }
+        return sql
+    }
+
+    private var orderSQL: String { compiled.orderByClause.map { " ORDER BY \($0)" } ?? "" }
+
+    /// The matching IDs in order, pending changes applied.
+    func fetchIDs() throws -> [ManagedObjectID] {
+        let sql = "SELECT t0.Z_ENT, t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)"
+        let model = coordinator.managedObjectModel
+        let identity = store.identity
+        let fallback = entity
+        let start = ContinuousClock.now
+        var ids: [ManagedObjectID] = try store.read { db in
+            var ids: [ManagedObjectID] = []
+            try db.stepRows(sql: sql, arguments: compiled.arguments) { handle in
+                let number = Int(sqlite3_column_int64(handle, 0))
+                ids.append(ManagedObjectID(entity: model.entity(number: number) ?? fallback,
+                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+            }
+            return ids
+        }
+        PersistentStore.logFetch(rows: ids.count, since: start)
+        if hasPendingChanges {
+            ids = try applyPending(to: ids.map { try context.object(with: $0) }).map(\.objectID)
+        }
+        return ids
+    }
+
+    /// The matching objects in order, registered in the context, pending changes applied.
+    func fetchObjects() throws -> [ManagedObject] {
+        if context.parent != nil {
+            return try applyPendingIfNeeded(fetchIDsFromStore().map { try context.object(with: $0) })
+        }
+        guard let table = coordinator.managedObjectModel.schema.table(named: entity.tableName) else {
+            throw ObjectGraphError.unknownEntity(entity.name)
+        }
+        let sql = "SELECT \(store.selectList(for: table)) FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)"
+        let start = ContinuousClock.now
+        let rows: [RowValues] = try store.read { db in
+            var rows: [RowValues] = []
+            try db.fetchRowValues(sql: sql, arguments: compiled.arguments, columnCount: table.columns.count) {
+                rows.append($0)
+            }
+            return rows
+        }
+        PersistentStore.logFetch(rows: rows.count, since: start)
+        let model = coordinator.managedObjectModel
+        let identity = store.identity
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        let cacheRows = context.concurrencyType == .privateQueue
+        var cacheEntries: [(ManagedObjectID, RowValues)] = []
+        for row in rows {
+            let id = ManagedObjectID(entity: model.entity(number: row.entityNumber) ?? entity,
+                                     primaryKey: row.primaryKey, store: identity)
+            if let existing = context.registry[id] {
+                if existing.row == nil && !existing.isInserted {
+                    existing.row = row
+                    existing.faultBatch = nil
+                    existing.awakeFromFetch()
+                }
+                objects.append(existing)
+            } else {
+                let object = context.register(row: row, id: id)
+                object.awakeFromFetch()
+                objects.append(object)
+            }
+            if cacheRows { cacheEntries.append((id, row)) }
+        }
+        if cacheRows { coordinator.rowCache.store(cacheEntries) }
+        return try applyPendingIfNeeded(objects)
+    }
+
+    private func fetchIDsFromStore() throws -> [ManagedObjectID] {
+        let sql = "SELECT t0.Z_ENT, t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)"
+        let model = coordinator.managedObjectModel
+        let identity = store.identity
+        let fallback = entity
+        return try store.read { db in
+            var ids: [ManagedObjectID] = []
+            try db.stepRows(sql: sql, arguments: compiled.arguments) { handle in
+                ids.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? fallback,
+                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+            }
+            return ids
+        }
+    }
+
+    private func applyPendingIfNeeded(_ objects: [ManagedObject]) throws -> [ManagedObject] {
+        hasPendingChanges ? try applyPending(to: objects) : objects
+    }
+
+    /// Store results corrected for unsaved changes: deleted objects leave, changed objects are matched
+    /// again in memory, new objects join; then order, offset and limit are applied in memory.
+    func applyPending(to storeObjects: [ManagedObject]) throws -> [ManagedObject] {
+        var result: [ManagedObject] = []
+        var seen = Set<ObjectIdentifier>()
+        let updated = Set(pendingUpdated.map(ObjectIdentifier.init))
+        for object in storeObjects where !pendingDeleted.contains(object.objectID) && !object.isDeleted {
+            if updated.contains(ObjectIdentifier(object)) { continue }
+            if seen.insert(ObjectIdentifier(object)).inserted { result.append(object) }
+        }
+        for object in pendingUpdated + pendingInserted where !seen.contains(ObjectIdentifier(object)) {
+            if try matches(object) {
+                seen.insert(ObjectIdentifier(object))
+                result.append(object)
+            }
+        }
+        if !request.sortDescriptors.isEmpty {
+            var failure: Error?
+            let keys = request.sortDescriptors
+            result.sort { lhs, rhs in
+                guard failure == nil else { return false }
+                do {
+                    for descriptor in keys {
+                        let order = try descriptor.compare(try lhs.value(forKeyPath: descriptor.key),
+                                                           try rhs.value(forKeyPath: descriptor.key))
+                        if order != .orderedSame { return order == .orderedAscending }
+                    }
+                } catch { failure = error }
+                return false
+            }
+            if let failure { throw failure }
+        }
+        if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }
+        return result
+    }
+
+    private func matches(_ object: ManagedObject) throws -> Bool {
+        guard let predicate = request.predicate else { return true }
+        return try predicate.evaluate(with: object)
+    }
+
+    /// The number of matches, pending changes included.
+    func count() throws -> Int {
+        if hasPendingChanges { return try fetchIDs().count }
+        var sql = "SELECT COUNT(*) FROM \(compiled.fromClause)\(whereSQL)"
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            sql = "SELECT COUNT(*) FROM (SELECT t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(limitSQL))"
+        }
+        let arguments = compiled.arguments
+        return try store.read { db in
+            try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)) ?? 0
+        }
+    }
+
+    /// Dictionary results for attribute keys (dotted paths through to-one relationships allowed).
+    func fetchDictionaries() throws -> [[String: Any]] {
+        let keys: [String] = try (request.propertiesToFetch ?? entity.allProperties.filter { $0 is AttributeDescription && !$0.isTransient }.map(\.name)).map { item in
+            if let key = item as? String { return key }
+            if let property = item as? PropertyDescription { return property.name }
+            throw ObjectGraphError.invalidRequest("propertiesToFetch holds \(type(of: item)); expressions need the query language")
+        }
+        let objects = try fetchObjects()
+        return try objects.map { object in
+            var dictionary: [String: Any] = [:]
+            for key in keys { dictionary[key] = try object.value(forKeyPath: key) }
+            return dictionary
+        }
+    }
+}

@@ -1,0 +1,412 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import OrderedCollections
+
+extension ManagedObjectContext {
+    /// Writes every unsaved change: to the store in one SQLite transaction, or into the parent context
+    /// for a child context. Validation failures are reported together; optimistic-locking conflicts go
+    /// through ``mergePolicy``. On failure nothing is written and the context keeps its changes.
+    public func save() throws {
+        guard hasChanges else { return }
+        try validatePendingChanges()
+        if let parent {
+            try pushChanges(into: parent)
+            return
+        }
+        guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        let store = try coordinator.primaryStore()
+        try obtainPermanentIDs(for: Array(insertedSet))
+        var attempt = 0
+        while true {
+            attempt += 1
+            let changes = try makeChangeSet(store: store)
+            do {
+                try store.apply(changes)
+                break
+            } catch let conflicts as StoreConflicts {
+                guard attempt < 4, mergePolicy != .error else {
+                    throw ObjectGraphError.mergeConflict(conflicts.conflicts.map { describe($0) })
+                }
+                try resolve(conflicts.conflicts)
+            } catch let error as StoreError {
+                if case .sqlite(let code, let message, _) = error, code & 0xff == SQLITE_CONSTRAINT {
+                    throw ObjectGraphError.validationFailed(uniquenessFailures(message: message))
+                }
+                throw error
+            }
+        }
+        let saved = didSave(coordinator: coordinator)
+        processPendingChanges()
+        didSaveContinuations.yield(saved)
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self,
+                                        userInfo: [Self.didSaveKey: saved])
+        coordinator.broadcast(saved, from: self)
+        notifyChildrenOfSave(saved, from: nil)
+    }
+
+    /// Gives new objects their permanent IDs now (reserving primary keys in the store), so their IDs can
+    /// be handed to other contexts before the save.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        let pending = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
+        guard !pending.isEmpty else { return }
+        guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        let store = try coordinator.primaryStore()
+        var byRoot: [ObjectIdentifier: (EntityDescription, [ManagedObject])] = [:]
+        for object in pending {
+            let root = object.entity.rootEntity
+            byRoot[ObjectIdentifier(root), default: (root, [])].1.append(object)
+        }
+        var firstKeys: [ObjectIdentifier: Int64] = [:]
+        try store.write { db in
+            for (key, (root, members)) in byRoot {
+                firstKeys[key] = try store.reservePrimaryKeys(root: root, count: members.count, in: db)
+            }
+        }
+        var renamed: [ManagedObjectID: ManagedObjectID] = [:]
+        for (key, (_, members)) in byRoot {
+            var next = firstKeys[key]!
+            for object in members {
+                let newID = ManagedObjectID(entity: object.entity, primaryKey: next, store: store.identity)
+                next += 1
+                renamed[object.objectID] = newID
+            }
+        }
+        renameObjects(renamed)
+        // A parent may hold the same new objects under the old IDs.
+        parent?.performAndWait { parent?.renameObjects(renamed) }
+    }
+
+    /// Moves objects to new IDs and rewrites every reference to the old IDs held in this context.
+    func renameObjects(_ renamed: [ManagedObjectID: ManagedObjectID]) {
+        guard !renamed.isEmpty else { return }
+        for (old, new) in renamed {
+            if let object = registry.removeValue(forKey: old) {
+                object.objectID = new
+                registry[new] = object
+            }
+        }
+        for object in registry.values where !object.changes.isEmpty {
+            for (slot, change) in object.changes {
+                switch change {
+                case .toOne(let id?):
+                    if let new = renamed[id] { object.changes[slot] = .toOne(new) }
+                case .toMany(let ids):
+                    if ids.contains(where: { renamed[$0] != nil }) {
+                        object.changes[slot] = .toMany(OrderedSet(ids.map { renamed[$0] ?? $0 }))
+                    }
+                default: break
+                }
+            }
+        }
+    }
+
+    // MARK: Validation
+
+    func validatePendingChanges() throws {
+        var failures: [ValidationFailure] = []
+        for object in insertedSet.union(updatedSet) where !object.isDeleted {
+            failures += validate(object)
+        }
+        for object in deletedSet {
+            for (slot, property) in object.entity.allProperties.enumerated() {
+                guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .deny else { continue }
+                let related: [ManagedObjectID] = relationship.isToMany
+                    ? Array((try? object.relatedIDs(atSlot: slot)) ?? [])
+                    : ((try? object.relatedID(atSlot: slot)).flatMap { $0 }.map { [$0] } ?? [])
+                let alive = related.filter { registry[$0]?.isDeleted != true }
+                if !alive.isEmpty {
+                    failures.append(ValidationFailure(objectID: object.objectID, entity: object.entity.name,
+                                                      key: relationship.name, rule: .deleteDenied,
+                                                      message: "delete denied: \(alive.count) related object(s) remain"))
+                }
+            }
+        }
+        if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
+    }
+
+    func validate(_ object: ManagedObject) -> [ValidationFailure] {
+        var failures: [ValidationFailure] = []
+        func fail(_ key: String, _ rule: ValidationFailure.Rule, _ message: String) {
+            failures.append(ValidationFailure(objectID: object.objectID, entity: object.entity.name, key: key,
+                                              rule: rule, message: message))
+        }
+        for (slot, property) in object.entity.allProperties.enumerated() where !property.isTransient {
+            if let attribute = property as? AttributeDescription {
+                guard let value = try? object.primitiveAttribute(atSlot: slot) else {
+                    fail(attribute.name, .custom, "its row cannot be read")
+                    continue
+                }
+                if value.isNull {
+                    if !attribute.isOptional { fail(attribute.name, .missingRequiredValue, "a value is required") }
+                    continue
+                }
+                failures += AttributeValidation.check(value, attribute: attribute, object: object)
+            } else if let relationship = property as? RelationshipDescription {
+                if relationship.isToMany {
+                    let count = (try? object.relatedIDs(atSlot: slot).count) ?? 0
+                    if count == 0 && !relationship.isOptional {
+                        fail(relationship.name, .tooFewObjects, "at least one object is required")
+                    } else if relationship.minCount > 0 && count < relationship.minCount && (count > 0 || !relationship.isOptional) {
+                        fail(relationship.name, .tooFewObjects, "holds \(count) object(s), at least \(relationship.minCount) required")
+                    }
+                    if relationship.maxCount > 0 && count > relationship.maxCount {
+                        fail(relationship.name, .tooManyObjects, "holds \(count) object(s), at most \(relationship.maxCount) allowed")
+                    }
+                } else if !relationship.isOptional, ((try? object.relatedID(atSlot: slot)) ?? nil) == nil {
+                    fail(relationship.name, .missingRequiredValue, "a related object is required")
+                }
+            }
+        }
+        do { try object.validateForSave() } catch {
+            fail("", .custom, String(describing: error))
+        }
+        return failures
+    }
+
+    private func uniquenessFailures(message: String) -> [ValidationFailure] {
+        // SQLite names the columns ("UNIQUE constraint failed: ZITEM.ZNAME"); map them back to keys.
+        let columns = message.components(separatedBy: "failed: ").last ?? message
+        var failures: [ValidationFailure] = []
+        for object in insertedSet.union(updatedSet) {
+            for constraint in object.entity.uniquenessConstraints {
+                let constraintColumns = constraint.map { "\(object.entity.tableName).Z\($0.uppercased())" }
+                if constraintColumns.allSatisfy({ columns.contains($0) }) {
+                    failures.append(ValidationFailure(objectID: object.objectID, entity: object.entity.name,
+                                                      key: constraint.joined(separator: ","), rule: .uniquenessViolation,
+                                                      message: "another object has the same \(constraint.joined(separator: ", "))"))
+                    break
+                }
+            }
+        }
+        if failures.isEmpty {
+            failures.append(ValidationFailure(objectID: insertedSet.first?.objectID ?? updatedSet.first!.objectID,
+                                              entity: "?", key: columns, rule: .uniquenessViolation, message: message))
+        }
+        return failures
+    }
+
+    // MARK: Building the change set
+
+    func makeChangeSet(store: PersistentStore) throws -> StoreChangeSet {
+        var changes = StoreChangeSet()
+        let schema = store.schema
+        for object in insertedSet {
+            let table = schema.table(named: object.entity.tableName)!
+            var row = RowValues(repeating: .null, count: table.columns.count)
+            row[0] = object.objectID.primaryKey.databaseValue
+            row[1] = object.entity.entityNumber.databaseValue
+            row[2] = 1.databaseValue
+            try fill(&row, from: object, into: &changes)
+            changes.inserts.append(.init(id: object.objectID, table: table.name, row: row))
+        }
+        for object in updatedSet where !object.isDeleted {
+            if object.isFault { try fulfillFault(object) }
+            var row = object.row!
+            try fill(&row, from: object, into: &changes)
+            var values: [(column: Int, value: DatabaseValue)] = []
+            for slot in object.changes.keys.sorted() {
+                switch object.entity.storage[slot] {
+                case .attribute(_, let column):
+                    values.append((column, row[column]))
+                case .toOne(_, let column, _, let entityColumn):
+                    values.append((column, row[column]))
+                    if let entityColumn { values.append((entityColumn, row[entityColumn])) }
+                default: break
+                }
+            }
+            changes.updates.append(.init(id: object.objectID, table: object.entity.tableName,
+                                         expectedVersion: object.version, values: values,
+                                         force: object.flags.contains(.forceWrite)))
+        }
+        for object in deletedSet {
+            changes.deletes.append(.init(id: object.objectID, table: object.entity.tableName,
+                                         expectedVersion: object.version))
+            for storage in object.entity.storage {
+                switch storage {
+                case .toManyByJoinTable(let join):
+                    changes.joinClears.append((join.name, join.sourceColumn, object.objectID.primaryKey))
+                case .toManyByForeignKey(let table, let column, _):
+                    // The inverse's own column is nulled by the inverse's change; a hidden key is not.
+                    changes.foreignKeyClears.append((table, column, object.objectID.primaryKey))
+                default: break
+                }
+            }
+        }
+        return changes
+    }
+
+    /// Writes an object's attribute and to-one changes into its row, and records its to-many changes as
+    /// join rows and foreign keys elsewhere.
+    private func fill(_ row: inout RowValues, from object: ManagedObject, into changes: inout StoreChangeSet) throws {
+        for (slot, change) in object.changes {
+            switch (change, object.entity.storage[slot]) {
+            case (.attribute(let value), .attribute(_, let column)):
+                row[column] = value
+            case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
+                row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
+                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
+            case (.toMany(let ids), .toManyByJoinTable(let join)):
+                let committed: OrderedSet<ManagedObjectID> = object.isInserted ? [] : try (object.committedToMany[slot] ?? loadToMany(of: object, slot: slot))
+                for id in ids where !committed.contains(id) {
+                    changes.joinInserts.insert(.init(table: join.name, sourceColumn: join.sourceColumn,
+                                                     destinationColumn: join.destinationColumn,
+                                                     source: object.objectID.primaryKey, destination: id.primaryKey))
+                }
+                for id in committed where !ids.contains(id) {
+                    changes.joinDeletes.insert(.init(table: join.name, sourceColumn: join.sourceColumn,
+                                                     destinationColumn: join.destinationColumn,
+                                                     source: object.objectID.primaryKey, destination: id.primaryKey))
+                }
+            case (.toMany(let ids), .toManyByForeignKey(let table, let column, let orderColumn)):
+                let relationship = object.entity.allProperties[slot] as! RelationshipDescription
+                if relationship.inverseRelationship == nil {
+                    let committed: OrderedSet<ManagedObjectID> = object.isInserted ? [] : try (object.committedToMany[slot] ?? loadToMany(of: object, slot: slot))
+                    for id in ids where !committed.contains(id) {
+                        changes.foreignKeyUpdates.append(.init(table: table, column: column, primaryKey: id.primaryKey,
+                                                               value: object.objectID.primaryKey.databaseValue))
+                    }
+                    for id in committed where !ids.contains(id) {
+                        changes.foreignKeyUpdates.append(.init(table: table, column: column, primaryKey: id.primaryKey,
+                                                               value: .null))
+                    }
+                }
+                if let orderColumn {
+                    // Gaps between positions leave room for later insertions.
+                    for (position, id) in ids.enumerated() {
+                        changes.foreignKeyUpdates.append(.init(table: table, column: orderColumn, primaryKey: id.primaryKey,
+                                                               value: ((position + 1) * 1024).databaseValue))
+                    }
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    // MARK: Conflicts
+
+    private func describe(_ conflict: StoreConflict) -> MergeConflict {
+        let object = registry[conflict.id]
+        var storeValues: [String: String] = [:]
+        var objectValues: [String: String] = [:]
+        if let object {
+            for (slot, property) in object.entity.allProperties.enumerated() {
+                if case .attribute(_, let column) = object.entity.storage[slot] {
+                    if let row = conflict.currentRow { storeValues[property.name] = "\(row[column])" }
+                    if let value = try? object.primitiveAttribute(atSlot: slot) { objectValues[property.name] = "\(value)" }
+                }
+            }
+        }
+        return MergeConflict(objectID: conflict.id, expectedVersion: conflict.expectedVersion,
+                             storeVersion: conflict.currentRow?.version ?? 0,
+                             storeValues: storeValues, objectValues: objectValues)
+    }
+
+    /// Applies the merge policy to conflicting objects so that the next attempt can succeed.
+    private func resolve(_ conflicts: [StoreConflict]) throws {
+        for conflict in conflicts {
+            guard let object = registry[conflict.id] else { continue }
+            guard let current = conflict.currentRow else {
+                // Deleted in the store: nothing to merge into; our change of it is dropped.
+                if mergePolicy == .overwrite || mergePolicy == .mergeByPropertyObjectTrump {
+                    throw ObjectGraphError.mergeConflict([describe(conflict)])
+                }
+                updatedSet.remove(object)
+                deletedSet.remove(object)
+                object.changes = [:]
+                object.flags.remove(.deleted)
+                unregister(object)
+                continue
+            }
+            let previous = object.row
+            switch mergePolicy {
+            case .error:
+                throw ObjectGraphError.mergeConflict([describe(conflict)])
+            case .rollback:
+                object.changes = [:]
+                object.committedToMany = [:]
+                object.row = current
+                updatedSet.remove(object)
+                if object.isDeleted { object.flags.remove(.deleted); deletedSet.remove(object) }
+            case .mergeByPropertyObjectTrump:
+                object.row = current
+            case .overwrite:
+                object.row = current
+                object.flags.insert(.forceWrite)
+                // Every attribute of ours is written, not only the changed ones.
+                if let previous {
+                    for (slot, storage) in object.entity.storage.enumerated() where object.changes[slot] == nil {
+                        if case .attribute(_, let column) = storage { object.changes[slot] = .attribute(previous[column]) }
+                    }
+                }
+            case .mergeByPropertyStoreTrump:
+                for (slot, storage) in object.entity.storage.enumerated() {
+                    guard object.changes[slot] != nil, let previous else { continue }
+                    switch storage {
+                    case .attribute(_, let column), .toOne(_, let column, _, _):
+                        if previous[column] != current[column] { object.changes.removeValue(forKey: slot) }
+                    default: break
+                    }
+                }
+                object.row = current
+            }
+        }
+    }
+
+    // MARK: After the save
+
+    /// Folds the saved changes into the objects' committed state and reports what was saved.
+    private func didSave(coordinator: PersistentStoreCoordinator) -> ContextDidSave {
+        var saved = ContextDidSave()
+        var cacheEntries: [(ManagedObjectID, RowValues)] = []
+        let schema = coordinator.managedObjectModel.schema
+        for object in insertedSet {
+            var row = RowValues(repeating: .null, count: schema.table(named: object.entity.tableName)!.columns.count)
+            row[0] = object.objectID.primaryKey.databaseValue
+            row[1] = object.entity.entityNumber.databaseValue
+            row[2] = 1.databaseValue
+            commit(object, into: &row)
+            object.flags.remove(.inserted)
+            saved.insertedObjectIDs.insert(object.objectID)
+            cacheEntries.append((object.objectID, row))
+        }
+        for object in updatedSet where !object.isDeleted {
+            guard var row = object.row else { continue }
+            saved.changedKeys[object.objectID] = object.changedKeys
+            row[2] = (object.version + 1).databaseValue
+            commit(object, into: &row)
+            object.flags.remove(.forceWrite)
+            saved.updatedObjectIDs.insert(object.objectID)
+            cacheEntries.append((object.objectID, row))
+        }
+        for object in deletedSet {
+            saved.deletedObjectIDs.insert(object.objectID)
+            unregister(object)
+        }
+        coordinator.rowCache.remove(saved.deletedObjectIDs)
+        coordinator.rowCache.remove(saved.updatedObjectIDs)
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        coordinator.rowCache.store(cacheEntries)
+        return saved
+    }
+
+    private func commit(_ object: ManagedObject, into row: inout RowValues) {
+        for (slot, change) in object.changes {
+            switch (change, object.entity.storage[slot]) {
+            case (.attribute(let value), .attribute(_, let column)):
+                row[column] = value
+            case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
+                row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
+                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
+            case (.toMany(let ids), _):
+                object.committedToMany[slot] = ids
+            default: break
+            }
+        }
+        object.changes = [:]
+        object.row = row
+    }
+}

@@ -1,0 +1,441 @@
+import Foundation
+import GRDB
+import OrderedCollections
+
+/// A scratchpad of objects: fetch them, change them, save them, all on the context's own queue.
+///
+/// ```swift
+/// let context = container.newBackgroundContext()
+/// try await context.perform {
+///     let item = try context.insertNewObject(forEntityName: "Item")
+///     try item.setValue("Buy milk", forKey: "name")
+///     try context.save()
+/// }
+/// ```
+///
+/// A context and its objects are not thread-safe: use them inside ``perform(_:)`` /
+/// ``performAndWait(_:)`` (or on the main thread for a `.mainQueue` context). Pass
+/// ``ManagedObjectID``s between contexts, never objects.
+public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: all mutable state is touched only on the context's queue (perform /
+    // performAndWait), which is the contract Core Data has too.
+
+    /// How a context runs its work.
+    public enum ConcurrencyType: Sendable, CustomStringConvertible {
+        /// Work runs on the main queue.
+        case mainQueue
+        /// Work runs on a private serial queue of the context's own.
+        case privateQueue
+        /// Work runs on whatever thread calls; requests that need a queue (asynchronous fetches) are refused.
+        case confinement
+
+        public var description: String {
+            switch self {
+            case .mainQueue: return "MainQueueConcurrencyType"
+            case .privateQueue: return "PrivateQueueConcurrencyType"
+            case .confinement: return "ConfinementConcurrencyType"
+            }
+        }
+    }
+
+    /// How the context runs its work.
+    public let concurrencyType: ConcurrencyType
+    /// A name for logs and debugging.
+    public var name: String?
+    /// How optimistic-locking conflicts at save are resolved.
+    public var mergePolicy: MergePolicy = .error
+    /// Whether saves of the parent context (or, for a context on a coordinator, of sibling contexts) are
+    /// merged into this context automatically.
+    public var automaticallyMergesChangesFromParent = false {
+        didSet { updateAutomaticMergeRegistration() }
+    }
+
+    private var coordinatorStorage: PersistentStoreCoordinator?
+    /// The parent context, for a child context whose saves push into the parent.
+    public var parent: ManagedObjectContext? {
+        didSet {
+            if parent != nil { coordinatorStorage = nil }
+            updateAutomaticMergeRegistration()
+        }
+    }
+
+    /// The coordinator this context (or its root parent) works with.
+    public var persistentStoreCoordinator: PersistentStoreCoordinator? {
+        get { parent?.persistentStoreCoordinator ?? coordinatorStorage }
+        set {
+            coordinatorStorage = newValue
+            if newValue != nil { parent = nil }
+            updateAutomaticMergeRegistration()
+        }
+    }
+
+    let queue: DispatchQueue?
+    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    // Object graph state; touched on the context's queue only.
+    var registry: [ManagedObjectID: ManagedObject] = [:]
+    var insertedSet: Set<ManagedObject> = []
+    var updatedSet: Set<ManagedObject> = []
+    var deletedSet: Set<ManagedObject> = []
+    /// Objects changed since the last `processPendingChanges` (for change observers).
+    var pendingChangeRecord = ChangeRecord()
+    var changeObservers: [UUID: (ManagedObjectContext, ObjectsDidChange) -> Void] = [:]
+    let didSaveContinuations = ContinuationStore<ContextDidSave>()
+    private let childLock = NSLock()
+    private var children: [WeakContextReference] = []
+
+    struct WeakContextReference { weak var context: ManagedObjectContext? }
+
+    /// Child contexts still alive.
+    var childContexts: [WeakContextReference] { childLock.withLock { children } }
+
+    func registerChild(_ child: ManagedObjectContext) {
+        childLock.withLock {
+            children.removeAll { $0.context == nil || $0.context === child }
+            children.append(WeakContextReference(context: child))
+        }
+    }
+
+    /// Creates a context. Give it a coordinator or a parent before use.
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        switch concurrencyType {
+        case .mainQueue: queue = DispatchQueue.main
+        case .privateQueue: queue = DispatchQueue(label: "OpenCoreData.ManagedObjectContext")
+        case .confinement: queue = nil
+        }
+        if let queue, concurrencyType == .privateQueue {
+            queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        }
+    }
+
+    deinit {
+        persistentStoreCoordinator?.unregisterAutomaticMerge(self)
+    }
+
+    public var description: String {
+        "<ManagedObjectContext \(name.map { "'\($0)' " } ?? "")\(concurrencyType)>"
+    }
+
+    // MARK: Running work on the context's queue
+
+    /// Whether the caller is already on this context's queue.
+    var isOnQueue: Bool {
+        switch concurrencyType {
+        case .mainQueue: return Thread.isMainThread
+        case .privateQueue: return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self)
+        case .confinement: return true
+        }
+    }
+
+    /// Runs `block` on the context's queue, later.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        guard let queue else { block(); return }
+        queue.async(execute: block)
+    }
+
+    /// Runs `block` on the context's queue and waits for it (runs it at once when already there).
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        guard let queue, !isOnQueue else { return try block() }
+        return try queue.sync(execute: block)
+    }
+
+    /// Runs `block` on the context's queue and returns its result.
+    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
+        guard let queue else { return try block() }
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try block() })
+            }
+        }
+    }
+
+    // MARK: Registered objects
+
+    /// The objects this context holds.
+    public var registeredObjects: Set<ManagedObject> { Set(registry.values) }
+    /// New objects not yet saved.
+    public var insertedObjects: Set<ManagedObject> { insertedSet }
+    /// Changed objects not yet saved.
+    public var updatedObjects: Set<ManagedObject> { updatedSet }
+    /// Deleted objects not yet saved.
+    public var deletedObjects: Set<ManagedObject> { deletedSet }
+    /// Whether anything is unsaved.
+    public var hasChanges: Bool { !insertedSet.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty }
+
+    /// The object with this ID if the context holds it, else nil (never touches the store).
+    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? { registry[id] }
+
+    /// The object with this ID: the registered one, or a fault that reads the store when first used.
+    public func object(with id: ManagedObjectID) throws -> ManagedObject {
+        if let object = registry[id] { return object }
+        if id.isTemporaryID { throw ObjectGraphError.objectNotFound(id) }
+        guard id.entity.managedObjectModel === persistentStoreCoordinator?.managedObjectModel else {
+            throw ObjectGraphError.invalidRequest("\(id) belongs to another model")
+        }
+        return register(row: nil, id: id)
+    }
+
+    /// The object with this ID, read from the store now; throws if its row does not exist.
+    public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        let object = try self.object(with: id)
+        if object.isFault { try fulfillFault(object) }
+        if object.row == nil && !object.isInserted { throw ObjectGraphError.objectNotFound(id) }
+        return object
+    }
+
+    @discardableResult
+    func register(row: RowValues?, id: ManagedObjectID) -> ManagedObject {
+        let object = id.entity.managedObjectClass.init(entity: id.entity, id: id)
+        object.managedObjectContext = self
+        object.row = row
+        object.flags.insert(.registered)
+        registry[id] = object
+        return object
+    }
+
+    func unregister(_ object: ManagedObject) {
+        registry.removeValue(forKey: object.objectID)
+        object.flags.remove(.registered)
+    }
+
+    // MARK: Inserting and deleting
+
+    /// Creates and inserts a new object of the named entity.
+    @discardableResult
+    public func insertNewObject(forEntityName name: String) throws -> ManagedObject {
+        guard let entity = persistentStoreCoordinator?.managedObjectModel.entitiesByName[name] else {
+            if persistentStoreCoordinator == nil { throw ObjectGraphError.noPersistentStore }
+            throw ObjectGraphError.unknownEntity(name)
+        }
+        guard !entity.isAbstract else {
+            throw ObjectGraphError.invalidRequest("entity '\(name)' is abstract; insert one of its sub-entities")
+        }
+        let object = entity.managedObjectClass.init(entity: entity, id: ManagedObjectID(temporaryFor: entity))
+        insert(object)
+        return object
+    }
+
+    /// Creates and inserts a new object of a typed subclass whose entity is registered in the model.
+    public func insertNew<T: ManagedObject>(_ type: T.Type) throws -> T {
+        guard let model = persistentStoreCoordinator?.managedObjectModel else { throw ObjectGraphError.noPersistentStore }
+        guard let entity = model.entities.first(where: { $0.managedObjectClass == type }) else {
+            throw ObjectGraphError.unknownEntity(String(describing: type))
+        }
+        return try insertNewObject(forEntityName: entity.name) as! T
+    }
+
+    /// Inserts a new object (one made with `ManagedObject(entity:insertInto: nil)`).
+    public func insert(_ object: ManagedObject) {
+        if object.managedObjectContext === self && object.flags.contains(.registered) {
+            if object.isDeleted {
+                object.flags.remove(.deleted)
+                deletedSet.remove(object)
+                if object.row == nil { object.flags.insert(.inserted); insertedSet.insert(object) }
+            }
+            return
+        }
+        object.managedObjectContext = self
+        object.flags.insert([.inserted, .registered])
+        registry[object.objectID] = object
+        insertedSet.insert(object)
+        // Defaults.
+        for (slot, property) in object.entity.allProperties.enumerated() {
+            guard let attribute = property as? AttributeDescription, let value = attribute.defaultValue else { continue }
+            if attribute.isTransient {
+                object.transientValues[slot] = value
+            } else if let stored = try? ValueConversion.storeValue(value, for: attribute) {
+                object.changes[slot] = .attribute(stored)
+            }
+        }
+        pendingChangeRecord.inserted.insert(object)
+        object.awakeFromInsert()
+    }
+
+    /// Marks an object deleted; delete rules run now for the graph in memory and are checked at save.
+    public func delete(_ object: ManagedObject) {
+        guard object.managedObjectContext === self, !object.isDeleted else { return }
+        if object.isInserted {
+            // A new object deleted before any save simply goes away.
+            try? applyDeleteRules(to: object)
+            insertedSet.remove(object)
+            object.flags.remove(.inserted)
+            object.flags.insert(.deleted)
+            unregister(object)
+            pendingChangeRecord.deleted.insert(object)
+            return
+        }
+        object.flags.insert(.deleted)
+        deletedSet.insert(object)
+        updatedSet.remove(object)
+        pendingChangeRecord.deleted.insert(object)
+        try? applyDeleteRules(to: object)
+    }
+
+    /// Called before a value of `object` changes.
+    func willChange(_ object: ManagedObject) {
+        guard !object.isInserted, !object.isDeleted else { return }
+        if updatedSet.insert(object).inserted {}
+        pendingChangeRecord.updated.insert(object)
+    }
+
+    // MARK: Discarding changes
+
+    /// Throws away every unsaved change.
+    public func rollback() {
+        for object in insertedSet {
+            unregister(object)
+            object.flags.remove(.inserted)
+            object.managedObjectContext = nil
+        }
+        for object in updatedSet.union(deletedSet) {
+            object.changes = [:]
+            object.committedToMany = [:]
+            object.flags.remove(.deleted)
+        }
+        // Relationship changes may have touched objects beyond the updated set.
+        for object in registry.values where !object.changes.isEmpty {
+            object.changes = [:]
+            object.committedToMany = [:]
+        }
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        pendingChangeRecord = ChangeRecord()
+        notifyObservers(ObjectsDidChange(invalidatedAll: true))
+    }
+
+    /// Forgets every object: the context is as new. Objects handed out before are no longer usable.
+    public func reset() {
+        for object in registry.values { object.managedObjectContext = nil; object.flags.remove(.registered) }
+        registry = [:]
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        pendingChangeRecord = ChangeRecord()
+        notifyObservers(ObjectsDidChange(invalidatedAll: true))
+    }
+
+    /// Re-reads an object from the store. With `mergeChanges` its unsaved changes are kept on top of the
+    /// fresh values; without, they are discarded and the object becomes a fault.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard object.managedObjectContext === self, !object.isInserted else { return }
+        persistentStoreCoordinator?.rowCache.remove(object.objectID)
+        object.committedToMany = [:]
+        object.faultBatch = nil
+        if mergeChanges && !object.changes.isEmpty {
+            object.row = nil
+            try? fulfillFault(object)
+        } else {
+            object.changes = [:]
+            object.row = nil
+            updatedSet.remove(object)
+            if object.isDeleted { object.flags.remove(.deleted); deletedSet.remove(object) }
+        }
+    }
+
+    /// Turns every object without unsaved changes back into a fault.
+    public func refreshAllObjects() {
+        for object in registry.values { refresh(object, mergeChanges: true) }
+    }
+
+    // MARK: Faults
+
+    /// Reads a fault's row: from the parent context, the coordinator's row cache, or the store (with its
+    /// whole batch when it came from a batched fetch).
+    func fulfillFault(_ object: ManagedObject) throws {
+        guard object.row == nil, !object.isInserted else { return }
+        if let parent {
+            let id = object.objectID
+            let row = try parent.performAndWait { try parent.currentRow(for: id) }
+            object.row = row
+            if row == nil { throw ObjectGraphError.objectNotFound(id) }
+            object.awakeFromFetch()
+            return
+        }
+        guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        if let cached = coordinator.rowCache.row(for: object.objectID) {
+            object.row = cached
+            object.awakeFromFetch()
+            return
+        }
+        var ids = [object.objectID]
+        if let batch = object.faultBatch {
+            ids = batch.ids.filter { id in registry[id].map { $0.row == nil && !$0.isInserted } ?? false }
+            if !ids.contains(object.objectID) { ids.append(object.objectID) }
+        }
+        let rows = try coordinator.rows(for: ids)
+        for row in rows {
+            let id = ManagedObjectID(entity: coordinator.managedObjectModel.entity(number: row.entityNumber) ?? object.entity,
+                                     primaryKey: row.primaryKey, store: object.objectID.store)
+            if let target = registry[id], target.row == nil, !target.isInserted {
+                target.row = row
+                target.faultBatch = nil
+                target.awakeFromFetch()
+            }
+        }
+        if object.row == nil { throw ObjectGraphError.objectNotFound(object.objectID) }
+    }
+
+    /// The row a child context sees for an object: this context's committed row with its unsaved
+    /// attribute and to-one changes applied. Nil when the object does not exist here.
+    func currentRow(for id: ManagedObjectID) throws -> RowValues? {
+        let object: ManagedObject
+        if let registered = registry[id] {
+            object = registered
+        } else if id.isTemporaryID {
+            return nil
+        } else {
+            object = try self.object(with: id)
+        }
+        if object.isDeleted { return nil }
+        if object.isFault {
+            do { try fulfillFault(object) } catch ObjectGraphError.objectNotFound { return nil }
+        }
+        let table = persistentStoreCoordinator!.managedObjectModel.schema.table(named: object.entity.tableName)!
+        var row = object.row ?? RowValues(repeating: .null, count: table.columns.count)
+        if object.isInserted {
+            row[0] = object.objectID.primaryKey.databaseValue
+            row[1] = object.entity.entityNumber.databaseValue
+            row[2] = 0.databaseValue
+        }
+        for (slot, change) in object.changes {
+            switch (change, object.entity.storage[slot]) {
+            case (.attribute(let value), .attribute(_, let column)):
+                row[column] = value
+            case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
+                row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
+                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
+            default: break
+            }
+        }
+        return row
+    }
+
+    /// Reads the IDs a to-many relationship holds in the store (or in the parent context).
+    func loadToMany(of object: ManagedObject, slot: Int) throws -> OrderedSet<ManagedObjectID> {
+        if let parent {
+            let id = object.objectID
+            let ids: [ManagedObjectID] = try parent.performAndWait {
+                guard let source = try? parent.object(with: id), !source.isDeleted else { return [] }
+                return Array(try source.relatedIDs(atSlot: slot))
+            }
+            return OrderedSet(ids)
+        }
+        guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        let relationship = object.entity.allProperties[slot] as! RelationshipDescription
+        let ids = try coordinator.relatedIDs(of: object.objectID, relationship: relationship,
+                                             storage: object.entity.storage[slot])
+        let batch = FaultBatch(ids: ids)
+        for id in ids where registry[id] == nil {
+            register(row: nil, id: id).faultBatch = batch
+        }
+        return OrderedSet(ids)
+    }
+}
+
+/// IDs loaded together, so firing one fault of them loads them all in one query.
+final class FaultBatch {
+    let ids: [ManagedObjectID]
+    init(ids: [ManagedObjectID]) { self.ids = ids }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+extension PersistentStore {
+    /// The SELECT list of every column of a table, aliased t0.
+    func selectList(for table: StoreSchema.Table) -> String {
+        table.columns.map { "t0." + $0.name }.joined(separator: ", ")
+    }
+
+    /// Reads rows by primary key, any entity of the model.
+    func rows(for ids: [ManagedObjectID]) throws -> [RowValues] {
+        var byTable: [String: [Int64]] = [:]
+        for id in ids where !id.isTemporaryID { byTable[id.entity.tableName, default: []].append(id.primaryKey) }
+        let start = ContinuousClock.now
+        var result: [RowValues] = []
+        result.reserveCapacity(ids.count)
+        try read { db in
+            for (tableName, keys) in byTable {
+                guard let table = schema.table(named: tableName) else { continue }
+                for chunk in stride(from: 0, to: keys.count, by: 500).map({ keys[$0..<min($0 + 500, keys.count)] }) {
+                    let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                    let sql = "SELECT \(selectList(for: table)) FROM \(tableName) t0 WHERE t0.Z_PK IN (\(placeholders))"
+                    try db.fetchRowValues(sql: sql, arguments: chunk.map(\.databaseValue),
+                                          columnCount: table.columns.count) { result.append($0) }
+                }
+            }
+        }
+        Self.logFetch(rows: result.count, since: start)
+        return result
+    }
+
+    /// Reads the IDs a to-many relationship of one object holds.
+    func relatedIDs(of id: ManagedObjectID, relationship: RelationshipDescription,
+                    storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID] {
+        let destination = relationship.destinationEntity!
+        let numbers = destination.entityNumbersIncludingSubentities
+        let entityFilter = schema.mapping(for: destination).sharesTable
+            ? " AND d.Z_ENT IN (\(numbers.map(String.init).joined(separator: ",")))" : ""
+        let sql: String
+        switch storage {
+        case .toManyByForeignKey(let table, let column, let orderColumn):
+            sql = "SELECT d.Z_ENT, d.Z_PK FROM \(table) d WHERE d.\(column) = ?\(entityFilter) ORDER BY "
+                + (orderColumn.map { "d.\($0), " } ?? "") + "d.Z_PK"
+        case .toManyByJoinTable(let join):
+            sql = "SELECT d.Z_ENT, d.Z_PK FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) = ?\(entityFilter) ORDER BY "
+                + (join.orderColumn.map { "j.\($0), " } ?? "") + "d.Z_PK"
+        default:
+            return []
+        }
+        let model = self.model
+        let store = identity
+        return try read { db in
+            var ids: [ManagedObjectID] = []
+            try db.stepRows(sql: sql, arguments: [id.primaryKey.databaseValue]) { handle in
+                let number = Int(sqlite3_column_int64(handle, 0))
+                let key = sqlite3_column_int64(handle, 1)
+                ids.append(ManagedObjectID(entity: model.entity(number: number) ?? destination, primaryKey: key,
+                                           store: store))
+            }
+            return ids
+        }
+    }
+
+    /// Runs a read on a reader connection (a WAL snapshot for file stores), mapping SQLite errors.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try writer.unsafeReentrantRead(body)
+        } catch {
+            throw StoreError.from(error, path: displayPath)
+        }
+    }
+
+    /// Runs a write transaction, mapping SQLite errors.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        guard !isReadOnly else { throw StoreError.readOnly(path: displayPath) }
+        do {
+            return try writer.write(body)
+        } catch {
+            throw StoreError.from(error, path: displayPath)
+        }
+    }
+
+    /// Reserves `count` new primary keys for entities stored in `root`'s table.
+    func reservePrimaryKeys(root: EntityDescription, count: Int, in db: Database) throws -> Int64 {
+        let newMax = try Int64.fetchOne(db, sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX",
+                                        arguments: [count, root.entityNumber])
+        guard let newMax else {
+            throw StoreError.corrupt(path: displayPath, reason: "Z_PRIMARYKEY has no row for entity \(root.name)")
+        }
+        return newMax - Int64(count) + 1
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Logging
+
+/// The kinds of store a coordinator can hold. Both are SQLite: one code path.
+public enum StoreType: String, Sendable, Hashable {
+    /// A file on disk, in WAL mode.
+    case sqlite = "SQLite"
+    /// An SQLite database in memory, gone when the store is.
+    case inMemory = "InMemory"
+}
+
+/// Options for opening a store.
+public struct StoreOptions: Sendable, Hashable {
+    /// Open without writing anything: no journal-mode switch, no metadata rewrite, no saves.
+    public var readOnly = false
+    /// How long a save waits for another connection's write lock before failing with `StoreError.busy`.
+    public var busyTimeout: TimeInterval = 5
+    /// How many rows the coordinator's row cache keeps for other contexts to pick up.
+    public var rowCacheCapacity = 100_000
+
+    public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000) {
+        self.readOnly = readOnly
+        self.busyTimeout = busyTimeout
+        self.rowCacheCapacity = rowCacheCapacity
+    }
+}
+
+/// An SQLite store in Core Data's layout (docs/STORE-LAYOUT.md).
+///
+/// Created by ``PersistentStoreCoordinator/addPersistentStore(type:at:options:)``. It turns requests into SQL
+/// and rows; it knows nothing about objects.
+public final class PersistentStore: @unchecked Sendable {
+    // @unchecked Sendable: immutable after init; `writer` is GRDB's thread-safe connection manager.
+
+    /// The store's type.
+    public let type: StoreType
+    /// The file, for a file store.
+    public let url: URL?
+    /// The store's UUID (`NSStoreUUID`).
+    public let identifier: String
+    /// Whether the store was opened read-only.
+    public let isReadOnly: Bool
+    /// The options it was opened with.
+    public let options: StoreOptions
+
+    let model: ManagedObjectModel
+    let writer: any DatabaseWriter
+    let identity: StoreIdentity
+    var schema: StoreSchema { model.schema }
+    var displayPath: String { url?.path ?? ":memory:" }
+
+    static let sqlLogger = Logger(label: "OpenCoreData.SQL")
+    /// Set `OCD_SQL_DEBUG=1` (like Core Data's SQLDebug launch argument) to log every statement.
+    static let sqlDebug: Bool = ProcessInfo.processInfo.environment["OCD_SQL_DEBUG"].map { $0 != "0" && !$0.isEmpty } ?? false
+
+    init(type: StoreType, url: URL?, model: ManagedObjectModel, options: StoreOptions) throws {
+        self.type = type
+        self.url = url
+        self.model = model
+        self.options = options
+        self.isReadOnly = options.readOnly
+        var configuration = Configuration()
+        configuration.readonly = options.readOnly
+        configuration.busyMode = .timeout(options.busyTimeout)
+        configuration.label = "OpenCoreData"
+        configuration.maximumReaderCount = 4
+        configuration.prepareDatabase { db in
+            StoreFunctions.register(in: db)
+            if PersistentStore.sqlDebug {
+                db.trace(options: .profile) { event in
+                    if case .profile(let statement, let duration) = event {
+                        PersistentStore.sqlLogger.info("\(statement.expandedSQL) (\(String(format: "%.4f", duration))s)")
+                    }
+                }
+            }
+        }
+        let path = url?.path ?? ":memory:"
+        do {
+            switch (type, options.readOnly) {
+            case (.inMemory, _):
+                writer = try DatabaseQueue(configuration: configuration)
+            case (.sqlite, true):
+                guard FileManager.default.fileExists(atPath: path) else {
+                    throw StoreError.notAStore(path: path, reason: "no such file")
+                }
+                writer = try DatabaseQueue(path: path, configuration: configuration)
+            case (.sqlite, false):
+                configuration.prepareDatabase { db in
+                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                }
+                writer = try DatabasePool(path: path, configuration: configuration)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError {
+            throw StoreError.fromOpening(error, path: path)
+        }
+        var loadedIdentifier = UUID().uuidString.uppercased()
+        do {
+            loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, readOnly: options.readOnly,
+                                                      path: path, newIdentifier: loadedIdentifier)
+        } catch let error as DatabaseError {
+            throw StoreError.fromOpening(error, path: path)
+        }
+        identifier = loadedIdentifier
+        identity = StoreIdentity(uuid: loadedIdentifier)
+    }
+
+    /// Creates the layout in an empty database, or checks that an existing one fits the model.
+    /// Returns the store's UUID.
+    private static func prepareSchema(writer: any DatabaseWriter, model: ManagedObjectModel, readOnly: Bool,
+                                      path: String, newIdentifier: String) throws -> String {
+        let tables = try writer.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if tables.isEmpty {
+            guard !readOnly else { throw StoreError.notAStore(path: path, reason: "the database is empty") }
+            try writer.write { db in
+                for statement in model.schema.creationSQL { try db.execute(sql: statement) }
+                for entity in model.entitiesByNumber {
+                    try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                                   arguments: [entity.entityNumber, entity.name, entity.superentity?.entityNumber ?? 0])
+                }
+                let metadata = StoreMetadataRow(model: model, uuid: newIdentifier)
+                try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+                               arguments: [newIdentifier, try metadata.plistData()])
+            }
+            return newIdentifier
+        }
+        let tableSet = Set(tables.map { $0.uppercased() })
+        guard tableSet.contains("Z_METADATA"), tableSet.contains("Z_PRIMARYKEY") else {
+            throw StoreError.notAStore(path: path, reason: "it has tables but not Core Data's Z_METADATA and Z_PRIMARYKEY")
+        }
+        return try writer.read { db in
+            var differences: [String] = []
+            let numbers = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
+            var nameByNumber: [Int: String] = [:]
+            for row in numbers { nameByNumber[row[0]] = row[1] }
+            for entity in model.entitiesByNumber {
+                if let stored = nameByNumber[entity.entityNumber] {
+                    if stored != entity.name {
+                        differences.append("entity number \(entity.entityNumber) is '\(stored)' in the store, '\(entity.name)' in the model")
+                    }
+                } else {
+                    differences.append("entity '\(entity.name)' is not in the store")
+                }
+            }
+            let modelNames = Set(model.entities.map(\.name))
+            for (_, name) in nameByNumber where !modelNames.contains(name) {
+                differences.append("the store has entity '\(name)', which the model does not")
+            }
+            for table in model.schema.tables {
+                guard tableSet.contains(table.name) else {
+                    differences.append("table \(table.name) is missing")
+                    continue
+                }
+                let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(table.name))").map { ($0["name"] as String).uppercased() })
+                for column in table.columns where !columns.contains(column.name) {
+                    differences.append("column \(table.name).\(column.name) is missing")
+                }
+            }
+            for join in model.schema.joinTables where !tableSet.contains(join.name) {
+                differences.append("join table \(join.name) is missing")
+            }
+            guard differences.isEmpty else { throw StoreError.incompatibleModel(path: path, differences: differences) }
+            let uuid = try String.fetchOne(db, sql: "SELECT Z_UUID FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+            return uuid ?? newIdentifier
+        }
+    }
+
+    /// Logs a fetch's summary line when SQL debugging is on, as Core Data does.
+    static func logFetch(rows: Int, since start: ContinuousClock.Instant) {
+        guard sqlDebug else { return }
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        sqlLogger.info("total fetch execution time: \(String(format: "%.4f", seconds))s for \(rows) rows.")
+    }
+}
+
+extension StoreError {
+    static func fromOpening(_ error: DatabaseError, path: String) -> StoreError {
+        switch error.resultCode {
+        case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+            return .notAStore(path: path, reason: error.message ?? "not an SQLite database")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return .busy(path: path)
+        case .SQLITE_CANTOPEN:
+            return .notAStore(path: path, reason: "cannot open the file (\(error.message ?? "unknown reason"))")
+        case .SQLITE_READONLY:
+            return .readOnly(path: path)
+        default:
+            return .sqlite(code: error.resultCode.rawValue, message: error.message ?? "", sql: error.sql)
+        }
+    }
+
+    static func from(_ error: Error, path: String) -> Error {
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED: return StoreError.busy(path: path)
+            case .SQLITE_READONLY: return StoreError.readOnly(path: path)
+            case .SQLITE_INTERRUPT: return ObjectGraphError.cancelled
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+                return StoreError.corrupt(path: path, reason: error.message ?? "corrupt")
+            default:
+                return StoreError.sqlite(code: error.resultCode.rawValue, message: error.message ?? "", sql: error.sql)
+            }
+        }
+        return error
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// One row of an entity table, in the table's column order (Z_PK, Z_ENT, Z_OPT first).
+typealias RowValues = ContiguousArray<DatabaseValue>
+
+extension RowValues {
+    var primaryKey: Int64 { if case .int64(let v) = self[0].storage { return v } else { return 0 } }
+    var entityNumber: Int { if case .int64(let v) = self[1].storage { return Int(v) } else { return 0 } }
+    var version: Int64 { if case .int64(let v) = self[2].storage { return v } else { return 0 } }
+}
+
+/// Checked while rows are stepped, so a long fetch stops when asked.
+final class CancellationFlag: @unchecked Sendable {
+    // @unchecked Sendable: a single atomic-enough Bool read by the SQLite progress handler; a stale read
+    // only delays the stop by one handler call.
+    private let lock = NSLock()
+    private var cancelled = false
+    var isCancelled: Bool { lock.lock(); defer { lock.unlock() }; return cancelled }
+    func cancel() { lock.lock(); cancelled = true; lock.unlock() }
+}
+
+extension Database {
+    /// Steps a query with SQLite's own API (no intermediate row objects), handing each row's first
+    /// `columnCount` values to `body`. With a cancellation flag, SQLite is interrupted from its progress
+    /// handler, so even a long sort stops at once.
+    func stepRows(sql: String, arguments: [DatabaseValue], cancellation: CancellationFlag? = nil,
+                  _ body: (SQLiteStatement) throws -> Void) throws {
+        let statement = try cachedStatement(sql: sql)
+        try statement.setArguments(StatementArguments(arguments))
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        if let cancellation {
+            let context = Unmanaged.passUnretained(cancellation).toOpaque()
+            sqlite3_progress_handler(sqliteConnection, 1000, { pointer in
+                guard let pointer else { return 0 }
+                return Unmanaged<CancellationFlag>.fromOpaque(pointer).takeUnretainedValue().isCancelled ? 1 : 0
+            }, context)
+        }
+        defer { if cancellation != nil { sqlite3_progress_handler(sqliteConnection, 0, nil, nil) } }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_ROW {
+                try body(handle)
+            } else if code == SQLITE_DONE {
+                return
+            } else if code == SQLITE_INTERRUPT {
+                throw ObjectGraphError.cancelled
+            } else {
+                let message = String(cString: sqlite3_errmsg(sqliteConnection))
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+            }
+        }
+    }
+
+    /// Reads full table rows.
+    func fetchRowValues(sql: String, arguments: [DatabaseValue], columnCount: Int,
+                        cancellation: CancellationFlag? = nil,
+                        _ body: (RowValues) throws -> Void) throws {
+        try stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
+            var values = RowValues()
+            values.reserveCapacity(columnCount)
+            for column in 0..<Int32(columnCount) {
+                values.append(DatabaseValue(sqliteStatement: handle, index: column))
+            }
+            try body(values)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+
+/// Everything one save writes, in store terms: rows to insert, update and delete, join rows, and
+/// foreign keys on other tables. Built by the context, written by the store in one transaction.
+struct StoreChangeSet {
+    struct Insert {
+        var id: ManagedObjectID
+        var table: String
+        var row: RowValues
+    }
+
+    struct Update {
+        var id: ManagedObjectID
+        var table: String
+        var expectedVersion: Int64
+        /// Column index in the table → new value.
+        var values: [(column: Int, value: DatabaseValue)]
+        /// Skip the version check (the overwrite merge policy).
+        var force = false
+    }
+
+    struct Delete {
+        var id: ManagedObjectID
+        var table: String
+        var expectedVersion: Int64
+    }
+
+    struct JoinRow: Hashable {
+        var table: String
+        var sourceColumn: String
+        var destinationColumn: String
+        var source: Int64
+        var destination: Int64
+    }
+
+    /// A foreign key or order column on another object's row (hidden to-many keys, ordered positions).
+    struct ForeignKeyUpdate {
+        var table: String
+        var column: String
+        var primaryKey: Int64
+        var value: DatabaseValue
+    }
+
+    var inserts: [Insert] = []
+    var updates: [Update] = []
+    var deletes: [Delete] = []
+    var joinInserts: Set<JoinRow> = []
+    var joinDeletes: Set<JoinRow> = []
+    /// Join tables to clear for a deleted object: (table, column, key).
+    var joinClears: [(table: String, column: String, key: Int64)] = []
+    var foreignKeyUpdates: [ForeignKeyUpdate] = []
+    /// Hidden foreign keys to clear when their owner is deleted: (table, column, owner key).
+    var foreignKeyClears: [(table: String, column: String, key: Int64)] = []
+}
+
+/// A row whose version moved on in the store since the context read it.
+struct StoreConflict: Error {
+    var id: ManagedObjectID
+    var expectedVersion: Int64
+    /// The row in the store now; nil when it was deleted.
+    var currentRow: RowValues?
+}
+
+struct StoreConflicts: Error {
+    var conflicts: [StoreConflict]
+}
+
+extension PersistentStore {
+    /// Writes a change set in one transaction. Version mismatches roll everything back and are
+    /// reported together as `StoreConflicts`.
+    func apply(_ changes: StoreChangeSet) throws {
+        try write { db in
+            var conflicts: [StoreConflict] = []
+            for update in changes.updates {
+                var assignments = update.values.map { "\(schema.table(named: update.table)!.columns[$0.column].name) = ?" }
+                assignments.append("Z_OPT = Z_OPT + 1")
+                var arguments = update.values.map(\.value)
+                arguments.append(update.id.primaryKey.databaseValue)
+                var sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
+                if !update.force {
+                    sql += " AND Z_OPT = ?"
+                    arguments.append(update.expectedVersion.databaseValue)
+                }
+                try db.execute(sql: sql, arguments: StatementArguments(arguments))
+                if db.changesCount == 0 {
+                    conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion,
+                                                   currentRow: try currentRow(update.id, in: db)))
+                }
+            }
+            for delete in changes.deletes {
+                try db.execute(sql: "DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
+                               arguments: [delete.id.primaryKey, delete.expectedVersion])
+                if db.changesCount == 0 {
+                    conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion,
+                                                   currentRow: try currentRow(delete.id, in: db)))
+                }
+            }
+            if !conflicts.isEmpty { throw StoreConflicts(conflicts: conflicts) }
+            var insertStatements: [String: Statement] = [:]
+            for insert in changes.inserts {
+                let statement: Statement
+                if let cached = insertStatements[insert.table] {
+                    statement = cached
+                } else {
+                    let table = schema.table(named: insert.table)!
+                    let columns = table.columns.map(\.name).joined(separator: ", ")
+                    let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
+                    statement = try db.makeStatement(sql: "INSERT INTO \(insert.table) (\(columns)) VALUES (\(placeholders))")
+                    insertStatements[insert.table] = statement
+                }
+                try statement.execute(arguments: StatementArguments(Array(insert.row)))
+            }
+            for clear in changes.joinClears {
+                try db.execute(sql: "DELETE FROM \(clear.table) WHERE \(clear.column) = ?", arguments: [clear.key])
+            }
+            for clear in changes.foreignKeyClears {
+                try db.execute(sql: "UPDATE \(clear.table) SET \(clear.column) = NULL WHERE \(clear.column) = ?",
+                               arguments: [clear.key])
+            }
+            for row in changes.joinDeletes {
+                try db.execute(sql: "DELETE FROM \(row.table) WHERE \(row.sourceColumn) = ? AND \(row.destinationColumn) = ?",
+                               arguments: [row.source, row.destination])
+            }
+            for row in changes.joinInserts {
+                try db.execute(sql: "INSERT OR IGNORE INTO \(row.table) (\(row.sourceColumn), \(row.destinationColumn)) VALUES (?, ?)",
+                               arguments: [row.source, row.destination])
+            }
+            for update in changes.foreignKeyUpdates {
+                try db.execute(sql: "UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",
+                               arguments: [update.value, update.primaryKey])
+            }
+        }
+    }
+
+    private func currentRow(_ id: ManagedObjectID, in db: Database) throws -> RowValues? {
+        guard let table = schema.table(named: id.entity.tableName) else { return nil }
+        var found: RowValues?
+        try db.fetchRowValues(sql: "SELECT \(selectList(for: table)) FROM \(table.name) t0 WHERE t0.Z_PK = ?",
+                              arguments: [id.primaryKey.databaseValue], columnCount: table.columns.count) { found = $0 }
+        return found
+    }
+}
