@@ -67,6 +67,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         context?.insert(self)
     }
 
+    /// The entity name a typed subclass uses by default (`FetchRequest<Item>()`): its Swift type name.
+    open class var entityName: String { String(describing: self) }
+
     // MARK: State
 
     /// Whether the object's values have not been read from the store yet.

@@ -1,0 +1,178 @@
+import Foundation
+
+/// A Swift type that a ``Managed`` property can have: attribute values, related objects, and sets or
+/// arrays of related objects.
+public protocol ManagedPropertyValue {
+    /// Converts what `value(forKey:)` returns into this type (nil if it does not fit).
+    static func fromManagedValue(_ value: Any?) -> Self?
+    /// What `setValue(_:forKey:)` is given for this value.
+    var managedValue: Any? { get }
+}
+
+/// A typed property of a ``ManagedObject`` subclass, backed by the entity's property of that name: the
+/// Swift counterpart of `@NSManaged`, which Linux does not have.
+///
+/// ```swift
+/// final class FailedBankInfo: ManagedObject {
+///     @Managed("name") var name: String?
+///     @Managed("details") var details: FailedBankDetails?
+/// }
+/// let close = bank.details?.closeDate
+/// ```
+///
+/// The key must name a property of the entity and the Swift type must fit it; a mismatch is a programmer
+/// error and stops the program with a message naming the entity and key, as would reading an object
+/// whose row was deleted behind the context's back. Use `try value(forKey:)` where such failures are
+/// expected.
+@propertyWrapper
+public struct Managed<Value: ManagedPropertyValue> {
+    /// The entity property's name.
+    public let key: String
+
+    public init(_ key: String) { self.key = key }
+
+    @available(*, unavailable, message: "@Managed works only in ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { preconditionFailure("@Managed used outside a ManagedObject subclass") }
+        set { preconditionFailure("@Managed used outside a ManagedObject subclass") }
+    }
+
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Value {
+        get {
+            let key = object[keyPath: storageKeyPath].key
+            let raw: Any?
+            do { raw = try object.value(forKey: key) } catch {
+                preconditionFailure("\(object.entity.name).\(key): \(error)")
+            }
+            guard let value = Value.fromManagedValue(raw) else {
+                preconditionFailure("\(object.entity.name).\(key) holds \(raw.map { String(describing: type(of: $0)) } ?? "nil"), which is not \(Value.self)")
+            }
+            return value
+        }
+        set {
+            let key = object[keyPath: storageKeyPath].key
+            do { try object.setValue(newValue.managedValue, forKey: key) } catch {
+                preconditionFailure("\(object.entity.name).\(key): \(error)")
+            }
+        }
+    }
+}
+
+extension Optional: ManagedPropertyValue where Wrapped: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> Wrapped?? {
+        guard let value, !(value is NSNull) else { return .some(nil) }
+        guard let wrapped = Wrapped.fromManagedValue(value) else { return nil }
+        return .some(wrapped)
+    }
+    public var managedValue: Any? { self?.managedValue }
+}
+
+extension String: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> String? { value as? String }
+    public var managedValue: Any? { self }
+}
+
+extension Bool: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> Bool? { value as? Bool }
+    public var managedValue: Any? { self }
+}
+
+extension Date: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> Date? { value as? Date }
+    public var managedValue: Any? { self }
+}
+
+extension Data: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> Data? { value as? Data }
+    public var managedValue: Any? { self }
+}
+
+extension UUID: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> UUID? { value as? UUID }
+    public var managedValue: Any? { self }
+}
+
+extension URL: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> URL? { value as? URL }
+    public var managedValue: Any? { self }
+}
+
+extension Decimal: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> Decimal? { value as? Decimal }
+    public var managedValue: Any? { self }
+}
+
+/// Integers convert between widths when the value fits.
+extension ManagedPropertyValue where Self: FixedWidthInteger {
+    public static func fromManagedValue(_ value: Any?) -> Self? {
+        switch value {
+        case let v as Int16: return Self(exactly: v)
+        case let v as Int32: return Self(exactly: v)
+        case let v as Int64: return Self(exactly: v)
+        case let v as Int: return Self(exactly: v)
+        default: return nil
+        }
+    }
+    public var managedValue: Any? { self }
+}
+
+extension Int: ManagedPropertyValue {}
+extension Int16: ManagedPropertyValue {}
+extension Int32: ManagedPropertyValue {}
+extension Int64: ManagedPropertyValue {}
+
+extension Double: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> Double? {
+        switch value {
+        case let v as Double: return v
+        case let v as Float: return Double(v)
+        default: return nil
+        }
+    }
+    public var managedValue: Any? { self }
+}
+
+extension Float: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> Float? {
+        switch value {
+        case let v as Float: return v
+        case let v as Double: return Float(v)
+        default: return nil
+        }
+    }
+    public var managedValue: Any? { self }
+}
+
+extension ManagedObject: ManagedPropertyValue {
+    public static func fromManagedValue(_ value: Any?) -> Self? { value as? Self }
+    public var managedValue: Any? { self }
+}
+
+extension Set: ManagedPropertyValue where Element: ManagedObject {
+    public static func fromManagedValue(_ value: Any?) -> Set<Element>? {
+        if let set = value as? Set<ManagedObject> { return Set(set.compactMap { $0 as? Element }) }
+        if let array = value as? [ManagedObject] { return Set(array.compactMap { $0 as? Element }) }
+        return nil
+    }
+    public var managedValue: Any? { Array(self) as [ManagedObject] }
+}
+
+extension Array: ManagedPropertyValue where Element: ManagedObject {
+    public static func fromManagedValue(_ value: Any?) -> [Element]? {
+        if let array = value as? [ManagedObject] { return array.compactMap { $0 as? Element } }
+        if let set = value as? Set<ManagedObject> { return set.compactMap { $0 as? Element } }
+        return nil
+    }
+    public var managedValue: Any? { self as [ManagedObject] }
+}
+
+extension FetchRequest where Result: ManagedObject {
+    /// A request for a typed subclass's entity (`FetchRequest<Item>()`).
+    public convenience init() {
+        self.init(entityName: Result.entityName)
+    }
+}
