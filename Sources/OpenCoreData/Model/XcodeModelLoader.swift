@@ -87,11 +87,16 @@ struct XcodeModelLoader {
         }
         let children = (try? fileManager.contentsOfDirectory(atPath: bundle.path)) ?? []
         let versions = children.filter { $0.hasSuffix(".xcdatamodel") }
-            .sorted { $0.compare($1, options: .numeric) == .orderedAscending }
+            .sorted { versionName($0).compare(versionName($1), options: .numeric) == .orderedAscending }
         guard let last = versions.last else {
             throw ModelError.malformedModelFile(path: bundle.path, reason: "the bundle has no .xcdatamodel version")
         }
         return bundle.appendingPathComponent(last)
+    }
+
+    /// "Model 2.xcdatamodel" → "Model 2": compared without the extension so that "Model" comes first.
+    private static func versionName(_ fileName: String) -> String {
+        String(fileName.dropLast(".xcdatamodel".count))
     }
 
     // MARK: Mapping elements
