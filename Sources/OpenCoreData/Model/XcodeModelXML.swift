@@ -32,6 +32,11 @@ final class XcodeModelXMLNode {
     /// Reads an XML document into a tree, or throws `ModelError.malformedModelFile` with the position
     /// XMLParser reports.
     static func parse(_ data: Data, source: String) throws -> XcodeModelXMLNode {
+        // FoundationXML on Linux traps on element or attribute names that are not valid UTF-8, so the
+        // bytes are checked first (Xcode always writes UTF-8).
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw ModelError.malformedModelFile(path: source, reason: "the file is not valid UTF-8 text")
+        }
         let parser = XMLParser(data: data)
         // Model files never need external entities; resolving them would let a file reach other files.
         parser.shouldResolveExternalEntities = false

@@ -79,44 +79,43 @@ struct StoreMetadata: Sendable, Equatable {
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
     }
 
-    /// Reads a `Z_PLIST` blob (binary or XML property list). `rowUUID` is the row's `Z_UUID`, used when
-    /// the plist lacks `NSStoreUUID`; `storePath` names the store in errors.
+    /// Reads a `Z_PLIST` blob (a binary property list, as Core Data writes). `rowUUID` is the row's
+    /// `Z_UUID`, used when the plist lacks `NSStoreUUID`; `storePath` names the store in errors.
     ///
-    /// Throws ``StoreError/corrupt(path:reason:)`` when the data is not a property list dictionary, or
-    /// lacks the version hashes or a readable store UUID.
+    /// Throws ``StoreError/corrupt(path:reason:)`` when the data is not a binary property list
+    /// dictionary, or lacks the version hashes or a readable store UUID.
     init(plistData: Data, rowUUID: String? = nil, storePath: String = "Z_METADATA") throws {
         func corrupt(_ reason: String) -> StoreError { .corrupt(path: storePath, reason: "metadata \(reason)") }
-        let object: Any
+        let root: PropertyListValue
         do {
-            object = try PropertyListSerialization.propertyList(from: plistData, options: [], format: nil)
-        } catch {
-            throw corrupt("is not a property list")
+            root = try BinaryPropertyListReader.read(plistData)
+        } catch let failure as BinaryPropertyListReader.Failure {
+            throw corrupt("is not a readable binary property list (\(failure.reason))")
         }
-        guard let plist = Self.stringKeyed(object) else { throw corrupt("is not a dictionary") }
+        guard let plist = root.dictionary else { throw corrupt("is not a dictionary") }
 
-        storeType = plist[Key.storeType] as? String ?? "SQLite"
+        storeType = plist[Key.storeType]?.string ?? "SQLite"
 
-        let uuidText = plist[Key.storeUUID] as? String ?? rowUUID
-        guard let uuidText, let uuid = UUID(uuidString: uuidText) else {
+        guard let uuidText = plist[Key.storeUUID]?.string ?? rowUUID, let uuid = UUID(uuidString: uuidText) else {
             throw corrupt("has no readable store UUID")
         }
         storeUUID = uuid
 
-        guard let hashesObject = plist[Key.versionHashes], let hashes = Self.stringKeyed(hashesObject) else {
+        guard let hashes = plist[Key.versionHashes]?.dictionary else {
             throw corrupt("has no \(Key.versionHashes) dictionary")
         }
         var versionHashes: [String: Data] = [:]
         for (entity, value) in hashes {
-            guard let digest = value as? Data else { throw corrupt("has a non-data version hash for '\(entity)'") }
+            guard let digest = value.data else { throw corrupt("has a non-data version hash for '\(entity)'") }
             versionHashes[entity] = digest
         }
         self.versionHashes = versionHashes
 
-        versionHashesVersion = Self.integer(plist[Key.versionHashesVersion])
-        versionIdentifiers = (plist[Key.versionIdentifiers] as? [Any])?.compactMap { $0 as? String } ?? []
-        frameworkVersion = Self.integer(plist[Key.frameworkVersion])
+        versionHashesVersion = plist[Key.versionHashesVersion]?.integer.flatMap { Int(exactly: $0) }
+        versionIdentifiers = plist[Key.versionIdentifiers]?.array?.compactMap(\.string) ?? []
+        frameworkVersion = plist[Key.frameworkVersion]?.integer.flatMap { Int(exactly: $0) }
         autoVacuumLevel = plist[Key.autoVacuumLevel].flatMap { value in
-            (value as? String) ?? Self.integer(value).map(String.init)
+            value.string ?? value.integer.map { String($0) }
         }
     }
 
@@ -137,28 +136,7 @@ struct StoreMetadata: Sendable, Equatable {
         }
     }
 
-    // MARK: Reading helpers
-
-    /// Property lists decode to `[AnyHashable: Any]` on Linux; metadata keys are always strings.
-    private static func stringKeyed(_ object: Any) -> [String: Any]? {
-        if let dictionary = object as? [String: Any] { return dictionary }
-        guard let dictionary = object as? [AnyHashable: Any] else { return nil }
-        var result: [String: Any] = [:]
-        for (key, value) in dictionary {
-            guard let key = key.base as? String else { return nil }
-            result[key] = value
-        }
-        return result
-    }
-
-    private static func integer(_ value: Any?) -> Int? {
-        switch value {
-        case let number as Int: return number
-        case let number as NSNumber: return number.intValue
-        case let text as String: return Int(text)
-        default: return nil
-        }
-    }
+    // MARK: Helpers
 
     private static func shortHex(_ data: Data) -> String {
         data.prefix(6).map { String(format: "%02x", $0) }.joined() + "…"

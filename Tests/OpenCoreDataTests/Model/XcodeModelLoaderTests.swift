@@ -184,6 +184,36 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
         }
     }
 
+    /// No input crashes the loader: truncations and byte changes of a real model file either load or
+    /// throw a ModelError. (This found FoundationXML trapping on names that are not valid UTF-8.)
+    @Test func damagedFilesNeverCrash() throws {
+        let url = try fixtureURL("Library.xcdatamodeld/Library 2.xcdatamodel/contents")
+        let original = try Data(contentsOf: url)
+        var generator = SplitMix64(seed: 2001)
+        var samples: [Data] = stride(from: 0, to: original.count, by: 37).map { original.prefix($0) }
+        for _ in 0..<1000 {
+            var damaged = original
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let index = Int.random(in: 0..<damaged.count, using: &generator)
+                damaged[index] = UInt8.random(in: 0...255, using: &generator)
+            }
+            samples.append(damaged)
+        }
+        for sample in samples {
+            do {
+                _ = try ManagedObjectModel(xmlData: sample, source: "damaged")
+            } catch is ModelError {
+                // Expected for most samples.
+            }
+        }
+    }
+
+    @Test func invalidUTF8IsRefused() {
+        var bytes = Array(modelXML(#"<entity name="A" isAbstract="NO"/>"#))
+        if let index = bytes.firstIndex(of: UInt8(ascii: "s")) { bytes[index] = 0xE5 }
+        #expect(throws: ModelError.self) { try ManagedObjectModel(xmlData: Data(bytes), source: "latin") }
+    }
+
     @Test func missingFilesAndCompiledModels() throws {
         #expect(throws: ModelError.self) {
             try ManagedObjectModel(contentsOf: URL(fileURLWithPath: "/nonexistent/Model.xcdatamodeld"))
@@ -192,5 +222,18 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
         try FileManager.default.createDirectory(at: compiled, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: compiled) }
         #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: compiled) }
+    }
+}
+
+/// A small seeded generator so the damaged-file test is the same on every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -69,7 +69,7 @@ import Testing
             "NSStoreModelVersionHashesDigest": "something newer",
             "_NSAutoVacuumLevel": 2,
         ]
-        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
         let read = try StoreMetadata(plistData: data, rowUUID: uuid.uuidString)
         #expect(read.storeUUID == uuid)
         #expect(read.storeType == "SQLite")
