@@ -75,10 +75,7 @@ struct XcodeModelLoader {
     static func currentVersionURL(inBundle bundle: URL) throws -> URL {
         let fileManager = FileManager.default
         let marker = bundle.appendingPathComponent(".xccurrentversion")
-        if let data = try? Data(contentsOf: marker),
-           let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-           let dictionary = plist as? [String: Any],
-           let name = dictionary["_XCCurrentVersionName"] as? String {
+        if let data = try? Data(contentsOf: marker), let name = currentVersionName(inMarker: data) {
             // The name must be a plain child, never a path leading elsewhere.
             let candidate = bundle.appendingPathComponent(name)
             if !name.contains("/"), name != "..", fileManager.fileExists(atPath: candidate.path) {
@@ -92,6 +89,21 @@ struct XcodeModelLoader {
             throw ModelError.malformedModelFile(path: bundle.path, reason: "the bundle has no .xcdatamodel version")
         }
         return bundle.appendingPathComponent(last)
+    }
+
+    /// `_XCCurrentVersionName` from the XML plist in `.xccurrentversion`. Read with the same XML parser
+    /// as model files rather than PropertyListSerialization, whose Linux parser is not hardened against
+    /// damaged input.
+    static func currentVersionName(inMarker data: Data) -> String? {
+        guard let root = try? XcodeModelXMLNode.parse(data, source: ".xccurrentversion"),
+              let dictionary = root.name == "plist" ? root.children(named: "dict").first : nil else { return nil }
+        let entries = dictionary.children
+        for (index, entry) in entries.enumerated()
+        where entry.name == "key" && entry.text == "_XCCurrentVersionName" && index + 1 < entries.count {
+            let value = entries[index + 1]
+            return value.name == "string" ? value.text.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+        }
+        return nil
     }
 
     /// "Model 2.xcdatamodel" → "Model 2": compared without the extension so that "Model" comes first.

@@ -13,6 +13,9 @@ final class XcodeModelXMLNode {
     let line: Int
     let column: Int
     fileprivate(set) var children: [XcodeModelXMLNode] = []
+    /// The element's own character data (used for the `.xccurrentversion` plist; model files keep
+    /// everything in attributes).
+    fileprivate(set) var text = ""
 
     init(name: String, attributes: [String: String], line: Int, column: Int) {
         self.name = name
@@ -73,6 +76,10 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
             root = node
         }
         stack.append(node)
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        stack.last?.text += string
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,

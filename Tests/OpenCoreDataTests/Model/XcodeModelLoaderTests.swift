@@ -43,6 +43,18 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
         #expect(model.versionIdentifiers == ["Model 10"])
     }
 
+    @Test func currentVersionMarker() {
+        let marker = Data("""
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0"><dict><key>other</key><string>x</string>
+        <key>_XCCurrentVersionName</key><string>Model 3.xcdatamodel</string></dict></plist>
+        """.utf8)
+        #expect(XcodeModelLoader.currentVersionName(inMarker: marker) == "Model 3.xcdatamodel")
+        #expect(XcodeModelLoader.currentVersionName(inMarker: Data("<plist><dict><key>_XCCurrentVersionName</key></dict></plist>".utf8)) == nil)
+        #expect(XcodeModelLoader.currentVersionName(inMarker: Data("garbage".utf8)) == nil)
+    }
+
     @Test func everyAttributeTypeAndDefaultValue() throws {
         let book = try #require(try library().entitiesByName["Book"])
         let attributes = book.attributesByName
