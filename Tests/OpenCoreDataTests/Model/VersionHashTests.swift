@@ -172,7 +172,7 @@ import Testing
 
     /// The loader and the builder must agree: FailedBanks from its model file equals the same model in code.
     @Test func loadedModelMatchesTheSameModelBuiltInCode() throws {
-        let loaded = try ManagedObjectModel(contentsOf: fixtureURL("FailedBanks.xcdatamodeld"))
+        let loaded = try ManagedObjectModel(contentsOf: InteropFixtures.url("FailedBanks.xcdatamodeld"))
         let details = ToOne("details", "FailedBankDetails", inverse: "info", deleteRule: .cascade)
         details.relationship.minCount = 1
         let info = ToOne("info", "FailedBankInfo", inverse: "details")
@@ -195,8 +195,8 @@ import Testing
     }
 
     @Test func libraryVersionsDiffer() throws {
-        let v1 = try ManagedObjectModel(contentsOf: fixtureURL("Library.xcdatamodeld/Library.xcdatamodel"))
-        let v2 = try ManagedObjectModel(contentsOf: fixtureURL("Library.xcdatamodeld"))
+        let v1 = try ManagedObjectModel(contentsOf: InteropFixtures.url("Library.xcdatamodeld/Library.xcdatamodel"))
+        let v2 = try ManagedObjectModel(contentsOf: InteropFixtures.url("Library.xcdatamodeld"))
         #expect(v1.entityVersionHashesByName["Book"] != v2.entityVersionHashesByName["Book"])
         #expect(v2.entityVersionHashesByName.count == 6)
         #expect(v2.entityVersionHashesByName.values.allSatisfy { $0.count == 32 })
@@ -205,7 +205,7 @@ import Testing
     /// Known answer: FailedBankInfo's digest built byte by byte from the rules, independently of the
     /// implementation's helpers.
     @Test func knownAnswerFailedBankInfo() throws {
-        let model = try ManagedObjectModel(contentsOf: fixtureURL("FailedBanks.xcdatamodeld"))
+        let model = try ManagedObjectModel(contentsOf: InteropFixtures.url("FailedBanks.xcdatamodeld"))
         func sha(_ parts: [UInt8]...) -> [UInt8] { [UInt8](SHA256.hash(parts.flatMap { $0 })) }
         func utf8(_ text: String) -> [UInt8] { Array(text.utf8) }
         let optionalFlags: [UInt8] = [0x01, 0x00]             // u16(1): optional

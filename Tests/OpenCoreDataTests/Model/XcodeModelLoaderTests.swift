@@ -2,25 +2,9 @@ import Foundation
 import Testing
 @testable import OpenCoreData
 
-/// The fixtures folder the test target copies as a resource.
-func fixtureURL(_ name: String) throws -> URL {
-    let folder = try #require(Bundle.module.url(forResource: "Fixtures", withExtension: nil))
-    return folder.appendingPathComponent(name)
-}
-
-/// Wraps entity XML in the `<model>` element Xcode writes.
-func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
-    Data("""
-    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" \(modelAttributes)>
-    \(entities)
-    </model>
-    """.utf8)
-}
-
 @Suite struct XcodeModelLoaderTests {
     private func library() throws -> ManagedObjectModel {
-        try ManagedObjectModel(contentsOf: fixtureURL("Library.xcdatamodeld"))
+        try ManagedObjectModel(contentsOf: InteropFixtures.url("Library.xcdatamodeld"))
     }
 
     @Test func bundleLoadsTheCurrentVersion() throws {
@@ -30,7 +14,7 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     }
 
     @Test func versionFolderAndContentsFileLoadToo() throws {
-        let folder = try fixtureURL("Library.xcdatamodeld/Library.xcdatamodel")
+        let folder = try InteropFixtures.url("Library.xcdatamodeld/Library.xcdatamodel")
         let fromFolder = try ManagedObjectModel(contentsOf: folder)
         let fromFile = try ManagedObjectModel(contentsOf: folder.appendingPathComponent("contents"))
         #expect(fromFolder.versionIdentifiers == ["1.0"])
@@ -39,7 +23,7 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     }
 
     @Test func withoutMarkerTheLastVersionInNumericOrderIsUsed() throws {
-        let model = try ManagedObjectModel(contentsOf: fixtureURL("NoMarker.xcdatamodeld"))
+        let model = try ManagedObjectModel(contentsOf: InteropFixtures.url("NoMarker.xcdatamodeld"))
         #expect(model.versionIdentifiers == ["Model 10"])
     }
 
@@ -129,7 +113,7 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     }
 
     @Test func failedBanks() throws {
-        let model = try ManagedObjectModel(contentsOf: fixtureURL("FailedBanks.xcdatamodeld"))
+        let model = try ManagedObjectModel(contentsOf: InteropFixtures.url("FailedBanks.xcdatamodeld"))
         #expect(model.versionIdentifiers.isEmpty)
         let info = try #require(model.entitiesByName["FailedBankInfo"])
         let details = try #require(model.entitiesByName["FailedBankDetails"])
@@ -145,7 +129,7 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     // MARK: Errors
 
     @Test func malformedXMLReportsLineAndColumn() throws {
-        let url = try fixtureURL("Broken.xcdatamodel")
+        let url = try InteropFixtures.url("Broken.xcdatamodel")
         #expect {
             try ManagedObjectModel(contentsOf: url)
         } throws: { error in
@@ -170,14 +154,14 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     }
 
     @Test func unknownAttributeType() {
-        let xml = modelXML(#"<entity name="A"><attribute name="shape" attributeType="Composite"/></entity>"#)
+        let xml = InteropFixtures.modelXML(#"<entity name="A"><attribute name="shape" attributeType="Composite"/></entity>"#)
         #expect(throws: ModelError.unknownType(entity: "A", property: "shape", type: "Composite")) {
             try ManagedObjectModel(xmlData: xml, source: "test")
         }
     }
 
     @Test func relationshipWithoutDestination() {
-        let xml = modelXML(#"<entity name="A"><relationship name="b" optional="YES" maxCount="1" deletionRule="Nullify"/></entity>"#)
+        let xml = InteropFixtures.modelXML(#"<entity name="A"><relationship name="b" optional="YES" maxCount="1" deletionRule="Nullify"/></entity>"#)
         #expect(throws: ModelError.invalidRelationship(entity: "A", relationship: "b",
                                                        reason: "it has no destination entity")) {
             try ManagedObjectModel(xmlData: xml, source: "test")
@@ -185,12 +169,12 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     }
 
     @Test func invalidDefaultValue() {
-        let xml = modelXML(#"<entity name="A"><attribute name="n" attributeType="Integer 16" defaultValueString="70000"/></entity>"#)
+        let xml = InteropFixtures.modelXML(#"<entity name="A"><attribute name="n" attributeType="Integer 16" defaultValueString="70000"/></entity>"#)
         #expect(throws: ModelError.self) { try ManagedObjectModel(xmlData: xml, source: "test") }
     }
 
     @Test func modelChecksStillApply() {
-        let xml = modelXML(#"<entity name="A"><relationship name="b" maxCount="1" destinationEntity="B" deletionRule="Nullify"/></entity>"#)
+        let xml = InteropFixtures.modelXML(#"<entity name="A"><relationship name="b" maxCount="1" destinationEntity="B" deletionRule="Nullify"/></entity>"#)
         #expect(throws: ModelError.unknownDestination(entity: "A", relationship: "b", destination: "B")) {
             try ManagedObjectModel(xmlData: xml, source: "test")
         }
@@ -199,9 +183,9 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     /// No input crashes the loader: truncations and byte changes of a real model file either load or
     /// throw a ModelError. (This found FoundationXML trapping on names that are not valid UTF-8.)
     @Test func damagedFilesNeverCrash() throws {
-        let url = try fixtureURL("Library.xcdatamodeld/Library 2.xcdatamodel/contents")
+        let url = try InteropFixtures.url("Library.xcdatamodeld/Library 2.xcdatamodel/contents")
         let original = try Data(contentsOf: url)
-        var generator = SplitMix64(seed: 2001)
+        var generator = InteropFixtures.SeededGenerator(seed: 2001)
         var samples: [Data] = stride(from: 0, to: original.count, by: 37).map { original.prefix($0) }
         for _ in 0..<1000 {
             var damaged = original
@@ -221,7 +205,7 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     }
 
     @Test func invalidUTF8IsRefused() {
-        var bytes = Array(modelXML(#"<entity name="A" isAbstract="NO"/>"#))
+        var bytes = Array(InteropFixtures.modelXML(#"<entity name="A" isAbstract="NO"/>"#))
         if let index = bytes.firstIndex(of: UInt8(ascii: "s")) { bytes[index] = 0xE5 }
         #expect(throws: ModelError.self) { try ManagedObjectModel(xmlData: Data(bytes), source: "latin") }
     }
@@ -237,15 +221,3 @@ func modelXML(_ entities: String, modelAttributes: String = "") -> Data {
     }
 }
 
-/// A small seeded generator so the damaged-file test is the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

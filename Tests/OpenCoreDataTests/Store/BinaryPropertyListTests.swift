@@ -43,9 +43,9 @@ import Testing
 
     /// Damaged metadata blobs (which crash Foundation's reader on Linux) are refused, never a crash.
     @Test func damagedMetadataNeverCrashes() throws {
-        let model = try ManagedObjectModel(contentsOf: fixtureURL("Library.xcdatamodeld"))
+        let model = try ManagedObjectModel(contentsOf: InteropFixtures.url("Library.xcdatamodeld"))
         let original = try StoreMetadata(model: model, uuid: UUID()).plistData()
-        var generator = SplitMix64(seed: 7)
+        var generator = InteropFixtures.SeededGenerator(seed: 7)
         for round in 0..<2000 {
             var damaged = original
             if round % 3 == 0 { damaged = damaged.prefix(Int.random(in: 0..<damaged.count, using: &generator)) }

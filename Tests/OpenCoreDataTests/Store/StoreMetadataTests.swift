@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct StoreMetadataTests {
     private func failedBanks() throws -> ManagedObjectModel {
-        try ManagedObjectModel(contentsOf: fixtureURL("FailedBanks.xcdatamodeld"))
+        try ManagedObjectModel(contentsOf: InteropFixtures.url("FailedBanks.xcdatamodeld"))
     }
 
     private func decode(_ data: Data) throws -> [String: Any] {
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func roundTrips() throws {
-        let model = try ManagedObjectModel(contentsOf: fixtureURL("Library.xcdatamodeld"))
+        let model = try ManagedObjectModel(contentsOf: InteropFixtures.url("Library.xcdatamodeld"))
         let metadata = StoreMetadata(model: model, uuid: UUID())
         let read = try StoreMetadata(plistData: metadata.plistData())
         #expect(read == metadata)
@@ -105,8 +105,8 @@ import Testing
     }
 
     @Test func differencesNameEachEntity() throws {
-        let v1 = try ManagedObjectModel(contentsOf: fixtureURL("Library.xcdatamodeld/Library.xcdatamodel"))
-        let v2 = try ManagedObjectModel(contentsOf: fixtureURL("Library.xcdatamodeld"))
+        let v1 = try ManagedObjectModel(contentsOf: InteropFixtures.url("Library.xcdatamodeld/Library.xcdatamodel"))
+        let v2 = try ManagedObjectModel(contentsOf: InteropFixtures.url("Library.xcdatamodeld"))
         let store = StoreMetadata(model: v1, uuid: UUID())
         let differences = store.differences(from: v2)
         #expect(differences.count == 6)  // Author and Book changed; Chapter, Item, Magazine, Shelf added
