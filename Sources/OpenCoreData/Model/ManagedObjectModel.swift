@@ -23,6 +23,9 @@ public final class ManagedObjectModel: @unchecked Sendable {
     public let entitiesByName: [String: EntityDescription]
     /// The model's version identifiers (from an Xcode model, often empty).
     public let versionIdentifiers: [String]
+    /// Each entity's Core Data version hash (32 bytes), computed once when the model is built; the
+    /// store keeps these in its metadata to recognise the model it was written with.
+    public let entityVersionHashesByName: [String: Data]
     /// Entities by entity number: `entitiesByNumber[n - 1]` has `entityNumber == n`.
     let entitiesByNumber: [EntityDescription]
     /// The SQLite layout this model implies.
@@ -97,6 +100,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
         try Self.resolveRelationships(numbered, byName: byName)
         try Self.checkAttributesAndConstraints(numbered)
 
+        entityVersionHashesByName = Self.computeEntityVersionHashes(entities)
         for entity in entities {
             entity.managedObjectModel = self
             entity.freeze()

@@ -1,0 +1,136 @@
+import Foundation
+
+// Core Data's version hashes: per-property and per-entity SHA-256 digests of the persisted shape.
+// The byte layout follows /work/shared/design/core-data-interop.md exactly (see docs/INTEROP.md); a store
+// keeps one entity digest per entity, and a model whose digests differ is "another model".
+
+/// Builds the byte string a digest is taken over, in Core Data's encoding: strings as bare UTF-8,
+/// integers little-endian.
+struct VersionHashInput {
+    private(set) var bytes: [UInt8] = []
+
+    mutating func append(_ string: String) { bytes.append(contentsOf: string.utf8) }
+    mutating func append(_ data: Data) { bytes.append(contentsOf: data) }
+    mutating func append(byte: UInt8) { bytes.append(byte) }
+    mutating func append(u16 value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func append(i32 value: Int32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+
+    var digest: Data { SHA256.hash(bytes) }
+}
+
+/// Orders strings by Unicode code point, as the hash rules require (Swift's `<` on `String` compares
+/// canonically equivalent forms, which is not the same order). UTF-8 byte order is code-point order.
+func codePointPrecedes(_ lhs: String, _ rhs: String) -> Bool {
+    lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+}
+
+extension PropertyDescription {
+    /// `SHA256(name · u16(flags) · [versionHashModifier])`, flags = 1 optional + 2 transient + 4 read-only.
+    var baseVersionHash: Data {
+        var input = VersionHashInput()
+        input.append(name)
+        var flags: UInt16 = 0
+        if isOptional { flags |= 1 }
+        if isTransient { flags |= 2 }
+        if isReadOnly { flags |= 4 }
+        input.append(u16: flags)
+        if let versionHashModifier { input.append(versionHashModifier) }
+        return input.digest
+    }
+}
+
+extension AttributeDescription {
+    /// The attribute's 32-byte version hash, as Core Data computes it.
+    ///
+    /// Changes with the name, optionality, transience, read-only flag, hash modifier, type and the
+    /// external-storage and preserve-after-deletion flags; not with default values or validation rules.
+    ///
+    /// ```swift
+    /// let hash = AttributeDescription(name: "title", type: .string).versionHash  // 32 bytes
+    /// ```
+    public var versionHash: Data {
+        var input = VersionHashInput()
+        input.append(baseVersionHash)
+        input.append(i32: attributeType.typeCode)
+        if allowsExternalBinaryDataStorage { input.append(byte: 0x01) }
+        if preservesValueInHistoryOnDeletion { input.append(byte: 0x01) }
+        return input.digest
+    }
+}
+
+extension RelationshipDescription {
+    /// The relationship's 32-byte version hash, as Core Data computes it.
+    ///
+    /// Changes with the name, optionality, transience, hash modifier, destination entity name, inverse
+    /// name, min/max counts and ordering; not with the delete rule.
+    ///
+    /// ```swift
+    /// let hash = RelationshipDescription(name: "items", destination: "Item", toMany: true).versionHash
+    /// ```
+    public var versionHash: Data {
+        var input = VersionHashInput()
+        input.append(baseVersionHash)
+        input.append(destinationEntityName)
+        if let inverseName, !isOwnInverse { input.append(inverseName) }
+        input.append(i32: Int32(clamping: maxCount))
+        input.append(i32: Int32(clamping: minCount))
+        if isOrdered { input.append(u16: 1) }
+        return input.digest
+    }
+
+    /// Whether the inverse is this very relationship (e.g. `Person.spouse` inverse `spouse`), which the
+    /// hash leaves out. Uses the resolved inverse once the model is built, the names before.
+    private var isOwnInverse: Bool {
+        if let inverseRelationship { return inverseRelationship === self }
+        return inverseName == name && destinationEntityName == entity?.name
+    }
+}
+
+extension EntityDescription {
+    /// The entity's 32-byte version hash: what a Core Data store keeps in `NSStoreModelVersionHashes`.
+    ///
+    /// Takes the name, the abstract flag, the parent's hash, the hashes of every persistent property
+    /// (inherited ones included) in code-point order of their names, the hash modifier and the entity's
+    /// own uniqueness constraints. Meaningful once the entity belongs to a built model (before that its
+    /// parent is not resolved). Prefer ``ManagedObjectModel/entityVersionHashesByName``, computed once.
+    ///
+    /// ```swift
+    /// let model = try ManagedObjectModel { EntityDescription("Item") { Attribute("name", .string) } }
+    /// let hash = model.entitiesByName["Item"]?.versionHash   // 32 bytes
+    /// ```
+    public var versionHash: Data {
+        var input = VersionHashInput()
+        input.append(name)
+        input.append(byte: isAbstract ? 1 : 0)
+        if let superentity { input.append(superentity.versionHash) }
+
+        var persistent: [PropertyDescription] = []
+        var entity: EntityDescription? = self
+        while let current = entity {
+            persistent.append(contentsOf: current.properties.filter { !$0.isTransient })
+            entity = current.superentity
+        }
+        persistent.sort { codePointPrecedes($0.name, $1.name) }
+        for property in persistent {
+            switch property {
+            case let attribute as AttributeDescription: input.append(attribute.versionHash)
+            case let relationship as RelationshipDescription: input.append(relationship.versionHash)
+            default: break
+            }
+        }
+
+        if let versionHashModifier { input.append(versionHashModifier) }
+        let constraints = uniquenessConstraints.map { $0.joined(separator: ".") }.sorted(by: codePointPrecedes)
+        for constraint in constraints where !constraint.isEmpty { input.append(constraint) }
+        return input.digest
+    }
+}
+
+extension ManagedObjectModel {
+    /// Computes every entity's version hash; the model stores the result at init.
+    static func computeEntityVersionHashes(_ entities: [EntityDescription]) -> [String: Data] {
+        var hashes: [String: Data] = [:]
+        for entity in entities { hashes[entity.name] = entity.versionHash }
+        return hashes
+    }
+}

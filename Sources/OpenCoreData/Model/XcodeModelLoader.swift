@@ -1,0 +1,301 @@
+import Foundation
+
+extension ManagedObjectModel {
+    /// Loads an Xcode data model: a `.xcdatamodeld` bundle (its current version), a `.xcdatamodel`
+    /// folder, or the `contents` XML file inside one.
+    ///
+    /// Compiled models (`.momd`, `.mom`) are not readable here; ship the `.xcdatamodeld` source instead.
+    /// Throws ``ModelError`` for unreadable files, malformed XML (with line and column), unknown types,
+    /// and every inconsistency ``init(entities:versionIdentifiers:)`` checks.
+    ///
+    /// ```swift
+    /// let url = Bundle.module.url(forResource: "Library", withExtension: "xcdatamodeld")!
+    /// let model = try ManagedObjectModel(contentsOf: url)
+    /// print(model.entitiesByName["Book"]?.attributesByName.keys ?? [])
+    /// ```
+    public convenience init(contentsOf url: URL) throws {
+        let contentsURL = try XcodeModelLoader.contentsFileURL(for: url)
+        let data: Data
+        do {
+            data = try Data(contentsOf: contentsURL)
+        } catch {
+            throw ModelError.malformedModelFile(path: contentsURL.path, reason: "the file cannot be read")
+        }
+        try self.init(xmlData: data, source: contentsURL.path)
+    }
+
+    /// Loads a model from the XML of a `.xcdatamodel`'s `contents` file. `source` names the data in
+    /// error messages (usually its path).
+    ///
+    /// ```swift
+    /// let xml = Data(#"<model><entity name="Item"><attribute name="name" attributeType="String"/></entity></model>"#.utf8)
+    /// let model = try ManagedObjectModel(xmlData: xml, source: "inline")
+    /// ```
+    public convenience init(xmlData: Data, source: String) throws {
+        let root = try XcodeModelXMLNode.parse(xmlData, source: source)
+        let loader = XcodeModelLoader(source: source)
+        let (entities, versionIdentifiers) = try loader.entities(fromModel: root)
+        try self.init(entities: entities, versionIdentifiers: versionIdentifiers)
+    }
+}
+
+/// Maps the elements of an Xcode model file to entity, attribute and relationship descriptions.
+struct XcodeModelLoader {
+    /// Names the file in error messages.
+    let source: String
+
+    // MARK: Finding the contents file
+
+    /// The `contents` file a model URL stands for.
+    static func contentsFileURL(for url: URL) throws -> URL {
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw ModelError.malformedModelFile(path: url.path, reason: "no such file or folder")
+        }
+        let fileExtension = url.pathExtension.lowercased()
+        if fileExtension == "mom" || fileExtension == "momd" || fileExtension == "omo" {
+            throw ModelError.malformedModelFile(
+                path: url.path,
+                reason: "compiled models (.mom/.momd) are not supported; use the .xcdatamodeld source")
+        }
+        guard isDirectory.boolValue else { return url }
+        if fileExtension == "xcdatamodeld" {
+            return try contentsFileURL(for: currentVersionURL(inBundle: url))
+        }
+        let contents = url.appendingPathComponent("contents")
+        guard fileManager.fileExists(atPath: contents.path) else {
+            throw ModelError.malformedModelFile(path: url.path, reason: "the folder has no 'contents' file")
+        }
+        return contents
+    }
+
+    /// The current version of a `.xcdatamodeld` bundle: the one `.xccurrentversion` names, else the
+    /// last `.xcdatamodel` in numeric name order ("Model 10" after "Model 9").
+    static func currentVersionURL(inBundle bundle: URL) throws -> URL {
+        let fileManager = FileManager.default
+        let marker = bundle.appendingPathComponent(".xccurrentversion")
+        if let data = try? Data(contentsOf: marker), let name = currentVersionName(inMarker: data) {
+            // The name must be a plain child, never a path leading elsewhere.
+            let candidate = bundle.appendingPathComponent(name)
+            if !name.contains("/"), name != "..", fileManager.fileExists(atPath: candidate.path) {
+                return candidate
+            }
+        }
+        let children = (try? fileManager.contentsOfDirectory(atPath: bundle.path)) ?? []
+        let versions = children.filter { $0.hasSuffix(".xcdatamodel") }
+            .sorted { versionName($0).compare(versionName($1), options: .numeric) == .orderedAscending }
+        guard let last = versions.last else {
+            throw ModelError.malformedModelFile(path: bundle.path, reason: "the bundle has no .xcdatamodel version")
+        }
+        return bundle.appendingPathComponent(last)
+    }
+
+    /// `_XCCurrentVersionName` from the XML plist in `.xccurrentversion`. Read with the same XML parser
+    /// as model files rather than PropertyListSerialization, whose Linux parser is not hardened against
+    /// damaged input.
+    static func currentVersionName(inMarker data: Data) -> String? {
+        guard let root = try? XcodeModelXMLNode.parse(data, source: ".xccurrentversion"),
+              let dictionary = root.name == "plist" ? root.children(named: "dict").first : nil else { return nil }
+        let entries = dictionary.children
+        for (index, entry) in entries.enumerated()
+        where entry.name == "key" && entry.text == "_XCCurrentVersionName" && index + 1 < entries.count {
+            let value = entries[index + 1]
+            return value.name == "string" ? value.text.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+        }
+        return nil
+    }
+
+    /// "Model 2.xcdatamodel" → "Model 2": compared without the extension so that "Model" comes first.
+    private static func versionName(_ fileName: String) -> String {
+        String(fileName.dropLast(".xcdatamodel".count))
+    }
+
+    // MARK: Mapping elements
+
+    func entities(fromModel root: XcodeModelXMLNode) throws -> ([EntityDescription], [String]) {
+        guard root.name == "model" else {
+            throw malformed("the root element is <\(root.name)>, not <model>", at: root)
+        }
+        var versionIdentifiers: [String] = []
+        if let identifier = root["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
+            versionIdentifiers = [identifier]
+        }
+        let entities = try root.children(named: "entity").map(entity(from:))
+        return (entities, versionIdentifiers)
+    }
+
+    private func entity(from node: XcodeModelXMLNode) throws -> EntityDescription {
+        guard let name = node["name"], !name.isEmpty else { throw malformed("an <entity> has no name", at: node) }
+        let entity = EntityDescription(name: name, superentityName: nonEmpty(node["parentEntity"]),
+                                       isAbstract: flag(node["isAbstract"]))
+        entity.managedObjectClassName = nonEmpty(node["representedClassName"])
+        entity.versionHashModifier = nonEmpty(node["versionHashModifier"])
+        // Xcode writes the "Renaming ID" field as `elementID`.
+        entity.renamingIdentifier = nonEmpty(node["renamingIdentifier"]) ?? nonEmpty(node["elementID"])
+        entity.userInfo = userInfo(in: node)
+
+        for child in node.children {
+            switch child.name {
+            case "attribute": entity.addProperty(try attribute(from: child, entity: name))
+            case "relationship": entity.addProperty(try relationship(from: child, entity: name))
+            case "uniquenessConstraints":
+                entity.uniquenessConstraints += child.children(named: "uniquenessConstraint").map { constraint in
+                    constraint.children(named: "constraint").compactMap { nonEmpty($0["value"]) }
+                }.filter { !$0.isEmpty }
+            case "fetchIndex":
+                if let index = fetchIndex(from: child, entity: name) { entity.indexes.append(index) }
+            case "compoundIndexes":
+                // The pre-2017 form of multi-property indexes; they carry no name, so one is made up.
+                for compound in child.children(named: "compoundIndex") {
+                    let keys = compound.children(named: "index").compactMap { nonEmpty($0["value"]) }
+                    if !keys.isEmpty {
+                        entity.indexes.append(IndexDescription(
+                            name: "\(name)_compound_\(entity.indexes.count + 1)", propertyNames: keys))
+                    }
+                }
+            default:
+                // fetchedProperty, userInfo (read above) and anything newer: no storage, nothing to map.
+                break
+            }
+        }
+        return entity
+    }
+
+    private func attribute(from node: XcodeModelXMLNode, entity: String) throws -> AttributeDescription {
+        guard let name = node["name"], !name.isEmpty else {
+            throw malformed("an <attribute> of entity '\(entity)' has no name", at: node)
+        }
+        let typeName = node["attributeType"] ?? ""
+        guard let type = AttributeType(modelFileName: typeName) else {
+            throw ModelError.unknownType(entity: entity, property: name, type: typeName)
+        }
+        let attribute = AttributeDescription(name: name, type: type, isOptional: flag(node["optional"]))
+        try applyCommonProperties(from: node, to: attribute)
+        attribute.allowsExternalBinaryDataStorage = flag(node["allowsExternalBinaryDataStorage"])
+        attribute.preservesValueInHistoryOnDeletion = flag(node["preserveAfterDeletion"])
+        attribute.valueTransformerName = nonEmpty(node["valueTransformerName"])
+        attribute.regularExpression = nonEmpty(node["regularExpressionString"])
+
+        let defaultText = type == .date
+            ? nonEmpty(node["defaultDateTimeInterval"]) ?? nonEmpty(node["defaultValueString"])
+            : nonEmpty(node["defaultValueString"])
+        if let defaultText {
+            attribute.defaultValue = try XcodeModelValue.defaultValue(defaultText, type: type, entity: entity,
+                                                                      attribute: name)
+        }
+        try applyLimits(from: node, to: attribute, entity: entity)
+        return attribute
+    }
+
+    /// Validation limits: `minValueString`/`maxValueString` mean a value range for numbers, a length
+    /// range for strings, a date range for dates (Xcode writes `min/maxDateTimeInterval` for the latter).
+    private func applyLimits(from node: XcodeModelXMLNode, to attribute: AttributeDescription,
+                             entity: String) throws {
+        func text(_ key: String, dateKey: String) -> String? {
+            attribute.attributeType == .date ? nonEmpty(node[dateKey]) ?? nonEmpty(node[key]) : nonEmpty(node[key])
+        }
+        for (key, dateKey, isMinimum) in [("minValueString", "minDateTimeInterval", true),
+                                          ("maxValueString", "maxDateTimeInterval", false)] {
+            guard let value = text(key, dateKey: dateKey) else { continue }
+            func bad() -> ModelError {
+                malformed("attribute '\(entity).\(attribute.name)' has \(key) '\(value)', which is not a number",
+                          at: node)
+            }
+            switch attribute.attributeType {
+            case .string:
+                guard let length = Int(value) else { throw bad() }
+                if isMinimum { attribute.minLength = length } else { attribute.maxLength = length }
+            case .date:
+                guard let seconds = Double(value), seconds.isFinite else { throw bad() }
+                let date = Date(timeIntervalSinceReferenceDate: seconds)
+                if isMinimum { attribute.minDate = date } else { attribute.maxDate = date }
+            case _ where attribute.attributeType.isNumeric:
+                guard let number = Double(value), number.isFinite else { throw bad() }
+                if isMinimum { attribute.minValue = number } else { attribute.maxValue = number }
+            default:
+                // Binary data length limits and the like: validation only, not modelled yet.
+                break
+            }
+        }
+    }
+
+    private func relationship(from node: XcodeModelXMLNode, entity: String) throws -> RelationshipDescription {
+        guard let name = node["name"], !name.isEmpty else {
+            throw malformed("a <relationship> of entity '\(entity)' has no name", at: node)
+        }
+        guard let destination = nonEmpty(node["destinationEntity"]) else {
+            throw ModelError.invalidRelationship(entity: entity, relationship: name,
+                                                 reason: "it has no destination entity")
+        }
+        let deleteRule: DeleteRule
+        if let ruleName = nonEmpty(node["deletionRule"]) {
+            guard let rule = DeleteRule(rawValue: ruleName) else {
+                throw malformed("relationship '\(entity).\(name)' has unknown deletion rule '\(ruleName)'", at: node)
+            }
+            deleteRule = rule
+        } else {
+            deleteRule = .nullify
+        }
+        let relationship = RelationshipDescription(
+            name: name, destination: destination, toMany: flag(node["toMany"]),
+            inverse: nonEmpty(node["inverseName"]), deleteRule: deleteRule,
+            isOptional: flag(node["optional"]), isOrdered: flag(node["ordered"]))
+        try applyCommonProperties(from: node, to: relationship)
+        // Absent counts keep the initializer's values: 0 for a to-many's maximum (unbounded), 1 for a
+        // to-one's, 0 for the minimum; these are what enter the version hash.
+        if let text = nonEmpty(node["maxCount"]) { relationship.maxCount = try count(text, "maxCount", node) }
+        if let text = nonEmpty(node["minCount"]) { relationship.minCount = try count(text, "minCount", node) }
+        return relationship
+    }
+
+    private func applyCommonProperties(from node: XcodeModelXMLNode, to property: PropertyDescription) throws {
+        property.isTransient = flag(node["transient"])
+        property.versionHashModifier = nonEmpty(node["versionHashModifier"])
+        property.renamingIdentifier = nonEmpty(node["renamingIdentifier"]) ?? nonEmpty(node["elementID"])
+        property.userInfo = userInfo(in: node)
+    }
+
+    private func fetchIndex(from node: XcodeModelXMLNode, entity: String) -> IndexDescription? {
+        // Elements given by an expression rather than a property cannot be expressed as an
+        // IndexDescription; indexes never enter a version hash, so such an index is left out.
+        let elements = node.children(named: "fetchIndexElement")
+        let keys = elements.compactMap { nonEmpty($0["property"]) }
+        guard !keys.isEmpty, keys.count == elements.count else { return nil }
+        return IndexDescription(name: nonEmpty(node["name"]) ?? "\(entity)_\(keys.joined(separator: "_"))",
+                                propertyNames: keys)
+    }
+
+    private func userInfo(in node: XcodeModelXMLNode) -> [String: String] {
+        var info: [String: String] = [:]
+        for block in node.children(named: "userInfo") {
+            for entry in block.children(named: "entry") {
+                if let key = entry["key"] { info[key] = entry["value"] ?? "" }
+            }
+        }
+        return info
+    }
+
+    private func count(_ text: String, _ key: String, _ node: XcodeModelXMLNode) throws -> Int {
+        guard let value = Int(text), value >= 0, value <= Int(Int32.max) else {
+            throw malformed("\(key) '\(text)' is not a count", at: node)
+        }
+        return value
+    }
+
+    /// Xcode writes booleans as "YES"; an absent flag is false (including `optional`: Xcode writes
+    /// `optional="YES"` for every optional property and nothing for required ones).
+    private func flag(_ text: String?) -> Bool {
+        guard let text else { return false }
+        return ["YES", "yes", "true", "TRUE", "1"].contains(text)
+    }
+
+    private func nonEmpty(_ text: String?) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        return text
+    }
+
+    private func malformed(_ reason: String, at node: XcodeModelXMLNode) -> ModelError {
+        .malformedModelFile(path: source, reason: "\(reason) (\(node.location))")
+    }
+}

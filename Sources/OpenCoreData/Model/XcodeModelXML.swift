@@ -1,0 +1,89 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// One element of an Xcode model's `contents` file: its name, attributes, children and where it starts.
+///
+/// The loader first reads the whole file into these nodes, then maps them to model types, so that the
+/// mapping code is plain tree walking and every error can name the line it comes from.
+final class XcodeModelXMLNode {
+    let name: String
+    let attributes: [String: String]
+    let line: Int
+    let column: Int
+    fileprivate(set) var children: [XcodeModelXMLNode] = []
+    /// The element's own character data (used for the `.xccurrentversion` plist; model files keep
+    /// everything in attributes).
+    fileprivate(set) var text = ""
+
+    init(name: String, attributes: [String: String], line: Int, column: Int) {
+        self.name = name
+        self.attributes = attributes
+        self.line = line
+        self.column = column
+    }
+
+    subscript(attribute: String) -> String? { attributes[attribute] }
+
+    /// Children with this element name, in document order.
+    func children(named childName: String) -> [XcodeModelXMLNode] { children.filter { $0.name == childName } }
+
+    /// Where the element starts, for error messages.
+    var location: String { "line \(line), column \(column)" }
+
+    /// Reads an XML document into a tree, or throws `ModelError.malformedModelFile` with the position
+    /// XMLParser reports.
+    static func parse(_ data: Data, source: String) throws -> XcodeModelXMLNode {
+        // FoundationXML on Linux traps on element or attribute names that are not valid UTF-8, so the
+        // bytes are checked first (Xcode always writes UTF-8).
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw ModelError.malformedModelFile(path: source, reason: "the file is not valid UTF-8 text")
+        }
+        let parser = XMLParser(data: data)
+        // Model files never need external entities; resolving them would let a file reach other files.
+        parser.shouldResolveExternalEntities = false
+        let builder = TreeBuilder()
+        parser.delegate = builder
+        let succeeded = parser.parse()
+        // XMLParser on Linux can return true and still record an error (e.g. an unclosed element), so
+        // both are checked.
+        if !succeeded || parser.parserError != nil {
+            let code = (parser.parserError as NSError?)?.code ?? -1
+            throw ModelError.malformedModelFile(
+                path: source,
+                reason: "invalid XML (parser error \(code)) at line \(parser.lineNumber), column \(parser.columnNumber)")
+        }
+        guard let root = builder.root else {
+            throw ModelError.malformedModelFile(path: source, reason: "the file has no XML element")
+        }
+        return root
+    }
+}
+
+/// XMLParser delegate that assembles ``XcodeModelXMLNode``s.
+private final class TreeBuilder: NSObject, XMLParserDelegate {
+    var root: XcodeModelXMLNode?
+    private var stack: [XcodeModelXMLNode] = []
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        let node = XcodeModelXMLNode(name: elementName, attributes: attributeDict,
+                                     line: parser.lineNumber, column: parser.columnNumber)
+        if let parent = stack.last {
+            parent.children.append(node)
+        } else if root == nil {
+            root = node
+        }
+        stack.append(node)
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        stack.last?.text += string
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
+                qualifiedName qName: String?) {
+        if !stack.isEmpty { stack.removeLast() }
+    }
+}
