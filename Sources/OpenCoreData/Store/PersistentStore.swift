@@ -19,11 +19,17 @@ public struct StoreOptions: Sendable, Hashable {
     public var busyTimeout: TimeInterval = 5
     /// How many rows the coordinator's row cache keeps for other contexts to pick up.
     public var rowCacheCapacity = 100_000
+    /// When the store's version hashes differ from the model's but the tables and columns are exactly
+    /// what the model implies (only optionality, delete rules or the like changed), rewrite the hashes
+    /// instead of refusing a writable open: the simplest lightweight migration.
+    public var updatesMetadataWhenSchemaMatches = false
 
-    public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000) {
+    public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000,
+                updatesMetadataWhenSchemaMatches: Bool = false) {
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout
         self.rowCacheCapacity = rowCacheCapacity
+        self.updatesMetadataWhenSchemaMatches = updatesMetadataWhenSchemaMatches
     }
 }
 
@@ -99,7 +105,7 @@ public final class PersistentStore: @unchecked Sendable {
         }
         var loadedIdentifier = UUID().uuidString.uppercased()
         do {
-            loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, readOnly: options.readOnly,
+            loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, options: options,
                                                       path: path, newIdentifier: loadedIdentifier)
         } catch let error as DatabaseError {
             throw StoreError.fromOpening(error, path: path)
@@ -110,8 +116,9 @@ public final class PersistentStore: @unchecked Sendable {
 
     /// Creates the layout in an empty database, or checks that an existing one fits the model.
     /// Returns the store's UUID.
-    private static func prepareSchema(writer: any DatabaseWriter, model: ManagedObjectModel, readOnly: Bool,
+    private static func prepareSchema(writer: any DatabaseWriter, model: ManagedObjectModel, options: StoreOptions,
                                       path: String, newIdentifier: String) throws -> String {
+        let readOnly = options.readOnly
         let tables = try writer.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
         }
@@ -123,9 +130,9 @@ public final class PersistentStore: @unchecked Sendable {
                     try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
                                    arguments: [entity.entityNumber, entity.name, entity.superentity?.entityNumber ?? 0])
                 }
-                let metadata = StoreMetadataRow(model: model, uuid: newIdentifier)
-                try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-                               arguments: [newIdentifier, try metadata.plistData()])
+                let metadata = StoreMetadata(model: model, uuid: UUID(uuidString: newIdentifier) ?? UUID())
+                try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)",
+                               arguments: [StoreMetadata.rowVersion, metadata.uuidString, try metadata.plistData()])
             }
             return newIdentifier
         }
@@ -133,7 +140,39 @@ public final class PersistentStore: @unchecked Sendable {
         guard tableSet.contains("Z_METADATA"), tableSet.contains("Z_PRIMARYKEY") else {
             throw StoreError.notAStore(path: path, reason: "it has tables but not Core Data's Z_METADATA and Z_PRIMARYKEY")
         }
-        return try writer.read { db in
+        let (tableDifferences, metadata, rowUUID) = try writer.read { db in
+            let metadataRow = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+            let rowUUID: String? = metadataRow?[0]
+            let plist: Data? = metadataRow?[1]
+            let metadata = try plist.map { try StoreMetadata(plistData: $0, rowUUID: rowUUID, storePath: path) }
+            return (try Self.schemaDifferences(db, model: model, tableSet: tableSet), metadata, rowUUID)
+        }
+        let hashDifferences = metadata?.differences(from: model) ?? []
+        if !tableDifferences.isEmpty {
+            throw StoreError.incompatibleModel(path: path, differences: tableDifferences + hashDifferences)
+        }
+        let identifier = metadata?.uuidString ?? rowUUID ?? newIdentifier
+        if !hashDifferences.isEmpty {
+            // The tables are what the model implies; only hashes differ (optionality, delete rules…).
+            if readOnly {
+                sqlLogger.warning("\(path): version hashes differ from the model, the schema matches; reading anyway: \(hashDifferences.joined(separator: "; "))")
+            } else if options.updatesMetadataWhenSchemaMatches, var updated = metadata {
+                updated.versionHashes = model.entityVersionHashesByName
+                updated.versionIdentifiers = StoreMetadata(model: model).versionIdentifiers
+                let data = try updated.plistData()
+                try writer.write { db in
+                    try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = (SELECT MIN(Z_VERSION) FROM Z_METADATA)",
+                                   arguments: [data])
+                }
+            } else {
+                throw StoreError.incompatibleModel(path: path, differences: hashDifferences)
+            }
+        }
+        return identifier
+    }
+
+    /// How the store's tables differ from what the model implies (empty when they match).
+    private static func schemaDifferences(_ db: Database, model: ManagedObjectModel, tableSet: Set<String>) throws -> [String] {
             var differences: [String] = []
             let numbers = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
             var nameByNumber: [Int: String] = [:]
@@ -164,10 +203,7 @@ public final class PersistentStore: @unchecked Sendable {
             for join in model.schema.joinTables where !tableSet.contains(join.name) {
                 differences.append("join table \(join.name) is missing")
             }
-            guard differences.isEmpty else { throw StoreError.incompatibleModel(path: path, differences: differences) }
-            let uuid = try String.fetchOne(db, sql: "SELECT Z_UUID FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
-            return uuid ?? newIdentifier
-        }
+            return differences
     }
 
     /// Logs a fetch's summary line when SQL debugging is on, as Core Data does.
