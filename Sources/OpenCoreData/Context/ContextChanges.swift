@@ -59,6 +59,14 @@ final class ContinuationStore<Element: Sendable>: @unchecked Sendable {
         }
     }
 
+    func finish() {
+        lock.lock()
+        let current = Array(continuations.values)
+        continuations = [:]
+        lock.unlock()
+        for continuation in current { continuation.finish() }
+    }
+
     func yield(_ element: Element) {
         lock.lock()
         let current = Array(continuations.values)

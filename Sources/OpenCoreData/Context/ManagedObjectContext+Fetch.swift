@@ -153,56 +153,49 @@ struct FetchPlan<T> {
 
     private var orderSQL: String { compiled.orderByClause.map { " ORDER BY \($0)" } ?? "" }
 
+    /// The store side of this plan: SQL and arguments only, safe to run on any thread.
+    var storeQuery: StoreQuery {
+        let table = coordinator.managedObjectModel.schema.table(named: entity.tableName)
+        let tail = "FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)"
+        return StoreQuery(store: store, model: coordinator.managedObjectModel, entity: entity,
+                          rowsSQL: "SELECT \(table.map { store.selectList(for: $0) } ?? "t0.Z_PK") \(tail)",
+                          idsSQL: "SELECT t0.Z_ENT, t0.Z_PK \(tail)",
+                          arguments: compiled.arguments, columnCount: table?.columns.count ?? 1)
+    }
+
     /// The matching IDs in order, pending changes applied.
     func fetchIDs() throws -> [ManagedObjectID] {
-        let sql = "SELECT t0.Z_ENT, t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)"
-        let model = coordinator.managedObjectModel
-        let identity = store.identity
-        let fallback = entity
-        let start = ContinuousClock.now
-        var ids: [ManagedObjectID] = try store.read { db in
-            var ids: [ManagedObjectID] = []
-            try db.stepRows(sql: sql, arguments: compiled.arguments) { handle in
-                let number = Int(sqlite3_column_int64(handle, 0))
-                ids.append(ManagedObjectID(entity: model.entity(number: number) ?? fallback,
-                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
-            }
-            return ids
-        }
-        PersistentStore.logFetch(rows: ids.count, since: start)
-        if hasPendingChanges {
-            ids = try applyPending(to: ids.map { try context.object(with: $0) }).map(\.objectID)
-        }
-        return ids
+        let ids = try storeQuery.readIDs()
+        return try finishIDs(ids)
+    }
+
+    /// Applies pending changes to IDs read from the store (on the context's queue).
+    func finishIDs(_ ids: [ManagedObjectID]) throws -> [ManagedObjectID] {
+        guard hasPendingChanges else { return ids }
+        return try applyPending(to: ids.map { try context.object(with: $0) }).map(\.objectID)
     }
 
     /// The matching objects in order, registered in the context, pending changes applied.
     func fetchObjects() throws -> [ManagedObject] {
         if context.parent != nil {
-            return try applyPendingIfNeeded(fetchIDsFromStore().map { try context.object(with: $0) })
+            return try applyPendingIfNeeded(storeQuery.readIDs().map { try context.object(with: $0) })
         }
-        guard let table = coordinator.managedObjectModel.schema.table(named: entity.tableName) else {
-            throw ObjectGraphError.unknownEntity(entity.name)
-        }
-        let sql = "SELECT \(store.selectList(for: table)) FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)"
-        let start = ContinuousClock.now
-        let rows: [RowValues] = try store.read { db in
-            var rows: [RowValues] = []
-            try db.fetchRowValues(sql: sql, arguments: compiled.arguments, columnCount: table.columns.count) {
-                rows.append($0)
-            }
-            return rows
-        }
-        PersistentStore.logFetch(rows: rows.count, since: start)
+        return try materialize(storeQuery.readRows())
+    }
+
+    /// Registers rows read from the store as objects of the context (on its queue), reusing objects it
+    /// already holds, then applies pending changes.
+    func materialize(_ rows: [RowValues], prepared: [ManagedObject]? = nil,
+                     applyingPending: Bool = true) throws -> [ManagedObject] {
         let model = coordinator.managedObjectModel
         let identity = store.identity
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
         let cacheRows = context.concurrencyType == .privateQueue
         var cacheEntries: [(ManagedObjectID, RowValues)] = []
-        for row in rows {
-            let id = ManagedObjectID(entity: model.entity(number: row.entityNumber) ?? entity,
-                                     primaryKey: row.primaryKey, store: identity)
+        for (index, row) in rows.enumerated() {
+            let id = prepared?[index].objectID ?? ManagedObjectID(entity: model.entity(number: row.entityNumber) ?? entity,
+                                                                  primaryKey: row.primaryKey, store: identity)
             if let existing = context.registry[id] {
                 if existing.row == nil && !existing.isInserted {
                     existing.row = row
@@ -210,6 +203,12 @@ struct FetchPlan<T> {
                     existing.awakeFromFetch()
                 }
                 objects.append(existing)
+            } else if let object = prepared?[index] {
+                object.managedObjectContext = context
+                object.flags.insert(.registered)
+                context.registry[id] = object
+                object.awakeFromFetch()
+                objects.append(object)
             } else {
                 let object = context.register(row: row, id: id)
                 object.awakeFromFetch()
@@ -218,25 +217,10 @@ struct FetchPlan<T> {
             if cacheRows { cacheEntries.append((id, row)) }
         }
         if cacheRows { coordinator.rowCache.store(cacheEntries) }
-        return try applyPendingIfNeeded(objects)
+        return applyingPending ? try applyPendingIfNeeded(objects) : objects
     }
 
-    private func fetchIDsFromStore() throws -> [ManagedObjectID] {
-        let sql = "SELECT t0.Z_ENT, t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)"
-        let model = coordinator.managedObjectModel
-        let identity = store.identity
-        let fallback = entity
-        return try store.read { db in
-            var ids: [ManagedObjectID] = []
-            try db.stepRows(sql: sql, arguments: compiled.arguments) { handle in
-                ids.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? fallback,
-                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
-            }
-            return ids
-        }
-    }
-
-    private func applyPendingIfNeeded(_ objects: [ManagedObject]) throws -> [ManagedObject] {
+    func applyPendingIfNeeded(_ objects: [ManagedObject]) throws -> [ManagedObject] {
         hasPendingChanges ? try applyPending(to: objects) : objects
     }
 
@@ -284,7 +268,7 @@ struct FetchPlan<T> {
 
     /// The number of matches, pending changes included.
     func count() throws -> Int {
-        if hasPendingChanges { return try fetchIDs().count }
+        if hasPendingChanges || context.parent != nil { return try fetchIDs().count }
         var sql = "SELECT COUNT(*) FROM \(compiled.fromClause)\(whereSQL)"
         if request.fetchLimit > 0 || request.fetchOffset > 0 {
             sql = "SELECT COUNT(*) FROM (SELECT t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(limitSQL))"
@@ -308,5 +292,57 @@ struct FetchPlan<T> {
             for key in keys { dictionary[key] = try object.value(forKeyPath: key) }
             return dictionary
         }
+    }
+}
+
+/// A compiled fetch in store terms only (no context, no objects): runs on any thread, for example on a
+/// background reader during an asynchronous fetch.
+struct StoreQuery: @unchecked Sendable {
+    // @unchecked Sendable: every member is immutable; the store and model are Sendable; DatabaseValue
+    // arguments are values.
+    let store: PersistentStore
+    let model: ManagedObjectModel
+    let entity: EntityDescription
+    let rowsSQL: String
+    let idsSQL: String
+    let arguments: [DatabaseValue]
+    let columnCount: Int
+
+    /// Full rows, in order. `progress` is called with the running row count every `progressInterval` rows.
+    func readRows(cancellation: CancellationFlag? = nil, progressInterval: Int = 0,
+                  progress: ((Int) -> Void)? = nil) throws -> [RowValues] {
+        let start = ContinuousClock.now
+        let rows: [RowValues] = try store.read { db in
+            var rows: [RowValues] = []
+            try db.fetchRowValues(sql: rowsSQL, arguments: arguments, columnCount: columnCount,
+                                  cancellation: cancellation) { row in
+                rows.append(row)
+                if progressInterval > 0, rows.count % progressInterval == 0 { progress?(rows.count) }
+            }
+            return rows
+        }
+        progress?(rows.count)
+        PersistentStore.logFetch(rows: rows.count, since: start)
+        return rows
+    }
+
+    /// IDs only, in order.
+    func readIDs(cancellation: CancellationFlag? = nil, progressInterval: Int = 0,
+                 progress: ((Int) -> Void)? = nil) throws -> [ManagedObjectID] {
+        let start = ContinuousClock.now
+        let identity = store.identity
+        let ids: [ManagedObjectID] = try store.read { db in
+            var ids: [ManagedObjectID] = []
+            try db.stepRows(sql: idsSQL, arguments: arguments, cancellation: cancellation) { handle in
+                let number = Int(sqlite3_column_int64(handle, 0))
+                ids.append(ManagedObjectID(entity: model.entity(number: number) ?? entity,
+                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+                if progressInterval > 0, ids.count % progressInterval == 0 { progress?(ids.count) }
+            }
+            return ids
+        }
+        progress?(ids.count)
+        PersistentStore.logFetch(rows: ids.count, since: start)
+        return ids
     }
 }

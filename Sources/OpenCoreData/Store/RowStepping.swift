@@ -17,8 +17,23 @@ final class CancellationFlag: @unchecked Sendable {
     // only delays the stop by one handler call.
     private let lock = NSLock()
     private var cancelled = false
+    private var handlers: [@Sendable () -> Void] = []
     var isCancelled: Bool { lock.lock(); defer { lock.unlock() }; return cancelled }
-    func cancel() { lock.lock(); cancelled = true; lock.unlock() }
+    func cancel() {
+        lock.lock()
+        let wasCancelled = cancelled
+        cancelled = true
+        let pending = handlers
+        handlers = []
+        lock.unlock()
+        if !wasCancelled { for handler in pending { handler() } }
+    }
+    func addHandler(_ handler: @escaping @Sendable () -> Void) {
+        lock.lock()
+        if cancelled { lock.unlock(); handler(); return }
+        handlers.append(handler)
+        lock.unlock()
+    }
 }
 
 extension Database {

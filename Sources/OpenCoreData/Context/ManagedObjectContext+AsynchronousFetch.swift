@@ -1,0 +1,228 @@
+import Foundation
+
+/// Requests that know how to run themselves against a context (so `execute(_:)` can take any of them).
+protocol ContextExecutable {
+    func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult
+}
+
+extension ManagedObjectContext {
+    /// Executes a request: an asynchronous fetch (returns at once with an ``AsynchronousFetchResult``),
+    /// or a batch update, delete or insert. Call it on the context's queue.
+    public func execute<Request: PersistentStoreRequest>(_ request: Request) throws -> PersistentStoreResult {
+        guard let executable = request as? ContextExecutable else {
+            throw ObjectGraphError.invalidRequest("\(type(of: request)) cannot be executed by a context")
+        }
+        return try executable.execute(in: self)
+    }
+
+    /// Starts an asynchronous fetch and returns its result object at once.
+    public func execute<T>(_ request: AsynchronousFetchRequest<T>) throws -> AsynchronousFetchResult<T> {
+        try request.start(in: self)
+    }
+
+    /// Fetches without blocking the caller or the context's queue while the SQL runs; cancelling the
+    /// calling Task interrupts the SQL. The objects are registered in this context: use them on its queue.
+    public func fetch<T>(_ request: FetchRequest<T>) async throws -> [T] {
+        let cancellation = CancellationFlag()
+        return try await withTaskCancellationHandler {
+            let box: UncheckedBox<[T]> = try await withCheckedThrowingContinuation { continuation in
+                let asynchronous = AsynchronousFetchRequest(fetchRequest: request) { result in
+                    if let objects = result.finalResult {
+                        continuation.resume(returning: UncheckedBox(objects))
+                    } else {
+                        continuation.resume(throwing: result.operationError ?? ObjectGraphError.cancelled)
+                    }
+                }
+                self.perform {
+                    do {
+                        let result = try asynchronous.start(in: self)
+                        cancellation.onCancel { result.cancel() }
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+            return box.value
+        } onCancel: {
+            cancellation.cancel()
+        }
+    }
+
+    /// Fetches in the background and delivers the result in batches as they are read, each batch
+    /// already registered in this context (so `object(with:)` on its queue reads no SQL): a list can
+    /// fill in while the fetch runs. Cancelling the consuming Task stops the SQL.
+    public func fetchBatches(_ request: FetchRequest<ManagedObject>, batchSize: Int = 1000)
+        -> AsyncThrowingStream<[ManagedObjectID], Error> {
+        AsyncThrowingStream { continuation in
+            let cancellation = CancellationFlag()
+            continuation.onTermination = { _ in cancellation.cancel() }
+            self.perform {
+                let plan: FetchPlan<ManagedObject>
+                do {
+                    plan = try FetchPlan(request: request, context: self)
+                } catch {
+                    continuation.finish(throwing: error)
+                    return
+                }
+                let query = plan.storeQuery
+                let size = max(1, batchSize)
+                DispatchQueue.global(qos: .userInitiated).async {
+                    do {
+                        var pending: [RowValues] = []
+                        func flush(_ rows: [RowValues]) {
+                            let box = UncheckedBox(rows)
+                            self.performAndWait {
+                                guard let objects = try? FetchPlan(request: request, context: self).materializeWithoutPending(box.value) else { return }
+                                continuation.yield(objects.map(\.objectID))
+                            }
+                        }
+                        _ = try query.store.read { db in
+                            try db.fetchRowValues(sql: query.rowsSQL, arguments: query.arguments,
+                                                  columnCount: query.columnCount, cancellation: cancellation) { row in
+                                pending.append(row)
+                                if pending.count >= size { flush(pending); pending.removeAll(keepingCapacity: true) }
+                            }
+                        }
+                        if !pending.isEmpty { flush(pending) }
+                        continuation.finish()
+                    } catch {
+                        continuation.finish(throwing: StoreError.from(error, path: query.store.displayPath))
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension CancellationFlag {
+    /// Runs `action` when cancelled (at once if already cancelled).
+    func onCancel(_ action: @escaping @Sendable () -> Void) {
+        if isCancelled { action(); return }
+        addHandler(action)
+    }
+}
+
+extension AsynchronousFetchRequest: ContextExecutable {
+    func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
+        try start(in: context)
+    }
+
+    func start(in context: ManagedObjectContext) throws -> AsynchronousFetchResult<Result> {
+        guard context.concurrencyType != .confinement else {
+            throw ObjectGraphError.unsupportedConcurrencyType(
+                context: "\(context.concurrencyType) context \(context)",
+                request: "asynchronous fetch request \(self)")
+        }
+        let request = fetchRequest.copy()
+        let plan = try FetchPlan(request: request, context: context)
+        let query = plan.storeQuery
+        // A Progress made while another is current becomes its child (Foundation's implicit tree), so
+        // `becomeCurrent(withPendingUnitCount:)` … `resignCurrent()` around `execute` works as in Core Data.
+        let progress = Progress(totalUnitCount: estimatedResultCount > 0 ? Int64(estimatedResultCount) : -1)
+        let cancellation = CancellationFlag()
+        progress.cancellationHandler = { cancellation.cancel() }
+        let result = AsynchronousFetchResult(request: self, progress: progress, context: context,
+                                             cancellation: cancellation)
+        let interval = max(1, progressInterval)
+        let resultType = request.resultType
+        let usesRows = resultType == .managedObject && context.parent == nil
+        let completion = UncheckedBox(completionBlock)
+        let resultBox = UncheckedBox(result)
+        let contextBox = UncheckedBox(context)
+
+        DispatchQueue.global(qos: .userInitiated).async {
+            let result = resultBox.value
+            do {
+                var rows: [RowValues] = []
+                var ids: [ManagedObjectID] = []
+                var prepared: [ManagedObject] = []
+                if usesRows {
+                    rows = try query.readRows(cancellation: cancellation, progressInterval: interval) { result.report($0) }
+                    // Objects are allocated here, off the context's queue; the queue only registers them.
+                    prepared.reserveCapacity(rows.count)
+                    for row in rows {
+                        if cancellation.isCancelled { throw ObjectGraphError.cancelled }
+                        let entity = query.model.entity(number: row.entityNumber) ?? query.entity
+                        let object = entity.managedObjectClass.init(
+                            entity: entity, id: ManagedObjectID(entity: entity, primaryKey: row.primaryKey,
+                                                                store: query.store.identity))
+                        object.row = row
+                        prepared.append(object)
+                    }
+                } else if resultType != .count {
+                    ids = try query.readIDs(cancellation: cancellation, progressInterval: interval) { result.report($0) }
+                }
+                if cancellation.isCancelled { throw ObjectGraphError.cancelled }
+                Self.complete(result: result, context: contextBox.value, request: request, rows: rows,
+                              prepared: prepared, ids: ids, completion: completion)
+            } catch {
+                let failure = UncheckedBox(StoreError.from(error, path: query.store.displayPath))
+                contextBox.value.perform {
+                    result.operationError = failure.value
+                    result.finish()
+                    completion.value?(result)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Registers the rows on the context's queue in slices, so other work on the queue keeps running,
+    /// then applies pending changes and calls the completion.
+    private static func complete(result: AsynchronousFetchResult<Result>, context: ManagedObjectContext,
+                                 request: FetchRequest<Result>, rows: [RowValues], prepared: [ManagedObject],
+                                 ids: [ManagedObjectID], completion: UncheckedBox<((AsynchronousFetchResult<Result>) -> Void)?>) {
+        let slice = 20_000
+        let box = UncheckedBox((rows, prepared))
+        let registered = UncheckedBox(NSMutableArray())
+        var start = 0
+        repeat {
+            let range = start..<min(start + slice, rows.count)
+            context.perform {
+                guard let plan = try? FetchPlan(request: request, context: context) else { return }
+                let objects = (try? plan.materializeWithoutPending(Array(box.value.0[range]),
+                                                                  prepared: Array(box.value.1[range]))) ?? []
+                registered.value.addObjects(from: objects)
+            }
+            start += slice
+        } while start < rows.count
+        context.perform {
+            do {
+                let plan = try FetchPlan(request: request, context: context)
+                switch request.resultType {
+                case .managedObject:
+                    let objects: [ManagedObject]
+                    if context.parent != nil || rows.isEmpty && !ids.isEmpty {
+                        objects = try plan.applyPendingIfNeeded(ids.map { try context.object(with: $0) })
+                    } else {
+                        objects = try plan.applyPendingIfNeeded(registered.value.compactMap { $0 as? ManagedObject })
+                    }
+                    result.finalResult = objects.compactMap { $0 as? Result }
+                case .managedObjectID:
+                    result.finalResult = try plan.finishIDs(ids).compactMap { $0 as? Result }
+                case .count:
+                    let count = try plan.count()
+                    result.finalResult = [count as? Result].compactMap { $0 }
+                case .dictionary:
+                    result.finalResult = try plan.fetchDictionaries().compactMap { $0 as? Result }
+                }
+                if result.progress.totalUnitCount < 0 {
+                    result.progress.totalUnitCount = Int64(result.finalResult?.count ?? 0)
+                }
+                result.progress.completedUnitCount = max(result.progress.completedUnitCount,
+                                                         Int64(result.finalResult?.count ?? 0))
+            } catch {
+                result.operationError = error
+            }
+            result.finish()
+            completion.value?(result)
+        }
+    }
+}
+
+extension FetchPlan {
+    /// Registers rows as objects without applying pending changes (a slice of a larger result).
+    func materializeWithoutPending(_ rows: [RowValues], prepared: [ManagedObject]? = nil) throws -> [ManagedObject] {
+        try materialize(rows, prepared: prepared, applyingPending: false)
+    }
+}
