@@ -71,6 +71,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     let queue: DispatchQueue?
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
     // Object graph state; touched on the context's queue only.
     var registry: [ManagedObjectID: ManagedObject] = [:]
@@ -104,6 +109,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case .privateQueue: queue = DispatchQueue(label: "OpenCoreData.ManagedObjectContext")
         case .confinement: queue = nil
         }
+        if concurrencyType == .mainQueue { _ = Self.mainQueueKey }
         if let queue, concurrencyType == .privateQueue {
             queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
         }
@@ -122,7 +128,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Whether the caller is already on this context's queue.
     var isOnQueue: Bool {
         switch concurrencyType {
-        case .mainQueue: return Thread.isMainThread
+        case .mainQueue:
+            // On Linux the main queue may be drained by a worker thread (after dispatchMain()), so the
+            // queue-specific mark counts as much as the main thread does.
+            return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) != nil
         case .privateQueue: return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self)
         case .confinement: return true
         }

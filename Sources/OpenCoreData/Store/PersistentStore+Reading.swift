@@ -64,6 +64,7 @@ extension PersistentStore {
 
     /// Runs a read on a reader connection (a WAL snapshot for file stores), mapping SQLite errors.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
+        readCount.add(1, ordering: .relaxed)
         do {
             return try writer.unsafeReentrantRead(body)
         } catch {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import Logging
+import Synchronization
 
 /// The kinds of store a coordinator can hold. Both are SQLite: one code path.
 public enum StoreType: String, Sendable, Hashable {
@@ -54,6 +55,8 @@ public final class PersistentStore: @unchecked Sendable {
     let model: ManagedObjectModel
     let writer: any DatabaseWriter
     let identity: StoreIdentity
+    /// How many reads this store has run (for tests that check a path reads nothing).
+    let readCount = Atomic<Int>(0)
     var schema: StoreSchema { model.schema }
     var displayPath: String { url?.path ?? ":memory:" }
 
