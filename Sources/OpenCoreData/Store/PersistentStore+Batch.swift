@@ -1,0 +1,186 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Batch requests in store terms: SQL straight on the tables, one transaction each.
+extension PersistentStore {
+    /// `UPDATE` of matching rows. `assignments` are `column = SQL` pairs with their arguments; the
+    /// filter comes from the predicate compiler (`fromClause` aliased t0, `whereSQL` possibly empty).
+    func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+                     fromClause: String, whereSQL: String, filterArguments: [DatabaseValue],
+                     returningIDs: Bool) throws -> (count: Int, ids: [ManagedObjectID]) {
+        let table = entity.tableName
+        var setParts = assignments.map { "\($0.column) = \($0.sql)" }
+        setParts.append("Z_OPT = Z_OPT + 1")
+        var arguments = assignments.flatMap(\.arguments)
+        let hasJoins = fromClause != "\(table) t0"
+        var sql: String
+        if hasJoins {
+            // SQLite's UPDATE cannot join: filter through the primary keys the joined query selects.
+            sql = "UPDATE \(table) AS t0 SET \(setParts.joined(separator: ", ")) WHERE t0.Z_PK IN (SELECT t0.Z_PK FROM \(fromClause)\(whereSQL))"
+        } else {
+            sql = "UPDATE \(table) AS t0 SET \(setParts.joined(separator: ", "))\(whereSQL)"
+        }
+        arguments += filterArguments
+        if returningIDs { sql += " RETURNING Z_ENT, Z_PK" }
+        let model = self.model, identity = self.identity
+        return try write { db in
+            if !returningIDs {
+                try db.execute(sql: sql, arguments: StatementArguments(arguments))
+                return (db.changesCount, [])
+            }
+            var ids: [ManagedObjectID] = []
+            try db.stepRows(sql: sql, arguments: arguments) { handle in
+                ids.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
+                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+            }
+            return (ids.count, ids)
+        }
+    }
+
+    /// Deletes rows and keeps the store consistent: cascades, nulls foreign keys that pointed at them,
+    /// clears join rows, and refuses the whole delete when a `deny` rule would break.
+    func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, fromClause: String, whereSQL: String,
+                     filterArguments: [DatabaseValue]) throws -> (deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
+        let model = self.model, identity = self.identity
+        return try write { db in
+            var updated: [ManagedObjectID] = []
+            // 1. The rows the request names.
+            var deleted: [ManagedObjectID] = []
+            if let initial {
+                deleted = initial.filter { !$0.isTemporaryID }
+            } else {
+                try db.stepRows(sql: "SELECT t0.Z_ENT, t0.Z_PK FROM \(fromClause)\(whereSQL)", arguments: filterArguments) { handle in
+                    deleted.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
+                                                   primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+                }
+            }
+            // 2. Cascades, breadth first; every ID once.
+            var seen = Set(deleted)
+            var frontier = deleted
+            while !frontier.isEmpty {
+                var next: [ManagedObjectID] = []
+                let byEntity = Dictionary(grouping: frontier, by: { $0.entity })
+                for (source, ids) in byEntity {
+                    for (slot, property) in source.allProperties.enumerated() {
+                        guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .cascade else { continue }
+                        for id in try relatedIDs(db, of: ids, relationship: relationship, storage: source.storage[slot])
+                        where seen.insert(id).inserted {
+                            next.append(id)
+                            deleted.append(id)
+                        }
+                    }
+                }
+                frontier = next
+            }
+            // 3. Deny rules: related rows that are not themselves going away refuse the whole request.
+            let byEntity = Dictionary(grouping: deleted, by: { $0.entity })
+            for (source, ids) in byEntity {
+                for (slot, property) in source.allProperties.enumerated() {
+                    guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .deny else { continue }
+                    let related = try relatedIDs(db, of: ids, relationship: relationship, storage: source.storage[slot])
+                    if let survivor = related.first(where: { !seen.contains($0) }) {
+                        throw ObjectGraphError.validationFailed([ValidationFailure(
+                            objectID: ids[0], entity: source.name, key: relationship.name, rule: .deleteDenied,
+                            message: "delete denied: \(survivor) is still related")])
+                    }
+                }
+            }
+            // 4. Remove rows, join rows, and foreign keys pointing at them.
+            try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS ocd_batch_keys (table_name TEXT, pk INTEGER, PRIMARY KEY (table_name, pk))")
+            try db.execute(sql: "DELETE FROM ocd_batch_keys")
+            let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO ocd_batch_keys (table_name, pk) VALUES (?, ?)")
+            for id in deleted { try insert.execute(arguments: [id.entity.tableName, id.primaryKey]) }
+            let tables = Set(deleted.map { $0.entity.tableName })
+            for table in tables {
+                let keys = "(SELECT pk FROM ocd_batch_keys WHERE table_name = '\(table)')"
+                // Foreign keys elsewhere that point into this table's deleted rows.
+                for other in model.entitiesByNumber {
+                    for property in other.properties {
+                        guard let relationship = property as? RelationshipDescription,
+                              relationship.destinationEntity.tableName == table,
+                              let otherSlot = other.slotByName[relationship.name] else { continue }
+                        switch other.storage[otherSlot] {
+                        case .toOne(let column, _, let entityColumn, _):
+                            var assignments = "\(column) = NULL"
+                            if let entityColumn { assignments += ", \(entityColumn) = NULL" }
+                            try db.stepRows(sql: "UPDATE \(other.tableName) SET \(assignments), Z_OPT = Z_OPT + 1 WHERE \(column) IN \(keys) RETURNING Z_ENT, Z_PK", arguments: []) { handle in
+                                updated.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? other,
+                                                               primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+                            }
+                        case .toManyByJoinTable(let join):
+                            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.destinationColumn) IN \(keys)")
+                        default: break
+                        }
+                    }
+                }
+                for entity in model.entitiesByNumber where entity.tableName == table {
+                    for storage in entity.storage {
+                        switch storage {
+                        case .toManyByJoinTable(let join):
+                            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.sourceColumn) IN \(keys)")
+                        case .toManyByForeignKey(let destination, let column, _):
+                            try db.execute(sql: "UPDATE \(destination) SET \(column) = NULL WHERE \(column) IN \(keys)")
+                        default: break
+                        }
+                    }
+                }
+                try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN \(keys)")
+            }
+            try db.execute(sql: "DELETE FROM ocd_batch_keys")
+            return (deleted, updated.filter { !seen.contains($0) })
+        }
+    }
+
+    /// The IDs related to some rows through one relationship.
+    private func relatedIDs(_ db: Database, of ids: [ManagedObjectID], relationship: RelationshipDescription,
+                            storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID] {
+        guard !ids.isEmpty else { return [] }
+        let destination = relationship.destinationEntity!
+        let model = self.model, identity = self.identity
+        var result: [ManagedObjectID] = []
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(start + 500, ids.count)]
+            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            let sql: String
+            switch storage {
+            case .toOne(let column, _, _, _):
+                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(ids[0].entity.tableName) s JOIN \(destination.tableName) d ON d.Z_PK = s.\(column) WHERE s.Z_PK IN (\(placeholders))"
+            case .toManyByForeignKey(let table, let column, _):
+                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(table) d WHERE d.\(column) IN (\(placeholders))"
+            case .toManyByJoinTable(let join):
+                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) IN (\(placeholders))"
+            default:
+                return []
+            }
+            try db.stepRows(sql: sql, arguments: chunk.map(\.primaryKey.databaseValue)) { handle in
+                result.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? destination,
+                                              primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+            }
+        }
+        return result
+    }
+
+    /// Inserts full rows (Z_PK..., table column order) after reserving their keys, in one transaction.
+    func batchInsert(entity: EntityDescription, rows: [RowValues]) throws -> [ManagedObjectID] {
+        guard let table = schema.table(named: entity.tableName) else { return [] }
+        let identity = self.identity
+        return try write { db in
+            guard !rows.isEmpty else { return [] }
+            let first = try reservePrimaryKeys(root: entity.rootEntity, count: rows.count, in: db)
+            let columns = table.columns.map(\.name).joined(separator: ", ")
+            let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
+            let statement = try db.makeStatement(sql: "INSERT INTO \(table.name) (\(columns)) VALUES (\(placeholders))")
+            var ids: [ManagedObjectID] = []
+            ids.reserveCapacity(rows.count)
+            for (offset, var row) in rows.enumerated() {
+                let key = first + Int64(offset)
+                row[0] = key.databaseValue
+                try statement.setArguments(StatementArguments(Array(row)))
+                try statement.execute()
+                ids.append(ManagedObjectID(entity: entity, primaryKey: key, store: identity))
+            }
+            return ids
+        }
+    }
+}
