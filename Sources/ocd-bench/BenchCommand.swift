@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // The command line: options, their checks, and the loop over scenarios and sizes.
 
@@ -107,6 +110,8 @@ struct BenchCommand: ParsableCommand {
                 let result = runScenario(scenario, size: size, fixtures: fixtures)
                 print(result.line)
                 if let note = result.note, result.status == .ok { print("    note: \(note)") }
+                // Show each line at once even when the output goes to a file (fflush(NULL): every stream).
+                fflush(nil)
                 results.append(result)
             }
         }
