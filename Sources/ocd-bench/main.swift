@@ -1,1 +1,2 @@
-print("ocd-bench")
+// Entry point: `swift run -c release ocd-bench --help`. See BENCHMARKS.md.
+BenchCommand.main()

@@ -1,0 +1,190 @@
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The command line: options, their checks, and the loop over scenarios and sizes.
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ocd-bench",
+        abstract: "Runs OpenCoreData's benchmark scenarios against raw SQLite doing the same work.",
+        discussion: """
+            Each scenario runs through OpenCoreData ("ours") and through SQLite's C API with prepared \
+            statements ("raw"), interleaved, several times; medians are compared against the scenario's \
+            target ratio. Stores are files in WAL mode with synchronous = NORMAL on both sides.
+            """)
+
+    static let fullSizes = [10_000, 100_000, 1_000_000]
+    static let quickSize = 2_000
+
+    @Option(name: .long, help: "Write the results as JSON to this file.")
+    var json: String?
+
+    @Option(name: .long, help: "Run only the scenarios whose name contains this text.")
+    var scenario: String?
+
+    @Option(name: .long, help: "Run every scenario at this one size (rows).")
+    var rows: Int?
+
+    @Option(name: .long, help: "Comma-separated sizes, e.g. 10000,100000 (default: 10000,100000,1000000).")
+    var sizes: String?
+
+    @Option(name: .customLong("repeat"), help: "Timed runs per side (default: 5, 3 at 1,000,000 rows or more; 1 with --quick).")
+    var repetitions: Int?
+
+    @Flag(name: .long, help: "A small smoke run (2,000 rows, one run per side): checks it works, not how fast.")
+    var quick = false
+
+    @Option(name: .long, help: "Where store files go (default: a new folder in the temporary directory).")
+    var workDirectory: String?
+
+    @Flag(name: .long, help: "Also print the results as a Markdown table.")
+    var markdown = false
+
+    /// The sizes to run, after the checks in `validate()`.
+    func resolvedSizes() throws -> [Int] {
+        if let rows { return [rows] }
+        if let sizes { return try Self.parseSizes(sizes) }
+        return quick ? [Self.quickSize] : Self.fullSizes
+    }
+
+    static func parseSizes(_ text: String) throws -> [Int] {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "") }
+        guard !parts.isEmpty else { throw ValidationError("--sizes needs at least one size") }
+        return try parts.map { part in
+            guard let value = Int(part), value > 0 else {
+                throw ValidationError("--sizes: '\(part)' is not a positive whole number of rows")
+            }
+            return value
+        }
+    }
+
+    func repetitions(for size: Int) -> Int {
+        if let repetitions { return repetitions }
+        if quick { return 1 }
+        return size >= 1_000_000 ? 3 : 5
+    }
+
+    func selectedScenarios() -> [Scenario] {
+        guard let scenario, !scenario.isEmpty else { return Scenarios.all }
+        return Scenarios.all.filter { $0.name.localizedCaseInsensitiveContains(scenario) }
+    }
+
+    func validate() throws {
+        if let rows, rows <= 0 { throw ValidationError("--rows must be a positive number of rows, not \(rows)") }
+        if rows != nil && sizes != nil { throw ValidationError("use either --rows or --sizes, not both") }
+        if let sizes { _ = try Self.parseSizes(sizes) }
+        if let repetitions, repetitions <= 0 {
+            throw ValidationError("--repeat must be at least 1, not \(repetitions)")
+        }
+        if let json, json.isEmpty { throw ValidationError("--json needs a file path") }
+        if selectedScenarios().isEmpty {
+            let names = Scenarios.all.map(\.name).joined(separator: ", ")
+            throw ValidationError("no scenario name contains '\(scenario ?? "")'; the scenarios are: \(names)")
+        }
+    }
+
+    func run() throws {
+        let sizes = try resolvedSizes()
+        let scenarios = selectedScenarios()
+        let ownsDirectory = workDirectory == nil
+        let directory = workDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-\(UUID().uuidString)")
+        let fixtures = try Fixtures(directory: directory)
+        defer {
+            fixtures.removeScratch()
+            if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
+        }
+
+        print("ocd-bench: \(scenarios.count) scenario(s) × sizes \(sizes.map(ScenarioResult.grouped).joined(separator: ", "))\(quick ? " (quick smoke run)" : "")")
+        print("stores in \(directory.path); WAL, synchronous = NORMAL on both sides; peak MB = RSS growth above the run's start")
+        print("")
+        print(ScenarioResult.header)
+
+        var results: [ScenarioResult] = []
+        for size in sizes {
+            for scenario in scenarios {
+                let result = runScenario(scenario, size: size, fixtures: fixtures)
+                print(result.line)
+                if let note = result.note, result.status == .ok { print("    note: \(note)") }
+                // Show each line at once even when the output goes to a file (fflush(NULL): every stream).
+                fflush(nil)
+                results.append(result)
+            }
+        }
+
+        if markdown {
+            print("")
+            print(Report.markdown(results))
+        }
+        if let json {
+            try Report.writeJSON(results, to: json)
+            print("")
+            print("wrote \(json)")
+        }
+        let failures = results.filter { $0.status == .failed }
+        if !failures.isEmpty {
+            throw BenchFailure(count: failures.count)
+        }
+    }
+
+    /// Runs one scenario at one size: ours and raw interleaved (alternating which goes first).
+    func runScenario(_ scenario: Scenario, size: Int, fixtures: Fixtures) -> ScenarioResult {
+        var result = ScenarioResult(scenario: scenario.name, size: size, rows: size,
+                                    targetRatio: scenario.targetRatio, status: .ok)
+        do {
+            let run = try scenario.make(size, fixtures)
+            result.rows = run.rows
+            result.note = run.note
+            result.perRunDivisor = run.perRunDivisor
+            for repetition in 0..<repetitions(for: size) {
+                let oursFirst = repetition % 2 == 0
+                var checksums = [0, 0]
+                for side in oursFirst ? [true, false] : [false, true] {
+                    let sample: RunSample
+                    do {
+                        sample = try measure(side ? run.ours : run.raw)
+                    } catch {
+                        fixtures.removeScratch()
+                        throw error
+                    }
+                    fixtures.removeScratch()
+                    if side {
+                        result.oursSeconds.append(sample.seconds)
+                        result.oursPeakBytes = max(result.oursPeakBytes, sample.peakBytes)
+                    } else {
+                        result.rawSeconds.append(sample.seconds)
+                        result.rawPeakBytes = max(result.rawPeakBytes, sample.peakBytes)
+                    }
+                    checksums[side ? 0 : 1] = sample.checksum
+                }
+                guard checksums[0] == checksums[1] else {
+                    throw ChecksumMismatch(ours: checksums[0], raw: checksums[1])
+                }
+            }
+        } catch let skipped as ScenarioSkipped {
+            result.status = .skipped
+            result.message = skipped.reason
+            result.oursSeconds = []
+            result.rawSeconds = []
+        } catch {
+            result.status = .failed
+            result.message = "\(error)"
+        }
+        return result
+    }
+}
+
+struct ChecksumMismatch: Error, CustomStringConvertible {
+    var ours: Int
+    var raw: Int
+    var description: String { "ours and raw did different work (checksum \(ours) vs \(raw))" }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    var count: Int
+    var description: String { "\(count) scenario run(s) failed" }
+}
