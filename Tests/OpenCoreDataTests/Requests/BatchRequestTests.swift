@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+import Testing
+@testable import OpenCoreData
+
+@Suite struct BatchRequestTests {
+    static func stack(items: Int = 10) throws -> (TestStack, [ManagedObjectID]) {
+        let stack = try TestStack(model: TestModels.todo())
+        let context = stack.context()
+        let list = try context.insertNewObject(forEntityName: "TodoList")
+        try list.setValue("L", forKey: "title")
+        var objects: [ManagedObject] = []
+        for index in 0..<items {
+            let item = try context.insertNewObject(forEntityName: "Item")
+            try item.setValue("i\(index)", forKey: "name")
+            try item.setValue(Int16(index % 3), forKey: "priority")
+            try item.setValue(list, forKey: "list")
+            objects.append(item)
+        }
+        try context.save()
+        return (stack, objects.map(\.objectID))
+    }
+
+    func rows(_ stack: TestStack, _ sql: String) throws -> [Row] {
+        let queue = try DatabaseQueue(path: stack.url.path)
+        return try queue.read { try Row.fetchAll($0, sql: sql) }
+    }
+
+    @Test func batchUpdateWritesEveryRowAndBumpsVersions() throws {
+        let (stack, ids) = try Self.stack()
+        let context = stack.context()
+        let request = BatchUpdateRequest(entityName: "Item")
+        request.propertiesToUpdate = ["done": true, "score": 1.5]
+        request.resultType = .objectIDs
+        let result = try #require(try context.execute(request) as? BatchUpdateResult)
+        #expect(Set(result.objectIDs) == Set(ids))
+        let stored = try rows(stack, "SELECT ZDONE, ZSCORE, Z_OPT FROM ZITEM")
+        #expect(stored.allSatisfy { ($0[0] as Int) == 1 && ($0[1] as Double) == 1.5 && ($0[2] as Int) == 2 })
+
+        request.resultType = .count
+        #expect((try context.execute(request) as? BatchResult)?.count == 10)
+        request.resultType = .statusOnly
+        #expect((try context.execute(request) as? BatchResult)?.result as? Bool == true)
+    }
+
+    @Test func batchUpdateRefusesBadInputBeforeTouchingRows() throws {
+        let (stack, _) = try Self.stack()
+        let context = stack.context()
+        for properties: [String: Any] in [["nope": 1], ["list": NSNull()], ["name": 42], ["priority": 100_000], [:]] {
+            let request = BatchUpdateRequest(entityName: "Item")
+            request.propertiesToUpdate = properties.merging(["done": true]) { a, _ in a }
+            if properties.isEmpty { request.propertiesToUpdate = [:] }
+            #expect(throws: ObjectGraphError.self) { try context.execute(request) }
+        }
+        let missing = BatchUpdateRequest(entityName: "Nope")
+        missing.propertiesToUpdate = ["done": true]
+        #expect(throws: ObjectGraphError.self) { try context.execute(missing) }
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZITEM WHERE ZDONE = 1")[0][0] as Int == 0)
+        #expect(try rows(stack, "SELECT MAX(Z_OPT) FROM ZITEM")[0][0] as Int == 1)
+    }
+
+    @Test func mergingBatchResultsRefreshesLiveObjects() throws {
+        let (stack, ids) = try Self.stack()
+        let live = stack.context(.privateQueue)
+        let registered: [ManagedObject] = try live.performAndWait {
+            try ids.prefix(3).map { id in
+                let object = try live.existingObject(with: id)
+                _ = try object.value(forKey: "done")
+                return object
+            }
+        }
+        let worker = stack.context()
+        let request = BatchUpdateRequest(entityName: "Item")
+        request.propertiesToUpdate = ["done": true]
+        request.resultType = .objectIDs
+        let result = try #require(try worker.execute(request) as? BatchResult)
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: ContextDidSave(updated: Set(result.objectIDs)), into: [live])
+        let values: [Bool?] = try live.performAndWait { try registered.map { try $0.value(forKey: "done") as? Bool } }
+        #expect(values == [true, true, true])
+        // After the merge the objects carry the new version, so saving an edit does not conflict.
+        try live.performAndWait {
+            try registered[0].setValue("edited", forKey: "name")
+            try live.save()
+        }
+    }
+
+    @Test func batchDeleteCascadesAndNullifiesConsistently() throws {
+        let (stack, ids) = try Self.stack()
+        let context = stack.context()
+        let tag = try context.insertNewObject(forEntityName: "Tag")
+        try tag.setValue("t", forKey: "label")
+        try context.existingObject(with: ids[0]).add(tag, toKey: "tags")
+        try context.save()
+
+        // Deleting the list cascades to its items; the tag's join rows go with them.
+        let request = BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "TodoList"))
+        request.resultType = .objectIDs
+        let result = try #require(try context.execute(request) as? BatchResult)
+        #expect(result.count == 11)
+        #expect(Set(result.objectIDs).isSuperset(of: Set(ids)))
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZITEM")[0][0] as Int == 0)
+        let joinTable = stack.model.schema.joinTables[0].name
+        #expect(try rows(stack, "SELECT COUNT(*) FROM \(joinTable)")[0][0] as Int == 0)
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZTAG")[0][0] as Int == 1)
+    }
+
+    @Test func batchDeleteRefusesABrokenDenyRuleWhole() throws {
+        let (stack, ids) = try Self.stack()
+        let context = stack.context()
+        let tag = try context.insertNewObject(forEntityName: "Tag")
+        try tag.setValue("t", forKey: "label")
+        try context.existingObject(with: ids[0]).add(tag, toKey: "tags")
+        try context.save()
+        let request = BatchDeleteRequest(objectIDs: [tag.objectID])
+        #expect(throws: ObjectGraphError.self) { try context.execute(request) }
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZTAG")[0][0] as Int == 1)
+
+        // Deleting items nulls nothing on tags but removes join rows; the list keeps the rest.
+        let items = BatchDeleteRequest(objectIDs: Array(ids.prefix(2)))
+        items.resultType = .count
+        #expect((try context.execute(items) as? BatchResult)?.count == 2)
+        #expect(try rows(stack, "SELECT COUNT(*) FROM \(stack.model.schema.joinTables[0].name)")[0][0] as Int == 0)
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZITEM")[0][0] as Int == 8)
+    }
+
+    @Test func batchDeleteNullifiesForeignKeysIntoDeletedRows() throws {
+        // Deleting an owner whose rule is nullify nulls its pets' foreign keys and reports them as updated.
+        let model = try ManagedObjectModel {
+            EntityDescription("Owner") { ToMany("pets", "Pet", inverse: "owner", deleteRule: .nullify) }
+            EntityDescription("Pet") { Attribute("name", .string); ToOne("owner", "Owner", inverse: "pets") }
+        }
+        let pets = try TestStack(model: model)
+        let petContext = pets.context()
+        let owner = try petContext.insertNewObject(forEntityName: "Owner")
+        for name in ["a", "b"] {
+            let pet = try petContext.insertNewObject(forEntityName: "Pet")
+            try pet.setValue(name, forKey: "name")
+            try pet.setValue(owner, forKey: "owner")
+        }
+        try petContext.save()
+        let request = BatchDeleteRequest(objectIDs: [owner.objectID])
+        _ = try petContext.execute(request)
+        #expect(request.lastNullifiedObjectIDs.count == 2)
+        #expect(try rows(pets, "SELECT COUNT(*) FROM ZPET WHERE ZOWNER IS NULL")[0][0] as Int == 2)
+    }
+
+    @Test func batchInsertChecksEveryRowFirstAndReservesKeys() throws {
+        let (stack, _) = try Self.stack()
+        let context = stack.context()
+        let good: [[String: Any]] = (0..<100).map { ["name": "new \($0)", "createdAt": Date(timeIntervalSinceReferenceDate: Double($0))] }
+        let request = BatchInsertRequest(entityName: "Item", objects: good)
+        request.resultType = .objectIDs
+        let result = try #require(try context.execute(request) as? BatchResult)
+        #expect(result.count == 100)
+        #expect(result.objectIDs.map(\.primaryKey) == Array(11...110))
+        #expect(try rows(stack, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'")[0][0] as Int == 110)
+        #expect(try rows(stack, "SELECT ZDONE FROM ZITEM WHERE Z_PK = 11")[0][0] as Int == 0)  // default applied
+
+        for bad: [[String: Any]] in [good + [["nope": 1]], good + [["name": 3]], good + [["createdAt": Date()]],
+                                     good + [["list": NSNull()]]] {
+            #expect(throws: ObjectGraphError.self) { try context.execute(BatchInsertRequest(entityName: "Item", objects: bad)) }
+        }
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZITEM")[0][0] as Int == 110)
+
+        var produced = 0
+        let handler = BatchInsertRequest(entityName: "Item") { (row: inout [String: Any]) -> Bool in
+            guard produced < 5 else { return true }
+            row["name"] = "handled \(produced)"
+            produced += 1
+            return false
+        }
+        handler.resultType = .count
+        #expect((try context.execute(handler) as? BatchResult)?.count == 5)
+        var made = 0
+        let objects = BatchInsertRequest(entityName: "Item") { (object: ManagedObject) -> Bool in
+            guard made < 3 else { return true }
+            try? object.setValue("object \(made)", forKey: "name")
+            made += 1
+            return false
+        }
+        objects.resultType = .count
+        #expect((try context.execute(objects) as? BatchResult)?.count == 3)
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZITEM")[0][0] as Int == 118)
+    }
+}
