@@ -130,14 +130,17 @@ struct QueryParser {
     private static let expressionContinuations: Set<String> = ["==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "**", ".", "["]
 
     private mutating func parsePrimaryPredicate() throws -> QueryPredicate {
-        if isSymbol("("), let close = matchingParenthesis[index] {
+        if isSymbol("(") {
             // A parenthesised predicate, unless what follows the `)` shows it was an expression: `(a + b) > 2`.
-            let after = tokens[min(close + 1, tokens.count - 1)]
+            // An unclosed `(` is read as a predicate, so the error points at the missing `)`.
             var continuesExpression = false
-            if case .symbol(let symbol) = after.kind, QueryParser.expressionContinuations.contains(symbol) {
-                continuesExpression = true
+            if let close = matchingParenthesis[index] {
+                let after = tokens[min(close + 1, tokens.count - 1)]
+                if case .symbol(let symbol) = after.kind, QueryParser.expressionContinuations.contains(symbol) {
+                    continuesExpression = true
+                }
+                if let word = keyword(after), QueryParser.operatorWords.contains(word) { continuesExpression = true }
             }
-            if let word = keyword(after), QueryParser.operatorWords.contains(word) { continuesExpression = true }
             if !continuesExpression {
                 advance()
                 let inner = try parseOr()
@@ -263,14 +266,22 @@ struct QueryParser {
         var expression = try parsePrimaryExpression()
         while isSymbol(".") {
             advance()
-            let component: String
             switch current.kind {
-            case .word(let word, _): component = word
-            case .atWord(let word): component = "@" + word
+            case .word(let word, _):
+                advance()
+                expression = QueryParser.appending(word, to: expression)
+            case .atWord(let word):
+                advance()
+                expression = QueryParser.appending("@" + word, to: expression)
+            case .argument(.keyPath):
+                let start = current
+                advance()
+                guard case .keyPath(_, let components) = try argumentExpression(.keyPath, at: start) else {
+                    throw error("%K after '.' needs a key path", at: start)
+                }
+                for component in components { expression = QueryParser.appending(component, to: expression) }
             default: throw error("expected a key after '.', found \(describe(current))")
             }
-            advance()
-            expression = QueryParser.appending(component, to: expression)
         }
         // Comparison options follow an operator, never an expression, so `[` here is an index.
         if isSymbol("[") {
