@@ -35,6 +35,8 @@ struct AgreementFixture {
     let database: DatabaseQueue
     /// People by Z_PK.
     var people: [Int64: GraphObject] = [:]
+    /// The Z_PKs of people inserted as the sub-entity Employee.
+    var employees: Set<Int64> = []
 
     static let names: [String?] = ["Émile", "émile", "Emile", "EMILE", "", "Zoë", "zoe", "Anne-Marie", "file2", "file10",
                                    "O'Brien", "straße", "STRASSE", nil, "a%b_c", "x*y?", "Ångström", "nana", "Nana", "--;"]
@@ -131,6 +133,7 @@ struct AgreementFixture {
                 rowValues["address"] = address.pk
             }
             try insert(isEmployee ? "Employee" : "Person", pk: pk, values: rowValues)
+            if isEmployee { employees.insert(pk) }
             var books: [GraphObject] = []
             for _ in 0..<Int(random.next() % 4) {
                 bookKey += 1
