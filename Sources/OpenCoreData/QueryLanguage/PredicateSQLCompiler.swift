@@ -401,6 +401,10 @@ final class CompilationContext {
         if !options.isEmpty {
             return "(" + SQLFragment.joined(members.map { function(.equal, options, subject, $0) }, separator: " OR ") + ")"
         }
+        if members.contains(where: { $0.sql != "?" && $0.sql != "NULL" }) {
+            // A member that is a column may be NULL; only IS matches NULL with NULL, as memory does.
+            return "(" + SQLFragment.joined(members.map { "(" + subject + " IS " + $0 + ")" }, separator: " OR ") + ")"
+        }
         let nonNull = members.filter { $0.sql != "NULL" }
         var parts: [SQLFragment] = []
         if !nonNull.isEmpty { parts.append(subject + " IN (" + SQLFragment.joined(nonNull, separator: ", ") + ")") }

@@ -62,7 +62,7 @@ struct PredicateGenerator {
     }
 
     mutating func leaf() -> (String, [Any]) {
-        switch random.next() % 22 {
+        switch random.next() % 32 {
         case 0, 1: return (stringComparison(pick(["name", "nickname"])), [])
         case 2: return (stringComparison("address.city"), [])
         case 3: return (numberComparison(pick(["age", "score", "height", "balance", "address.zip"])), [])
@@ -95,6 +95,16 @@ struct PredicateGenerator {
             return ("%K \(pick(["<", ">", "=="])) %@", [pick(["age", "height", "score"]), pick([1, 18, 62] as [Any] + [1.5, Int16(7), Decimal(12.5)])])
         case 19: return ("%@ IN clubs.name", [pick(AgreementFixture.names.compactMap { $0 })])
         case 20: return (pick(["TRUEPREDICATE", "FALSEPREDICATE"]), [])
+        case 21: return ("CAST(born, 'NSNumber') \(pick(["<", ">", "=="])) \(numberConstant())", [])
+        case 22: return ("CAST(age, 'NSString') \(pick(["BEGINSWITH", "==", "ENDSWITH"])) \(QueryLexer.quote(pick(["1", "6", "62", "-"])))", [])
+        case 23: return ("%@ IN books.title", [pick(AgreementFixture.titles.compactMap { $0 })])
+        case 24: return ("name IN %@", [[pick(AgreementFixture.names.compactMap { $0 }), NSNull(), pick(AgreementFixture.names.compactMap { $0 })]])
+        case 25: return ("books.@avg.price == \(pick(["12.5", "15", "9.99", "0.5"]))", [])
+        case 26: return ("nickname \(pick(["==", "!=", "BEGINSWITH", "<"]))\(modifier()) name", [])
+        case 27: return ("age \(pick(["BETWEEN", "IN"])) {score, \(numberConstant())}", [])
+        case 28: return ("\(pick(["ANY", "ALL", "NONE", ""])) books.pages IN {400, 512, nil}", [])
+        case 29: return ("SELF \(pick(["==", "!="])) nil", [])
+        case 30: return ("ANY books.author.name ==\(modifier()) \(stringConstant())", [])
         default: return ("name \(pick(["==", "<", ">"])) nickname", [])
         }
     }
