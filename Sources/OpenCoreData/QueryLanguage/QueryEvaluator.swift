@@ -81,10 +81,12 @@ struct QueryEvaluator {
             return .array(try members.map { try QueryEvaluator.value($0) })
         }
         if let converted = QueryValue.convert(value) { return converted }
-        // A dictionary or other object: it is not nil, and it equals nothing but itself, which we cannot
-        // tell apart here; an unmatched marker keeps `!= nil` true and `== x` false.
-        return .string("\u{0}<object \(ObjectIdentifier(QueryEvaluator.self))>\u{0}")
+        // A dictionary or other object: it is not nil and equals no constant. A random per-process blob stands
+        // for it, so `!= nil` holds, `== x` does not, and no string operator can match it.
+        return .data(QueryEvaluator.objectMarker)
     }
+
+    private static let objectMarker = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
 
     // MARK: Expressions
 

@@ -51,6 +51,17 @@ import Testing
         #expect(throws: QueryLanguageError.self) { try QueryPredicate(format: parenthesised) }
         let arithmetic = "a == " + String(repeating: "(1 + ", count: 10_000) + "1" + String(repeating: ")", count: 10_000)
         #expect(throws: QueryLanguageError.self) { try QueryPredicate(format: arithmetic) }
+        // Nesting just under the cap works end to end: parse, print, hash, evaluate, compile.
+        let deepNot = try QueryPredicate(format: String(repeating: "NOT ", count: 450) + "a == 1")
+        #expect(try QueryPredicate(format: deepNot.predicateFormat) == deepNot)
+        #expect(Set([deepNot]).count == 1)
+        #expect(try deepNot.evaluate(with: ["a": 1]))
+        let model = try ManagedObjectModel { EntityDescription("Thing") { Attribute("a", .integer64) } }
+        if let thing = model.entitiesByName["Thing"] {
+            #expect(try PredicateSQLCompiler(model: model, entity: thing).compile(predicate: deepNot).whereClause != nil)
+        }
+        let deepArithmetic = try QueryExpression(format: String(repeating: "-(", count: 120) + "1" + String(repeating: ")", count: 120))
+        #expect(try deepArithmetic.evaluate(with: nil) as? Int == 1)
         // Moderate nesting is fine.
         let fine = String(repeating: "(", count: 100) + "a == 1" + String(repeating: ")", count: 100)
         #expect(try QueryPredicate(format: fine) == QueryPredicate(format: "a == 1"))
