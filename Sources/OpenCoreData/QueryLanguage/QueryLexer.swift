@@ -31,12 +31,15 @@ struct QueryToken: Sendable, Equatable {
 }
 
 /// Splits a format string into tokens. Never traps: anything it does not understand is an error with a position.
+///
+/// It reads Unicode scalars, not grapheme clusters, so a quote followed by a combining mark still closes a
+/// string; positions are scalar offsets.
 struct QueryLexer {
-    private let characters: [Character]
+    private let characters: [Unicode.Scalar]
     private var index = 0
 
     init(_ text: String) {
-        characters = Array(text)
+        characters = Array(text.unicodeScalars)
     }
 
     static func tokenize(_ text: String) throws -> [QueryToken] {
@@ -49,7 +52,7 @@ struct QueryLexer {
         }
     }
 
-    private func peek(_ offset: Int = 0) -> Character? {
+    private func peek(_ offset: Int = 0) -> Unicode.Scalar? {
         let position = index + offset
         return position < characters.count ? characters[position] : nil
     }
@@ -58,20 +61,29 @@ struct QueryLexer {
         QueryLanguageError(position: position ?? index, message: message)
     }
 
-    static func isWordStart(_ c: Character) -> Bool { c == "_" || c.isLetter }
-    static func isWordPart(_ c: Character) -> Bool { c == "_" || c.isLetter || c.isNumber }
+    static func isWordStart(_ c: Unicode.Scalar) -> Bool { c == "_" || c.properties.isAlphabetic }
+    static func isWordPart(_ c: Unicode.Scalar) -> Bool {
+        switch c.properties.generalCategory {
+        case .decimalNumber, .nonspacingMark, .spacingMark: return true
+        default: return isWordStart(c)
+        }
+    }
+    static func isWordStart(_ c: Character) -> Bool { c.unicodeScalars.first.map { isWordStart($0) } ?? false }
+    static func isWordPart(_ c: Character) -> Bool { c.unicodeScalars.allSatisfy { isWordPart($0) } }
+
+    private static func isDigit(_ c: Unicode.Scalar) -> Bool { c.value >= 48 && c.value <= 57 }
 
     private mutating func readWord() -> String {
         var word = ""
         while let c = peek(), QueryLexer.isWordPart(c) {
-            word.append(c)
+            word.unicodeScalars.append(c)
             index += 1
         }
         return word
     }
 
     mutating func next() throws -> QueryToken {
-        while let c = peek(), c.isWhitespace || c.isNewline { index += 1 }
+        while let c = peek(), c.properties.isWhitespace { index += 1 }
         let start = index
         guard let c = peek() else { return QueryToken(kind: .end, position: start) }
         func token(_ kind: QueryToken.Kind) -> QueryToken { QueryToken(kind: kind, position: start) }
@@ -79,7 +91,7 @@ struct QueryLexer {
         if QueryLexer.isWordStart(c) {
             return token(.word(readWord(), escaped: false))
         }
-        if c.isASCII, c.isNumber {
+        if QueryLexer.isDigit(c) {
             return token(try readNumber())
         }
         switch c {
@@ -103,7 +115,7 @@ struct QueryLexer {
             break
         }
         // Operators, longest first.
-        let two = peek(1).map { String(c) + String($0) } ?? ""
+        let two = peek(1).map { String(Character(c)) + String(Character($0)) } ?? ""
         let twoCharacter: [String: String] = [
             "==": "==", "!=": "!=", "<>": "!=", "<=": "<=", "=<": "<=", ">=": ">=", "=>": ">=",
             "&&": "AND", "||": "OR", "**": "**",
@@ -112,7 +124,7 @@ struct QueryLexer {
             index += 2
             return token(.symbol(symbol))
         }
-        let oneCharacter: [Character: String] = [
+        let oneCharacter: [Unicode.Scalar: String] = [
             "=": "==", "<": "<", ">": ">", "!": "NOT", "(": "(", ")": ")", "{": "{", "}": "}", "[": "[", "]": "]",
             ",": ",", ".": ".", "+": "+", "-": "-", "*": "*", "/": "/", ":": ":",
         ]
@@ -123,10 +135,9 @@ struct QueryLexer {
         throw error("unexpected character \(QueryLexer.describe(c))")
     }
 
-    static func describe(_ c: Character) -> String {
-        let scalars = c.unicodeScalars
-        if scalars.count == 1, let scalar = scalars.first, scalar.value < 0x20 || scalar.value == 0x7F {
-            return "U+" + String(scalar.value, radix: 16, uppercase: true)
+    static func describe(_ c: Unicode.Scalar) -> String {
+        if c.value < 0x20 || c.value == 0x7F || c.properties.generalCategory == .nonspacingMark {
+            return "U+" + String(c.value, radix: 16, uppercase: true)
         }
         return "'\(c)'"
     }
@@ -137,7 +148,7 @@ struct QueryLexer {
             index += 2
             var digits = ""
             while let c = peek(), QueryLexer.isWordPart(c) {
-                digits.append(c)
+                digits.unicodeScalars.append(c)
                 index += 1
             }
             guard !digits.isEmpty, let value = Int64(digits, radix: radix) else {
@@ -147,21 +158,21 @@ struct QueryLexer {
         }
         var text = ""
         var isInteger = true
-        while let c = peek(), c.isASCII, c.isNumber { text.append(c); index += 1 }
-        if peek() == ".", let after = peek(1), after.isASCII, after.isNumber {
+        while let c = peek(), QueryLexer.isDigit(c) { text.unicodeScalars.append(c); index += 1 }
+        if peek() == ".", let after = peek(1), QueryLexer.isDigit(after) {
             isInteger = false
             text.append("."); index += 1
-            while let c = peek(), c.isASCII, c.isNumber { text.append(c); index += 1 }
+            while let c = peek(), QueryLexer.isDigit(c) { text.unicodeScalars.append(c); index += 1 }
         }
         if let e = peek(), e == "e" || e == "E" {
             var lookahead = 1
             if let sign = peek(1), sign == "+" || sign == "-" { lookahead = 2 }
-            if let digit = peek(lookahead), digit.isASCII, digit.isNumber {
+            if let digit = peek(lookahead), QueryLexer.isDigit(digit) {
                 isInteger = false
                 text.append("e")
-                if lookahead == 2, let sign = peek(1) { text.append(sign) }
+                if lookahead == 2, let sign = peek(1) { text.unicodeScalars.append(sign) }
                 index += lookahead
-                while let c = peek(), c.isASCII, c.isNumber { text.append(c); index += 1 }
+                while let c = peek(), QueryLexer.isDigit(c) { text.unicodeScalars.append(c); index += 1 }
             }
         }
         if let c = peek(), QueryLexer.isWordStart(c) {
@@ -172,7 +183,7 @@ struct QueryLexer {
         return .double(value)
     }
 
-    private mutating func readString(quote: Character) throws -> String {
+    private mutating func readString(quote: Unicode.Scalar) throws -> String {
         let start = index
         index += 1
         var text = ""
@@ -180,7 +191,7 @@ struct QueryLexer {
             guard let c = peek() else { throw error("unterminated string", at: start) }
             index += 1
             if c == quote { return text }
-            guard c == "\\" else { text.append(c); continue }
+            guard c == "\\" else { text.unicodeScalars.append(c); continue }
             guard let escaped = peek() else { throw error("unterminated string", at: start) }
             index += 1
             switch escaped {
@@ -190,12 +201,12 @@ struct QueryLexer {
             case "0": text.append("\0")
             case "u":
                 var hex = ""
-                while hex.count < 4, let h = peek(), h.isHexDigit { hex.append(h); index += 1 }
+                while hex.count < 4, let h = peek(), h.properties.isASCIIHexDigit { hex.unicodeScalars.append(h); index += 1 }
                 guard hex.count == 4, let value = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(value) else {
                     throw error("expected four hex digits after \\u")
                 }
                 text.unicodeScalars.append(scalar)
-            default: text.append(escaped)
+            default: text.unicodeScalars.append(escaped)
             }
         }
     }
@@ -205,7 +216,7 @@ struct QueryLexer {
         index += 1
         if peek() == "%" { index += 1; return .percent }
         // Length modifiers are accepted and ignored: arguments arrive as Swift values anyway.
-        while let c = peek(), "hlqLzjt".contains(c) { index += 1 }
+        while let c = peek(), "hlqLzjt".unicodeScalars.contains(c) { index += 1 }
         guard let conversion = peek() else { throw error("incomplete format specifier", at: start) }
         index += 1
         switch conversion {

@@ -33,6 +33,15 @@ import Testing
         survives("%@ == 1", [{ () in }])
     }
 
+    @Test func combiningMarksNextToQuotesRoundTrip() throws {
+        for text in ["\u{301}abc", "abc\u{301}", "\u{301}", "e\u{301}\"\u{301}", "\u{200D}", "🇫🇷", "\r\n"] {
+            let predicate = try QueryPredicate(format: "name == %@", text)
+            #expect(try QueryPredicate(format: predicate.predicateFormat) == predicate, "\(text.unicodeScalars.map { $0.value })")
+            #expect(try predicate.evaluate(with: ["name": text]))
+        }
+        #expect(try QueryPredicate(format: "cafe\u{301} == 1").evaluate(with: ["cafe\u{301}": 1]))
+    }
+
     @Test func veryLongStrings() {
         let long = String(repeating: "x", count: 200_000)
         survives("name == '\(long)'")
