@@ -98,6 +98,21 @@ struct PredicateSQLCompiler {
         return CompiledExpression(fromClause: context.rootScope.fromClause, sql: fragment.sql,
                                   arguments: fragment.arguments)
     }
+
+    /// Compiles a value for a dictionary-result fetch: `sum:(price)`, `count:(name)`, `min:`, `max:`,
+    /// `average:` of a key path aggregate over all fetched rows (`SUM(t0.ZPRICE)`); any other expression is
+    /// compiled per row, as ``compile(expression:)`` does (for GROUP BY keys and plain columns).
+    func compile(fetchedValue expression: QueryExpression) throws -> CompiledExpression {
+        let sqlFunctions: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG"]
+        guard case .function(let function, let arguments) = expression, let sqlFunction = sqlFunctions[function],
+              arguments.count == 1, case .keyPath = arguments[0] else {
+            return try compile(expression: expression)
+        }
+        let context = CompilationContext(compiler: self)
+        let argument = try context.value(arguments[0], in: context.rootScope)
+        return CompiledExpression(fromClause: context.rootScope.fromClause, sql: sqlFunction + "(" + argument.sql + ")",
+                                  arguments: argument.arguments)
+    }
 }
 
 /// One FROM scope: the rows of an entity under an alias, plus the to-one joins key paths needed.

@@ -2,8 +2,8 @@ import Foundation
 
 /// Why a format string, an evaluation or an SQL compilation failed.
 ///
-/// `position` is the character offset in the format string where the problem was found (-1 when the error
-/// did not come from parsing).
+/// `position` is the offset, in Unicode scalars, in the format string where the problem was found (-1 when
+/// the error did not come from parsing). For text without combining marks it is the character offset.
 ///
 /// ```swift
 /// do { _ = try QueryPredicate(format: "name ==") }

@@ -108,5 +108,26 @@ import Testing
         #expect(compiled.sql == "(t0.ZZIP + ?)")
         #expect(compiled.arguments == [(1).databaseValue])
         #expect(compiled.fromClause == "ZFAILEDBANKDETAILS t0")
+        let total = try PredicateSQLCompiler(model: model, entity: entity)
+            .compile(fetchedValue: QueryExpression(format: "sum:(zip)"))
+        #expect(total.sql == "TOTAL(t0.ZZIP)")
+        guard let info = model.entitiesByName["FailedBankInfo"] else { return }
+        let latest = try PredicateSQLCompiler(model: model, entity: info)
+            .compile(fetchedValue: QueryExpression(format: "max:(details.closeDate)"))
+        #expect(latest.sql == "MAX(t1.ZCLOSEDATE)")
+        #expect(latest.fromClause == "ZFAILEDBANKINFO t0 LEFT OUTER JOIN ZFAILEDBANKDETAILS t1 ON t0.ZDETAILS = t1.Z_PK")
+    }
+
+    @Test func objectsAndIDsBindTheirPrimaryKeys() throws {
+        let model = try SQLCompilationTests.bankModel()
+        guard let details = model.entitiesByName["FailedBankDetails"] else { Issue.record("no entity"); return }
+        let a = ManagedObjectID(entity: details, primaryKey: 3, store: nil)
+        let b = ManagedObject(entity: details, id: ManagedObjectID(entity: details, primaryKey: 4, store: nil))
+        let compiled = try compile("details == %@ OR details IN %@ OR SELF IN %@", a, [a, b], [b], model: model)
+        #expect(compiled.whereClause == "((t0.ZDETAILS IS ?) OR (t0.ZDETAILS IN (?, ?)) OR (t0.Z_PK IN (?)))")
+        #expect(compiled.arguments == [3, 3, 4, 4].map { Int64($0).databaseValue })
+        #expect(throws: QueryLanguageError.self) {
+            _ = try compile("details == %@", ManagedObjectID(temporaryFor: details), model: model)
+        }
     }
 }
