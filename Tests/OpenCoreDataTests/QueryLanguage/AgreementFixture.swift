@@ -60,6 +60,7 @@ struct AgreementFixture {
                 ToOne("address", "Address", inverse: "residents")
                 ToMany("books", "Book", inverse: "author")
                 ToMany("clubs", "Club", inverse: "members")
+                ToMany("favorites", "Book")
             }
             EntityDescription("Employee", parent: "Person") {
                 Attribute("salary", .double)
@@ -135,6 +136,7 @@ struct AgreementFixture {
             try insert(isEmployee ? "Employee" : "Person", pk: pk, values: rowValues)
             if isEmployee { employees.insert(pk) }
             var books: [GraphObject] = []
+            var favorites: [GraphObject] = []
             for _ in 0..<Int(random.next() % 4) {
                 bookKey += 1
                 var book: [String: Any] = [:]
@@ -145,9 +147,16 @@ struct AgreementFixture {
                 bookRow["author"] = pk
                 try insert("Book", pk: bookKey, values: bookRow)
                 book["author"] = object
-                books.append(GraphObject(book))
+                let bookObject = GraphObject(book)
+                books.append(bookObject)
+                // A to-many without an inverse: the hidden foreign key on the book's row.
+                if chance(40) {
+                    try setFavorite(book: bookKey, person: pk)
+                    favorites.append(bookObject)
+                }
             }
             object.values["books"] = books
+            object.values["favorites"] = favorites
             var memberOf: [GraphObject] = []
             for club in clubs where chance(30) {
                 try joinClub(person: pk, club: club.pk)
@@ -181,6 +190,16 @@ struct AgreementFixture {
         }
         let sql = "INSERT INTO \(mapping.tableName) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
         try database.write { db in try db.execute(sql: sql, arguments: StatementArguments(arguments)) }
+    }
+
+    private func setFavorite(book: Int64, person: Int64) throws {
+        guard let entity = model.entitiesByName["Person"], let slot = entity.slotByName["favorites"],
+              case .toManyByForeignKey(let table, let column, _) = model.schema.mapping(for: entity).storage[slot] else {
+            throw QueryLanguageError.semantic("favorites is not a foreign-key relationship")
+        }
+        try database.write { db in
+            try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?", arguments: [person, book])
+        }
     }
 
     private func joinClub(person: Int64, club: Int64) throws {

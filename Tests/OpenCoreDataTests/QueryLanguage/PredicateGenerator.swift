@@ -62,7 +62,7 @@ struct PredicateGenerator {
     }
 
     mutating func leaf() -> (String, [Any]) {
-        switch random.next() % 32 {
+        switch random.next() % 34 {
         case 0, 1: return (stringComparison(pick(["name", "nickname"])), [])
         case 2: return (stringComparison("address.city"), [])
         case 3: return (numberComparison(pick(["age", "score", "height", "balance", "address.zip"])), [])
@@ -104,6 +104,8 @@ struct PredicateGenerator {
         case 27: return ("age \(pick(["BETWEEN", "IN"])) {score, \(numberConstant())}", [])
         case 28: return ("\(pick(["ANY", "ALL", "NONE", ""])) books.pages IN {400, 512, nil}", [])
         case 29: return ("SELF \(pick(["==", "!="])) nil", [])
+        case 31: return ("\(pick(["ANY", "ALL", "NONE", ""])) favorites.\(pick(["pages", "price"])) \(pick(["<", ">", "=="])) \(numberConstant())", [])
+        case 32: return ("favorites.@count \(pick(["==", ">", "<"])) books.@count", [])
         case 30: return ("ANY books.author.name ==\(modifier()) \(stringConstant())", [])
         default: return ("name \(pick(["==", "<", ">"])) nickname", [])
         }
