@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+
+/// Compiles predicates, expressions and sort descriptors into SQL over the store's Core Data layout.
+///
+/// The entity's table is `t0`; each to-one step a key path takes adds one shared
+/// `LEFT OUTER JOIN <table> tN ON tM.<FK> = tN.Z_PK`; to-many steps become correlated subqueries.
+/// Values only ever reach SQL as `?` parameters, and identifiers only come from the model's schema.
+///
+/// ```swift
+/// let compiler = PredicateSQLCompiler(model: model, entity: bankInfo)
+/// let sql = try compiler.compile(predicate: try QueryPredicate(format: "details.closeDate > %@", date),
+///                                sortDescriptors: [QuerySortDescriptor(key: "details.closeDate", ascending: false)])
+/// let ids = try Int64.fetchAll(db, sql: "SELECT t0.Z_PK FROM \(sql.fromClause)"
+///     + (sql.whereClause.map { " WHERE \($0)" } ?? "") + (sql.orderByClause.map { " ORDER BY \($0)" } ?? ""),
+///     arguments: StatementArguments(sql.arguments))
+/// ```
+struct PredicateSQLCompiler {
+    /// The SQL pieces of one fetch. Arguments belong to the placeholders of `fromClause`, `whereClause` and
+    /// `orderByClause`, in that order (the FROM clause has none today).
+    struct CompiledQuery: Sendable {
+        /// `ZTABLE t0 LEFT OUTER JOIN …`
+        var fromClause: String
+        /// The predicate, including the `t0.Z_ENT IN (…)` filter when the table holds other entities too;
+        /// nil when there is nothing to filter.
+        var whereClause: String?
+        /// `t1.ZCLOSEDATE DESC, t0.ZNAME COLLATE OCD_LOCALIZED`; nil without sort descriptors.
+        var orderByClause: String?
+        var arguments: [DatabaseValue]
+
+        /// `SELECT <columns> FROM … WHERE … ORDER BY …`, for callers that need nothing else.
+        func selectStatement(columns: String) -> String {
+            var sql = "SELECT \(columns) FROM \(fromClause)"
+            if let whereClause { sql += " WHERE \(whereClause)" }
+            if let orderByClause { sql += " ORDER BY \(orderByClause)" }
+            return sql
+        }
+    }
+
+    /// A compiled expression (for batch updates `SET ZCOUNT = <sql>` and aggregate fetches).
+    struct CompiledExpression: Sendable {
+        var fromClause: String
+        var sql: String
+        var arguments: [DatabaseValue]
+    }
+
+    let model: ManagedObjectModel
+    let entity: EntityDescription
+    /// Values for `$variables` that were not substituted before compiling.
+    var substitutionVariables: [String: QueryValue] = [:]
+
+    init(model: ManagedObjectModel, entity: EntityDescription) {
+        self.model = model
+        self.entity = entity
+    }
+
+    /// Registers the functions and collations compiled SQL calls; the store calls this on every connection.
+    static func registerSQLFunctions(in db: Database) {
+        QuerySQLFunctions.register(in: db)
+    }
+
+    /// `t0.Z_ENT IN (…)` when the entity shares its table with other entities, else nil.
+    var entityFilter: String? {
+        let mapping = model.schema.mapping(for: entity)
+        guard mapping.sharesTable else { return nil }
+        return "t0.Z_ENT IN (" + mapping.entityNumbers.map(String.init).joined(separator: ", ") + ")"
+    }
+
+    /// Compiles a fetch: FROM with joins, WHERE (with the entity filter), ORDER BY, arguments.
+    func compile(predicate: QueryPredicate?, sortDescriptors: [QuerySortDescriptor] = [],
+                 includesEntityFilter: Bool = true) throws -> CompiledQuery {
+        let context = CompilationContext(compiler: self)
+        let root = context.rootScope
+        var conditions: [SQLFragment] = []
+        if includesEntityFilter, let entityFilter { conditions.append(SQLFragment(entityFilter)) }
+        if let predicate, predicate != .truePredicate {
+            conditions.append(try context.compile(predicate, in: root))
+        }
+        var orderings: [SQLFragment] = []
+        for descriptor in sortDescriptors {
+            let path = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            var ordering = try context.value(.keyPath(base: .evaluatedObject, components: path), in: root)
+            if let collation = descriptor.comparator.collationName { ordering = ordering + " COLLATE \(collation)" }
+            if !descriptor.ascending { ordering = ordering + " DESC" }
+            orderings.append(ordering)
+        }
+        let whereFragment = conditions.isEmpty ? nil : SQLFragment.joined(conditions, separator: " AND ")
+        let orderFragment = orderings.isEmpty ? nil : SQLFragment.joined(orderings, separator: ", ")
+        return CompiledQuery(fromClause: root.fromClause, whereClause: whereFragment?.sql,
+                             orderByClause: orderFragment?.sql,
+                             arguments: (whereFragment?.arguments ?? []) + (orderFragment?.arguments ?? []))
+    }
+
+    /// Compiles an expression on the entity's rows, such as `count + 1` for a batch update.
+    func compile(expression: QueryExpression) throws -> CompiledExpression {
+        let context = CompilationContext(compiler: self)
+        let fragment = try context.value(expression, in: context.rootScope)
+        return CompiledExpression(fromClause: context.rootScope.fromClause, sql: fragment.sql,
+                                  arguments: fragment.arguments)
+    }
+
+    /// Compiles a value for a dictionary-result fetch: `sum:(price)`, `count:(name)`, `min:`, `max:`,
+    /// `average:` of a key path aggregate over all fetched rows (`SUM(t0.ZPRICE)`); any other expression is
+    /// compiled per row, as ``compile(expression:)`` does (for GROUP BY keys and plain columns).
+    func compile(fetchedValue expression: QueryExpression) throws -> CompiledExpression {
+        let sqlFunctions: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG"]
+        guard case .function(let function, let arguments) = expression, let sqlFunction = sqlFunctions[function],
+              arguments.count == 1, case .keyPath = arguments[0] else {
+            return try compile(expression: expression)
+        }
+        let context = CompilationContext(compiler: self)
+        let argument = try context.value(arguments[0], in: context.rootScope)
+        return CompiledExpression(fromClause: context.rootScope.fromClause, sql: sqlFunction + "(" + argument.sql + ")",
+                                  arguments: argument.arguments)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// Prints predicates and expressions as format strings that parse back to equal values.
+///
+/// Parentheses are added exactly where the parser's precedence would otherwise regroup the tree.
+enum QueryFormatter {
+    /// Words the parser treats as keywords; keys spelled like them are printed with a `#` escape.
+    static let reservedWords: Set<String> = [
+        "AND", "OR", "NOT", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "BETWEEN",
+        "ANY", "SOME", "ALL", "NONE", "NIL", "NULL", "YES", "NO", "TRUE", "FALSE", "SELF",
+        "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY", "CAST", "FUNCTION", "FIRST", "LAST", "SIZE",
+    ]
+
+    static func isReserved(_ word: String) -> Bool { reservedWords.contains(word.uppercased()) }
+
+    static func format(_ predicate: QueryPredicate) -> String {
+        switch predicate {
+        case .constant(let value): return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .and(let parts):
+            if parts.isEmpty { return "TRUEPREDICATE" }
+            return parts.map { part in
+                switch part {
+                case .and, .or: return "(" + format(part) + ")"
+                default: return format(part)
+                }
+            }.joined(separator: " AND ")
+        case .or(let parts):
+            if parts.isEmpty { return "FALSEPREDICATE" }
+            return parts.map { part in
+                switch part {
+                case .or: return "(" + format(part) + ")"
+                case .and(let inner) where inner.count <= 1: return "(" + format(part) + ")"
+                default: return format(part)
+                }
+            }.joined(separator: " OR ")
+        case .not(let inner):
+            switch inner {
+            case .and, .or: return "NOT (" + format(inner) + ")"
+            default: return "NOT " + format(inner)
+            }
+        case .comparison(let comparison): return format(comparison)
+        }
+    }
+
+    static func format(_ comparison: QueryComparison) -> String {
+        var text = comparison.modifier == .direct ? "" : comparison.modifier.rawValue + " "
+        text += format(comparison.lhs) + " " + comparison.op.rawValue
+        var flags = ""
+        if comparison.options.contains(.caseInsensitive) { flags += "c" }
+        if comparison.options.contains(.diacriticInsensitive) { flags += "d" }
+        if comparison.options.contains(.normalized) { flags += "n" }
+        if comparison.options.contains(.localeSensitive) { flags += "l" }
+        if !flags.isEmpty { text += "[" + flags + "]" }
+        return text + " " + format(comparison.rhs)
+    }
+
+    // Expression precedence levels: 1 additive, 2 multiplicative, 3 power, 4 unary, 5 postfix/primary.
+    static func format(_ expression: QueryExpression, level: Int = 0) -> String {
+        func wrap(_ text: String, _ own: Int) -> String { own < level ? "(" + text + ")" : text }
+        switch expression {
+        case .constant(let value):
+            let text = value.formatText
+            return text.hasPrefix("-") ? wrap(text, 4) : text
+        case .evaluatedObject: return "SELF"
+        case .keyPath(let base, let components):
+            let path = components.map(formatKey).joined(separator: ".")
+            switch base {
+            case .evaluatedObject: return components.isEmpty ? "SELF" : path
+            default:
+                let baseText = format(base, level: 5)
+                return components.isEmpty ? baseText : baseText + "." + path
+            }
+        case .variable(let name): return "$" + name
+        case .aggregate(let members): return "{" + members.map { format($0) }.joined(separator: ", ") + "}"
+        case .arithmetic(let op, let lhs, let rhs):
+            let own: Int
+            switch op {
+            case .add, .subtract: own = 1
+            case .multiply, .divide: own = 2
+            case .power: own = 3
+            }
+            return wrap(format(lhs, level: own) + " " + op.rawValue + " " + format(rhs, level: own + 1), own)
+        case .negate(let operand): return wrap("-" + format(operand, level: 4), 4)
+        case .function(let function, let arguments):
+            if function == .now { return "now()" }
+            return function.rawValue + "(" + arguments.map { format($0) }.joined(separator: ", ") + ")"
+        case .subquery(let collection, let variable, let predicate):
+            return "SUBQUERY(" + format(collection) + ", $" + variable + ", " + format(predicate) + ")"
+        case .cast(let value, let type):
+            return "CAST(" + format(value) + ", \"" + type.rawValue + "\")"
+        }
+    }
+
+    static func formatKey(_ key: String) -> String {
+        if key.hasPrefix("@") { return key }
+        return isReserved(key) ? "#" + key : key
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Why a format string, an evaluation or an SQL compilation failed.
+///
+/// `position` is the offset, in Unicode scalars, in the format string where the problem was found (-1 when
+/// the error did not come from parsing). For text without combining marks it is the character offset.
+///
+/// ```swift
+/// do { _ = try QueryPredicate(format: "name ==") }
+/// catch let error as QueryLanguageError { print(error) }  // "at character 7: expected an expression…"
+/// ```
+public struct QueryLanguageError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// Character offset into the format string (-1 when the error did not come from parsing).
+    public var position: Int
+    /// What went wrong, or what was expected.
+    public var message: String
+
+    public init(position: Int, message: String) {
+        self.position = position
+        self.message = message
+    }
+
+    /// An error that did not come from parsing (evaluation, compilation).
+    static func semantic(_ message: String) -> QueryLanguageError {
+        QueryLanguageError(position: -1, message: message)
+    }
+
+    public var description: String { position >= 0 ? "at character \(position): \(message)" : message }
+    public var errorDescription: String? { description }
+}

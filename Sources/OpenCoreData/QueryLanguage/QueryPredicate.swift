@@ -1,0 +1,95 @@
+import Foundation
+
+/// A logical condition on objects (Core Data's NSPredicate), parsed from Apple's format-string grammar.
+///
+/// Evaluate it in memory with ``evaluate(with:substitutionVariables:)`` or compile it to SQL with
+/// `PredicateSQLCompiler`. Values are held as ``QueryValue`` constants, so predicates are `Sendable`.
+///
+/// ```swift
+/// let adults = try QueryPredicate(format: "age >= %d AND name BEGINSWITH[cd] %@", 18, "e")
+/// try adults.evaluate(with: ["age": 30, "name": "Émile"])   // true
+/// print(adults.predicateFormat)                             // age >= 18 AND name BEGINSWITH[cd] "e"
+/// ```
+public indirect enum QueryPredicate: Sendable, Hashable, CustomStringConvertible {
+    /// `TRUEPREDICATE` / `FALSEPREDICATE`.
+    case constant(Bool)
+    /// All subpredicates hold (an empty list holds).
+    case and([QueryPredicate])
+    /// Some subpredicate holds (an empty list does not).
+    case or([QueryPredicate])
+    /// The subpredicate does not hold.
+    case not(QueryPredicate)
+    /// `lhs op rhs`, possibly with `ANY`/`ALL`/`NONE` and `[cd]`.
+    case comparison(QueryComparison)
+
+    /// Always true.
+    public static let truePredicate = QueryPredicate.constant(true)
+    /// Always false.
+    public static let falsePredicate = QueryPredicate.constant(false)
+
+    /// Parses a format string; `%@`, `%K`, `%d`… take their values from `arguments` in order.
+    public init(format: String, _ arguments: Any...) throws {
+        self = try QueryParser.parsePredicate(format, arguments: arguments)
+    }
+
+    /// Parses a format string with an array of arguments.
+    public init(format: String, argumentArray: [Any]) throws {
+        self = try QueryParser.parsePredicate(format, arguments: argumentArray)
+    }
+
+    /// The predicate as a format string that parses back to an equal predicate (object-ID constants excepted:
+    /// they need a model to come back).
+    public var predicateFormat: String { QueryFormatter.format(self) }
+    public var description: String { predicateFormat }
+
+    /// Replaces `$variables` with constants (variables bound by a SUBQUERY are left alone).
+    public func withSubstitutionVariables(_ variables: [String: Any]) throws -> QueryPredicate {
+        try QuerySubstitution(variables: variables).substitute(self, bound: [])
+    }
+
+    /// Whether the predicate holds for an object (a managed object, a `[String: Any]`, or any value for
+    /// predicates on `SELF`).
+    public func evaluate(with object: Any?, substitutionVariables: [String: Any] = [:]) throws -> Bool {
+        var evaluator = try QueryEvaluator(variables: substitutionVariables)
+        return try evaluator.evaluate(self, object: object)
+    }
+}
+
+/// One comparison: `[modifier] lhs operator[options] rhs`.
+public struct QueryComparison: Sendable, Hashable {
+    public enum Operator: String, Sendable, Hashable, CaseIterable {
+        case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        case matches = "MATCHES", like = "LIKE", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
+        case `in` = "IN", contains = "CONTAINS", between = "BETWEEN"
+    }
+
+    /// How a collection on the left is quantified.
+    public enum Modifier: String, Sendable, Hashable {
+        case direct = "", any = "ANY", all = "ALL", none = "NONE"
+    }
+
+    /// `[c]`, `[d]`, `[cd]` (and `[n]`, `[l]`, accepted for compatibility and without effect).
+    public struct Options: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let caseInsensitive = Options(rawValue: 1)
+        public static let diacriticInsensitive = Options(rawValue: 2)
+        public static let normalized = Options(rawValue: 4)
+        public static let localeSensitive = Options(rawValue: 8)
+    }
+
+    public var modifier: Modifier
+    public var lhs: QueryExpression
+    public var op: Operator
+    public var options: Options
+    public var rhs: QueryExpression
+
+    public init(_ lhs: QueryExpression, _ op: Operator, _ rhs: QueryExpression, modifier: Modifier = .direct,
+                options: Options = []) {
+        self.modifier = modifier
+        self.lhs = lhs
+        self.op = op
+        self.options = options
+        self.rhs = rhs
+    }
+}

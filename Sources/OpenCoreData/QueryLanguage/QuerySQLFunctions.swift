@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+
+/// The SQL functions and collations compiled predicates call. The store registers them on every
+/// connection it opens: `QuerySQLFunctions.register(in: db)` (or `PredicateSQLCompiler.registerSQLFunctions`).
+///
+/// Each one calls the same Swift code as in-memory evaluation, so SQL and memory agree on
+/// case/diacritic folding, LIKE, MATCHES, division and sort order.
+enum QuerySQLFunctions {
+    /// `ocd_compare(op, flags, lhs, rhs)`: a comparison with `[c]`/`[d]` flags (1 = case, 2 = diacritics),
+    /// or a string operator (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `IN`, `LIKE`, `MATCHES`).
+    static let compare = DatabaseFunction("ocd_compare", argumentCount: 4, pure: true) { arguments in
+        guard case .string(let name) = arguments[0].storage, let op = QueryComparison.Operator(rawValue: name) else {
+            throw QueryLanguageError.semantic("ocd_compare: unknown operator")
+        }
+        let flags = Int64.fromDatabaseValue(arguments[1]) ?? 0
+        let options = QueryComparison.Options(rawValue: Int(truncatingIfNeeded: flags) & 3)
+        return try QueryValueSemantics.compare(op, queryValue(arguments[2]), queryValue(arguments[3]), options)
+    }
+
+    /// `ocd_divide(a, b)`: floating-point division, NULL for a zero divisor (as in memory).
+    static let divide = DatabaseFunction("ocd_divide", argumentCount: 2, pure: true) { arguments in
+        databaseValue(QueryArithmetic.apply(.divide, swiftNumber(arguments[0]), swiftNumber(arguments[1])))
+    }
+
+    /// `ocd_power(a, b)`.
+    static let power = DatabaseFunction("ocd_power", argumentCount: 2, pure: true) { arguments in
+        databaseValue(QueryArithmetic.apply(.power, swiftNumber(arguments[0]), swiftNumber(arguments[1])))
+    }
+
+    /// `ocd_abs(x)`: never fails on Int64.min, unlike SQLite's abs.
+    static let absolute = DatabaseFunction("ocd_abs", argumentCount: 1, pure: true) { arguments in
+        guard let number = QueryValueSemantics.number(queryValue(arguments[0])) else { return nil }
+        return databaseValue(QueryArithmetic.absolute(number))
+    }
+
+    /// `ocd_cast(x, 'NSDate')` and the other CAST targets.
+    static let cast = DatabaseFunction("ocd_cast", argumentCount: 2, pure: true) { arguments in
+        guard case .string(let name) = arguments[1].storage, let type = QueryCastType(rawValue: name) else {
+            throw QueryLanguageError.semantic("ocd_cast: unknown type")
+        }
+        return try bind(QueryCast.cast(queryValue(arguments[0]), to: type))
+    }
+
+    static let collations: [DatabaseCollation] = StringComparison.allCases.compactMap { comparator in
+        comparator.collationName.map { name in
+            DatabaseCollation(name) { QuerySortOrder.compareStrings($0, $1, comparator) }
+        }
+    }
+
+    static func register(in db: Database) {
+        for function in [compare, divide, power, absolute, cast] { db.add(function: function) }
+        for collation in collations { db.add(collation: collation) }
+    }
+
+    // MARK: Conversions
+
+    static func queryValue(_ value: DatabaseValue) -> QueryValue {
+        switch value.storage {
+        case .null: return .null
+        case .int64(let v): return .int(v)
+        case .double(let v): return .double(v)
+        case .string(let v): return .string(v)
+        case .blob(let v): return .data(v)
+        }
+    }
+
+    private static func swiftNumber(_ value: DatabaseValue) -> Any? {
+        switch value.storage {
+        case .int64(let v): return v
+        case .double(let v): return v
+        default: return nil
+        }
+    }
+
+    private static func databaseValue(_ value: Any?) -> DatabaseValue {
+        guard let converted = QueryValue.convert(value), let bound = try? bind(converted) else { return .null }
+        return bound
+    }
+
+    /// A constant as the store holds it: dates as seconds since 2001, booleans 0/1, UUIDs as 16 bytes,
+    /// URLs as text, decimals as doubles (the column has NUMERIC affinity), object IDs as their primary key.
+    static func bind(_ value: QueryValue) throws -> DatabaseValue {
+        switch value {
+        case .null: return .null
+        case .bool(let v): return (v ? 1 : 0).databaseValue
+        case .int(let v): return v.databaseValue
+        case .double(let v): return v.databaseValue
+        case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue.databaseValue
+        case .string(let v): return v.databaseValue
+        case .date(let v): return v.timeIntervalSinceReferenceDate.databaseValue
+        case .data(let v): return v.databaseValue
+        case .uuid(let v): return ValueConversion.uuidData(v).databaseValue
+        case .url(let v): return v.absoluteString.databaseValue
+        case .objectID(let v):
+            guard v.primaryKey != 0 else {
+                throw QueryLanguageError.semantic("\(v) is a temporary object ID; save the object before fetching by it")
+            }
+            return v.primaryKey.databaseValue
+        case .array:
+            throw QueryLanguageError.semantic("a collection constant can only be used with IN, BETWEEN or CONTAINS")
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// Replaces `$variables` with constants, leaving variables that a SUBQUERY binds untouched.
+struct QuerySubstitution {
+    let values: [String: QueryValue]
+
+    init(variables: [String: Any]) throws {
+        var converted: [String: QueryValue] = [:]
+        for (name, value) in variables {
+            guard let constant = QueryValue.convert(value) else {
+                throw QueryLanguageError.semantic("cannot use a value of type \(type(of: value)) for $\(name)")
+            }
+            converted[name] = constant
+        }
+        values = converted
+    }
+
+    func substitute(_ predicate: QueryPredicate, bound: Set<String>) throws -> QueryPredicate {
+        switch predicate {
+        case .constant: return predicate
+        case .and(let parts): return .and(try parts.map { try substitute($0, bound: bound) })
+        case .or(let parts): return .or(try parts.map { try substitute($0, bound: bound) })
+        case .not(let inner): return .not(try substitute(inner, bound: bound))
+        case .comparison(var comparison):
+            comparison.lhs = try substitute(comparison.lhs, bound: bound)
+            comparison.rhs = try substitute(comparison.rhs, bound: bound)
+            return .comparison(comparison)
+        }
+    }
+
+    func substitute(_ expression: QueryExpression, bound: Set<String>) throws -> QueryExpression {
+        switch expression {
+        case .constant, .evaluatedObject: return expression
+        case .variable(let name):
+            if bound.contains(name) { return expression }
+            return values[name].map(QueryExpression.constant) ?? expression
+        case .keyPath(let base, let components):
+            return .keyPath(base: try substitute(base, bound: bound), components: components)
+        case .aggregate(let members):
+            let replaced = try members.map { try substitute($0, bound: bound) }
+            var constants: [QueryValue] = []
+            for member in replaced {
+                guard case .constant(let value) = member else { return .aggregate(replaced) }
+                constants.append(value)
+            }
+            return .constant(.array(constants))
+        case .arithmetic(let op, let lhs, let rhs):
+            return .arithmetic(op, try substitute(lhs, bound: bound), try substitute(rhs, bound: bound))
+        case .negate(let operand): return .negate(try substitute(operand, bound: bound))
+        case .function(let function, let arguments):
+            return .function(function, try arguments.map { try substitute($0, bound: bound) })
+        case .subquery(let collection, let variable, let predicate):
+            return .subquery(collection: try substitute(collection, bound: bound), variable: variable,
+                             predicate: try substitute(predicate, bound: bound.union([variable])))
+        case .cast(let value, let type):
+            let replaced = try substitute(value, bound: bound)
+            if case .constant(let constant) = replaced { return .constant(try QueryCast.cast(constant, to: type)) }
+            return .cast(replaced, type)
+        }
+    }
+}

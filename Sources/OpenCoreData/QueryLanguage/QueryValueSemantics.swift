@@ -1,0 +1,150 @@
+import Foundation
+
+/// How constants compare: one implementation shared by in-memory evaluation and the SQL functions the store
+/// registers, so both give the same answer for the same values.
+///
+/// Numbers compare by value whatever their Swift type (Bool as 0/1); dates compare with dates and with
+/// numbers as seconds since 2001 (the stored form); nil equals only nil and orders against nothing; plain
+/// strings compare by Unicode scalars (SQLite's BINARY order), `[c]`/`[d]` fold first.
+enum QueryValueSemantics {
+    enum Number {
+        case int(Int64), double(Double), decimal(Decimal)
+
+        var doubleValue: Double {
+            switch self {
+            case .int(let v): return Double(v)
+            case .double(let v): return v
+            case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue
+            }
+        }
+    }
+
+    static func number(_ value: QueryValue) -> Number? {
+        switch value {
+        case .int(let v): return .int(v)
+        case .double(let v): return .double(v)
+        case .decimal(let v): return .decimal(v)
+        case .bool(let v): return .int(v ? 1 : 0)
+        case .date(let v): return .double(v.timeIntervalSinceReferenceDate)
+        default: return nil
+        }
+    }
+
+    static func compareNumbers(_ a: Number, _ b: Number) -> ComparisonResult? {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        case (.decimal(let x), .decimal(let y)): return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        case (.decimal(let x), .int(let y)): return compareNumbers(.decimal(x), .decimal(Decimal(y)))
+        case (.int(let x), .decimal(let y)): return compareNumbers(.decimal(Decimal(x)), .decimal(y))
+        default:
+            let x = a.doubleValue, y = b.doubleValue
+            if x.isNaN || y.isNaN { return nil }
+            return x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        }
+    }
+
+    /// Bytes of blob-like values (UUIDs are stored as their 16 bytes).
+    static func bytes(_ value: QueryValue) -> Data? {
+        switch value {
+        case .data(let v): return v
+        case .uuid(let v): return ValueConversion.uuidData(v)
+        default: return nil
+        }
+    }
+
+    /// Text of string-like values (URLs are stored as their absolute string).
+    static func text(_ value: QueryValue) -> String? {
+        switch value {
+        case .string(let v): return v
+        case .url(let v): return v.absoluteString
+        default: return nil
+        }
+    }
+
+    static func fold(_ text: String, _ options: QueryComparison.Options) -> String {
+        var folding: String.CompareOptions = []
+        if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
+        if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
+        return folding.isEmpty ? text : text.folding(options: folding, locale: nil)
+    }
+
+    static func compareScalars(_ a: String, _ b: String) -> ComparisonResult {
+        var left = a.unicodeScalars.makeIterator(), right = b.unicodeScalars.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return .orderedSame
+            case (nil, _): return .orderedAscending
+            case (_, nil): return .orderedDescending
+            case (let x?, let y?):
+                if x.value != y.value { return x.value < y.value ? .orderedAscending : .orderedDescending }
+            }
+        }
+    }
+
+    static func compareBytes(_ a: Data, _ b: Data) -> ComparisonResult {
+        for (x, y) in zip(a, b) where x != y { return x < y ? .orderedAscending : .orderedDescending }
+        return a.count == b.count ? .orderedSame : (a.count < b.count ? .orderedAscending : .orderedDescending)
+    }
+
+    /// The order of two values, or nil when they do not compare (nil involved, or unrelated types).
+    static func order(_ a: QueryValue, _ b: QueryValue, _ options: QueryComparison.Options = []) -> ComparisonResult? {
+        if let x = number(a), let y = number(b) { return compareNumbers(x, y) }
+        if let x = text(a), let y = text(b) { return compareScalars(fold(x, options), fold(y, options)) }
+        if let x = bytes(a), let y = bytes(b) { return compareBytes(x, y) }
+        return nil
+    }
+
+    static func equal(_ a: QueryValue, _ b: QueryValue, _ options: QueryComparison.Options = []) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.null, _), (_, .null): return false
+        case (.objectID(let x), .objectID(let y)): return x == y
+        case (.objectID(let x), .int(let y)), (.int(let y), .objectID(let x)): return x.primaryKey == y && y != 0
+        case (.array(let x), .array(let y)):
+            return x.count == y.count && zip(x, y).allSatisfy { equal($0, $1, options) }
+        default: return order(a, b, options) == .orderedSame
+        }
+    }
+
+    /// A scalar comparison operator on two values (string operators on non-strings are false).
+    static func compare(_ op: QueryComparison.Operator, _ a: QueryValue, _ b: QueryValue,
+                        _ options: QueryComparison.Options) throws -> Bool {
+        switch op {
+        case .equal: return equal(a, b, options)
+        case .notEqual: return !equal(a, b, options)
+        case .less: return order(a, b, options) == .orderedAscending
+        case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(order(a, b, options))
+        case .greater: return order(a, b, options) == .orderedDescending
+        case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(order(a, b, options))
+        case .between:
+            guard case .array(let bounds) = b, bounds.count == 2 else {
+                throw QueryLanguageError.semantic("BETWEEN needs an array of two bounds")
+            }
+            return try compare(.greaterOrEqual, a, bounds[0], options) && compare(.lessOrEqual, a, bounds[1], options)
+        case .in:
+            switch b {
+            case .array(let members): return members.contains { equal(a, $0, options) }
+            default:
+                guard let haystack = text(b), let needle = text(a) else { return false }
+                return QueryStringMatching.contains(fold(haystack, options), fold(needle, options))
+            }
+        case .contains:
+            if case .array(let members) = a { return members.contains { equal($0, b, options) } }
+            guard let haystack = text(a), let needle = text(b) else { return false }
+            return QueryStringMatching.contains(fold(haystack, options), fold(needle, options))
+        case .beginsWith, .endsWith, .like, .matches:
+            guard let subject = text(a), let pattern = text(b) else { return false }
+            switch op {
+            case .beginsWith:
+                return fold(subject, options).unicodeScalars.starts(with: fold(pattern, options).unicodeScalars)
+            case .endsWith:
+                return fold(subject, options).unicodeScalars.reversed()
+                    .starts(with: fold(pattern, options).unicodeScalars.reversed())
+            case .like:
+                return QueryStringMatching.like(fold(subject, options), pattern: fold(pattern, options))
+            default:
+                return try QueryStringMatching.matches(subject, pattern: pattern, options: options)
+            }
+        }
+    }
+}

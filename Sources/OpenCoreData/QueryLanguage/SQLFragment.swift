@@ -1,0 +1,30 @@
+import GRDB
+
+/// A piece of SQL text with the values bound to its `?` placeholders, in order.
+///
+/// Fragments carry their own arguments so that combining them (or repeating one, as BETWEEN does) can never
+/// put a value at the wrong placeholder.
+struct SQLFragment: Sendable {
+    var sql: String
+    var arguments: [DatabaseValue]
+
+    init(_ sql: String, _ arguments: [DatabaseValue] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    static func parameter(_ value: DatabaseValue) -> SQLFragment {
+        value.isNull ? SQLFragment("NULL") : SQLFragment("?", [value])
+    }
+
+    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
+        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
+    }
+
+    static func + (lhs: SQLFragment, rhs: String) -> SQLFragment { SQLFragment(lhs.sql + rhs, lhs.arguments) }
+    static func + (lhs: String, rhs: SQLFragment) -> SQLFragment { SQLFragment(lhs + rhs.sql, rhs.arguments) }
+
+    static func joined(_ parts: [SQLFragment], separator: String) -> SQLFragment {
+        SQLFragment(parts.map(\.sql).joined(separator: separator), parts.flatMap(\.arguments))
+    }
+}
