@@ -192,11 +192,3 @@ struct BatchRowTemplate {
         }
     }
 }
-
-/// Turns a batch update's new value (a constant, or an expression) into SQL for one attribute.
-enum BatchValueCompiler {
-    static func compile(_ value: Any, for attribute: AttributeDescription, entity: EntityDescription,
-                        model: ManagedObjectModel) throws -> (String, [DatabaseValue]) {
-        return ("?", [try ValueConversion.storeValue(value, for: attribute)])
-    }
-}

@@ -247,8 +247,7 @@ struct FetchPlan<T> {
                 guard failure == nil else { return false }
                 do {
                     for descriptor in keys {
-                        let order = try descriptor.compare(try lhs.value(forKeyPath: descriptor.key),
-                                                           try rhs.value(forKeyPath: descriptor.key))
+                        let order = try descriptor.compare(lhs, rhs)
                         if order != .orderedSame { return order == .orderedAscending }
                     }
                 } catch { failure = error }

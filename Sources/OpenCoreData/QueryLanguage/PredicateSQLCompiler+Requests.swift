@@ -1,0 +1,34 @@
+import Foundation
+import GRDB
+
+/// The entry points requests use: compile without the entity filter (fetches add their own, since
+/// `includesSubentities` decides it), and turn batch-update values into SQL.
+extension PredicateSQLCompiler {
+    typealias Compiled = CompiledQuery
+
+    static func compile(model: ManagedObjectModel, entity: EntityDescription, predicate: QueryPredicate?,
+                        sortDescriptors: [QuerySortDescriptor]) throws -> CompiledQuery {
+        let compiler = PredicateSQLCompiler(model: model, entity: entity)
+        return try compiler.compile(predicate: predicate, sortDescriptors: sortDescriptors, includesEntityFilter: false)
+    }
+}
+
+/// Turns a batch update's new value (a constant, or an expression such as `count + 1`) into SQL for one
+/// attribute, checking constants against the attribute's type before any row changes.
+enum BatchValueCompiler {
+    static func compile(_ value: Any, for attribute: AttributeDescription, entity: EntityDescription,
+                        model: ManagedObjectModel) throws -> (String, [DatabaseValue]) {
+        if let expression = value as? QueryExpression {
+            if case .constant(let constant) = expression {
+                return ("?", [try ValueConversion.storeValue(constant.swiftValue, for: attribute)])
+            }
+            let compiled = try PredicateSQLCompiler(model: model, entity: entity).compile(expression: expression)
+            guard compiled.fromClause == "\(entity.tableName) t0" else {
+                throw ObjectGraphError.invalidRequest(
+                    "the new value of '\(entity.name).\(attribute.name)' reaches through a relationship; a batch update reads only the row's own columns")
+            }
+            return (compiled.sql, compiled.arguments)
+        }
+        return ("?", [try ValueConversion.storeValue(value, for: attribute)])
+    }
+}
