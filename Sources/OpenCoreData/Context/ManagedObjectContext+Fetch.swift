@@ -278,19 +278,98 @@ struct FetchPlan<T> {
         }
     }
 
-    /// Dictionary results for attribute keys (dotted paths through to-one relationships allowed).
+    /// Dictionary results: attributes (dotted paths through to-one relationships allowed) and
+    /// ``ExpressionDescription``s, grouped, filtered by `havingPredicate`, distinct. Read from the store
+    /// (unsaved changes do not enter aggregates, as in Core Data).
     func fetchDictionaries() throws -> [[String: Any]] {
-        let keys: [String] = try (request.propertiesToFetch ?? entity.allProperties.filter { $0 is AttributeDescription && !$0.isTransient }.map(\.name)).map { item in
-            if let key = item as? String { return key }
-            if let property = item as? PropertyDescription { return property.name }
-            throw ObjectGraphError.invalidRequest("propertiesToFetch holds \(type(of: item)); expressions need the query language")
+        var names: [String] = []
+        var expressions: [QueryExpression] = []
+        var types: [AttributeType?] = []
+        func attributeType(ofPath path: String) -> AttributeType? {
+            var current: EntityDescription? = entity
+            let parts = path.split(separator: ".").map(String.init)
+            for (index, part) in parts.enumerated() {
+                if index == parts.count - 1 { return current?.attributesByName[part]?.attributeType }
+                current = current?.relationshipsByName[part]?.destinationEntity
+            }
+            return nil
         }
-        let objects = try fetchObjects()
-        return try objects.map { object in
-            var dictionary: [String: Any] = [:]
-            for key in keys { dictionary[key] = try object.value(forKeyPath: key) }
-            return dictionary
+        func add(_ item: Any) throws {
+            switch item {
+            case let key as String:
+                guard attributeType(ofPath: key) != nil || entity.relationshipsByName[key] != nil else {
+                    throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+                }
+                names.append(key)
+                expressions.append(.key(key))
+                types.append(attributeType(ofPath: key))
+            case let property as PropertyDescription:
+                try add(property.name)
+            case let description as ExpressionDescription:
+                names.append(description.name)
+                expressions.append(description.expression)
+                types.append(description.expressionResultType)
+            default:
+                throw ObjectGraphError.invalidRequest("propertiesToFetch holds a \(type(of: item)); use key names or ExpressionDescriptions")
+            }
         }
+        let fetched: [Any] = request.propertiesToFetch
+            ?? entity.allProperties.filter { $0 is AttributeDescription && !$0.isTransient }.map(\.name)
+        for item in fetched { try add(item) }
+        var groups: [QueryExpression] = []
+        for item in request.propertiesToGroupBy ?? [] {
+            switch item {
+            case let key as String: groups.append(.key(key))
+            case let property as PropertyDescription: groups.append(.key(property.name))
+            case let description as ExpressionDescription: groups.append(description.expression)
+            default: throw ObjectGraphError.invalidRequest("propertiesToGroupBy holds a \(type(of: item))")
+            }
+        }
+        let compiler = PredicateSQLCompiler(model: coordinator.managedObjectModel, entity: entity)
+        let mapping = coordinator.managedObjectModel.schema.mapping(for: entity)
+        var entityFilter: String?
+        if mapping.sharesTable {
+            let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
+            entityFilter = "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+        }
+        let query = try compiler.compileDictionaryQuery(
+            columns: expressions, groupBy: groups, predicate: request.predicate, entityFilter: entityFilter,
+            sortDescriptors: request.sortDescriptors, distinct: request.returnsDistinctResults,
+            limit: request.havingPredicate == nil ? request.fetchLimit : 0,
+            offset: request.havingPredicate == nil ? request.fetchOffset : 0)
+        let identity = store.identity
+        var results: [[String: Any]] = try store.read { db in
+            var results: [[String: Any]] = []
+            try db.stepRows(sql: query.sql, arguments: query.arguments) { handle in
+                var dictionary: [String: Any] = [:]
+                for (index, name) in names.enumerated() {
+                    let value = DatabaseValue(sqliteStatement: handle, index: Int32(index))
+                    if let type = types[index] {
+                        if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
+                    } else if case .int64(let key) = value.storage,
+                              let destination = entity.relationshipsByName[name]?.destinationEntity {
+                        // A to-one relationship's value is the related object's ID.
+                        dictionary[name] = ManagedObjectID(entity: destination, primaryKey: key, store: identity)
+                    } else {
+                        switch value.storage {
+                        case .int64(let v): dictionary[name] = v
+                        case .double(let v): dictionary[name] = v
+                        case .string(let v): dictionary[name] = v
+                        case .blob(let v): dictionary[name] = v
+                        case .null: break
+                        }
+                    }
+                }
+                results.append(dictionary)
+            }
+            return results
+        }
+        if let having = request.havingPredicate {
+            results = try results.filter { try having.evaluate(with: $0) }
+            if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
+            if request.fetchLimit > 0 { results = Array(results.prefix(request.fetchLimit)) }
+        }
+        return results
     }
 }
 

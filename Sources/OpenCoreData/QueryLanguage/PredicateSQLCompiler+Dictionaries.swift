@@ -1,0 +1,48 @@
+import Foundation
+import GRDB
+
+/// Compiling a dictionary fetch: computed columns, grouping and order share one set of joins.
+extension PredicateSQLCompiler {
+    struct CompiledDictionaryQuery {
+        var sql: String
+        var arguments: [DatabaseValue]
+    }
+
+    /// `columns` are per-row values or aggregates; `groupBy` per-row values. The entity filter is added by
+    /// the caller's `entityFilter` argument (fetches decide it from `includesSubentities`).
+    func compileDictionaryQuery(columns: [QueryExpression], groupBy: [QueryExpression], predicate: QueryPredicate?,
+                                entityFilter: String?, sortDescriptors: [QuerySortDescriptor], distinct: Bool,
+                                limit: Int, offset: Int) throws -> CompiledDictionaryQuery {
+        let context = CompilationContext(compiler: self)
+        let root = context.rootScope
+        let aggregates: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG"]
+        var selected: [SQLFragment] = []
+        for column in columns {
+            if case .function(let function, let arguments) = column, let sqlFunction = aggregates[function], arguments.count == 1 {
+                selected.append(sqlFunction + "(" + (try context.value(arguments[0], in: root)) + ")")
+            } else {
+                selected.append(try context.value(column, in: root))
+            }
+        }
+        var conditions: [SQLFragment] = []
+        if let entityFilter { conditions.append(SQLFragment(entityFilter)) }
+        if let predicate, predicate != .truePredicate { conditions.append(try context.compile(predicate, in: root)) }
+        let groups = try groupBy.map { try context.value($0, in: root) }
+        var orderings: [SQLFragment] = []
+        for descriptor in sortDescriptors {
+            let path = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            var ordering = try context.value(.keyPath(base: .evaluatedObject, components: path), in: root)
+            if let collation = descriptor.comparator.collationName { ordering = ordering + " COLLATE \(collation)" }
+            if !descriptor.ascending { ordering = ordering + " DESC" }
+            orderings.append(ordering)
+        }
+        var query = SQLFragment("SELECT " + (distinct ? "DISTINCT " : "")) + SQLFragment.joined(selected, separator: ", ")
+        query = query + " FROM \(root.fromClause)"
+        if !conditions.isEmpty { query = query + " WHERE " + SQLFragment.joined(conditions, separator: " AND ") }
+        if !groups.isEmpty { query = query + " GROUP BY " + SQLFragment.joined(groups, separator: ", ") }
+        if !orderings.isEmpty { query = query + " ORDER BY " + SQLFragment.joined(orderings, separator: ", ") }
+        if limit > 0 { query = query + " LIMIT \(limit)" }
+        if offset > 0 { query = query + (limit > 0 ? "" : " LIMIT -1") + " OFFSET \(offset)" }
+        return CompiledDictionaryQuery(sql: query.sql, arguments: query.arguments)
+    }
+}
