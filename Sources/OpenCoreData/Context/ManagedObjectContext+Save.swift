@@ -16,11 +16,14 @@ extension ManagedObjectContext {
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let store = try coordinator.primaryStore()
-        try obtainPermanentIDs(for: Array(insertedSet))
+        // Keys are handed out in this order, so rows go into each table in key order.
+        let insertOrder = Array(insertedSet)
+        try obtainPermanentIDs(for: insertOrder)
         var attempt = 0
+        var changes = StoreChangeSet()
         while true {
             attempt += 1
-            let changes = try makeChangeSet(store: store)
+            changes = try makeChangeSet(store: store, insertOrder: insertOrder)
             do {
                 try store.apply(changes)
                 break
@@ -36,7 +39,7 @@ extension ManagedObjectContext {
                 throw error
             }
         }
-        let saved = didSave(coordinator: coordinator)
+        let saved = didSave(coordinator: coordinator, insertOrder: insertOrder, changes: changes)
         processPendingChanges()
         didSaveContinuations.yield(saved)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self,
@@ -86,7 +89,8 @@ extension ManagedObjectContext {
                 registry[new] = object
             }
         }
-        for object in registry.values where !object.changes.isEmpty {
+        // References to the old IDs live only in relationship changes.
+        for object in registry.values where object.entity.hasRelationships && !object.changes.isEmpty {
             for (slot, change) in object.changes {
                 switch change {
                 case .toOne(let id?):
@@ -105,9 +109,8 @@ extension ManagedObjectContext {
 
     func validatePendingChanges() throws {
         var failures: [ValidationFailure] = []
-        for object in insertedSet.union(updatedSet) where !object.isDeleted {
-            failures += validate(object)
-        }
+        for object in insertedSet where !object.isDeleted { failures += validate(object) }
+        for object in updatedSet where !object.isDeleted && !object.isInserted { failures += validate(object) }
         for object in deletedSet {
             for (slot, property) in object.entity.allProperties.enumerated() {
                 guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .deny else { continue }
@@ -131,8 +134,9 @@ extension ManagedObjectContext {
             failures.append(ValidationFailure(objectID: object.objectID, entity: object.entity.name, key: key,
                                               rule: rule, message: message))
         }
-        for (slot, property) in object.entity.allProperties.enumerated() where !property.isTransient {
+        for (slot, property) in object.entity.allProperties.enumerated() where !property.isTransient && object.entity.needsValidation {
             if let attribute = property as? AttributeDescription {
+                if attribute.isOptional && !attribute.hasValidationRules { continue }
                 guard let value = try? object.primitiveAttribute(atSlot: slot) else {
                     fail(attribute.name, .custom, "its row cannot be read")
                     continue
@@ -143,6 +147,7 @@ extension ManagedObjectContext {
                 }
                 failures += AttributeValidation.check(value, attribute: attribute, object: object)
             } else if let relationship = property as? RelationshipDescription {
+                if relationship.isOptional && relationship.minCount == 0 && relationship.maxCount == 0 { continue }
                 if relationship.isToMany {
                     let count = (try? object.relatedIDs(atSlot: slot).count) ?? 0
                     if count == 0 && !relationship.isOptional {
@@ -188,33 +193,39 @@ extension ManagedObjectContext {
 
     // MARK: Building the change set
 
-    func makeChangeSet(store: PersistentStore) throws -> StoreChangeSet {
+    func makeChangeSet(store: PersistentStore, insertOrder: [ManagedObject]) throws -> StoreChangeSet {
         var changes = StoreChangeSet()
-        let schema = store.schema
-        for object in insertedSet {
-            let table = schema.table(named: object.entity.tableName)!
-            var row = RowValues(repeating: .null, count: table.columns.count)
+        changes.inserts.reserveCapacity(insertOrder.count)
+        for object in insertOrder where object.isInserted {
+            var row = RowValues(repeating: .null, count: object.entity.tableColumnCount)
             row[0] = object.objectID.primaryKey.databaseValue
             row[1] = object.entity.entityNumber.databaseValue
             row[2] = 1.databaseValue
             try fill(&row, from: object, into: &changes)
-            changes.inserts.append(.init(id: object.objectID, table: table.name, row: row))
+            changes.inserts.append(.init(id: object.objectID, table: object.entity.tableName, row: row))
         }
-        for object in updatedSet where !object.isDeleted {
+        // Updates in key order: neighbouring rows share b-tree pages.
+        let updated = updatedSet.filter { !$0.isDeleted }.sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }
+        changes.updates.reserveCapacity(updated.count)
+        for object in updated {
             if object.isFault { try fulfillFault(object) }
-            var row = object.row!
-            try fill(&row, from: object, into: &changes)
             var values: [(column: Int, value: DatabaseValue)] = []
-            for slot in object.changes.keys.sorted() {
-                switch object.entity.storage[slot] {
-                case .attribute(_, let column):
-                    values.append((column, row[column]))
-                case .toOne(_, let column, _, let entityColumn):
-                    values.append((column, row[column]))
-                    if let entityColumn { values.append((entityColumn, row[entityColumn])) }
+            values.reserveCapacity(object.changes.count)
+            for (slot, change) in object.changes {
+                switch (change, object.entity.storage[slot]) {
+                case (.attribute(let value), .attribute(_, let column)):
+                    values.append((column, value))
+                case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
+                    values.append((column, target.map { $0.primaryKey.databaseValue } ?? .null))
+                    if let entityColumn {
+                        values.append((entityColumn, target.map { $0.entity.entityNumber.databaseValue } ?? .null))
+                    }
+                case (.toMany, _):
+                    try recordToMany(slot: slot, change: change, of: object, into: &changes)
                 default: break
                 }
             }
+            values.sort { $0.column < $1.column }
             changes.updates.append(.init(id: object.objectID, table: object.entity.tableName,
                                          expectedVersion: object.version, values: values,
                                          force: object.flags.contains(.forceWrite)))
@@ -246,7 +257,20 @@ extension ManagedObjectContext {
             case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
                 row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
                 if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
-            case (.toMany(let ids), .toManyByJoinTable(let join)):
+            case (.toMany, _):
+                try recordToMany(slot: slot, change: change, of: object, into: &changes)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Records a to-many change as join rows and foreign keys on other rows.
+    private func recordToMany(slot: Int, change: SlotValue, of object: ManagedObject,
+                              into changes: inout StoreChangeSet) throws {
+        guard case .toMany(let ids) = change else { return }
+        switch object.entity.storage[slot] {
+            case .toManyByJoinTable(let join):
                 let committed: OrderedSet<ManagedObjectID> = object.isInserted ? [] : try (object.committedToMany[slot] ?? loadToMany(of: object, slot: slot))
                 for id in ids where !committed.contains(id) {
                     changes.joinInserts.insert(.init(table: join.name, sourceColumn: join.sourceColumn,
@@ -258,7 +282,7 @@ extension ManagedObjectContext {
                                                      destinationColumn: join.destinationColumn,
                                                      source: object.objectID.primaryKey, destination: id.primaryKey))
                 }
-            case (.toMany(let ids), .toManyByForeignKey(let table, let column, let orderColumn)):
+            case .toManyByForeignKey(let table, let column, let orderColumn):
                 let relationship = object.entity.allProperties[slot] as! RelationshipDescription
                 if relationship.inverseRelationship == nil {
                     let committed: OrderedSet<ManagedObjectID> = object.isInserted ? [] : try (object.committedToMany[slot] ?? loadToMany(of: object, slot: slot))
@@ -280,7 +304,6 @@ extension ManagedObjectContext {
                 }
             default:
                 break
-            }
         }
     }
 
@@ -357,39 +380,39 @@ extension ManagedObjectContext {
     // MARK: After the save
 
     /// Folds the saved changes into the objects' committed state and reports what was saved.
-    private func didSave(coordinator: PersistentStoreCoordinator) -> ContextDidSave {
+    private func didSave(coordinator: PersistentStoreCoordinator, insertOrder: [ManagedObject],
+                         changes: StoreChangeSet) -> ContextDidSave {
         var saved = ContextDidSave()
-        var cacheEntries: [(ManagedObjectID, RowValues)] = []
-        let schema = coordinator.managedObjectModel.schema
-        for object in insertedSet {
-            var row = RowValues(repeating: .null, count: schema.table(named: object.entity.tableName)!.columns.count)
-            row[0] = object.objectID.primaryKey.databaseValue
-            row[1] = object.entity.entityNumber.databaseValue
-            row[2] = 1.databaseValue
-            commit(object, into: &row)
+        // The inserted rows were built in `insertOrder` (skipping objects no longer inserted).
+        var rows = changes.inserts.makeIterator()
+        for object in insertOrder where object.isInserted {
+            guard let insert = rows.next() else { break }
+            for (slot, change) in object.changes {
+                if case .toMany(let ids) = change { object.committedToMany[slot] = ids }
+            }
+            object.changes = [:]
+            object.row = insert.row
             object.flags.remove(.inserted)
             saved.insertedObjectIDs.insert(object.objectID)
-            cacheEntries.append((object.objectID, row))
         }
         for object in updatedSet where !object.isDeleted {
             guard var row = object.row else { continue }
+            object.row = nil  // so the mutation below does not copy the row
             saved.changedKeys[object.objectID] = object.changedKeys
-            row[2] = (object.version + 1).databaseValue
+            row[2] = (row.version + 1).databaseValue
             commit(object, into: &row)
             object.flags.remove(.forceWrite)
             saved.updatedObjectIDs.insert(object.objectID)
-            cacheEntries.append((object.objectID, row))
         }
         for object in deletedSet {
             saved.deletedObjectIDs.insert(object.objectID)
             unregister(object)
         }
-        coordinator.rowCache.remove(saved.deletedObjectIDs)
-        coordinator.rowCache.remove(saved.updatedObjectIDs)
+        if !saved.deletedObjectIDs.isEmpty { coordinator.rowCache.remove(saved.deletedObjectIDs) }
+        if !saved.updatedObjectIDs.isEmpty { coordinator.rowCache.remove(saved.updatedObjectIDs) }
         insertedSet = []
         updatedSet = []
         deletedSet = []
-        coordinator.rowCache.store(cacheEntries)
         return saved
     }
 

@@ -248,14 +248,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         object.flags.insert([.inserted, .registered])
         registry[object.objectID] = object
         insertedSet.insert(object)
-        // Defaults.
-        for (slot, property) in object.entity.allProperties.enumerated() {
-            guard let attribute = property as? AttributeDescription, let value = attribute.defaultValue else { continue }
-            if attribute.isTransient {
-                object.transientValues[slot] = value
-            } else if let stored = try? ValueConversion.storeValue(value, for: attribute) {
-                object.changes[slot] = .attribute(stored)
-            }
+        // Defaults, converted once per entity when the model was built.
+        if object.changes.isEmpty {
+            object.changes = object.entity.defaultChanges
+        } else {
+            object.changes.merge(object.entity.defaultChanges) { current, _ in current }
+        }
+        if !object.entity.transientDefaults.isEmpty {
+            object.transientValues.merge(object.entity.transientDefaults) { current, _ in current }
         }
         pendingChangeRecord.inserted.insert(object)
         object.awakeFromInsert()

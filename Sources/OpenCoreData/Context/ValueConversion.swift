@@ -10,7 +10,17 @@ enum ValueConversion {
 
     /// The row value for a Swift value, or a typed error naming the attribute.
     static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> DatabaseValue {
-        guard let value, !(value is NSNull) else { return .null }
+        guard let value else { return .null }
+        // Fast paths: the exact Swift type of the attribute, without the general casts below.
+        switch attribute.attributeType {
+        case .string: if let v = value as? String { return v.databaseValue }
+        case .date: if let v = value as? Date { return v.timeIntervalSinceReferenceDate.databaseValue }
+        case .boolean: if let v = value as? Bool { return (v ? 1 : 0).databaseValue }
+        case .double: if let v = value as? Double { return v.databaseValue }
+        case .integer64: if let v = value as? Int64 { return v.databaseValue }
+        default: break
+        }
+        if value is NSNull { return .null }
         if let optional = value as? any OptionalProtocol {
             guard let wrapped = optional.wrappedAny else { return .null }
             return try storeValue(wrapped, for: attribute)

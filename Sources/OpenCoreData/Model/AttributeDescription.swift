@@ -35,6 +35,12 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// The transformer name of a transformable attribute (informational).
     public var valueTransformerName: String? { didSet { checkMutable() } }
 
+    /// Whether any validation rule is set (so saves skip the checks of attributes without rules).
+    var hasValidationRules: Bool {
+        minValue != nil || maxValue != nil || minDate != nil || maxDate != nil || minLength != nil
+            || maxLength != nil || regularExpression != nil
+    }
+
     /// Creates an attribute.
     public init(name: String, type: AttributeType, isOptional: Bool = true, defaultValue: (any Sendable)? = nil) {
         self.attributeType = type

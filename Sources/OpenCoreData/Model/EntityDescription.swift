@@ -71,6 +71,16 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     var storage: [StoreSchema.PropertyStorage] = []
     /// The entity's table in the store; set with the model's schema.
     var tableName = ""
+    /// How many columns that table has.
+    var tableColumnCount = 0
+    /// Default values of stored attributes, converted once: what a new object starts with.
+    var defaultChanges: [Int: SlotValue] = [:]
+    /// Default values of transient attributes.
+    var transientDefaults: [Int: Any] = [:]
+    /// Whether any property is a relationship (saves skip relationship work for entities without).
+    var hasRelationships = false
+    /// Whether any property has a validation rule, a required value, or a count bound.
+    var needsValidation = false
 
     var isFrozen = false
 

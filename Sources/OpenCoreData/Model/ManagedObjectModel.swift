@@ -110,6 +110,23 @@ public final class ManagedObjectModel: @unchecked Sendable {
             let mapping = schema.mapping(for: entity)
             entity.storage = mapping.storage
             entity.tableName = mapping.tableName
+            entity.tableColumnCount = schema.table(named: mapping.tableName)?.columns.count ?? 0
+            entity.hasRelationships = !entity.relationshipsByName.isEmpty
+            for (slot, property) in entity.allProperties.enumerated() {
+                if let attribute = property as? AttributeDescription {
+                    if attribute.hasValidationRules || !attribute.isOptional { entity.needsValidation = true }
+                    guard let value = attribute.defaultValue else { continue }
+                    if attribute.isTransient {
+                        entity.transientDefaults[slot] = value
+                    } else if let stored = try? ValueConversion.storeValue(value, for: attribute) {
+                        entity.defaultChanges[slot] = .attribute(stored)
+                    }
+                } else if let relationship = property as? RelationshipDescription {
+                    if !relationship.isOptional || relationship.minCount > 0 || relationship.maxCount > 0 && relationship.isToMany {
+                        entity.needsValidation = true
+                    }
+                }
+            }
         }
     }
 

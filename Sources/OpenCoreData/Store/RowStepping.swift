@@ -83,3 +83,42 @@ extension Database {
         }
     }
 }
+
+/// SQLite's "copy the bytes now" destructor, for binding Swift strings and data whose storage moves.
+private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+extension Database {
+    /// Runs a (cached) statement once with values bound straight through SQLite's API, skipping the
+    /// argument containers that dominate per-row writes. Returns the number of rows changed.
+    @discardableResult
+    func executeBound<Values: Sequence>(sql: String, _ values: Values) throws -> Int where Values.Element == DatabaseValue {
+        let statement = try cachedStatement(sql: sql)
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        var index: Int32 = 1
+        for value in values {
+            let code: Int32
+            switch value.storage {
+            case .null: code = sqlite3_bind_null(handle, index)
+            case .int64(let v): code = sqlite3_bind_int64(handle, index, v)
+            case .double(let v): code = sqlite3_bind_double(handle, index, v)
+            case .string(let v): code = sqlite3_bind_text(handle, index, v, -1, transientDestructor)
+            case .blob(let v):
+                code = v.withUnsafeBytes { bytes in
+                    sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), transientDestructor)
+                }
+            }
+            guard code == SQLITE_OK else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: sql)
+            }
+            index += 1
+        }
+        let code = sqlite3_step(handle)
+        defer { sqlite3_reset(handle) }
+        guard code == SQLITE_DONE || code == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: sql)
+        }
+        return Int(sqlite3_changes(sqliteConnection))
+    }
+}

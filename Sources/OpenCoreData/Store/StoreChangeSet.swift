@@ -72,44 +72,52 @@ extension PersistentStore {
     func apply(_ changes: StoreChangeSet) throws {
         try write { db in
             var conflicts: [StoreConflict] = []
+            var updateSQL: [String: String] = [:]
             for update in changes.updates {
-                var assignments = update.values.map { "\(schema.table(named: update.table)!.columns[$0.column].name) = ?" }
-                assignments.append("Z_OPT = Z_OPT + 1")
+                // One SQL text per table and column set, so SQLite's prepared statement is reused.
+                let signature = update.table + ":" + update.values.map { String($0.column) } .joined(separator: ",")
+                    + (update.force ? "!" : "")
+                let sql: String
+                if let cached = updateSQL[signature] {
+                    sql = cached
+                } else {
+                    let table = schema.table(named: update.table)!
+                    var assignments = update.values.map { "\(table.columns[$0.column].name) = ?" }
+                    assignments.append("Z_OPT = Z_OPT + 1")
+                    sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
+                        + (update.force ? "" : " AND Z_OPT = ?")
+                    updateSQL[signature] = sql
+                }
                 var arguments = update.values.map(\.value)
                 arguments.append(update.id.primaryKey.databaseValue)
-                var sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
-                if !update.force {
-                    sql += " AND Z_OPT = ?"
-                    arguments.append(update.expectedVersion.databaseValue)
-                }
-                try db.execute(sql: sql, arguments: StatementArguments(arguments))
-                if db.changesCount == 0 {
+                if !update.force { arguments.append(update.expectedVersion.databaseValue) }
+                if try db.executeBound(sql: sql, arguments) == 0 {
                     conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion,
                                                    currentRow: try currentRow(update.id, in: db)))
                 }
             }
             for delete in changes.deletes {
-                try db.execute(sql: "DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
-                               arguments: [delete.id.primaryKey, delete.expectedVersion])
-                if db.changesCount == 0 {
+                let changed = try db.executeBound(sql: "DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
+                                                  [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue])
+                if changed == 0 {
                     conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion,
                                                    currentRow: try currentRow(delete.id, in: db)))
                 }
             }
             if !conflicts.isEmpty { throw StoreConflicts(conflicts: conflicts) }
-            var insertStatements: [String: Statement] = [:]
+            var insertSQL: [String: String] = [:]
             for insert in changes.inserts {
-                let statement: Statement
-                if let cached = insertStatements[insert.table] {
-                    statement = cached
+                let sql: String
+                if let cached = insertSQL[insert.table] {
+                    sql = cached
                 } else {
                     let table = schema.table(named: insert.table)!
                     let columns = table.columns.map(\.name).joined(separator: ", ")
                     let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-                    statement = try db.makeStatement(sql: "INSERT INTO \(insert.table) (\(columns)) VALUES (\(placeholders))")
-                    insertStatements[insert.table] = statement
+                    sql = "INSERT INTO \(insert.table) (\(columns)) VALUES (\(placeholders))"
+                    insertSQL[insert.table] = sql
                 }
-                try statement.execute(arguments: StatementArguments(Array(insert.row)))
+                try db.executeBound(sql: sql, insert.row)
             }
             for clear in changes.joinClears {
                 try db.execute(sql: "DELETE FROM \(clear.table) WHERE \(clear.column) = ?", arguments: [clear.key])
