@@ -16,6 +16,7 @@ extension FetchedResultsController {
             }
         } catch {
             // A key could not be read or compared: start over from the store, quietly.
+            statistics.recoveryFetches += 1
             try? performFetch()
         }
     }
@@ -35,10 +36,14 @@ extension FetchedResultsController {
             seenIDs.insert(object.objectID)
             let oldHandle = ResultsChangeTracker.handle(for: previous)
             var new: (handle: Int64, entity: Int32, keys: [DatabaseValue], id: ManagedObjectID)?
-            if object.managedObjectContext === context, !object.isDeleted, try matches(object) {
-                let id = object.objectID
-                new = (ResultsChangeTracker.handle(for: id), Int32(id.entity.entityNumber),
-                       try ordering(tracker).keyValues(of: object), id)
+            do {
+                if object.managedObjectContext === context, !object.isDeleted, try matches(object) {
+                    let id = object.objectID
+                    new = (ResultsChangeTracker.handle(for: id), Int32(id.entity.entityNumber),
+                           try ordering(tracker).keyValues(of: object), id)
+                }
+            } catch ObjectGraphError.objectNotFound {
+                new = nil       // its row is gone: it leaves the results
             }
             guard new != nil || tracker.rows.contains(oldHandle) else { return }
             candidates.append(.init(oldHandle: oldHandle, new: new, object: object, oldID: previous))
@@ -103,9 +108,11 @@ extension FetchedResultsController {
     }
 
     /// The result-entity objects whose key paths pass through `object` (walking inverse relationships).
-    private func owners(of object: ManagedObject) -> [ManagedObject] {
+    func owners(of object: ManagedObject, chains: [[RelationshipDescription]]? = nil) -> [ManagedObject] {
         var owners: [ManagedObject] = []
-        for chain in dependencyChainsForChanges {
+        // A deleted object's owners hear of it through their own change (nullify or cascade).
+        guard !object.isDeleted else { return owners }
+        for chain in chains ?? dependencyChainsForChanges {
             for depth in chain.indices {
                 guard let destination = chain[depth].destinationEntity, object.entity.isKind(of: destination) else { continue }
                 var level: [ManagedObject] = [object]
@@ -113,7 +120,7 @@ extension FetchedResultsController {
                 for step in stride(from: depth, through: 0, by: -1) {
                     guard let inverse = chain[step].inverseRelationship else { complete = false; break }
                     var previous: [ManagedObject] = []
-                    for member in level {
+                    for member in level where !member.isDeleted {
                         switch try? member.value(forKey: inverse.name) {
                         case let single as ManagedObject: previous.append(single)
                         case let set as Set<ManagedObject>: previous.append(contentsOf: set)

@@ -54,6 +54,8 @@ public final class FetchedResultsController: @unchecked Sendable {
         public var cacheHits = 0
         /// Change transactions processed incrementally.
         public var incrementalUpdates = 0
+        /// Times a change could not be applied (a key unreadable) and the controller re-fetched quietly.
+        public var recoveryFetches = 0
     }
 
     var tracker: ResultsChangeTracker?
@@ -161,6 +163,37 @@ public final class FetchedResultsController: @unchecked Sendable {
         var tracker = ResultsChangeTracker(ordering: query.ordering, hasSections: query.hasSections, snapshot: snapshot,
                                            model: coordinator.managedObjectModel, entity: plan.entity,
                                            storeIdentity: plan.store.identity)
+        // Unsaved changes to related objects (a bank's details) move their owners too; the store does not
+        // know them yet.
+        let chains = dependencyChains(ordering: query.ordering, entity: plan.entity)
+        var relatedOwners: [ManagedObject] = []
+        if !chains.isEmpty {
+            var ancestor: ManagedObjectContext? = context
+            while let current = ancestor {
+                let changedIDs: [ManagedObjectID] = current.performAndWait {
+                    current.updatedSet.union(current.insertedSet).union(current.deletedSet).map(\.objectID)
+                }
+                for id in changedIDs where !(fetchRequest.includesSubentities ? id.entity.isKind(of: plan.entity)
+                                                                            : id.entity === plan.entity) {
+                    guard let object = try? context.object(with: id) else { continue }
+                    relatedOwners.append(contentsOf: owners(of: object, chains: chains))
+                }
+                ancestor = current.parent
+            }
+        }
+        if !relatedOwners.isEmpty {
+            let pendingIDs = Set(plan.pendingUpdated.map(\.objectID)).union(plan.pendingInserted.map(\.objectID))
+                .union(plan.pendingDeleted)
+            var seen = Set<ObjectIdentifier>()
+            for owner in relatedOwners where !pendingIDs.contains(owner.objectID) && seen.insert(ObjectIdentifier(owner)).inserted {
+                let id = owner.objectID
+                try tracker.quietlyRemove(ResultsChangeTracker.handle(for: id))
+                if try matches(owner, entity: plan.entity) {
+                    try tracker.quietlyInsert(handle: ResultsChangeTracker.handle(for: id), entity: Int32(id.entity.entityNumber),
+                                              keys: query.ordering.keyValues(of: owner), id: id)
+                }
+            }
+        }
         if plan.hasPendingChanges {
             for id in plan.pendingDeleted { try tracker.quietlyRemove(ResultsChangeTracker.handle(for: id)) }
             for object in plan.pendingUpdated { try tracker.quietlyRemove(ResultsChangeTracker.handle(for: object.objectID)) }

@@ -109,6 +109,8 @@ struct RowList {
                            less: (ArraySlice<DatabaseValue>, Int64, ArraySlice<DatabaseValue>, Int64) throws -> Bool)
         throws -> (slot: Int, offset: Int) {
         let probe = keys[...]
+        // Only a sole chunk can be empty (emptied chunks are dropped while others remain).
+        guard count > 0, !chunks.isEmpty else { return (0, 0) }
         // First chunk whose last row is not before the probe.
         var low = 0, high = chunks.count
         while low < high {
