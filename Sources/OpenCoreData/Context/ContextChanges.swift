@@ -5,7 +5,9 @@ struct ChangeRecord {
     var inserted: Set<ManagedObject> = []
     var updated: Set<ManagedObject> = []
     var deleted: Set<ManagedObject> = []
-    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    /// Temporary IDs replaced by permanent ones (old → new).
+    var renamed: [ManagedObjectID: ManagedObjectID] = [:]
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && renamed.isEmpty }
 }
 
 /// What changed in a context's objects (Core Data's objects-did-change notification).
@@ -17,6 +19,11 @@ public struct ObjectsDidChange {
     public var refreshed: Set<ManagedObject> = []
     /// Every object may have changed (rollback, reset).
     public var invalidatedAll = false
+    /// Temporary IDs that became permanent since the last report (old → new).
+    public var renamedObjectIDs: [ManagedObjectID: ManagedObjectID] = [:]
+    /// For a merge (`mergeChanges(fromContextDidSave:)`): every ID the merged save touched, including
+    /// objects this context does not hold or holds as faults (which are not in the sets above).
+    public var mergedChanges: ContextDidSave?
 }
 
 /// What a save wrote: the IDs of inserted, updated and deleted objects. It is `Sendable`, so it travels
@@ -108,7 +115,7 @@ extension ManagedObjectContext {
         let record = pendingChangeRecord
         pendingChangeRecord = ChangeRecord()
         notifyObservers(ObjectsDidChange(inserted: record.inserted, updated: record.updated.subtracting(record.inserted),
-                                         deleted: record.deleted))
+                                         deleted: record.deleted, renamedObjectIDs: record.renamed))
     }
 
     func notifyObservers(_ change: ObjectsDidChange) {

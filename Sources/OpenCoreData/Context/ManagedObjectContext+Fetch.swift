@@ -52,7 +52,10 @@ extension ManagedObjectContext {
         let objects = try ids.map { try object(with: $0) }
         let faults = objects.filter { $0.isFault }
         guard !faults.isEmpty else { return objects }
-        if parent != nil {
+        if let parent {
+            // Read the batch into the root context with one query, then fill the faults from there.
+            let ids = faults.map(\.objectID).filter { !$0.isTemporaryID }
+            try parent.performAndWait { _ = try parent.materializeBatch(ids) }
             for fault in faults { try fulfillFault(fault) }
             return objects
         }

@@ -63,6 +63,7 @@ extension ManagedObjectContext {
     /// Objects this context does not hold cost nothing.
     public func mergeChanges(fromContextDidSave changes: ContextDidSave) {
         var change = ObjectsDidChange()
+        change.mergedChanges = changes
         for id in changes.updatedObjectIDs {
             guard let object = registry[id] else { continue }
             object.committedToMany = [:]

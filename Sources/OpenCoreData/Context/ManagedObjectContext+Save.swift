@@ -83,6 +83,7 @@ extension ManagedObjectContext {
     /// Moves objects to new IDs and rewrites every reference to the old IDs held in this context.
     func renameObjects(_ renamed: [ManagedObjectID: ManagedObjectID]) {
         guard !renamed.isEmpty else { return }
+        pendingChangeRecord.renamed.merge(renamed) { _, new in new }
         for (old, new) in renamed {
             if let object = registry.removeValue(forKey: old) {
                 object.objectID = new

@@ -283,7 +283,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Called before a value of `object` changes.
     func willChange(_ object: ManagedObject) {
-        guard !object.isInserted, !object.isDeleted else { return }
+        guard !object.isDeleted else { return }
+        // A new object edited after observers heard of its insert: they hear of the edit as an update.
+        if object.isInserted { pendingChangeRecord.updated.insert(object); return }
         if updatedSet.insert(object).inserted {}
         pendingChangeRecord.updated.insert(object)
     }

@@ -1,0 +1,404 @@
+import Foundation
+import GRDB
+
+/// Keeps the results of a fetch request in sections and order for a list screen, and reports
+/// precisely what changed as the context changes.
+///
+/// ```swift
+/// let request = FetchRequest<ManagedObject>(entityName: "FailedBankInfo")
+/// request.sortDescriptors = [QuerySortDescriptor(key: "state"),
+///                            QuerySortDescriptor(key: "details.closeDate", ascending: false)]
+/// request.fetchBatchSize = 20
+/// let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+///                                               sectionNameKeyPath: "state", cacheName: "Banks")
+/// controller.delegate = screen
+/// try controller.performFetch()             // or: try await controller.performFetch(), off the queue
+/// let bank = try controller.object(at: IndexPath(item: 0, section: 0))
+/// ```
+///
+/// - `performFetch` runs one query for IDs and sort keys only; with a `fetchBatchSize` objects are read
+///   a batch at a time (`Z_PK IN (…)`) as they are asked for, also in child contexts.
+/// - The first sort descriptor's key must be the section key path (so sections group in order).
+/// - With a cache name, the store part of the result is kept on disk and reused while the request and
+///   the store's data are unchanged (see ``deleteCache(withName:)``).
+/// - Changes reach the delegate and ``onDifference`` / ``differences`` after the context processes
+///   pending changes, merges a save, or a child saves into it; the work grows with the number of
+///   changes, not with the number of rows.
+///
+/// Use the controller on its context's queue, like the context's objects.
+public final class FetchedResultsController: @unchecked Sendable {
+    // @unchecked Sendable: all state is touched on the context's queue only (the async fetch reads the
+    // store elsewhere and applies the result on the queue), the same contract as the context.
+
+    /// The request; its sort descriptors and predicate define the results. Change it only before a fetch.
+    public let fetchRequest: FetchRequest<ManagedObject>
+    /// The context the results live in.
+    public let managedObjectContext: ManagedObjectContext
+    /// The key path whose value names each object's section (nil: one section).
+    public let sectionNameKeyPath: String?
+    /// The name the computed results are cached under on disk (nil: no cache).
+    public let cacheName: String?
+    /// Hears about changes.
+    public weak var delegate: FetchedResultsControllerDelegate?
+    /// Called on the context's queue with each transaction's changes as a value.
+    public var onDifference: ((FetchedResultsDifference) -> Void)?
+
+    /// How many fetches ran the ordered query, and how many were answered from the cache.
+    public internal(set) var statistics = Statistics()
+
+    /// Counters for tests and diagnostics.
+    public struct Statistics: Sendable, Equatable {
+        /// Fetches that ran the SQL query for IDs and sort keys.
+        public var queryFetches = 0
+        /// Fetches answered from the on-disk cache.
+        public var cacheHits = 0
+        /// Change transactions processed incrementally.
+        public var incrementalUpdates = 0
+        /// Times a change could not be applied (a key unreadable) and the controller re-fetched quietly.
+        public var recoveryFetches = 0
+    }
+
+    var tracker: ResultsChangeTracker?
+    private var entity: EntityDescription?
+    private var observerToken: UUID?
+    let differenceStreams = ContinuationStore<FetchedResultsDifference>()
+    /// Relationship chains (from the entity) whose destinations' changes can move rows.
+    var dependencyChainsForChanges: [[RelationshipDescription]] = []
+
+    /// Where cache files are kept (default: `<temporary directory>/OpenCoreData-FRC-cache`).
+    public static var cacheDirectory: URL {
+        get { ResultsCache.directory }
+        set { ResultsCache.directory = newValue }
+    }
+
+    /// Creates a controller. The request must have sort descriptors; with a section key path, the first
+    /// sort descriptor's key must be that key path (it may go through to-one relationships).
+    ///
+    /// Throws ``FetchedResultsError`` naming what is wrong.
+    public init(fetchRequest: FetchRequest<ManagedObject>, managedObjectContext: ManagedObjectContext,
+                sectionNameKeyPath: String?, cacheName: String?) throws {
+        guard let first = fetchRequest.sortDescriptors.first else {
+            throw FetchedResultsError.missingSortDescriptors(entity: fetchRequest.entityName)
+        }
+        if let sectionNameKeyPath, sectionNameKeyPath != first.key {
+            throw FetchedResultsError.sectionKeyPathMismatch(sectionNameKeyPath: sectionNameKeyPath, firstSortKey: first.key)
+        }
+        guard fetchRequest.resultType == .managedObject else {
+            throw FetchedResultsError.unsupportedRequest("the result type must be managed objects, not \(fetchRequest.resultType)")
+        }
+        guard fetchRequest.fetchLimit == 0, fetchRequest.fetchOffset == 0 else {
+            throw FetchedResultsError.unsupportedRequest("fetchLimit and fetchOffset are not supported")
+        }
+        self.fetchRequest = fetchRequest
+        self.managedObjectContext = managedObjectContext
+        self.sectionNameKeyPath = sectionNameKeyPath
+        self.cacheName = cacheName
+    }
+
+    deinit {
+        if let token = observerToken {
+            let context = managedObjectContext
+            context.perform { context.removeChangeObserver(token) }
+        }
+    }
+
+    /// Removes one cache file, or all of them with nil.
+    ///
+    /// ```swift
+    /// FetchedResultsController.deleteCache(withName: "Banks")
+    /// ```
+    public static func deleteCache(withName name: String?) {
+        ResultsCache.delete(name: name)
+    }
+
+    // MARK: Fetching
+
+    /// Fetches: one query for IDs and sort keys (or the cache), then the context's unsaved changes on
+    /// top. Without a `fetchBatchSize` every object is read too; with one, objects are read as used.
+    public func performFetch() throws {
+        let query = try prepare()
+        let snapshot = try query.load()
+        try install(snapshot, query: query)
+    }
+
+    /// Fetches with the SQL running on a background reader, off the context's queue; the result is
+    /// applied on the context's queue.
+    ///
+    /// ```swift
+    /// try await controller.performFetch()
+    /// ```
+    public func performFetch() async throws {
+        let context = managedObjectContext
+        let query = try await context.perform { [self] in try QueryBox(self.prepare()) }.query
+        let snapshot = try await Task.detached { try query.load() }.value
+        let box = SnapshotBox(snapshot)
+        try await context.perform { [self] in try self.install(box.snapshot, query: query) }
+    }
+
+    private struct QueryBox: Sendable {
+        let query: ResultsQuery
+        init(_ query: ResultsQuery) { self.query = query }
+    }
+
+    private struct SnapshotBox: Sendable {
+        let snapshot: ResultsCache.Snapshot
+        init(_ snapshot: ResultsCache.Snapshot) { self.snapshot = snapshot }
+    }
+
+    private func prepare() throws -> ResultsQuery {
+        let request = fetchRequest.copy()
+        let plan = try FetchPlan(request: request, context: managedObjectContext)
+        let ordering = try ResultsOrdering(entity: plan.entity, sortDescriptors: request.sortDescriptors)
+        let chains = dependencyChains(ordering: ordering, entity: plan.entity)
+        let cacheable = !chains.contains { $0.contains { $0.isToMany } }
+        return try ResultsQuery(request: request, plan: plan, ordering: ordering, hasSections: sectionNameKeyPath != nil,
+                                cacheName: cacheName, cacheable: cacheable)
+    }
+
+    /// Builds the state from the store part, then applies the context's unsaved changes quietly.
+    func buildTracker(_ snapshot: ResultsCache.Snapshot, query: ResultsQuery) throws -> (ResultsChangeTracker, EntityDescription) {
+        let context = managedObjectContext
+        guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        let plan = try FetchPlan(request: fetchRequest.copy(), context: context)
+        var tracker = ResultsChangeTracker(ordering: query.ordering, hasSections: query.hasSections, snapshot: snapshot,
+                                           model: coordinator.managedObjectModel, entity: plan.entity,
+                                           storeIdentity: plan.store.identity)
+        // Unsaved changes to related objects (a bank's details) move their owners too; the store does not
+        // know them yet.
+        let chains = dependencyChains(ordering: query.ordering, entity: plan.entity)
+        var relatedOwners: [ManagedObject] = []
+        if !chains.isEmpty {
+            var ancestor: ManagedObjectContext? = context
+            while let current = ancestor {
+                let changedIDs: [ManagedObjectID] = current.performAndWait {
+                    current.updatedSet.union(current.insertedSet).union(current.deletedSet).map(\.objectID)
+                }
+                for id in changedIDs where !(fetchRequest.includesSubentities ? id.entity.isKind(of: plan.entity)
+                                                                            : id.entity === plan.entity) {
+                    guard let object = try? context.object(with: id) else { continue }
+                    relatedOwners.append(contentsOf: owners(of: object, chains: chains))
+                }
+                ancestor = current.parent
+            }
+        }
+        if !relatedOwners.isEmpty {
+            let pendingIDs = Set(plan.pendingUpdated.map(\.objectID)).union(plan.pendingInserted.map(\.objectID))
+                .union(plan.pendingDeleted)
+            var seen = Set<ObjectIdentifier>()
+            for owner in relatedOwners where !pendingIDs.contains(owner.objectID) && seen.insert(ObjectIdentifier(owner)).inserted {
+                let id = owner.objectID
+                try tracker.quietlyRemove(ResultsChangeTracker.handle(for: id))
+                if try matches(owner, entity: plan.entity) {
+                    try tracker.quietlyInsert(handle: ResultsChangeTracker.handle(for: id), entity: Int32(id.entity.entityNumber),
+                                              keys: query.ordering.keyValues(of: owner), id: id)
+                }
+            }
+        }
+        if plan.hasPendingChanges {
+            for id in plan.pendingDeleted { try tracker.quietlyRemove(ResultsChangeTracker.handle(for: id)) }
+            for object in plan.pendingUpdated { try tracker.quietlyRemove(ResultsChangeTracker.handle(for: object.objectID)) }
+            for object in plan.pendingUpdated + plan.pendingInserted where try matches(object, entity: plan.entity) {
+                let id = object.objectID
+                try tracker.quietlyInsert(handle: ResultsChangeTracker.handle(for: id), entity: Int32(id.entity.entityNumber),
+                                          keys: query.ordering.keyValues(of: object), id: id)
+            }
+        }
+        return (tracker, plan.entity)
+    }
+
+    /// A fresh state from the store and the context, not installed.
+    func freshTracker() throws -> ResultsChangeTracker {
+        let query = try prepare()
+        return try buildTracker(query.load(), query: query).0
+    }
+
+    private func install(_ snapshot: ResultsCache.Snapshot, query: ResultsQuery) throws {
+        let context = managedObjectContext
+        let (tracker, entity) = try buildTracker(snapshot, query: query)
+        let plan = (entity: entity, ())
+        self.tracker = tracker
+        self.entity = plan.entity
+        self.dependencyChainsForChanges = dependencyChains(ordering: query.ordering, entity: plan.entity)
+        if snapshot.fromCache { statistics.cacheHits += 1 } else { statistics.queryFetches += 1 }
+        if fetchRequest.fetchBatchSize == 0 && tracker.count > 0 {
+            _ = try context.materializeBatch(tracker.rows.handles(in: 0..<tracker.count).compactMap {
+                tracker.objectID(handle: $0.handle, entity: $0.entity)
+            })
+        }
+        if observerToken == nil {
+            observerToken = context.addChangeObserver { [weak self] _, change in
+                self?.contextDidChange(change)
+            }
+        }
+    }
+
+    func matches(_ object: ManagedObject) throws -> Bool {
+        guard let entity else { return false }
+        return try matches(object, entity: entity)
+    }
+
+    private func matches(_ object: ManagedObject, entity: EntityDescription) throws -> Bool {
+        guard fetchRequest.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity else {
+            return false
+        }
+        if object.isDeleted { return false }
+        guard let predicate = fetchRequest.predicate else { return true }
+        return try predicate.evaluate(with: object)
+    }
+
+    // MARK: Reading results
+
+    /// Every fetched object in order (sections one after another); nil before a fetch. With a
+    /// `fetchBatchSize` the collection holds IDs and reads objects a batch at a time as it is used.
+    public var fetchedObjects: FetchResults<ManagedObject>? {
+        guard let tracker else { return nil }
+        return results(forPositions: 0..<tracker.count)
+    }
+
+    /// The sections; nil before a fetch.
+    public var sections: [SectionInfo]? {
+        guard let tracker else { return nil }
+        return tracker.sections.indices.map { sectionInfo(at: $0) }
+    }
+
+    func sectionInfo(at index: Int) -> SectionInfo {
+        let name = tracker?.sections[index].name ?? ""
+        return SectionInfo(name: name, indexTitle: sectionIndexTitle(forSectionName: name),
+                           numberOfObjects: tracker?.sizes.counts[index] ?? 0, index: index, controller: self)
+    }
+
+    /// The object at an index path (read with its batch when the request has a `fetchBatchSize`).
+    public func object(at indexPath: IndexPath) throws -> ManagedObject {
+        guard let tracker else { throw FetchedResultsError.notFetched }
+        guard let position = tracker.position(of: indexPath), let row = tracker.rows.row(at: position),
+              let id = tracker.objectID(handle: row.handle, entity: row.entity) else {
+            throw FetchedResultsError.indexPathOutOfRange(indexPath)
+        }
+        let context = managedObjectContext
+        if let object = context.registeredObject(for: id), !object.isFault { return object }
+        let batchSize = fetchRequest.fetchBatchSize
+        if batchSize > 0 {
+            let start = position - position % batchSize
+            let ids = tracker.rows.handles(in: start..<min(start + batchSize, tracker.count)).compactMap {
+                tracker.objectID(handle: $0.handle, entity: $0.entity)
+            }
+            _ = try context.materializeBatch(ids)
+        }
+        let object = try context.object(with: id)
+        if object.isFault { _ = try context.materializeBatch([id]) }
+        return object
+    }
+
+    /// The index path of an object, or nil when it is not in the results. O(log n).
+    public func indexPath(forObject object: ManagedObject) -> IndexPath? {
+        guard let tracker, let found = tracker.rows.find(ResultsChangeTracker.handle(for: object.objectID)) else { return nil }
+        return tracker.indexPath(forPosition: found.position)
+    }
+
+    /// The index title for a section name: the delegate's, else the name's first letter, capitalized.
+    public func sectionIndexTitle(forSectionName sectionName: String) -> String? {
+        if let title = delegate?.controller(self, sectionIndexTitleForSectionName: sectionName) { return title }
+        guard let first = sectionName.first else { return nil }
+        return String(first).uppercased()
+    }
+
+    /// The index titles of the sections, in order, each once.
+    public var sectionIndexTitles: [String] {
+        var seen = Set<String>()
+        var titles: [String] = []
+        for section in tracker?.sections ?? [] {
+            if let title = sectionIndexTitle(forSectionName: section.name), seen.insert(title).inserted {
+                titles.append(title)
+            }
+        }
+        return titles
+    }
+
+    /// The section a section index title (at `sectionIndex` in ``sectionIndexTitles``) jumps to: the
+    /// first section with that title.
+    public func section(forSectionIndexTitle title: String, at sectionIndex: Int) throws -> Int {
+        guard let tracker else { throw FetchedResultsError.notFetched }
+        for (index, section) in tracker.sections.enumerated()
+        where sectionIndexTitle(forSectionName: section.name) == title {
+            return index
+        }
+        throw FetchedResultsError.unknownSectionIndexTitle(title)
+    }
+
+    /// Each transaction's changes as values, as an AsyncSequence.
+    public var differences: AsyncStream<FetchedResultsDifference> { differenceStreams.makeStream() }
+
+    func objects(inSection section: Int) throws -> FetchResults<ManagedObject> {
+        guard let tracker else { throw FetchedResultsError.notFetched }
+        guard let range = tracker.sectionRange(section) else {
+            throw FetchedResultsError.indexPathOutOfRange(IndexPath(item: 0, section: section))
+        }
+        return results(forPositions: range)
+    }
+
+    func objectIDs(inSection section: Int) -> [ManagedObjectID] {
+        guard let tracker, let range = tracker.sectionRange(section) else { return [] }
+        return tracker.rows.handles(in: range).compactMap { tracker.objectID(handle: $0.handle, entity: $0.entity) }
+    }
+
+    /// The object IDs of every section, in order.
+    public var sectionObjectIDs: [[ManagedObjectID]] {
+        guard let tracker else { return [] }
+        return tracker.sections.indices.map { objectIDs(inSection: $0) }
+    }
+
+    private func results(forPositions range: Range<Int>) -> FetchResults<ManagedObject> {
+        guard let tracker else { return FetchResults([]) }
+        let ids = tracker.rows.handles(in: range).compactMap { tracker.objectID(handle: $0.handle, entity: $0.entity) }
+        return FetchResults(batched: BatchedObjects(ids: ids, batchSize: max(1, fetchRequest.fetchBatchSize),
+                                                    context: managedObjectContext))
+    }
+
+    // MARK: Dependencies
+
+    /// The relationship chains whose destination objects' changes can change a row's keys or match:
+    /// sort keys through relationships, and dotted key paths in the predicate's format.
+    private func dependencyChains(ordering: ResultsOrdering, entity: EntityDescription) -> [[RelationshipDescription]] {
+        var chains = ordering.keys.map(\.relationships).filter { !$0.isEmpty }
+        if let format = fetchRequest.predicate?.predicateFormat {
+            for path in Self.dottedKeyPaths(in: format) {
+                var current = entity
+                var chain: [RelationshipDescription] = []
+                for part in path.split(separator: ".").map(String.init) {
+                    guard let slot = current.slotByName[part],
+                          let relationship = current.allProperties[slot] as? RelationshipDescription,
+                          let destination = relationship.destinationEntity else { break }
+                    chain.append(relationship)
+                    current = destination
+                }
+                if !chain.isEmpty { chains.append(chain) }
+            }
+        }
+        return chains
+    }
+
+    /// Dotted identifiers outside quotes (`details.zip`, `ANY items.name`).
+    static func dottedKeyPaths(in format: String) -> [String] {
+        var paths: [String] = []
+        var current = ""
+        var quote: Character?
+        func flush() {
+            if current.contains("."), let first = current.first, first.isLetter || first == "_" { paths.append(current) }
+            current = ""
+        }
+        for character in format {
+            if let open = quote {
+                if character == open { quote = nil }
+                continue
+            }
+            if character == "'" || character == "\"" { flush(); quote = character; continue }
+            if character.isLetter || character.isNumber || character == "_" || character == "." {
+                current.append(character)
+            } else {
+                flush()
+            }
+        }
+        flush()
+        return paths
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// What happened to an object or a section in a fetched results controller's report.
+public enum FetchedResultsChangeType: Sendable, Hashable, CustomStringConvertible {
+    /// It is new: `newIndexPath` (or the new section index) gives where.
+    case insert
+    /// It is gone: `indexPath` (or the old section index) gives where it was.
+    case delete
+    /// It moved from `indexPath` (old) to `newIndexPath` (new).
+    case move
+    /// It changed in place: `indexPath` is where it was before the change, `newIndexPath` where it is after.
+    case update
+
+    public var description: String {
+        switch self {
+        case .insert: return "insert"
+        case .delete: return "delete"
+        case .move: return "move"
+        case .update: return "update"
+        }
+    }
+}
+
+/// Hears what changed in a fetched results controller, in the order a table view's batch update wants.
+///
+/// Every method has a default that does nothing. Index paths follow the table-view batch-update
+/// contract: deletions (of objects and sections) at old positions, insertions at new positions, moves
+/// from old to new, updates at old positions.
+///
+/// ```swift
+/// final class ListScreen: FetchedResultsControllerDelegate {
+///     func controllerWillChangeContent(_ controller: FetchedResultsController) { table.beginUpdates() }
+///     func controller(_ controller: FetchedResultsController, didChange object: ManagedObject,
+///                     at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
+///         switch type {
+///         case .insert: table.insertRows(at: [newIndexPath!])
+///         case .delete: table.deleteRows(at: [indexPath!])
+///         case .move: table.moveRow(at: indexPath!, to: newIndexPath!)
+///         case .update: table.reloadRows(at: [indexPath!])
+///         }
+///     }
+///     func controllerDidChangeContent(_ controller: FetchedResultsController) { table.endUpdates() }
+/// }
+/// ```
+public protocol FetchedResultsControllerDelegate: AnyObject {
+    /// Changes are about to be reported.
+    func controllerWillChangeContent(_ controller: FetchedResultsController)
+    /// An object was inserted, deleted, moved or updated.
+    func controller(_ controller: FetchedResultsController, didChange object: ManagedObject,
+                    at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?)
+    /// A section was inserted (at its new index) or deleted (at its old index).
+    func controller(_ controller: FetchedResultsController, didChange sectionInfo: SectionInfo,
+                    atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType)
+    /// Every change of this transaction has been reported.
+    func controllerDidChangeContent(_ controller: FetchedResultsController)
+    /// The index title for a section name; nil for the default (the name's first letter, capitalized).
+    func controller(_ controller: FetchedResultsController, sectionIndexTitleForSectionName sectionName: String) -> String?
+}
+
+extension FetchedResultsControllerDelegate {
+    public func controllerWillChangeContent(_ controller: FetchedResultsController) {}
+    public func controller(_ controller: FetchedResultsController, didChange object: ManagedObject,
+                           at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {}
+    public func controller(_ controller: FetchedResultsController, didChange sectionInfo: SectionInfo,
+                           atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {}
+    public func controllerDidChangeContent(_ controller: FetchedResultsController) {}
+    public func controller(_ controller: FetchedResultsController,
+                           sectionIndexTitleForSectionName sectionName: String) -> String? { nil }
+}
+
+#if !canImport(UIKit) && !canImport(AppKit)
+// Apple's UI frameworks give IndexPath these; elsewhere the controller provides them.
+extension IndexPath {
+    /// An index path for an item (or table row) in a section.
+    public init(item: Int, section: Int) { self.init(indexes: [section, item]) }
+    /// An index path for a table row in a section (`row` is `item`).
+    public init(row: Int, section: Int) { self.init(indexes: [section, row]) }
+    /// The section (the first index; 0 for an empty path).
+    public var section: Int { count > 0 ? self[0] : 0 }
+    /// The item in the section (the second index; 0 for a shorter path).
+    public var item: Int { count > 1 ? self[1] : 0 }
+    /// The table row (`item`).
+    public var row: Int { item }
+}
+#endif

@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+
+/// The order a results controller keeps: its sort descriptors resolved against the model, comparing
+/// stored values (`DatabaseValue`) through the descriptors' own `compare`, with the row handle as the
+/// final tiebreak (the SQL adds `t0.Z_PK` last for the same reason), so the order is total.
+struct ResultsOrdering {
+    /// One sort key: its descriptor, the attribute it ends at, and the relationships it goes through.
+    struct Key {
+        var descriptor: QuerySortDescriptor
+        var attribute: AttributeDescription
+        /// The to-one relationships walked, in order (empty for a key of the entity itself).
+        var relationships: [RelationshipDescription]
+    }
+
+    let entity: EntityDescription
+    let keys: [Key]
+
+    init(entity: EntityDescription, sortDescriptors: [QuerySortDescriptor]) throws {
+        self.entity = entity
+        keys = try sortDescriptors.map { descriptor in
+            let (relationships, attribute) = try Self.resolve(descriptor.key, from: entity)
+            return Key(descriptor: descriptor, attribute: attribute, relationships: relationships)
+        }
+    }
+
+    /// Walks a dotted key path through to-one relationships to a stored attribute.
+    static func resolve(_ keyPath: String, from entity: EntityDescription) throws
+        -> (relationships: [RelationshipDescription], attribute: AttributeDescription) {
+        var current = entity
+        var relationships: [RelationshipDescription] = []
+        let parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for (index, part) in parts.enumerated() {
+            guard let slot = current.slotByName[part] else {
+                throw FetchedResultsError.unknownKeyPath(entity: entity.name, keyPath: keyPath)
+            }
+            let property = current.allProperties[slot]
+            if index == parts.count - 1 {
+                guard let attribute = property as? AttributeDescription, !attribute.isTransient else {
+                    throw FetchedResultsError.unsupportedKeyPath(entity: entity.name, keyPath: keyPath,
+                        reason: "'\(part)' is not a stored attribute")
+                }
+                return (relationships, attribute)
+            }
+            guard let relationship = property as? RelationshipDescription, !relationship.isToMany,
+                  let destination = relationship.destinationEntity else {
+                throw FetchedResultsError.unsupportedKeyPath(entity: entity.name, keyPath: keyPath,
+                    reason: "'\(part)' is not a to-one relationship")
+            }
+            relationships.append(relationship)
+            current = destination
+        }
+        throw FetchedResultsError.unknownKeyPath(entity: entity.name, keyPath: keyPath)
+    }
+
+    /// The Swift value of a stored key value.
+    func swiftValue(_ value: DatabaseValue, key index: Int) -> Any? {
+        ValueConversion.swiftValue(value, for: keys[index].attribute.attributeType)
+    }
+
+    /// An object's current sort-key values, as stored values.
+    func keyValues(of object: ManagedObject) throws -> [DatabaseValue] {
+        try keys.map { key in
+            let value = try object.value(forKeyPath: key.descriptor.key)
+            if value == nil || value is NSNull { return .null }
+            return try ValueConversion.storeValue(value, for: key.attribute)
+        }
+    }
+
+    /// Compares two rows' stored keys, then their handles.
+    func less(_ lhs: ArraySlice<DatabaseValue>, _ lhsHandle: Int64,
+              _ rhs: ArraySlice<DatabaseValue>, _ rhsHandle: Int64) throws -> Bool {
+        var left = lhs.startIndex, right = rhs.startIndex
+        for index in keys.indices {
+            let a = lhs[left], b = rhs[right]
+            left += 1
+            right += 1
+            if a == b { continue }
+            let order = try keys[index].descriptor.compare(swiftValue(a, key: index), swiftValue(b, key: index))
+            if order != .orderedSame { return order == .orderedAscending }
+        }
+        return lhsHandle < rhsHandle
+    }
+
+    /// Whether two first-key values fall in the same section.
+    func sameSection(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> Bool {
+        if lhs == rhs { return true }
+        return try keys[0].descriptor.compare(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0)) == .orderedSame
+    }
+
+    /// Orders two first-key values (for finding a section).
+    func sectionOrder(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> ComparisonResult {
+        if lhs == rhs { return .orderedSame }
+        return try keys[0].descriptor.compare(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))
+    }
+
+    /// The section name for a first-key value: the string itself, "" for nil, else its description.
+    func sectionName(for value: DatabaseValue) -> String {
+        switch swiftValue(value, key: 0) {
+        case nil: return ""
+        case let string as String: return string
+        case let other?: return String(describing: other)
+        }
+    }
+}

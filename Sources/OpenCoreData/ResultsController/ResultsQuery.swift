@@ -1,0 +1,184 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The one SQL query a controller runs: `Z_ENT, Z_PK` and the sort-key values of every matching row, in
+/// order. Built on the context's queue, run anywhere (it holds no object), so the async fetch can run
+/// it on a background reader.
+struct ResultsQuery: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is an immutable value or an immutable model object.
+    let store: PersistentStore
+    let sql: String
+    let arguments: [DatabaseValue]
+    let ordering: ResultsOrdering
+    let hasSections: Bool
+    /// Tables whose rows the result depends on (for the cache token).
+    let tables: [String]
+    let cache: ResultsCache?
+
+    init(request: FetchRequest<ManagedObject>, plan: FetchPlan<ManagedObject>, ordering: ResultsOrdering,
+         hasSections: Bool, cacheName: String?, cacheable: Bool) throws {
+        store = plan.store
+        self.ordering = ordering
+        self.hasSections = hasSections
+        let columns = try Self.selectExpressions(orderBy: plan.compiled.orderByClause, count: ordering.keys.count)
+        sql = "SELECT t0.Z_ENT, t0.Z_PK" + columns.map { ", " + $0 }.joined()
+            + " FROM \(plan.compiled.fromClause)\(plan.whereSQL)"
+            + " ORDER BY " + (plan.compiled.orderByClause.map { $0 + ", " } ?? "") + "t0.Z_PK"
+        arguments = plan.compiled.arguments
+        var tables = [plan.entity.tableName]
+        for key in ordering.keys {
+            for relationship in key.relationships {
+                if let destination = relationship.destinationEntity, !tables.contains(destination.tableName) {
+                    tables.append(destination.tableName)
+                }
+            }
+        }
+        self.tables = tables
+        if let cacheName, cacheable {
+            let fingerprint = [
+                "v1", request.entityName, String(request.includesSubentities),
+                request.predicate?.predicateFormat ?? "", request.sortDescriptors.map(\.description).joined(separator: ";"),
+                hasSections ? ordering.keys[0].descriptor.key : "",
+            ].joined(separator: "\u{1}")
+            cache = ResultsCache(url: ResultsCache.fileURL(forName: cacheName), fingerprint: fingerprint,
+                                 keyCount: ordering.keys.count)
+        } else {
+            cache = nil
+        }
+    }
+
+    /// The column expressions of a compiled ORDER BY clause (`t1.ZCLOSEDATE DESC` → `t1.ZCLOSEDATE`),
+    /// split at top-level commas.
+    static func selectExpressions(orderBy: String?, count: Int) throws -> [String] {
+        guard let orderBy, count > 0 else {
+            if count == 0 { return [] }
+            throw FetchedResultsError.unsupportedRequest("the compiled query has no ORDER BY for the sort descriptors")
+        }
+        var parts: [String] = []
+        var depth = 0
+        var quote: Character?
+        var current = ""
+        for character in orderBy {
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "(" {
+                depth += 1
+            } else if character == ")" {
+                depth -= 1
+            } else if character == "," && depth == 0 {
+                parts.append(current)
+                current = ""
+                continue
+            }
+            current.append(character)
+        }
+        parts.append(current)
+        let expressions = parts.map { part -> String in
+            var expression = part.trimmingCharacters(in: .whitespaces)
+            for suffix in [" DESC", " ASC", " desc", " asc"] where expression.hasSuffix(suffix) {
+                expression = String(expression.dropLast(suffix.count)).trimmingCharacters(in: .whitespaces)
+            }
+            return expression
+        }
+        guard expressions.count == count, !expressions.contains(where: \.isEmpty) else {
+            throw FetchedResultsError.unsupportedRequest("cannot read the sort keys from ORDER BY \(orderBy)")
+        }
+        return expressions
+    }
+
+    /// Reads the store part of the result: from the cache file when it is current, else with the query
+    /// (then writes the cache). Token and rows are read in one read transaction, so they agree.
+    func load(cancellation: CancellationFlag? = nil) throws -> ResultsCache.Snapshot {
+        let keyCount = ordering.keys.count
+        let identifier = store.identifier
+        let start = ContinuousClock.now
+        let (token, snapshot): (String?, ResultsCache.Snapshot) = try store.read { db in
+            func body() throws -> (String?, ResultsCache.Snapshot) {
+                var token: String?
+                if let cache {
+                    let current = try ResultsCache.token(db, tables: tables, storeIdentifier: identifier)
+                    if let cached = cache.load(token: current) { return (current, cached) }
+                    token = current
+                }
+                var snapshot = ResultsCache.Snapshot()
+                try db.stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
+                    snapshot.entities.append(Int32(truncatingIfNeeded: sqlite3_column_int64(handle, 0)))
+                    snapshot.handles.append(sqlite3_column_int64(handle, 1))
+                    for column in 0..<keyCount {
+                        snapshot.keys.append(DatabaseValue(sqliteStatement: handle, index: Int32(column + 2)))
+                    }
+                }
+                return (token, snapshot)
+            }
+            if db.isInsideTransaction { return try body() }
+            var result: (String?, ResultsCache.Snapshot)?
+            try db.inTransaction(.deferred) {
+                result = try body()
+                return .commit
+            }
+            guard let result else { throw FetchedResultsError.unsupportedRequest("the read did not run") }
+            return result
+        }
+        if snapshot.fromCache { return snapshot }
+        PersistentStore.logFetch(rows: snapshot.handles.count, since: start)
+        var sorted = try ordered(snapshot)
+        sorted.sectionCounts = try sectionCounts(sorted)
+        if let cache, let token { cache.store(sorted, token: token) }
+        return sorted
+    }
+
+    /// The snapshot in the controller's in-memory order. The SQL order almost always is that order
+    /// already (checked in one pass); when the descriptors compare differently from SQLite (localized
+    /// comparisons), the rows are sorted in memory.
+    private func ordered(_ snapshot: ResultsCache.Snapshot) throws -> ResultsCache.Snapshot {
+        let keyCount = ordering.keys.count
+        let count = snapshot.handles.count
+        func keys(_ row: Int) -> ArraySlice<DatabaseValue> {
+            snapshot.keys[(row * keyCount)..<((row + 1) * keyCount)]
+        }
+        var inOrder = true
+        var row = 1
+        while row < count {
+            if try ordering.less(keys(row), snapshot.handles[row], keys(row - 1), snapshot.handles[row - 1]) {
+                inOrder = false
+                break
+            }
+            row += 1
+        }
+        if inOrder { return snapshot }
+        var failure: Error?
+        let order = (0..<count).sorted { lhs, rhs in
+            guard failure == nil else { return false }
+            do { return try ordering.less(keys(lhs), snapshot.handles[lhs], keys(rhs), snapshot.handles[rhs]) }
+            catch { failure = error; return false }
+        }
+        if let failure { throw failure }
+        var result = ResultsCache.Snapshot()
+        result.handles = order.map { snapshot.handles[$0] }
+        result.entities = order.map { snapshot.entities[$0] }
+        result.keys.reserveCapacity(snapshot.keys.count)
+        for index in order { result.keys.append(contentsOf: keys(index)) }
+        return result
+    }
+
+    /// Section sizes: runs of equal first keys (one section for everything without a section key path).
+    private func sectionCounts(_ snapshot: ResultsCache.Snapshot) throws -> [Int] {
+        let count = snapshot.handles.count
+        guard hasSections else { return [count] }
+        let keyCount = ordering.keys.count
+        var counts: [Int] = []
+        var row = 0
+        while row < count {
+            if row > 0, try ordering.sameSection(snapshot.keys[row * keyCount], snapshot.keys[(row - 1) * keyCount]) {
+                counts[counts.count - 1] += 1
+            } else {
+                counts.append(1)
+            }
+            row += 1
+        }
+        return counts
+    }
+}
