@@ -48,6 +48,17 @@ public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
         QuerySortDescriptor(key: key, ascending: !ascending, comparator: comparator)
     }
 
+    /// Orders two values already read at ``key`` (for callers that keep sort keys, not objects).
+    public func compareValues(_ a: Any?, _ b: Any?) throws -> ComparisonResult {
+        let order = QuerySortOrder.compare(try QueryEvaluator.value(a), try QueryEvaluator.value(b), comparator: comparator)
+        guard !ascending else { return order }
+        switch order {
+        case .orderedAscending: return .orderedDescending
+        case .orderedDescending: return .orderedAscending
+        case .orderedSame: return .orderedSame
+        }
+    }
+
     /// Orders two objects (managed objects or dictionaries) by their values at ``key``.
     public func compare(_ a: Any?, _ b: Any?) throws -> ComparisonResult {
         let components = key.split(separator: ".").map(String.init)

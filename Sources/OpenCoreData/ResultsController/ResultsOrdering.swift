@@ -76,7 +76,7 @@ struct ResultsOrdering {
             left += 1
             right += 1
             if a == b { continue }
-            let order = try keys[index].descriptor.compare(swiftValue(a, key: index), swiftValue(b, key: index))
+            let order = try keys[index].descriptor.compareValues(swiftValue(a, key: index), swiftValue(b, key: index))
             if order != .orderedSame { return order == .orderedAscending }
         }
         return lhsHandle < rhsHandle
@@ -85,13 +85,13 @@ struct ResultsOrdering {
     /// Whether two first-key values fall in the same section.
     func sameSection(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> Bool {
         if lhs == rhs { return true }
-        return try keys[0].descriptor.compare(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0)) == .orderedSame
+        return try keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0)) == .orderedSame
     }
 
     /// Orders two first-key values (for finding a section).
     func sectionOrder(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> ComparisonResult {
         if lhs == rhs { return .orderedSame }
-        return try keys[0].descriptor.compare(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))
+        return try keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))
     }
 
     /// The section name for a first-key value: the string itself, "" for nil, else its description.
