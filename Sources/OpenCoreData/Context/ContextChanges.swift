@@ -120,7 +120,9 @@ extension ManagedObjectContext {
 
     func notifyObservers(_ change: ObjectsDidChange) {
         for observer in changeObservers.values { observer(self, change) }
-        NotificationCenter.default.post(name: Self.objectsDidChangeNotification, object: self,
-                                        userInfo: [Self.didChangeKey: change])
+        if postsObjectsDidChangeNotifications {
+            NotificationCenter.default.post(name: Self.objectsDidChangeNotification, object: self,
+                                            userInfo: [Self.didChangeKey: change])
+        }
     }
 }

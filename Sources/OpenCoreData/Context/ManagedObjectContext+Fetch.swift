@@ -49,6 +49,19 @@ extension ManagedObjectContext {
 
     /// Reads a batch of objects by ID (one `Z_PK IN (…)` query), registering them.
     func materializeBatch(_ ids: [ManagedObjectID]) throws -> [ManagedObject] {
+        if parent == nil, let coordinator = persistentStoreCoordinator,
+           ids.allSatisfy({ registry[$0] == nil }) {
+            // The common case (a fresh batch): read the rows, then make the objects with them.
+            let rows = try coordinator.rows(for: ids)
+            var byKey: [Int64: RowValues] = Dictionary(minimumCapacity: rows.count)
+            for row in rows { byKey[row.primaryKey] = row }
+            registry.reserveCapacity(registry.count + ids.count)
+            return ids.map { id in
+                let object = register(row: byKey[id.primaryKey], id: id)
+                if object.row != nil { object.awakeFromFetch() }
+                return object
+            }
+        }
         let objects = try ids.map { try object(with: $0) }
         let faults = objects.filter { $0.isFault }
         guard !faults.isEmpty else { return objects }
@@ -194,8 +207,13 @@ struct FetchPlan<T> {
         let identity = store.identity
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
+        // Rows read on a private queue are kept for other contexts (seed 002: IDs handed to the main
+        // context); only as many as the cache holds.
         let cacheRows = context.concurrencyType == .privateQueue
+        let cacheFrom = cacheRows ? max(0, rows.count - coordinator.rowCache.capacity) : rows.count
         var cacheEntries: [(ManagedObjectID, RowValues)] = []
+        if cacheRows { cacheEntries.reserveCapacity(rows.count - cacheFrom) }
+        context.registry.reserveCapacity(context.registry.count + rows.count)
         for (index, row) in rows.enumerated() {
             let id = prepared?[index].objectID ?? ManagedObjectID(entity: model.entity(number: row.entityNumber) ?? entity,
                                                                   primaryKey: row.primaryKey, store: identity)
@@ -217,7 +235,7 @@ struct FetchPlan<T> {
                 object.awakeFromFetch()
                 objects.append(object)
             }
-            if cacheRows { cacheEntries.append((id, row)) }
+            if index >= cacheFrom { cacheEntries.append((id, row)) }
         }
         if cacheRows { coordinator.rowCache.store(cacheEntries) }
         return applyingPending ? try applyPendingIfNeeded(objects) : objects

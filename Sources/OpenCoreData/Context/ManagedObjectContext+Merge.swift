@@ -19,7 +19,7 @@ extension ManagedObjectContext {
                     object.flags.insert([.inserted, .registered])
                     parent.registry[transfer.id] = object
                     parent.insertedSet.insert(object)
-                    parent.pendingChangeRecord.inserted.insert(object)
+                    if parent.tracksChanges { parent.pendingChangeRecord.inserted.insert(object) }
                 }
                 object.changes.merge(transfer.changes) { _, new in new }
                 object.transientValues.merge(transfer.transient) { _, new in new }

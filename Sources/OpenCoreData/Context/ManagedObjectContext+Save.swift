@@ -55,41 +55,65 @@ extension ManagedObjectContext {
         guard !pending.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let store = try coordinator.primaryStore()
-        var byRoot: [ObjectIdentifier: (EntityDescription, [ManagedObject])] = [:]
+        // One block of keys per root entity (its table), handed out in the objects' order.
+        var counts: [ObjectIdentifier: (root: EntityDescription, count: Int)] = [:]
         for object in pending {
             let root = object.entity.rootEntity
-            byRoot[ObjectIdentifier(root), default: (root, [])].1.append(object)
+            counts[ObjectIdentifier(root), default: (root, 0)].count += 1
         }
-        var firstKeys: [ObjectIdentifier: Int64] = [:]
+        var nextKeys: [ObjectIdentifier: Int64] = [:]
         try store.write { db in
-            for (key, (root, members)) in byRoot {
-                firstKeys[key] = try store.reservePrimaryKeys(root: root, count: members.count, in: db)
+            for (key, entry) in counts {
+                nextKeys[key] = try store.reservePrimaryKeys(root: entry.root, count: entry.count, in: db)
             }
         }
-        var renamed: [ManagedObjectID: ManagedObjectID] = [:]
-        for (key, (_, members)) in byRoot {
-            var next = firstKeys[key]!
-            for object in members {
-                let newID = ManagedObjectID(entity: object.entity, primaryKey: next, store: store.identity)
-                next += 1
-                renamed[object.objectID] = newID
-            }
+        var renamed: [(object: ManagedObject, old: ManagedObjectID)] = []
+        renamed.reserveCapacity(pending.count)
+        for object in pending {
+            let key = ObjectIdentifier(object.entity.rootEntity)
+            let primaryKey = nextKeys[key]!
+            nextKeys[key] = primaryKey + 1
+            let old = object.objectID
+            object.objectID = ManagedObjectID(entity: object.entity, primaryKey: primaryKey, store: store.identity)
+            renamed.append((object, old))
         }
-        renameObjects(renamed)
-        // A parent may hold the same new objects under the old IDs.
-        parent?.performAndWait { parent?.renameObjects(renamed) }
+        reregister(renamed)
+        if let parent {
+            // A parent holds the same new objects under the old IDs.
+            let mapping = Dictionary(uniqueKeysWithValues: renamed.map { ($0.old, $0.object.objectID) })
+            parent.performAndWait { parent.renameObjects(mapping) }
+        }
+    }
+
+    /// Moves objects whose IDs just changed to their new keys in the registry, and rewrites references
+    /// to the old IDs in relationship changes.
+    private func reregister(_ renamed: [(object: ManagedObject, old: ManagedObjectID)]) {
+        registry.reserveCapacity(registry.count + renamed.count)
+        for (object, old) in renamed {
+            registry.removeValue(forKey: old)
+            registry[object.objectID] = object
+        }
+        let needsRewrite = tracksChanges || registry.values.contains { $0.entity.hasRelationships && !$0.changes.isEmpty }
+        guard needsRewrite else { return }
+        let mapping = Dictionary(uniqueKeysWithValues: renamed.map { ($0.old, $0.object.objectID) })
+        if tracksChanges { pendingChangeRecord.renamed.merge(mapping) { _, new in new } }
+        rewriteReferences(mapping)
     }
 
     /// Moves objects to new IDs and rewrites every reference to the old IDs held in this context.
     func renameObjects(_ renamed: [ManagedObjectID: ManagedObjectID]) {
         guard !renamed.isEmpty else { return }
-        pendingChangeRecord.renamed.merge(renamed) { _, new in new }
+        if tracksChanges { pendingChangeRecord.renamed.merge(renamed) { _, new in new } }
         for (old, new) in renamed {
             if let object = registry.removeValue(forKey: old) {
                 object.objectID = new
                 registry[new] = object
             }
         }
+        rewriteReferences(renamed)
+    }
+
+    private func rewriteReferences(_ renamed: [ManagedObjectID: ManagedObjectID]) {
         // References to the old IDs live only in relationship changes.
         for object in registry.values where object.entity.hasRelationships && !object.changes.isEmpty {
             for (slot, change) in object.changes {

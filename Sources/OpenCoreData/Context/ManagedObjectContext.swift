@@ -85,6 +85,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Objects changed since the last `processPendingChanges` (for change observers).
     var pendingChangeRecord = ChangeRecord()
     var changeObservers: [UUID: (ManagedObjectContext, ObjectsDidChange) -> Void] = [:]
+    /// Whether `processPendingChanges()` also posts ``objectsDidChangeNotification``. Off by default:
+    /// recording every change for nobody costs a set insertion per edit; change observers (and fetched
+    /// results controllers) turn recording on for themselves.
+    public var postsObjectsDidChangeNotifications = false
+    /// Whether edits are recorded for observers.
+    var tracksChanges: Bool { postsObjectsDidChangeNotifications || !changeObservers.isEmpty }
     let didSaveContinuations = ContinuationStore<ContextDidSave>()
     private let childLock = NSLock()
     private var children: [WeakContextReference] = []
@@ -257,7 +263,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if !object.entity.transientDefaults.isEmpty {
             object.transientValues.merge(object.entity.transientDefaults) { current, _ in current }
         }
-        pendingChangeRecord.inserted.insert(object)
+        if tracksChanges { pendingChangeRecord.inserted.insert(object) }
         object.awakeFromInsert()
     }
 
@@ -271,13 +277,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             object.flags.remove(.inserted)
             object.flags.insert(.deleted)
             unregister(object)
-            pendingChangeRecord.deleted.insert(object)
+            if tracksChanges { pendingChangeRecord.deleted.insert(object) }
             return
         }
         object.flags.insert(.deleted)
         deletedSet.insert(object)
         updatedSet.remove(object)
-        pendingChangeRecord.deleted.insert(object)
+        if tracksChanges { pendingChangeRecord.deleted.insert(object) }
         try? applyDeleteRules(to: object)
     }
 
@@ -285,9 +291,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     func willChange(_ object: ManagedObject) {
         guard !object.isDeleted else { return }
         // A new object edited after observers heard of its insert: they hear of the edit as an update.
-        if object.isInserted { pendingChangeRecord.updated.insert(object); return }
-        if updatedSet.insert(object).inserted {}
-        pendingChangeRecord.updated.insert(object)
+        if object.isInserted {
+            if tracksChanges { pendingChangeRecord.updated.insert(object) }
+            return
+        }
+        updatedSet.insert(object)
+        if tracksChanges { pendingChangeRecord.updated.insert(object) }
     }
 
     // MARK: Discarding changes

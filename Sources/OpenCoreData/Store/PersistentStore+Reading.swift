@@ -11,7 +11,11 @@ extension PersistentStore {
     /// Reads rows by primary key, any entity of the model.
     func rows(for ids: [ManagedObjectID]) throws -> [RowValues] {
         var byTable: [String: [Int64]] = [:]
-        for id in ids where !id.isTemporaryID { byTable[id.entity.tableName, default: []].append(id.primaryKey) }
+        if let table = ids.first?.entity.tableName, ids.allSatisfy({ $0.entity.tableName == table && !$0.isTemporaryID }) {
+            byTable[table] = ids.map(\.primaryKey)
+        } else {
+            for id in ids where !id.isTemporaryID { byTable[id.entity.tableName, default: []].append(id.primaryKey) }
+        }
         let start = ContinuousClock.now
         var result: [RowValues] = []
         result.reserveCapacity(ids.count)
