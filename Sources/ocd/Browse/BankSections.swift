@@ -18,6 +18,10 @@ final class BankSections: @unchecked Sendable {
     }
 
     let context: ManagedObjectContext
+    /// Where section names are counted: a context on a coordinator of its own, because the library's
+    /// dictionary fetch reads whole rows into its coordinator's row cache, which would hide the batch
+    /// faults this list exists to show (a library gap; the controller will not need this).
+    let sectionContext: ManagedObjectContext
     /// Typed text narrowing the list: a predicate, or (until predicates land) a case-insensitive
     /// substring of the name, city or state.
     private(set) var filterText = ""
@@ -28,8 +32,9 @@ final class BankSections: @unchecked Sendable {
     /// The IDs in order, to report what changed between fetches.
     private(set) var objectIDs: [ManagedObjectID] = []
 
-    init(context: ManagedObjectContext) {
+    init(context: ManagedObjectContext, sectionContext: ManagedObjectContext? = nil) {
         self.context = context
+        self.sectionContext = sectionContext ?? context
     }
 
     var count: Int { objects.count }
@@ -60,7 +65,10 @@ final class BankSections: @unchecked Sendable {
                 let results = try context.fetch(Self.makeRequest())
                 objects = AnyRandomAccessCollection(results)
                 objectIDs = results.objectIDs ?? results.map(\.objectID)
-                sections = try Self.sectionsFromStateColumn(context)
+                sections = try sectionContext.performAndWait {
+                    sectionContext.reset()
+                    return try Self.sectionsFromStateColumn(sectionContext)
+                }
                 return
             }
             let request = Self.makeRequest()

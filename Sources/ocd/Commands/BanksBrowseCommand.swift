@@ -26,7 +26,8 @@ struct BanksBrowseCommand: AsyncParsableCommand {
             let records = try FailedBankRecord.records(fromCSV: BankImporter.bundledCSV())
             try BankImporter.importRecords(records, into: context)
         }
-        let list = BankSections(context: context)
+        let sectionStore = try OpenedStore.open(path: store.url.path, model: BankModel.make(), readOnly: true)
+        let list = BankSections(context: store.newContext(), sectionContext: sectionStore.newContext())
         try list.performFetch()
         if plain || !Console.isInteractive {
             PlainSectionsPrinter.print(list)
