@@ -46,6 +46,7 @@ let package = Package(
             name: "OpenCoreDataTests",
             dependencies: [
                 "OpenCoreData",
+                "ocd",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             resources: [.copy("Fixtures")]

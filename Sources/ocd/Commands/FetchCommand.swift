@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import OpenCoreData
+
+/// `ocd fetch <store> --model … --entity …`: a fetch request from the command line, read-only.
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Run a fetch request against a store (read-only) and print the results.")
+
+    @Argument(help: "The store file.")
+    var store: String
+
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel); optional for stores ocd wrote.")
+    var model: String?
+
+    @Option(name: .long, help: "The entity to fetch.")
+    var entity: String
+
+    @Option(name: .long, help: "A predicate, in Core Data's format syntax.")
+    var predicate: String?
+
+    @Option(name: .long, help: "A sort key, with :desc for descending (repeatable; dotted keys through to-one).")
+    var sort: [String] = []
+
+    @Option(name: .long, help: "At most this many results.")
+    var limit: Int?
+
+    @Option(name: .long, help: "Skip this many results first.")
+    var offset: Int?
+
+    @Flag(name: .long, help: "Print only the number of matching objects.")
+    var count = false
+
+    @Option(name: .long, help: "Comma-separated keys to print (dotted paths through to-one relationships).")
+    var keys: String?
+
+    @Flag(name: .long, help: "One JSON object per line (dates in ISO 8601).")
+    var json = false
+
+    @Flag(name: .long, help: "Print every SQL statement to stderr.")
+    var sqlDebug = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit cannot be negative") }
+        if let offset, offset < 0 { throw ValidationError("--offset cannot be negative") }
+        for key in sort {
+            let parts = key.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 2, !(parts.first ?? "").isEmpty, parts.count == 1 || ["asc", "desc"].contains(parts[1]) else {
+                throw ValidationError("--sort '\(key)': write key or key:desc (or key:asc)")
+            }
+        }
+    }
+
+    func run() async throws {
+        if sqlDebug { SQLLog.enable(visible: true) }
+        let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
+        guard let description = opened.coordinator.managedObjectModel.entitiesByName[entity] else {
+            let names = opened.coordinator.managedObjectModel.entities.map(\.name).sorted().joined(separator: ", ")
+            throw OCDError("the model has no entity '\(entity)' (it has \(names))")
+        }
+        let request = FetchRequest<ManagedObject>(entityName: entity)
+        request.sortDescriptors = sort.map { key in
+            let parts = key.split(separator: ":")
+            return QuerySortDescriptor(key: String(parts[0]), ascending: parts.count < 2 || parts[1] != "desc")
+        }
+        request.fetchLimit = limit ?? 0
+        request.fetchOffset = offset ?? 0
+        request.fetchBatchSize = 200   // results are streamed out, so read them a batch at a time
+        if let predicate {
+            do {
+                request.predicate = try QueryPredicate(format: predicate)
+            } catch {
+                throw OCDError("--predicate '\(predicate)': \(error)")
+            }
+        }
+        let keyPaths = keys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            ?? description.allProperties.compactMap { $0 as? AttributeDescription }.map(\.name)
+        let context = opened.newContext()
+        try context.performAndWait {
+            do {
+                if count {
+                    Console.line("\(try context.count(for: request))")
+                    return
+                }
+                for object in try context.fetch(request) {
+                    let values = try keyPaths.map { ($0, try ValueText.value(of: object, keyPath: $0)) }
+                    if json {
+                        Console.line("{" + values.map { "\(ValueText.quoted($0.0)):\(ValueText.json($0.1))" }.joined(separator: ",") + "}")
+                    } else {
+                        Console.line(values.map { "\($0.0)=\(ValueText.plain($0.1))" }.joined(separator: "  "))
+                    }
+                }
+            } catch where PendingPredicates.isPlaceholderRefusal(error) {
+                throw OCDError("--predicate: predicates are not available in this build yet (the query language lands soon)")
+            } catch {
+                throw OCDError("fetch failed: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import OpenCoreData
+
+/// `ocd inspect <store>`: entities, row counts and sample rows of a store in Core Data's layout, opened
+/// read-only (the file is never changed).
+struct InspectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Show the entities, row counts and a sample of rows of a store (read-only).")
+
+    @Argument(help: "The store file.")
+    var store: String
+
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel); optional for stores ocd wrote.")
+    var model: String?
+
+    @Option(name: .long, help: "Sample rows per entity.")
+    var sample = 3
+
+    @Flag(name: .long, help: "Print every SQL statement to stderr.")
+    var sqlDebug = false
+
+    func validate() throws {
+        guard sample >= 0 else { throw ValidationError("--sample cannot be negative") }
+    }
+
+    func run() async throws {
+        if sqlDebug { SQLLog.enable(visible: true) }
+        let (opened, modelName) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
+        let context = opened.newContext()
+        let entities = opened.coordinator.managedObjectModel.entities.sorted { $0.name < $1.name }
+        Console.line("\(opened.url.path) (model: \(modelName), store UUID \(opened.coordinator.persistentStores.first?.identifier ?? "?"))")
+        try context.performAndWait {
+            for entity in entities {
+                let request = FetchRequest<ManagedObject>(entityName: entity.name)
+                request.includesSubentities = false
+                let count = try context.count(for: request)
+                let parent = entity.superentity.map { " : \($0.name)" } ?? ""
+                Console.line("")
+                Console.line("\(entity.name)\(parent) — \(count) row\(count == 1 ? "" : "s")\(entity.isAbstract ? " (abstract)" : "")")
+                let properties = entity.allProperties.map { property -> String in
+                    if let attribute = property as? AttributeDescription { return "\(property.name): \(attribute.attributeType.rawValue)" }
+                    if let relationship = property as? RelationshipDescription {
+                        return "\(property.name) → \(relationship.isToMany ? "many " : "")\(relationship.destinationEntityName)"
+                    }
+                    return property.name
+                }
+                Console.line("  " + properties.joined(separator: ", "))
+                request.fetchLimit = sample
+                for object in try context.fetch(request) where sample > 0 {
+                    let values = try entity.allProperties.map { property -> String in
+                        "\(property.name)=\(ValueText.plain(try object.value(forKey: property.name)))"
+                    }
+                    Console.line("  p\(object.objectID.primaryKey): " + values.joined(separator: "  "))
+                }
+            }
+        }
+    }
+}

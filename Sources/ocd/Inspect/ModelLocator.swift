@@ -1,0 +1,38 @@
+import Foundation
+import OpenCoreData
+
+/// Finds the model to open a store with: the `--model` given, or else one of ocd's own models whose
+/// version hashes the store carries (the library has no way yet to read a store without its model).
+enum ModelLocator {
+    static func load(modelPath: String) throws -> ManagedObjectModel {
+        guard FileManager.default.fileExists(atPath: modelPath) else { throw OCDError("\(modelPath): no such model") }
+        do {
+            return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath))
+        } catch {
+            throw OCDError("\(modelPath): \(error)")
+        }
+    }
+
+    /// Opens `storePath` read-only with `--model`, or with whichever built-in model fits it.
+    static func openReadOnly(storePath: String, modelPath: String?) throws -> (OpenedStore, modelName: String) {
+        if let modelPath {
+            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath), readOnly: true),
+                    URL(fileURLWithPath: modelPath).lastPathComponent)
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: storePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw OCDError("\(storePath): no such file")
+        }
+        var lastError: Error?
+        for (name, make) in [("ocd's to-do model", TodoModel.make), ("seed 004's FailedBanks model", BankModel.make)] {
+            do {
+                return (try OpenedStore.open(path: storePath, model: make(), readOnly: true), name)
+            } catch {
+                lastError = error
+            }
+        }
+        let reason = lastError.map { "\($0)" } ?? "unknown"
+        if reason.contains("not a store") { throw OCDError(reason.replacingOccurrences(of: "cannot open ", with: "")) }
+        throw OCDError("\(storePath) was not written by one of ocd's models; pass --model <xcdatamodeld>")
+    }
+}

@@ -1,0 +1,21 @@
+import ArgumentParser
+import Foundation
+
+/// `--store` and `--sql-debug`, shared by the `todo` and `banks` subcommands.
+struct StoreArguments: ParsableArguments {
+    @Option(name: .long, help: "The store file (default: a file in the current folder).")
+    var store: String?
+
+    @Flag(name: .long, help: "Print every SQL statement and fetch timing to stderr.")
+    var sqlDebug = false
+
+    /// The store path, or `defaultName` in the current folder.
+    func path(defaultName: String) -> String {
+        store ?? FileManager.default.currentDirectoryPath + "/" + defaultName
+    }
+
+    /// Turns the SQL log on if asked; call before opening a store.
+    func configureLogging() {
+        if sqlDebug { SQLLog.enable(visible: true) }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import OpenCoreData
+
+/// Opens a store file with a model and hands out contexts on it.
+struct OpenedStore: Sendable {
+    let coordinator: PersistentStoreCoordinator
+    let url: URL
+
+    /// Opens (creating if needed, unless read-only) the store at `path` for `model`.
+    static func open(path: String, model: ManagedObjectModel, readOnly: Bool = false) throws -> OpenedStore {
+        let url = URL(fileURLWithPath: path)
+        if readOnly {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+                throw OCDError("\(path): no such file")
+            }
+            guard !isDirectory.boolValue else { throw OCDError("\(path) is a folder, not a store file") }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        do {
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: readOnly))
+        } catch {
+            throw OCDError("cannot open \(path): \(error)")
+        }
+        return OpenedStore(coordinator: coordinator, url: url)
+    }
+
+    /// A new private-queue context on the store (ocd's commands run off the main thread).
+    func newContext() -> ManagedObjectContext {
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+}

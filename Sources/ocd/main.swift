@@ -1,2 +1,0 @@
-import OpenCoreData
-print("ocd")
