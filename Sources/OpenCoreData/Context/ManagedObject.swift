@@ -36,7 +36,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// The committed row; nil while a fault, and for a new object.
     var row: RowValues?
     /// Values changed in memory since the row was read, by slot.
-    var changes: [Int: SlotValue] = [:]
+    var changes = SlotChanges()
     /// To-many contents as last read from the store, by slot.
     var committedToMany: [Int: OrderedSet<ManagedObjectID>] = [:]
     /// Transient values, by slot.

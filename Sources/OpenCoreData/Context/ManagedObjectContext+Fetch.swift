@@ -207,12 +207,6 @@ struct FetchPlan<T> {
         let identity = store.identity
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
-        // Rows read on a private queue are kept for other contexts (seed 002: IDs handed to the main
-        // context); only as many as the cache holds.
-        let cacheRows = context.concurrencyType == .privateQueue
-        let cacheFrom = cacheRows ? max(0, rows.count - coordinator.rowCache.capacity) : rows.count
-        var cacheEntries: [(ManagedObjectID, RowValues)] = []
-        if cacheRows { cacheEntries.reserveCapacity(rows.count - cacheFrom) }
         context.registry.reserveCapacity(context.registry.count + rows.count)
         for (index, row) in rows.enumerated() {
             let id = prepared?[index].objectID ?? ManagedObjectID(entity: model.entity(number: row.entityNumber) ?? entity,
@@ -235,9 +229,12 @@ struct FetchPlan<T> {
                 object.awakeFromFetch()
                 objects.append(object)
             }
-            if index >= cacheFrom { cacheEntries.append((id, row)) }
         }
-        if cacheRows { coordinator.rowCache.store(cacheEntries) }
+        // Rows read on a private queue are kept for other contexts (seed 002: IDs handed to the main
+        // context). The array is shared, not copied.
+        if context.concurrencyType == .privateQueue {
+            coordinator.rowCache.store(rows: rows, table: entity.tableName)
+        }
         return applyingPending ? try applyPendingIfNeeded(objects) : objects
     }
 

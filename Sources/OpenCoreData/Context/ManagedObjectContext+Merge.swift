@@ -4,7 +4,7 @@ extension ManagedObjectContext {
     /// Pushes a child context's changes into its parent (the parent then holds them unsaved).
     func pushChanges(into parent: ManagedObjectContext) throws {
         let inserted = insertedSet, updated = updatedSet, deleted = deletedSet
-        struct Transfer { var id: ManagedObjectID; var changes: [Int: SlotValue]; var transient: [Int: Any] }
+        struct Transfer { var id: ManagedObjectID; var changes: SlotChanges; var transient: [Int: Any] }
         let insertedTransfers = inserted.map { Transfer(id: $0.objectID, changes: $0.changes, transient: $0.transientValues) }
         let updatedTransfers = updated.filter { !$0.isDeleted }.map { Transfer(id: $0.objectID, changes: $0.changes, transient: $0.transientValues) }
         let deletedIDs = deleted.map(\.objectID)

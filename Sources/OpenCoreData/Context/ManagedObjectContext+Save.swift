@@ -55,24 +55,38 @@ extension ManagedObjectContext {
         guard !pending.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let store = try coordinator.primaryStore()
-        // One block of keys per root entity (its table), handed out in the objects' order.
-        var counts: [ObjectIdentifier: (root: EntityDescription, count: Int)] = [:]
+        // One block of keys per root entity (its table), handed out in the objects' order. Saves touch
+        // few entities, so a short list searched by identity beats hashing every object.
+        var roots: [(root: EntityDescription, count: Int, next: Int64)] = []
+        var rootIndex: [Int] = []
+        rootIndex.reserveCapacity(pending.count)
+        var lastEntity: EntityDescription?
+        var lastIndex = 0
         for object in pending {
-            let root = object.entity.rootEntity
-            counts[ObjectIdentifier(root), default: (root, 0)].count += 1
+            if object.entity !== lastEntity {
+                let root = object.entity.rootEntity
+                if let found = roots.firstIndex(where: { $0.root === root }) {
+                    lastIndex = found
+                } else {
+                    roots.append((root, 0, 0))
+                    lastIndex = roots.count - 1
+                }
+                lastEntity = object.entity
+            }
+            roots[lastIndex].count += 1
+            rootIndex.append(lastIndex)
         }
-        var nextKeys: [ObjectIdentifier: Int64] = [:]
         try store.write { db in
-            for (key, entry) in counts {
-                nextKeys[key] = try store.reservePrimaryKeys(root: entry.root, count: entry.count, in: db)
+            for index in roots.indices {
+                roots[index].next = try store.reservePrimaryKeys(root: roots[index].root, count: roots[index].count, in: db)
             }
         }
         var renamed: [(object: ManagedObject, old: ManagedObjectID)] = []
         renamed.reserveCapacity(pending.count)
-        for object in pending {
-            let key = ObjectIdentifier(object.entity.rootEntity)
-            let primaryKey = nextKeys[key]!
-            nextKeys[key] = primaryKey + 1
+        for (position, object) in pending.enumerated() {
+            let index = rootIndex[position]
+            let primaryKey = roots[index].next
+            roots[index].next = primaryKey + 1
             let old = object.objectID
             object.objectID = ManagedObjectID(entity: object.entity, primaryKey: primaryKey, store: store.identity)
             renamed.append((object, old))
@@ -408,6 +422,8 @@ extension ManagedObjectContext {
     private func didSave(coordinator: PersistentStoreCoordinator, insertOrder: [ManagedObject],
                          changes: StoreChangeSet) -> ContextDidSave {
         var saved = ContextDidSave()
+        saved.insertedObjectIDs.reserveCapacity(insertedSet.count)
+        saved.updatedObjectIDs.reserveCapacity(updatedSet.count)
         // The inserted rows were built in `insertOrder` (skipping objects no longer inserted).
         var rows = changes.inserts.makeIterator()
         for object in insertOrder where object.isInserted {

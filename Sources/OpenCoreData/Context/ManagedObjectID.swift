@@ -60,8 +60,9 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(primaryKey)
-        hasher.combine(temporaryKey)
-        hasher.combine(ObjectIdentifier(entity))
+        // One combined word: IDs are hashed in every registry operation, and equality still compares
+        // every field.
+        hasher.combine(UInt64(bitPattern: primaryKey) &* 0x9E37_79B9_7F4A_7C15 ^ temporaryKey
+                       ^ UInt64(truncatingIfNeeded: entity.entityNumber) << 56)
     }
 }

@@ -74,7 +74,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// How many columns that table has.
     var tableColumnCount = 0
     /// Default values of stored attributes, converted once: what a new object starts with.
-    var defaultChanges: [Int: SlotValue] = [:]
+    var defaultChanges = SlotChanges()
     /// Default values of transient attributes.
     var transientDefaults: [Int: Any] = [:]
     /// Whether any property is a relationship (saves skip relationship work for entities without).

@@ -1,46 +1,76 @@
 import Foundation
 import Synchronization
 
-/// Rows recently read or written, shared by every context of a coordinator, so one context's fetch
-/// fills another context's faults without SQL (a background fetch handing IDs to the main context).
+/// Rows recently read, shared by every context of a coordinator, so one context's fetch fills another
+/// context's faults without SQL (seed 002: a background fetch hands IDs to the main context).
 ///
-/// Bounded: past its capacity the oldest half is dropped.
+/// A fetch hands over its whole row array at once, which costs nothing (the array is shared, not
+/// copied); the key → position index of a batch is built only the first time another context looks
+/// something up in it. Saves drop the batches of the tables they touch. Bounded: the oldest batches go
+/// once the total passes the capacity.
 final class RowCache: Sendable {
-    private struct State {
-        var rows: [ManagedObjectID: RowValues] = [:]
-        var order: [ManagedObjectID] = []
+    private final class Batch: @unchecked Sendable {
+        // @unchecked Sendable: `index` is built and read only under the cache's mutex.
+        let table: String
+        let rows: [RowValues]
+        var index: [Int64: Int]?
+        init(table: String, rows: [RowValues]) {
+            self.table = table
+            self.rows = rows
+        }
     }
+
+    private struct State {
+        var batches: [Batch] = []
+        var total = 0
+    }
+
     private let state = Mutex(State())
     let capacity: Int
 
     init(capacity: Int) { self.capacity = capacity }
 
+    /// The newest cached row of an object, if any.
     func row(for id: ManagedObjectID) -> RowValues? {
-        state.withLock { $0.rows[id] }
+        let table = id.entity.tableName
+        return state.withLock { state in
+            for batch in state.batches.reversed() where batch.table == table {
+                if batch.index == nil {
+                    var index: [Int64: Int] = Dictionary(minimumCapacity: batch.rows.count)
+                    for (position, row) in batch.rows.enumerated() { index[row.primaryKey] = position }
+                    batch.index = index
+                }
+                if let position = batch.index?[id.primaryKey] { return batch.rows[position] }
+            }
+            return nil
+        }
     }
 
-    func store(_ entries: [(ManagedObjectID, RowValues)]) {
-        guard capacity > 0, !entries.isEmpty else { return }
-        let entries = entries.count > capacity ? Array(entries.suffix(capacity)) : entries
+    /// Keeps a fetch's rows (all of one table), the newest `capacity` of them at most.
+    func store(rows: [RowValues], table: String) {
+        guard capacity > 0, !rows.isEmpty else { return }
+        let kept = rows.count > capacity ? Array(rows.suffix(capacity)) : rows
         state.withLock { state in
-            if state.rows.count + entries.count > capacity {
-                let drop = max(state.order.count / 2, state.rows.count + entries.count - capacity)
-                for id in state.order.prefix(drop) { state.rows.removeValue(forKey: id) }
-                state.order.removeFirst(min(drop, state.order.count))
-            }
-            for (id, row) in entries {
-                if state.rows.updateValue(row, forKey: id) == nil { state.order.append(id) }
+            state.batches.append(Batch(table: table, rows: kept))
+            state.total += kept.count
+            while state.total > capacity, let oldest = state.batches.first {
+                state.total -= oldest.rows.count
+                state.batches.removeFirst()
             }
         }
     }
 
-    func remove(_ id: ManagedObjectID) {
-        _ = state.withLock { $0.rows.removeValue(forKey: id) }
+    /// Forgets what is cached for these objects' tables (after a save or batch request wrote them).
+    func remove<S: Sequence>(_ ids: S) where S.Element == ManagedObjectID {
+        let tables = Set(ids.map { $0.entity.tableName })
+        guard !tables.isEmpty else { return }
+        state.withLock { state in
+            state.batches.removeAll { tables.contains($0.table) }
+            state.total = state.batches.reduce(0) { $0 + $1.rows.count }
+        }
     }
 
-    func remove<S: Sequence>(_ ids: S) where S.Element == ManagedObjectID {
-        state.withLock { state in for id in ids { state.rows.removeValue(forKey: id) } }
-    }
+    func remove(_ id: ManagedObjectID) { remove(CollectionOfOne(id)) }
 
     func removeAll() {
         state.withLock { $0 = State() }

@@ -1,0 +1,62 @@
+import Foundation
+
+/// An object's unsaved values, by property slot: an array indexed by slot rather than a dictionary, so
+/// setting and reading a value costs an index, not a hash. Storage is allocated on the first change.
+struct SlotChanges: Sequence, ExpressibleByDictionaryLiteral {
+    private var values: ContiguousArray<SlotValue?> = []
+    /// How many slots hold a change.
+    private(set) var count = 0
+
+    init() {}
+
+    init(dictionaryLiteral elements: (Int, SlotValue)...) {
+        for (slot, value) in elements { self[slot] = value }
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    subscript(slot: Int) -> SlotValue? {
+        get { slot < values.count ? values[slot] : nil }
+        set {
+            if slot >= values.count {
+                guard newValue != nil else { return }
+                values.append(contentsOf: repeatElement(nil, count: slot - values.count + 1))
+            }
+            let had = values[slot] != nil
+            values[slot] = newValue
+            count += (newValue != nil ? 1 : 0) - (had ? 1 : 0)
+        }
+    }
+
+    /// The slots that hold a change, in slot order.
+    var keys: [Int] { values.indices.filter { values[$0] != nil } }
+
+    @discardableResult
+    mutating func removeValue(forKey slot: Int) -> SlotValue? {
+        let old = self[slot]
+        self[slot] = nil
+        return old
+    }
+
+    /// Adds `other`'s changes; where both hold a slot, `combine` picks.
+    mutating func merge(_ other: SlotChanges, uniquingKeysWith combine: (SlotValue, SlotValue) -> SlotValue) {
+        for (slot, value) in other {
+            if let current = self[slot] { self[slot] = combine(current, value) } else { self[slot] = value }
+        }
+    }
+
+    struct Iterator: IteratorProtocol {
+        fileprivate let values: ContiguousArray<SlotValue?>
+        fileprivate var index = 0
+        mutating func next() -> (key: Int, value: SlotValue)? {
+            while index < values.count {
+                let slot = index
+                index += 1
+                if let value = values[slot] { return (slot, value) }
+            }
+            return nil
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(values: values) }
+}
