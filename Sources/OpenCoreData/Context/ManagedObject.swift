@@ -30,8 +30,15 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     public let entity: EntityDescription
     /// The object's identity. Temporary until the object is first saved.
     public internal(set) var objectID: ManagedObjectID
-    /// The context that owns the object (nil once the object is deleted and saved, or the context reset).
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// The context that owns the object (nil once the object is deleted and saved, the context reset, or
+    /// the context gone).
+    public internal(set) var managedObjectContext: ManagedObjectContext? {
+        get { contextReference?.context }
+        set { contextReference = newValue?.reference }
+    }
+    /// Shared by every object of a context: a plain reference instead of a weak one per object (weak
+    /// references give the context a side table and make every retain of it slow).
+    var contextReference: ContextReference?
 
     /// The committed row; nil while a fault, and for a new object.
     var row: RowValues?

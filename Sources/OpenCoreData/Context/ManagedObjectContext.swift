@@ -70,6 +70,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     let queue: DispatchQueue?
+    /// What this context's objects hold to reach it; cleared when the context goes away.
+    let reference = ContextReference()
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     static let mainQueueKey: DispatchSpecificKey<Bool> = {
         let key = DispatchSpecificKey<Bool>()
@@ -116,12 +118,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case .confinement: queue = nil
         }
         if concurrencyType == .mainQueue { _ = Self.mainQueueKey }
+        reference.context = self
         if let queue, concurrencyType == .privateQueue {
             queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
         }
     }
 
     deinit {
+        reference.context = nil
         persistentStoreCoordinator?.unregisterAutomaticMerge(self)
     }
 
@@ -458,4 +462,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 final class FaultBatch {
     let ids: [ManagedObjectID]
     init(ids: [ManagedObjectID]) { self.ids = ids }
+}
+
+/// The link from objects to their context. `unowned(unsafe)` is safe here because the context clears it in
+/// `deinit` before it goes, and objects are used on the context's queue only, where that cannot race.
+final class ContextReference: @unchecked Sendable {
+    // @unchecked Sendable: written in the context's init and deinit, read on the context's queue.
+    unowned(unsafe) var context: ManagedObjectContext?
 }

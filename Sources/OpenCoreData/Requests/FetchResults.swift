@@ -43,7 +43,7 @@ final class BatchedObjects {
     let ids: [ManagedObjectID]
     let batchSize: Int
     private var objects: [ManagedObject?]
-    private weak var context: ManagedObjectContext?
+    private let contextReference: ContextReference
     /// Called when an object cannot be read (its row is gone); the object stays a fault.
     var loadError: Error?
 
@@ -51,14 +51,14 @@ final class BatchedObjects {
         self.ids = ids
         self.batchSize = max(1, batchSize)
         self.objects = Array(repeating: nil, count: ids.count)
-        self.context = context
+        self.contextReference = context.reference
     }
 
     func object(at index: Int) -> ManagedObject {
         if let object = objects[index] { return object }
         let start = index - index % batchSize
         let range = start..<min(start + batchSize, ids.count)
-        if let context {
+        if let context = contextReference.context {
             do {
                 let loaded = try context.materializeBatch(Array(ids[range]))
                 for (offset, object) in loaded.enumerated() { objects[range.lowerBound + offset] = object }
