@@ -120,7 +120,7 @@ final class BankBrowser: @unchecked Sendable {
     private func applyLiveEdit(_ report: String) {
         lastEdit = report
         // An edit that changed nothing the list shows gets no report: do not wait for it.
-        unmatchedEdits = max(unmatchedEdits, 0) + 1
+        unmatchedEdits = min(unmatchedEdits, 0) + 1
         showLiveStatus()
     }
 
