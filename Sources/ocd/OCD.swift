@@ -7,6 +7,7 @@ struct OCD: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ocd",
         abstract: "OpenCoreData's demo and everyday tool: the seeds' tutorials, store inspection and fetches.",
-        subcommands: [TourCommand.self, TodoCommand.self, BanksCommand.self, InspectCommand.self, FetchCommand.self]
+        subcommands: [TourCommand.self, TodoCommand.self, BanksCommand.self, InspectCommand.self, FetchCommand.self,
+                      ImportCommand.self, ModelCommand.self]
     )
 }

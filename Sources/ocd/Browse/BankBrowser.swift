@@ -3,9 +3,11 @@ import Foundation
 /// The interactive banks table: sections by state, newest closing first; arrows or j/k move, page
 /// up/down, g/G go to the ends, `/` filters as you type, `d` deletes the selected bank, `q` quits.
 ///
-/// All state lives on `queue`: keys (from the reader thread) and live changes (from the editor) are
-/// queued there, and every change redraws the whole screen. Only visible rows are read, so the fetch's
-/// batches of 20 are faulted in as the list scrolls.
+/// All state lives on `queue`: keys (from the reader thread), the live editor's reports and the fetched
+/// results controller's change reports (from the context's queue) are queued there, and every change
+/// redraws the whole screen. Only visible rows are read, so the fetch's batches of 20 are faulted in as
+/// the list scrolls. Nothing is refetched when banks change elsewhere: the editor's saves are merged
+/// into the list's context and the controller moves just the rows that changed.
 final class BankBrowser: @unchecked Sendable {
     // @unchecked Sendable: every mutable property is touched only on `queue`.
 
@@ -23,6 +25,12 @@ final class BankBrowser: @unchecked Sendable {
     private var status = ""
     private var lines: [Line] = []
     private var onQuit: (@Sendable () -> Void)?
+    /// What the live editor did last, and what the controller reported last (they arrive separately).
+    private var lastEdit: String?
+    private var lastChange: BankSections.Change?
+    /// Edits reported minus controller reports received: 0 when the last two belong together (either
+    /// may arrive first, from different queues).
+    private var unmatchedEdits = 0
 
     init(list: BankSections) {
         self.list = list
@@ -38,8 +46,9 @@ final class BankBrowser: @unchecked Sendable {
                 self.status = live == nil ? "" : "live: a background context edits banks every second"
                 self.render()
             }
+            list.observeChanges { change in self.queue.async { self.applyControllerChange(change) } }
             KeyReader.start { key in self.queue.async { self.handle(key) } }
-            live?.start { report in self.queue.async { self.applyLiveChange(report) } }
+            live?.start { report in self.queue.async { self.applyLiveEdit(report) } }
         }
         live?.stop()
         terminal.restore()
@@ -97,7 +106,9 @@ final class BankBrowser: @unchecked Sendable {
 
     private func deleteSelected() {
         do {
-            if let name = try list.deleteBank(at: selectedRow) { status = "deleted \(name)" }
+            if let deleted = try list.deleteBank(at: selectedRow) {
+                status = "deleted \(deleted.name)" + (deleted.change.map { " (\($0.summary))" } ?? "")
+            }
         } catch {
             status = "delete failed: \(error)"
         }
@@ -105,19 +116,27 @@ final class BankBrowser: @unchecked Sendable {
         move(to: selectedRow)
     }
 
-    private func applyLiveChange(_ report: String) {
-        let before = Set(list.objectIDs)
-        do {
-            try list.performFetch()
-        } catch {
-            status = "refetch failed: \(error)"
-            return
-        }
-        let after = Set(list.objectIDs)
-        let inserted = after.subtracting(before).count, deleted = before.subtracting(after).count
-        status = "change: \(report) (+\(inserted) −\(deleted))"
+    /// The live editor saved something; the controller's report of it comes separately.
+    private func applyLiveEdit(_ report: String) {
+        lastEdit = report
+        // An edit that changed nothing the list shows gets no report: do not wait for it.
+        unmatchedEdits = min(unmatchedEdits, 0) + 1
+        showLiveStatus()
+    }
+
+    /// The controller reported a change merged from elsewhere: the rows are already in place.
+    private func applyControllerChange(_ change: BankSections.Change) {
+        lastChange = change
+        unmatchedEdits -= 1
         rebuildLines()
         move(to: selectedRow)
+        showLiveStatus()
+    }
+
+    private func showLiveStatus() {
+        guard onQuit != nil, !isEditingFilter else { return }
+        let summary = unmatchedEdits == 0 ? lastChange.map { " (\($0.summary))" } ?? "" : ""
+        status = "change: \(lastEdit ?? "saved elsewhere")" + summary
         render()
     }
 

@@ -1,43 +1,75 @@
 import Foundation
 import OpenCoreData
 
-/// The banks list, sectioned by state and sorted by closing date, newest first: a stand-in for
-/// `FetchedResultsController` until it lands (it is built on another branch). Everything the browser
-/// and the tour need from the controller goes through this one type — `performFetch()`, `sections`,
-/// `object(at:)` — so switching is local to this file: see the report in docs/FEATURES.md.
+/// The banks list of seed 004: a ``FetchedResultsController`` over FailedBankInfo, sectioned by `state`
+/// and sorted by closing date, newest first, with `fetchBatchSize` 20 (only IDs and sort keys are read
+/// up front; objects 20 at a time as rows are shown).
 ///
-/// Like the controller it reads objects lazily: the fetch has `fetchBatchSize` 20, so only IDs are read
-/// up front and objects 20 at a time as rows are shown; section names and sizes come from one
-/// dictionary fetch of `state` in the same order, not from the objects.
+/// The browser works with flat row numbers, so this keeps the controller's sections as ranges of rows
+/// and turns a row into an index path. Changes reach the browser as the controller reports them
+/// (``onChange``), from this context's own saves and from saves merged into it.
 final class BankSections: @unchecked Sendable {
-    // @unchecked Sendable: used on one queue at a time (the browser's), and the context's own queue.
+    // @unchecked Sendable: `controller`, `isSavingOwnChange` and `ownChange` are touched only on the
+    // context's queue; `snapshot` is guarded by `lock`; `filterText`/`filterNote` by the browser's queue.
 
     struct Section: Equatable {
         let name: String
         let rows: Range<Int>
     }
 
-    let context: ManagedObjectContext
-    /// Where section names are counted: a context on a coordinator of its own, because the library's
-    /// dictionary fetch reads whole rows into its coordinator's row cache, which would hide the batch
-    /// faults this list exists to show (a library gap; the controller will not need this).
-    let sectionContext: ManagedObjectContext
-    /// Typed text narrowing the list: a predicate, or (until predicates land) a case-insensitive
-    /// substring of the name, city or state.
-    private(set) var filterText = ""
-    /// Why the filter could not be used as a predicate, for the status line.
-    private(set) var filterNote: String?
-    private(set) var sections: [Section] = []
-    private var objects: AnyRandomAccessCollection<ManagedObject> = AnyRandomAccessCollection([])
-    /// The IDs in order, to report what changed between fetches.
-    private(set) var objectIDs: [ManagedObjectID] = []
+    /// One transaction the controller reported, counted for the status line.
+    struct Change: Sendable, Equatable {
+        var inserted = 0
+        var deleted = 0
+        var moved = 0
+        var updated = 0
 
-    init(context: ManagedObjectContext, sectionContext: ManagedObjectContext? = nil) {
-        self.context = context
-        self.sectionContext = sectionContext ?? context
+        init(_ difference: FetchedResultsDifference) {
+            moved = difference.movedObjectIDs.count
+            inserted = difference.insertions.count - moved
+            deleted = difference.removals.count - moved
+            updated = difference.updatedObjectIDs.count
+        }
+
+        /// `+1 −0`, with moves and updates only when there are some.
+        var summary: String {
+            var text = "+\(inserted) −\(deleted)"
+            if moved > 0 { text += " ↕\(moved)" }
+            if updated > 0 { text += " ~\(updated)" }
+            return text
+        }
     }
 
-    var count: Int { objects.count }
+    let context: ManagedObjectContext
+    /// Typed text narrowing the list: a predicate in Core Data's syntax, or else words looked for in the
+    /// name, city and state (as a `CONTAINS[cd]` predicate).
+    private(set) var filterText = ""
+    /// How the filter was read, for the status line.
+    private(set) var filterNote: String?
+    /// Called on the context's queue with each change the controller reports, except those of
+    /// ``deleteBank(at:)`` (which returns its own). Set with ``observeChanges(_:)``.
+    private var onChange: (@Sendable (Change) -> Void)?
+
+    private var controller: FetchedResultsController?
+    private var isSavingOwnChange = false
+    private var ownChange: Change?
+    private let lock = NSLock()
+    private var snapshot: [Section] = []
+
+    init(context: ManagedObjectContext) {
+        self.context = context
+    }
+
+    /// Hands every change the controller reports from now on to `observer` (on the context's queue).
+    func observeChanges(_ observer: @escaping @Sendable (Change) -> Void) {
+        context.performAndWait { onChange = observer }
+    }
+
+    /// The sections as row ranges (any thread).
+    var sections: [Section] { lock.withLock { snapshot } }
+
+    /// How many banks are listed (any thread).
+    var count: Int { lock.withLock { snapshot.last?.rows.upperBound ?? 0 } }
 
     /// The seed's request: FailedBankInfo by state, then `details.closeDate` descending; batches of 20.
     static func makeRequest() -> FetchRequest<ManagedObject> {
@@ -49,55 +81,86 @@ final class BankSections: @unchecked Sendable {
         return request
     }
 
-    /// Sets the filter (empty: none) and fetches again.
-    func setFilter(_ text: String) throws {
-        filterText = text
-        try performFetch()
+    /// The predicate for typed text: the text itself when it parses as a predicate, else a search of
+    /// name, city and state. Returns the predicate and how the text was read.
+    static func predicate(forFilter text: String) throws -> (QueryPredicate?, note: String?) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty { return (nil, nil) }
+        if let parsed = try? QueryPredicate(format: trimmed) { return (parsed, "predicate: \(parsed.predicateFormat)") }
+        let search = try QueryPredicate(format: "name CONTAINS[cd] %@ OR city CONTAINS[cd] %@ OR state CONTAINS[cd] %@",
+                                        trimmed, trimmed, trimmed)
+        return (search, "name, city or state containing '\(trimmed)'")
     }
 
-    /// Fetches (again): forgets the context's objects so changes saved elsewhere show.
-    func performFetch() throws {
-        try context.performAndWait {
-            context.reset()
-            filterNote = nil
-            let trimmed = filterText.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty {
-                let results = try context.fetch(Self.makeRequest())
-                objects = AnyRandomAccessCollection(results)
-                objectIDs = results.objectIDs ?? results.map(\.objectID)
-                sections = try sectionContext.performAndWait {
-                    sectionContext.reset()
-                    return try Self.sectionsFromStateColumn(sectionContext)
-                }
-                return
-            }
-            let request = Self.makeRequest()
-            var matched: [ManagedObject]
-            do {
-                request.predicate = try QueryPredicate(format: trimmed)
-                matched = Array(try context.fetch(request))
-            } catch where PendingPredicates.isPlaceholderRefusal(error) {
-                request.predicate = nil
-                let needle = trimmed.lowercased()
-                matched = try Array(context.fetch(request)).filter { bank in
-                    try ["name", "city", "state"].contains { key in
-                        ((try bank.value(forKey: key) as? String) ?? "").lowercased().contains(needle)
-                    }
-                }
-                filterNote = "predicates pending: matching name, city or state containing '\(trimmed)'"
-            }
-            objects = AnyRandomAccessCollection(matched)
-            objectIDs = matched.map(\.objectID)
-            sections = try Self.sections(ofSortedStates: matched.map { try $0.value(forKey: "state") as? String })
+    /// Sets the filter (empty: none) and fetches again. A predicate the store refuses (an unknown key)
+    /// falls back to the text search, and the status says why.
+    func setFilter(_ text: String) throws {
+        filterText = text
+        let (predicate, note) = try Self.predicate(forFilter: text)
+        do {
+            try fetch(predicate: predicate)
+            filterNote = note
+        } catch {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let search = try QueryPredicate(format: "name CONTAINS[cd] %@ OR city CONTAINS[cd] %@ OR state CONTAINS[cd] %@",
+                                            trimmed, trimmed, trimmed)
+            try fetch(predicate: search)
+            filterNote = "\(error) — searching for '\(trimmed)' instead"
         }
+    }
+
+    /// Fetches with the current filter: a new controller over the seed's request.
+    func performFetch() throws {
+        try fetch(predicate: Self.predicate(forFilter: filterText).0)
+    }
+
+    private func fetch(predicate: QueryPredicate?) throws {
+        try context.performAndWait {
+            let request = Self.makeRequest()
+            request.predicate = predicate
+            let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+                                                          sectionNameKeyPath: "state", cacheName: nil)
+            controller.onDifference = { [weak self] difference in self?.controllerDidChange(difference) }
+            try controller.performFetch()
+            self.controller = controller
+            publishSections()
+        }
+    }
+
+    /// On the context's queue: the controller's report of one transaction.
+    private func controllerDidChange(_ difference: FetchedResultsDifference) {
+        publishSections()
+        let change = Change(difference)
+        if isSavingOwnChange {
+            ownChange = change
+        } else {
+            onChange?(change)
+        }
+    }
+
+    /// On the context's queue: the controller's sections as row ranges.
+    private func publishSections() {
+        var start = 0
+        let ranges = (controller?.sections ?? []).map { info -> Section in
+            defer { start += info.numberOfObjects }
+            return Section(name: info.name.isEmpty ? "—" : info.name, rows: start..<(start + info.numberOfObjects))
+        }
+        lock.withLock { snapshot = ranges }
+    }
+
+    /// The index path of a flat row.
+    private func indexPath(forRow row: Int) -> IndexPath? {
+        let sections = self.sections
+        guard let index = sections.firstIndex(where: { $0.rows.contains(row) }) else { return nil }
+        return IndexPath(item: row - sections[index].rows.lowerBound, section: index)
     }
 
     /// The bank at a flat row index (call on any thread; reads on the context's queue).
     func bank(at row: Int) -> BankRow? {
-        guard row >= 0 && row < objects.count else { return nil }
+        guard let indexPath = indexPath(forRow: row) else { return nil }
         return context.performAndWait {
-            let index = objects.index(objects.startIndex, offsetBy: row)
-            return BankRow(objects[index])
+            guard let object = try? controller?.object(at: indexPath) else { return nil }
+            return BankRow(object)
         }
     }
 
@@ -106,36 +169,27 @@ final class BankSections: @unchecked Sendable {
         sections.firstIndex { $0.rows.contains(row) }
     }
 
-    /// Deletes the bank at a flat row index (its details go too: cascade), saves, and fetches again.
-    func deleteBank(at row: Int) throws -> String? {
-        guard row >= 0 && row < objects.count else { return nil }
-        let name: String? = try context.performAndWait {
-            let index = objects.index(objects.startIndex, offsetBy: row)
-            let bank = objects[index]
-            let name = try bank.value(forKey: "name") as? String
+    /// Deletes the bank at a flat row index (its details go too: cascade) and saves; the controller
+    /// reports the removal. Returns the bank's name and that report.
+    func deleteBank(at row: Int) throws -> (name: String, change: Change?)? {
+        guard let indexPath = indexPath(forRow: row) else { return nil }
+        return try context.performAndWait {
+            guard let controller else { return nil }
+            let bank = try controller.object(at: indexPath)
+            let name = (try bank.value(forKey: "name") as? String) ?? "?"
             context.delete(bank)
-            try context.save()
-            return name
+            isSavingOwnChange = true
+            ownChange = nil
+            defer { isSavingOwnChange = false }
+            do {
+                try context.save()
+            } catch {
+                context.rollback()
+                throw error
+            }
+            context.processPendingChanges()
+            return (name, ownChange)
         }
-        try performFetch()
-        return name
-    }
-
-    private static func sectionsFromStateColumn(_ context: ManagedObjectContext) throws -> [Section] {
-        let request = FetchRequest<[String: Any]>(dictionariesOf: "FailedBankInfo")
-        request.propertiesToFetch = ["state"]
-        request.sortDescriptors = [QuerySortDescriptor(key: "state", ascending: true)]
-        return sections(ofSortedStates: try context.fetch(request).map { $0["state"] as? String })
-    }
-
-    private static func sections(ofSortedStates states: [String?]) -> [Section] {
-        var sections: [Section] = []
-        var start = 0
-        for index in states.indices where index == states.count - 1 || states[index] != states[index + 1] {
-            sections.append(Section(name: states[index] ?? "—", rows: start..<(index + 1)))
-            start = index + 1
-        }
-        return sections
     }
 }
 

@@ -26,8 +26,11 @@ struct BanksBrowseCommand: AsyncParsableCommand {
             let records = try FailedBankRecord.records(fromCSV: BankImporter.bundledCSV())
             try BankImporter.importRecords(records, into: context)
         }
-        let sectionStore = try OpenedStore.open(path: store.url.path, model: BankModel.make(), readOnly: true)
-        let list = BankSections(context: store.newContext(), sectionContext: sectionStore.newContext())
+        // The list's context merges saves of other contexts on the store (the live editor's, with --live),
+        // and its fetched results controller reports just the rows that changed.
+        let listContext = store.newContext()
+        listContext.performAndWait { listContext.automaticallyMergesChangesFromParent = true }
+        let list = BankSections(context: listContext)
         try list.performFetch()
         if plain || !Console.isInteractive {
             PlainSectionsPrinter.print(list)

@@ -91,8 +91,6 @@ struct FetchCommand: AsyncParsableCommand {
                         Console.line(values.map { "\($0.0)=\(ValueText.plain($0.1))" }.joined(separator: "  "))
                     }
                 }
-            } catch where PendingPredicates.isPlaceholderRefusal(error) {
-                throw OCDError("--predicate: predicates are not available in this build yet (the query language lands soon)")
             } catch {
                 throw OCDError("fetch failed: \(error)")
             }

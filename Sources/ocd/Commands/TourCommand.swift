@@ -53,8 +53,7 @@ struct TourCommand: AsyncParsableCommand {
         Console.line("  Imported \(imported) banks from the FDIC list. The SQL (stderr) shows IDs fetched first, then rows 20 at a time:")
         // A fresh coordinator, as a new launch of the app would have: nothing cached from the import.
         let relaunched = try OpenedStore.open(path: banks.url.path, model: BankModel.make())
-        let list = BankSections(context: relaunched.newContext(),
-                                sectionContext: try OpenedStore.open(path: banks.url.path, model: BankModel.make(), readOnly: true).newContext())
+        let list = BankSections(context: relaunched.newContext())
         SQLLog.isVisible = true
         try list.performFetch()
         PlainSectionsPrinter.print(list, sectionLimit: 3, rowsPerSection: 4, indent: "  ")

@@ -19,13 +19,15 @@ enum MarkAllRead {
         let request = BatchUpdateRequest(entityName: "Item")
         request.propertiesToUpdate = ["done": true]
         request.resultType = .count
-        let (result, predicateApplied) = try context.performAndWait {
-            try PendingPredicates.batchUpdate(request, predicate: QueryPredicate(format: "done == NO"), in: context)
+        request.predicate = try QueryPredicate(format: "done == NO")
+        let result = try context.performAndWait {
+            guard let result = try context.execute(request) as? BatchResult else {
+                throw OCDError("the batch update returned no result")
+            }
+            return result
         }
         let seconds = Date().timeIntervalSince(started)
-        // Without the predicate every row was written; the rows that changed are the unread ones.
-        let updated = predicateApplied ? result.count : unread
-        return (Measurement(updated: updated, seconds: seconds,
+        return (Measurement(updated: result.count, seconds: seconds,
                             residentGrowthMB: ResidentMemory.megabytes() - memory), unread)
     }
 
@@ -37,9 +39,8 @@ enum MarkAllRead {
         let updated = try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Item")
             request.fetchBatchSize = 1_000
-            let unread = try PendingPredicates.fetch(request, predicate: QueryPredicate(format: "done == NO"), in: context) { item in
-                (try item.value(forKey: "done") as? Bool) != true
-            }
+            request.predicate = try QueryPredicate(format: "done == NO")
+            let unread = try context.fetch(request)
             for item in unread { try item.setValue(true, forKey: "done") }
             try context.save()
             return unread.count
@@ -58,14 +59,10 @@ enum MarkAllRead {
         _ = try context.performAndWait { try context.execute(request) }
     }
 
-    /// How many items are unread: a count fetch with the predicate, or a tally of the `done` column.
+    /// How many items are unread: a count fetch with the predicate (one `SELECT COUNT`).
     static func unreadCount(_ context: ManagedObjectContext) throws -> Int {
-        try context.performAndWait {
-            let request = FetchRequest<[String: Any]>(dictionariesOf: "Item")
-            request.propertiesToFetch = ["done"]
-            return try PendingPredicates.fetch(request, predicate: QueryPredicate(format: "done == NO"), in: context) { row in
-                (row["done"] as? Bool) != true && (row["done"] as? Int) != 1
-            }.count
-        }
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.predicate = try QueryPredicate(format: "done == NO")
+        return try context.performAndWait { try context.count(for: request) }
     }
 }

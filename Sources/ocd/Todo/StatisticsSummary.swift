@@ -4,6 +4,10 @@ import OpenCoreData
 /// Seed 001's statistics summary: each figure is fetched by its own ``ContextOperation`` on a private
 /// context, the operations run concurrently on an `OperationQueue`, and each reports on the main queue,
 /// so its line appears as soon as its operation finishes (in finishing order, not listing order).
+///
+/// The figures are computed by SQLite, as the seed's were by Core Data: dictionary fetches whose columns
+/// are ``ExpressionDescription``s (`sum:(duration)`, `average:(duration)`, `max:(duration)`), and a
+/// `count:` grouped by `kind` (`propertiesToGroupBy`); no session is loaded into memory.
 enum StatisticsSummary {
     /// One line of the summary: a label and the work that computes its text.
     struct Figure: Sendable {
@@ -16,17 +20,16 @@ enum StatisticsSummary {
             "\(try context.count(for: FetchRequest<ManagedObject>(entityName: "Session")))"
         },
         Figure(label: "Total time") { context in
-            format(minutes: try durations(context).reduce(0, +) / 60)
+            format(minutes: try aggregate("sum:(duration)", context) / 60)
         },
         Figure(label: "Average session") { context in
-            let all = try durations(context)
-            return format(minutes: all.isEmpty ? 0 : all.reduce(0, +) / Double(all.count) / 60)
+            format(minutes: try aggregate("average:(duration)", context) / 60)
         },
         Figure(label: "Longest session") { context in
-            format(minutes: (try durations(context).max() ?? 0) / 60)
+            format(minutes: try aggregate("max:(duration)", context) / 60)
         },
-        Figure(label: "Yoga sessions") { context in "\(try sessions(ofKind: "yoga", context).count)" },
-        Figure(label: "Meditation sessions") { context in "\(try sessions(ofKind: "meditation", context).count)" },
+        Figure(label: "Yoga sessions") { context in "\(try sessionCountsByKind(context)["yoga"] ?? 0)" },
+        Figure(label: "Meditation sessions") { context in "\(try sessionCountsByKind(context)["meditation"] ?? 0)" },
         Figure(label: "To-dos done") { context in
             let all = try context.count(for: FetchRequest<ManagedObject>(entityName: "Item"))
             return "\(all - (try MarkAllRead.unreadCount(context))) of \(all)"
@@ -60,18 +63,28 @@ enum StatisticsSummary {
         }
     }
 
-    private static func durations(_ context: ManagedObjectContext) throws -> [Double] {
+    /// One aggregate over every session's row, computed in SQL (0 when there are no sessions).
+    private static func aggregate(_ format: String, _ context: ManagedObjectContext) throws -> Double {
         let request = FetchRequest<[String: Any]>(dictionariesOf: "Session")
-        request.propertiesToFetch = ["duration"]
-        return try context.fetch(request).compactMap { $0["duration"] as? Double }
+        request.propertiesToFetch = [ExpressionDescription(name: "value", expression: try QueryExpression(format: format),
+                                                           resultType: .double)]
+        let rows = try context.fetch(request)
+        return rows.first.flatMap { $0["value"] as? Double } ?? 0
     }
 
-    private static func sessions(ofKind kind: String, _ context: ManagedObjectContext) throws -> [[String: Any]] {
+    /// Sessions per kind: `SELECT kind, COUNT(kind) … GROUP BY kind`, as one dictionary per kind.
+    private static func sessionCountsByKind(_ context: ManagedObjectContext) throws -> [String: Int64] {
         let request = FetchRequest<[String: Any]>(dictionariesOf: "Session")
-        request.propertiesToFetch = ["kind"]
-        return try PendingPredicates.fetch(request, predicate: QueryPredicate(format: "kind == %@", kind), in: context) { row in
-            row["kind"] as? String == kind
+        request.propertiesToFetch = ["kind", ExpressionDescription(name: "sessions", expression: try QueryExpression(format: "count:(kind)"),
+                                                                   resultType: .integer64)]
+        request.propertiesToGroupBy = ["kind"]
+        request.sortDescriptors = [QuerySortDescriptor(key: "kind")]
+        var counts: [String: Int64] = [:]
+        for row in try context.fetch(request) {
+            guard let kind = row["kind"] as? String else { continue }
+            counts[kind] = row["sessions"] as? Int64 ?? 0
         }
+        return counts
     }
 
     private static func format(minutes: Double) -> String {

@@ -5,7 +5,7 @@ import Testing
 @Suite("Demo: banks browse in tmux (skipped without tmux or a built ocd)",
        .enabled(if: OcdBinary.url != nil && OcdBinary.hasTmux), .serialized)
 struct DemoBrowseTmuxTests {
-    @Test func browsePagesFiltersAndShowsLiveChanges() throws {
+    @Test func browsePagesFiltersDeletesAndFollowsLiveChanges() throws {
         let binary = try #require(OcdBinary.url)
         let folder = try OcdBinary.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -46,27 +46,51 @@ struct DemoBrowseTmuxTests {
         try keys("g")
         #expect(try waitFor("bank 1 of 561").contains("Alabama Trust Bank"))
 
+        // Plain words search name, city and state (a CONTAINS[cd] predicate)…
         try keys("/", "Sylacauga")
         let filtered = try waitFor("bank 1 of 1")
         #expect(filtered.contains("Alabama Trust Bank, National Association"), "\(filtered)")
         try keys("Escape")
         #expect(try waitFor("bank 1 of 561").contains("── AL (7) ──"))
+        // …and a predicate in Core Data's syntax is used as it is.
+        try keys("/", "state == 'TX' AND city BEGINSWITH 'H'", "Enter")
+        let predicate = try waitFor("predicate: state == \"TX\"")
+        #expect(predicate.contains("── TX ("), "\(predicate)")
+        #expect(!predicate.contains("── AL ("), "\(predicate)")
+        try keys("/", "Escape")
+        #expect(try waitFor("bank 1 of 561").contains("── AL (7) ──"))
 
+        // d deletes the selected bank; the controller reports the removal and the section shrinks.
+        try keys("d")
+        let deleted = try waitFor("bank 1 of 560")
+        #expect(deleted.contains("deleted Alabama Trust Bank, National Association (+0 −1)"), "\(deleted)")
+        #expect(deleted.contains("── AL (6) ──"), "\(deleted)")
         try keys("q")
 
-        // --live: a background context inserts a bank a second later; the list refetches and says so.
+        // --live: a background context inserts, edits and deletes banks, one a second. Its saves are merged
+        // into the list's context and the fetched results controller reports each change (no refetch).
         let liveSession = session + "-live"
         try OcdBinary.shell(["tmux", "new-session", "-d", "-s", liveSession, "-x", "100", "-y", "30",
                              "\(binary.path) banks browse --live --store \(store)"])
         defer { _ = try? OcdBinary.shell(["tmux", "kill-session", "-t", liveSession]) }
-        var live = ""
-        let deadline = Date().addingTimeInterval(8)
-        while Date() < deadline && !live.contains("bank 1 of 562") {
-            live = try OcdBinary.shell(["tmux", "capture-pane", "-p", "-t", liveSession]).stdout
-            Thread.sleep(forTimeInterval: 0.1)
+        func liveScreen(until text: String, seconds: Double) throws -> String {
+            var screen = ""
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline && !screen.contains(text) {
+                screen = try OcdBinary.shell(["tmux", "capture-pane", "-p", "-t", liveSession]).stdout
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return screen
         }
-        #expect(live.contains("change: inserted Live Bank 1 in CA (+1 −0)"), "\(live)")
-        #expect(live.contains("bank 1 of 562"), "\(live)")
+        let inserted = try liveScreen(until: "change: inserted Live Bank 1 in CA (+1 −0)", seconds: 8)
+        #expect(inserted.contains("change: inserted Live Bank 1 in CA (+1 −0)"), "\(inserted)")
+        #expect(inserted.contains("bank 1 of 561"), "\(inserted)")
+        let updated = try liveScreen(until: "(+0 −0 ~1)", seconds: 5)
+        #expect(updated.contains("change: updated Nexity Bank (+0 −0 ~1)"), "\(updated)")
+        #expect(updated.contains("Nexity Bank, Birmingham (edited)"), "\(updated)")
+        let removed = try liveScreen(until: "change: deleted Live Bank 1 (+0 −1)", seconds: 8)
+        #expect(removed.contains("change: deleted Live Bank 1 (+0 −1)"), "\(removed)")
+        #expect(removed.contains("bank 1 of 561"), "\(removed)")
         _ = try? OcdBinary.shell(["tmux", "send-keys", "-t", liveSession, "q"])
     }
 }

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `ocd model …`: looking at data models (`.xcdatamodeld`, `.xcdatamodel`).
+struct ModelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "model",
+        abstract: "Look at a data model (.xcdatamodeld, .xcdatamodel).",
+        subcommands: [ModelHashesCommand.self]
+    )
+}

@@ -1,0 +1,114 @@
+import Foundation
+import OpenCoreData
+
+/// Turns an imported value into the Swift value an attribute of a given type holds: numbers (range
+/// checked), booleans (yes/no/true/false/1/0), dates (ISO 8601, `21-Oct-11`, or seconds since 2001),
+/// UUIDs, URLs and base64 data. A value that does not fit is a ``Refusal`` naming it.
+enum AttributeValueConverter {
+    struct Refusal: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The attribute's value for `field`; nil for a missing value (null, or an empty CSV field for any
+    /// type but String).
+    static func value(_ field: ImportField, for attribute: AttributeDescription) throws -> (any Sendable)? {
+        let type = attribute.attributeType
+        func refuse(_ why: String = "") -> Refusal {
+            Refusal(description: "\(attribute.name): \(field) is not a valid \(type.rawValue)\(why)")
+        }
+        if case .null = field { return nil }
+        if case .nested = field { throw refuse() }
+        if case .text(let text) = field, text.trimmingCharacters(in: .whitespaces).isEmpty, type != .string { return nil }
+        switch type {
+        case .string:
+            switch field {
+            case .text(let text): return text
+            case .integer(let value): return "\(value)"
+            case .number(let value): return "\(value)"
+            case .bool(let value): return value ? "true" : "false"
+            case .null, .nested: throw refuse()
+            }
+        case .integer16, .integer32, .integer64:
+            let whole: Int64
+            switch field {
+            case .integer(let value): whole = value
+            case .number(let value) where value.rounded() == value && abs(value) < 9.2e18: whole = Int64(value)
+            case .text(let text):
+                guard let parsed = Int64(text.trimmingCharacters(in: .whitespaces)) else { throw refuse() }
+                whole = parsed
+            default: throw refuse()
+            }
+            switch type {
+            case .integer16:
+                guard let fitted = Int16(exactly: whole) else { throw refuse(" (out of range)") }
+                return fitted
+            case .integer32:
+                guard let fitted = Int32(exactly: whole) else { throw refuse(" (out of range)") }
+                return fitted
+            default: return whole
+            }
+        case .double, .float:
+            let number: Double
+            switch field {
+            case .integer(let value): number = Double(value)
+            case .number(let value): number = value
+            case .text(let text):
+                guard let parsed = Double(text.trimmingCharacters(in: .whitespaces)), parsed.isFinite else { throw refuse() }
+                number = parsed
+            default: throw refuse()
+            }
+            return type == .float ? Float(number) : number
+        case .decimal:
+            switch field {
+            case .integer(let value): return Decimal(value)
+            case .number(let value): return Decimal(value)
+            case .text(let text):
+                guard let parsed = Decimal(string: text.trimmingCharacters(in: .whitespaces), locale: Locale(identifier: "en_US_POSIX")) else {
+                    throw refuse()
+                }
+                return parsed
+            default: throw refuse()
+            }
+        case .boolean:
+            switch field {
+            case .bool(let value): return value
+            case .integer(let value) where value == 0 || value == 1: return value == 1
+            case .text(let text):
+                switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "yes", "true", "1": return true
+                case "no", "false", "0": return false
+                default: throw refuse(" (write yes/no, true/false or 1/0)")
+                }
+            default: throw refuse(" (write yes/no, true/false or 1/0)")
+            }
+        case .date:
+            switch field {
+            case .integer(let value): return Date(timeIntervalSinceReferenceDate: Double(value))
+            case .number(let value): return Date(timeIntervalSinceReferenceDate: value)
+            case .text(let text):
+                guard let date = ImportDate.parse(text.trimmingCharacters(in: .whitespaces)) else {
+                    throw refuse(" (write ISO 8601, like 2011-10-21 or 2011-10-21T09:30:00Z, 21-Oct-11, or seconds since 2001)")
+                }
+                return date
+            default: throw refuse()
+            }
+        case .uuid:
+            guard case .text(let text) = field, let uuid = UUID(uuidString: text.trimmingCharacters(in: .whitespaces)) else {
+                throw refuse()
+            }
+            return uuid
+        case .uri:
+            guard case .text(let text) = field, let url = URL(string: text.trimmingCharacters(in: .whitespaces)) else {
+                throw refuse()
+            }
+            return url
+        case .binaryData:
+            guard case .text(let text) = field, let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespaces)) else {
+                throw refuse(" (write base64)")
+            }
+            return data
+        case .transformable, .objectID:
+            throw Refusal(description: "\(attribute.name): \(type.rawValue) attributes cannot be imported from text")
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import OpenCoreData
+
+/// Which attribute each column (or JSON key) of an import file fills: `--map column=attribute` first,
+/// then the attribute of the same name, ignoring case. Columns that match no attribute are ignored
+/// (and listed); relationships are not filled by import.
+struct ColumnMapping {
+    /// Column name → attribute.
+    let attributes: [String: AttributeDescription]
+    /// Columns matching no attribute.
+    let ignored: [String]
+
+    init(columns: [String], entity: EntityDescription, overrides: [String]) throws {
+        let stored = entity.allProperties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }
+        func attribute(named name: String) -> AttributeDescription? {
+            stored.first { $0.name == name } ?? stored.first { $0.name.lowercased() == name.lowercased() }
+        }
+        var explicit: [String: AttributeDescription] = [:]
+        for pair in overrides {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw OCDError("--map '\(pair)': write column=attribute")
+            }
+            guard let target = attribute(named: parts[1]) else {
+                let names = stored.map(\.name).sorted().joined(separator: ", ")
+                throw OCDError("--map '\(pair)': \(entity.name) has no attribute '\(parts[1])' (it has \(names))")
+            }
+            guard let column = columns.first(where: { $0 == parts[0] }) ?? columns.first(where: { $0.lowercased() == parts[0].lowercased() }) else {
+                throw OCDError("--map '\(pair)': the file has no column '\(parts[0])'")
+            }
+            explicit[column] = target
+        }
+        var mapped = explicit
+        var ignored: [String] = []
+        for column in columns where explicit[column] == nil {
+            // A column named like an attribute that --map already fills from another column is ignored.
+            if let target = attribute(named: column), !mapped.values.contains(where: { $0 === target }) {
+                mapped[column] = target
+            } else {
+                ignored.append(column)
+            }
+        }
+        attributes = mapped
+        self.ignored = ignored
+    }
+}

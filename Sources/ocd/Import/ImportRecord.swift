@@ -1,0 +1,61 @@
+import Foundation
+
+/// One row of an import file: where it is (for messages) and its values by column or key name; or why
+/// the row could not even be read (a JSON line that is not an object).
+struct ImportRecord: Sendable {
+    /// `row 3` (CSV: the third row after the header) or `line 3` (JSON Lines).
+    let location: String
+    let fields: [String: ImportField]
+    let unreadable: String?
+}
+
+/// Reads an import file's rows: CSV with a header row (``CSVParser``), or JSON Lines (one object a line).
+enum ImportRecordReader {
+    /// The columns (CSV header order) and rows of a CSV text.
+    static func csv(_ text: String) throws -> (columns: [String], records: [ImportRecord]) {
+        let rows: [[String]]
+        do {
+            rows = try CSVParser.parse(text)
+        } catch {
+            throw OCDError("\(error)")
+        }
+        guard let header = rows.first else { throw OCDError("the CSV file is empty (no header row)") }
+        let columns = header.map { $0.replacingOccurrences(of: "\u{FEFF}", with: "").trimmingCharacters(in: .whitespaces) }
+        if let empty = columns.firstIndex(of: "") { throw OCDError("the CSV header's column \(empty + 1) has no name") }
+        var seen = Set<String>()
+        for column in columns where !seen.insert(column.lowercased()).inserted {
+            throw OCDError("the CSV header names '\(column)' twice")
+        }
+        let records = rows.dropFirst().enumerated().map { offset, row -> ImportRecord in
+            let location = "row \(offset + 1)"
+            guard row.count == columns.count else {
+                return ImportRecord(location: location, fields: [:],
+                                    unreadable: "\(row.count) fields where the header has \(columns.count)")
+            }
+            var fields: [String: ImportField] = [:]
+            for (column, value) in zip(columns, row) { fields[column] = .text(value) }
+            return ImportRecord(location: location, fields: fields, unreadable: nil)
+        }
+        return (columns, records)
+    }
+
+    /// The keys (in order of first appearance) and rows of a JSON Lines text; blank lines are skipped.
+    static func jsonLines(_ text: String) -> (columns: [String], records: [ImportRecord]) {
+        let decoder = JSONDecoder()
+        var columns: [String] = []
+        var seen = Set<String>()
+        var records: [ImportRecord] = []
+        for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { continue }
+            let location = "line \(offset + 1)"
+            guard let object = try? decoder.decode([String: ImportField].self, from: Data(trimmed.utf8)) else {
+                records.append(ImportRecord(location: location, fields: [:], unreadable: "not a JSON object"))
+                continue
+            }
+            for key in object.keys.sorted() where seen.insert(key).inserted { columns.append(key) }
+            records.append(ImportRecord(location: location, fields: object, unreadable: nil))
+        }
+        return (columns, records)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import OpenCoreData
+
+/// Imports rows into one entity: every row is converted first (``AttributeValueConverter``), so a bad
+/// row is found before anything is written; then the good rows are inserted and saved in one save
+/// (one transaction), with a progress bar.
+enum RecordImporter {
+    struct Refused: Sendable {
+        let location: String
+        let reason: String
+        var description: String { "\(location): \(reason)" }
+    }
+
+    struct Outcome: Sendable {
+        var imported: Int
+        var refused: [Refused]
+    }
+
+    /// The attribute values of every row that converts, and the reasons the others do not.
+    static func convert(_ records: [ImportRecord], mapping: ColumnMapping,
+                        entity: EntityDescription) -> (rows: [[String: any Sendable]], refused: [Refused]) {
+        let required = entity.allProperties.compactMap { $0 as? AttributeDescription }.filter {
+            !$0.isOptional && !$0.isTransient && $0.defaultValue == nil
+        }
+        var rows: [[String: any Sendable]] = []
+        var refused: [Refused] = []
+        for record in records {
+            if let unreadable = record.unreadable {
+                refused.append(Refused(location: record.location, reason: unreadable))
+                continue
+            }
+            do {
+                var values: [String: any Sendable] = [:]
+                for (column, field) in record.fields {
+                    guard let attribute = mapping.attributes[column] else { continue }
+                    if let value = try AttributeValueConverter.value(field, for: attribute) { values[attribute.name] = value }
+                }
+                if let missing = required.first(where: { values[$0.name] == nil }) {
+                    throw AttributeValueConverter.Refusal(description: "\(missing.name) is required but has no value")
+                }
+                rows.append(values)
+            } catch {
+                refused.append(Refused(location: record.location, reason: "\(error)"))
+            }
+        }
+        return (rows, refused)
+    }
+
+    /// Inserts `rows` as new objects of `entity` and saves once; nothing is written if the save fails.
+    static func insert(_ rows: [[String: any Sendable]], entity: String, into context: ManagedObjectContext,
+                       progress: ProgressBar?) throws {
+        try context.performAndWait {
+            for (index, values) in rows.enumerated() {
+                let object = try context.insertNewObject(forEntityName: entity)
+                for (key, value) in values { try object.setValue(value, forKey: key) }
+                progress?.update(index + 1)
+            }
+            do {
+                try context.save()
+            } catch {
+                context.rollback()
+                throw OCDError("the save failed, so nothing was imported: \(error)")
+            }
+        }
+        progress?.finish()
+    }
+}
