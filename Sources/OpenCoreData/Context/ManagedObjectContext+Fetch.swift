@@ -14,9 +14,14 @@ extension ManagedObjectContext {
                 guard T.self == ManagedObject.self || ids.isEmpty || ids[0].entity.managedObjectClass is T.Type else {
                     throw ObjectGraphError.invalidRequest("objects of \(request.entityName) are not \(T.self)")
                 }
-                return FetchResults(batched: BatchedObjects(ids: ids, batchSize: request.fetchBatchSize, context: self))
+                let batched = BatchedObjects(ids: ids, batchSize: request.fetchBatchSize, context: self)
+                batched.prefetchKeyPaths = request.relationshipKeyPathsForPrefetching
+                return FetchResults(batched: batched)
             }
             let objects = try plan.fetchObjects()
+            if !request.relationshipKeyPathsForPrefetching.isEmpty {
+                try prefetch(request.relationshipKeyPathsForPrefetching, for: objects)
+            }
             return FetchResults(try objects.map { object in
                 guard let typed = object as? T else {
                     throw ObjectGraphError.invalidRequest("\(object.entity.name) objects are not \(T.self)")
@@ -45,6 +50,36 @@ extension ManagedObjectContext {
     /// The number of objects a request would return, without reading them.
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
         try FetchPlan(request: request, context: self).count()
+    }
+
+    /// Reads the objects at relationship key paths of `objects` in bulk: the related faults of each step
+    /// are filled with one `Z_PK IN (…)` query per 500, and to-many contents are read per object.
+    func prefetch(_ keyPaths: [String], for objects: [ManagedObject]) throws {
+        for keyPath in keyPaths {
+            var current = objects
+            for key in keyPath.split(separator: ".").map(String.init) {
+                var related: [ManagedObjectID] = []
+                for object in current where !object.isDeleted {
+                    guard let slot = object.entity.slotByName[key],
+                          object.entity.allProperties[slot] is RelationshipDescription else {
+                        throw ObjectGraphError.unknownKey(entity: object.entity.name, key: key)
+                    }
+                    switch object.entity.storage[slot] {
+                    case .toOne:
+                        if let id = try object.relatedID(atSlot: slot) { related.append(id) }
+                    default:
+                        related.append(contentsOf: try object.relatedIDs(atSlot: slot))
+                    }
+                }
+                var seen = Set<ManagedObjectID>()
+                let unique = related.filter { seen.insert($0).inserted }
+                let faults = unique.filter { registry[$0]?.isFault ?? true }
+                for start in stride(from: 0, to: faults.count, by: 500) {
+                    _ = try materializeBatch(Array(faults[start..<min(start + 500, faults.count)]))
+                }
+                current = try unique.map { try object(with: $0) }
+            }
+        }
     }
 
     /// Reads a batch of objects by ID (one `Z_PK IN (…)` query), registering them.

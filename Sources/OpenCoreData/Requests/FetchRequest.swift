@@ -58,6 +58,9 @@ public final class FetchRequest<Result>: PersistentStoreRequest, @unchecked Send
     public var returnsObjectsAsFaults = true
     /// The stores the fetch reads (empty: all).
     public var affectedStores: [PersistentStore] = []
+    /// Relationship key paths (`details`, `details.bank`, `items`) whose related objects are read together
+    /// with the results — one `Z_PK IN (…)` query per relationship and batch instead of one per object.
+    public var relationshipKeyPathsForPrefetching: [String] = []
 
     /// Creates a request for an entity.
     public init(entityName: String) {
@@ -85,6 +88,7 @@ public final class FetchRequest<Result>: PersistentStoreRequest, @unchecked Send
         copy.returnsDistinctResults = returnsDistinctResults
         copy.returnsObjectsAsFaults = returnsObjectsAsFaults
         copy.affectedStores = affectedStores
+        copy.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching
         return copy
     }
 }

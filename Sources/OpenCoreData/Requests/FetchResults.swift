@@ -47,6 +47,9 @@ final class BatchedObjects {
     /// Called when an object cannot be read (its row is gone); the object stays a fault.
     var loadError: Error?
 
+    /// Relationships read along with each batch.
+    var prefetchKeyPaths: [String] = []
+
     init(ids: [ManagedObjectID], batchSize: Int, context: ManagedObjectContext) {
         self.ids = ids
         self.batchSize = max(1, batchSize)
@@ -61,6 +64,7 @@ final class BatchedObjects {
         if let context = contextReference.context {
             do {
                 let loaded = try context.materializeBatch(Array(ids[range]))
+                if !prefetchKeyPaths.isEmpty { try context.prefetch(prefetchKeyPaths, for: loaded) }
                 for (offset, object) in loaded.enumerated() { objects[range.lowerBound + offset] = object }
             } catch {
                 loadError = error

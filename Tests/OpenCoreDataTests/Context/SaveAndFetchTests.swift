@@ -235,3 +235,33 @@ enum FetchPlanCount {
         return try context.count(for: FetchRequest<ManagedObject>(entityName: entity))
     }
 }
+
+@Suite struct PrefetchingTests {
+    @Test func prefetchedRelationshipsCostOneQueryPerBatch() throws {
+        let stack = try TestStack(model: TestModels.banks())
+        let context = stack.context()
+        for index in 0..<50 {
+            let info = try context.insertNewObject(forEntityName: "FailedBankInfo")
+            try info.setValue("Bank \(index)", forKey: "name")
+            let details = try context.insertNewObject(forEntityName: "FailedBankDetails")
+            try details.setValue(Int32(index), forKey: "zip")
+            try info.setValue(details, forKey: "details")
+        }
+        try context.save()
+        let store = stack.coordinator.persistentStores[0]
+        for batchSize in [0, 20] {
+            let reader = stack.context()
+            let request = FetchRequest<ManagedObject>(entityName: "FailedBankInfo")
+            request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+            request.fetchBatchSize = batchSize
+            request.relationshipKeyPathsForPrefetching = ["details"]
+            let before = store.readCount.load(ordering: .relaxed)
+            let results = try reader.fetch(request)
+            let zips = try results.map { try $0.value(forKeyPath: "details.zip") as? Int32 }
+            #expect(zips.compactMap { $0 }.count == 50)
+            let reads = store.readCount.load(ordering: .relaxed) - before
+            // Unbatched: the fetch and one prefetch. Batched: the ID query, then 3 batches × (rows + details).
+            #expect(reads == (batchSize == 0 ? 2 : 7))
+        }
+    }
+}
