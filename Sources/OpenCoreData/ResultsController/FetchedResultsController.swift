@@ -282,7 +282,10 @@ public final class FetchedResultsController: @unchecked Sendable {
             let ids = tracker.rows.handles(in: start..<min(start + batchSize, tracker.count)).compactMap {
                 tracker.objectID(handle: $0.handle, entity: $0.entity)
             }
-            _ = try context.materializeBatch(ids)
+            let batch = try context.materializeBatch(ids)
+            if !fetchRequest.relationshipKeyPathsForPrefetching.isEmpty {
+                try context.prefetch(fetchRequest.relationshipKeyPathsForPrefetching, for: batch)
+            }
         }
         let object = try context.object(with: id)
         if object.isFault { _ = try context.materializeBatch([id]) }
@@ -350,8 +353,10 @@ public final class FetchedResultsController: @unchecked Sendable {
     private func results(forPositions range: Range<Int>) -> FetchResults<ManagedObject> {
         guard let tracker else { return FetchResults([]) }
         let ids = tracker.rows.handles(in: range).compactMap { tracker.objectID(handle: $0.handle, entity: $0.entity) }
-        return FetchResults(batched: BatchedObjects(ids: ids, batchSize: max(1, fetchRequest.fetchBatchSize),
-                                                    context: managedObjectContext))
+        let batched = BatchedObjects(ids: ids, batchSize: max(1, fetchRequest.fetchBatchSize),
+                                     context: managedObjectContext)
+        batched.prefetchKeyPaths = fetchRequest.relationshipKeyPathsForPrefetching
+        return FetchResults(batched: batched)
     }
 
     // MARK: Dependencies

@@ -78,6 +78,7 @@ final class BankSections: @unchecked Sendable {
                                    QuerySortDescriptor(key: "details.closeDate", ascending: false),
                                    QuerySortDescriptor(key: "name", ascending: true)]
         request.fetchBatchSize = 20
+        request.relationshipKeyPathsForPrefetching = ["details"]   // the closing date shown in each row
         return request
     }
 
