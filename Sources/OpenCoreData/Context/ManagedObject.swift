@@ -225,6 +225,21 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         return ids
     }
 
+    /// Writes this object's unsaved attribute and to-one values into a row of its table.
+    func applyChanges(to row: inout RowValues) {
+        for (slot, change) in changes {
+            switch (change, entity.storage[slot]) {
+            case (.attribute(let value), .attribute(_, let column)):
+                row[column] = value
+            case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
+                row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
+                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
+            default:
+                break
+            }
+        }
+    }
+
     func fulfilledRow() throws -> RowValues {
         if let row { return row }
         try context().fulfillFault(self)

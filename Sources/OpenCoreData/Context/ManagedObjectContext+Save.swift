@@ -289,14 +289,11 @@ extension ManagedObjectContext {
     /// Writes an object's attribute and to-one changes into its row, and records its to-many changes as
     /// join rows and foreign keys elsewhere.
     private func fill(_ row: inout RowValues, from object: ManagedObject, into changes: inout StoreChangeSet) throws {
+        object.applyChanges(to: &row)
+        guard object.entity.hasRelationships else { return }
         for (slot, change) in object.changes {
-            switch (change, object.entity.storage[slot]) {
-            case (.attribute(let value), .attribute(_, let column)):
-                row[column] = value
-            case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
-                row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
-                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
-            case (.toMany, _):
+            switch change {
+            case .toMany:
                 try recordToMany(slot: slot, change: change, of: object, into: &changes)
             default:
                 break
@@ -458,17 +455,9 @@ extension ManagedObjectContext {
     }
 
     private func commit(_ object: ManagedObject, into row: inout RowValues) {
+        object.applyChanges(to: &row)
         for (slot, change) in object.changes {
-            switch (change, object.entity.storage[slot]) {
-            case (.attribute(let value), .attribute(_, let column)):
-                row[column] = value
-            case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
-                row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
-                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
-            case (.toMany(let ids), _):
-                object.committedToMany[slot] = ids
-            default: break
-            }
+            if case .toMany(let ids) = change { object.committedToMany[slot] = ids }
         }
         object.changes = [:]
         object.row = row

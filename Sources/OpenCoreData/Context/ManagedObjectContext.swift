@@ -423,16 +423,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             row[1] = object.entity.entityNumber.databaseValue
             row[2] = 0.databaseValue
         }
-        for (slot, change) in object.changes {
-            switch (change, object.entity.storage[slot]) {
-            case (.attribute(let value), .attribute(_, let column)):
-                row[column] = value
-            case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
-                row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
-                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
-            default: break
-            }
-        }
+        object.applyChanges(to: &row)
         return row
     }
 
