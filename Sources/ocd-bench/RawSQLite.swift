@@ -113,8 +113,9 @@ struct RawItem {
     var createdAt: Date?
     var done: Bool
     var group: Int64
+    var category: Int64
 
-    static let columns = "Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATEDAT, ZDONE, ZGROUP"
+    static let columns = "Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATEDAT, ZDONE, ZGROUP, ZCATEGORY"
 
     init(_ statement: RawStatement) {
         primaryKey = statement.int64(0)
@@ -124,6 +125,7 @@ struct RawItem {
         createdAt = statement.isNull(4) ? nil : Date(timeIntervalSinceReferenceDate: statement.double(4))
         done = statement.int64(5) != 0
         group = statement.int64(6)
+        category = statement.int64(7)
     }
 }
 
@@ -134,6 +136,7 @@ enum Seed {
     static func createdAt(_ i: Int) -> Double { firstDate + Double(i) }
     static func done(_ i: Int) -> Bool { i % 3 == 0 }
     static func group(_ i: Int) -> Int64 { Int64(i % 4) }
+    static func category(_ i: Int) -> Int64 { Int64(i % 50) }
 }
 
 /// The raw baselines, one function per scenario; each returns the same checksum as its `ours` twin.
@@ -159,7 +162,7 @@ enum RawBaselines {
             guard try reserve.step() else { throw RawSQLiteError(code: 0, message: "no key row", sql: nil) }
             let first = reserve.int64(0) - Int64(count) + 1
             reserve.reset()
-            let insert = try db.prepare("INSERT INTO ZITEM (\(RawItem.columns)) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            let insert = try db.prepare("INSERT INTO ZITEM (\(RawItem.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
             for offset in 0..<count {
                 let i = Int(first) + offset
                 insert.bind(1, Int64(i))
@@ -169,6 +172,7 @@ enum RawBaselines {
                 insert.bind(5, Seed.createdAt(i))
                 insert.bind(6, Int64(Seed.done(i) ? 1 : 0))
                 insert.bind(7, Seed.group(i))
+                insert.bind(8, Seed.category(i))
                 try insert.run()
             }
             try db.execute("COMMIT")

@@ -11,7 +11,7 @@ struct ScenarioResult: Encodable {
     /// The store size the scenario ran at (N).
     var size: Int
     var rows: Int
-    var targetRatio: Double
+    var targetRatio: Double?
     var status: Status
     var message: String?
     var note: String?
@@ -20,6 +20,9 @@ struct ScenarioResult: Encodable {
     var oursPeakBytes = 0
     var rawPeakBytes = 0
     var perRunDivisor: (key: String, count: Int)?
+    /// Scenario-specific figures, summarized after the runs.
+    var figures: [FigureResult] = []
+    var peakMemoryTargetMB: Double?
 
     var oursMedian: Double? { median(oursSeconds) }
     var rawMedian: Double? { median(rawSeconds) }
@@ -27,7 +30,31 @@ struct ScenarioResult: Encodable {
         guard let ours = oursMedian, let raw = rawMedian, raw > 0 else { return nil }
         return ours / raw
     }
-    var meetsTarget: Bool? { ratio.map { $0 <= targetRatio } }
+    /// The figures plus, when the scenario bounds it, ours' peak memory above baseline.
+    var allFigures: [FigureResult] {
+        guard let limit = peakMemoryTargetMB else { return figures }
+        return figures + [FigureResult(spec: FigureSpec("peak_memory_above_baseline_mb", .max, target: limit, unit: "MB"),
+                                       value: Self.megabytes(oursPeakBytes), samples: oursSeconds.count)]
+    }
+
+    /// The ratio within its target (when there is a ratio target) and every figure within its own.
+    var meetsTarget: Bool? {
+        var verdicts: [Bool] = []
+        if let targetRatio {
+            guard let ratio else { return nil }
+            verdicts.append(ratio <= targetRatio)
+        }
+        for figure in allFigures where figure.spec.target != nil {
+            guard let met = figure.meetsTarget else { return nil }
+            verdicts.append(met)
+        }
+        return verdicts.isEmpty ? nil : !verdicts.contains(false)
+    }
+
+    var targetText: String {
+        if let targetRatio { return String(format: "<=%.1fx", targetRatio) }
+        return "abs"
+    }
 
     private static func megabytes(_ bytes: Int) -> Double { (Double(bytes) / 1_048_576 * 10).rounded() / 10 }
 
@@ -57,6 +84,14 @@ struct ScenarioResult: Encodable {
         try container.encode(rawSeconds, forKey: Key("raw_runs_s"))
         if let message { try container.encode(message, forKey: Key("message")) }
         if let note { try container.encode(note, forKey: Key("note")) }
+        for figure in allFigures {
+            try container.encode(figure.value, forKey: Key(figure.spec.key))
+            if let target = figure.spec.target {
+                try container.encode(target, forKey: Key("\(figure.spec.key)_target"))
+            }
+            try container.encode(figure.spec.summary.rawValue, forKey: Key("\(figure.spec.key)_summary"))
+            try container.encode(figure.samples, forKey: Key("\(figure.spec.key)_samples"))
+        }
         if let divisor = perRunDivisor, divisor.count > 0 {
             try container.encode(oursMedian.map { $0 / Double(divisor.count) * 1e6 }, forKey: Key("ours_\(divisor.key)"))
             try container.encode(rawMedian.map { $0 / Double(divisor.count) * 1e6 }, forKey: Key("raw_\(divisor.key)"))
@@ -75,13 +110,13 @@ struct ScenarioResult: Encodable {
         let rowsText = Self.pad(Self.grouped(rows), 10, right: true)
         switch status {
         case .ok:
-            let verdict = (meetsTarget ?? false) ? "ok" : "MISSES TARGET"
+            let verdict = meetsTarget == nil ? "-" : (meetsTarget! ? "ok" : "MISSES TARGET")
             return [
                 Self.pad(scenario, 26), rowsText,
                 Self.pad(oursMedian.map { Self.seconds($0) } ?? "-", 11, right: true),
                 Self.pad(rawMedian.map { Self.seconds($0) } ?? "-", 11, right: true),
                 Self.pad(ratio.map { String(format: "%.2fx", $0) } ?? "-", 8, right: true),
-                Self.pad(String(format: "<=%.1fx", targetRatio), 8, right: true),
+                Self.pad(targetText, 8, right: true),
                 Self.pad(String(format: "%.1f", Self.megabytes(oursPeakBytes)), 9, right: true),
                 "  " + verdict,
             ].joined()
@@ -113,6 +148,12 @@ struct ScenarioResult: Encodable {
     }
 }
 
+extension ScenarioResult {
+    var markdownTarget: String {
+        targetRatio.map { "≤ \(String(format: "%.1f", $0))×" } ?? "figures"
+    }
+}
+
 enum Report {
     /// The Markdown table BENCHMARKS.md shows.
     static func markdown(_ results: [ScenarioResult]) -> String {
@@ -124,10 +165,24 @@ enum Report {
             let rows = ScenarioResult.grouped(result.rows)
             switch result.status {
             case .ok:
-                let verdict = (result.meetsTarget ?? false) ? "ok" : "**misses**"
-                lines.append("| \(result.scenario) | \(rows) | \(result.oursMedian.map(ScenarioResult.seconds) ?? "-") | \(result.rawMedian.map(ScenarioResult.seconds) ?? "-") | \(result.ratio.map { String(format: "%.2f×", $0) } ?? "-") | ≤ \(String(format: "%.1f", result.targetRatio))× | \(String(format: "%.1f", Double(result.oursPeakBytes) / 1_048_576)) | \(String(format: "%.1f", Double(result.rawPeakBytes) / 1_048_576)) | \(verdict) |")
+                let verdict = result.meetsTarget == nil ? "–" : (result.meetsTarget! ? "ok" : "**misses**")
+                lines.append("| \(result.scenario) | \(rows) | \(result.oursMedian.map(ScenarioResult.seconds) ?? "-") | \(result.rawMedian.map(ScenarioResult.seconds) ?? "–") | \(result.ratio.map { String(format: "%.2f×", $0) } ?? "–") | \(result.markdownTarget) | \(String(format: "%.1f", Double(result.oursPeakBytes) / 1_048_576)) | \(String(format: "%.1f", Double(result.rawPeakBytes) / 1_048_576)) | \(verdict) |")
             case .skipped, .failed:
-                lines.append("| \(result.scenario) | \(rows) | – | – | – | ≤ \(String(format: "%.1f", result.targetRatio))× | – | – | \(result.status.rawValue): \(result.message ?? "") |")
+                lines.append("| \(result.scenario) | \(rows) | – | – | – | \(result.markdownTarget) | – | – | \(result.status.rawValue): \(result.message ?? "") |")
+            }
+        }
+        let withFigures = results.filter { $0.status == .ok && !$0.allFigures.isEmpty }
+        if !withFigures.isEmpty {
+            lines.append("")
+            lines.append("| scenario | rows | figure | value | target | result |")
+            lines.append("|---|---:|---|---:|---:|---|")
+            for result in withFigures {
+                for figure in result.allFigures {
+                    let value = figure.value.map { String(format: $0 < 10 ? "%.3f" : "%.1f", $0) } ?? "–"
+                    let target = figure.spec.target.map { String(format: "≤ %g %@", $0, figure.spec.unit) } ?? "–"
+                    let verdict = figure.meetsTarget == nil ? "–" : (figure.meetsTarget! ? "ok" : "**misses**")
+                    lines.append("| \(result.scenario) | \(ScenarioResult.grouped(result.rows)) | `\(figure.spec.key)` (\(figure.spec.summary.rawValue) of \(figure.samples)) | \(value) \(figure.spec.unit) | \(target) | \(verdict) |")
+                }
             }
         }
         return lines.joined(separator: "\n")

@@ -13,6 +13,8 @@ enum BenchModel {
                 Attribute("createdAt", .date)
                 Attribute("done", .boolean, default: false)
                 Attribute("group", .integer64, default: Int64(0))
+                // 50 values (i mod 50): the fetched results controller's section key.
+                Attribute("category", .integer64, default: Int64(0))
             }
         }
     }
@@ -32,17 +34,23 @@ struct ScenarioRun {
     /// The rows the scenario works on (objects inserted, fetched, updated…).
     var rows: Int
     var ours: PreparedRun
-    var raw: PreparedRun
+    /// nil for scenarios with an absolute target only (nothing raw to compare with).
+    var raw: PreparedRun?
     /// Printed with the result (fallbacks, what was averaged).
     var note: String?
     /// Extra figures for the JSON: name → value per timed run of each side, derived from seconds.
     var perRunDivisor: (key: String, count: Int)?
+    /// Scenario-specific figures the runs record (latencies, bytes per row…), each with its own target.
+    var figures: Figures?
 }
 
 struct Scenario: Sendable {
     var name: String
-    var targetRatio: Double
+    /// ours/raw median ratio to stay under; nil when there is no raw side (figures carry the targets).
+    var targetRatio: Double?
     var summary: String
+    /// Upper bound for ours' peak memory growth above the run's baseline, in MB (nil: none).
+    var peakMemoryTargetMB: Double? = nil
     var make: @Sendable (_ size: Int, _ fixtures: Fixtures) throws -> ScenarioRun
 }
 
@@ -132,11 +140,12 @@ final class Fixtures {
 
 enum Scenarios {
     static let all: [Scenario] = [insert, fetchAll, fetchBatched, loadBatchByID, countWithPredicate, updatePerObject]
+        + AsyncFetchScenarios.all + BatchScenarios.all + ResultsControllerScenarios.all
 
     /// (1) Insert and save N new objects.
     static let insert = Scenario(
         name: "insert-save", targetRatio: 2.0,
-        summary: "Insert N new Item objects (name \"Item i\", createdAt, done, group) in one context and save once. Raw: one transaction, keys reserved in Z_PRIMARYKEY, one prepared INSERT stepped N times."
+        summary: "Insert N new Item objects (name \"Item i\", createdAt, done, group, category) in one context and save once. Raw: one transaction, keys reserved in Z_PRIMARYKEY, one prepared INSERT stepped N times."
     ) { size, fixtures in
         ScenarioRun(rows: size, ours: {
             let url = fixtures.freshURL("insert-ours")
@@ -151,6 +160,7 @@ enum Scenarios {
                         try item.setValue(Date(timeIntervalSinceReferenceDate: Seed.createdAt(i)), forKey: "createdAt")
                         try item.setValue(Seed.done(i), forKey: "done")
                         try item.setValue(Seed.group(i), forKey: "group")
+                        try item.setValue(Seed.category(i), forKey: "category")
                     }
                     try context.save()
                     return size

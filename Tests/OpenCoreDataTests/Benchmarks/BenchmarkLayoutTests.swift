@@ -4,7 +4,7 @@ import Testing
 import OpenCoreData
 
 /// The contract ocd-bench's raw side relies on: the library lays the benchmark model out as
-/// ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATEDAT, ZDONE, ZGROUP), reads rows written there by plain SQL,
+/// ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATEDAT, ZDONE, ZGROUP, ZCATEGORY), reads rows written there by plain SQL,
 /// and its saves leave rows that plain SQL reads back. No timing here: that is the command's job.
 @Suite struct BenchmarkLayoutTests {
     static func model() throws -> ManagedObjectModel {
@@ -14,6 +14,7 @@ import OpenCoreData
                 Attribute("createdAt", .date)
                 Attribute("done", .boolean, default: false)
                 Attribute("group", .integer64, default: Int64(0))
+                Attribute("category", .integer64, default: Int64(0))
             }
         }
     }
@@ -34,15 +35,15 @@ import OpenCoreData
             let columns = try queue.read { db in
                 try Row.fetchAll(db, sql: "PRAGMA table_info(ZITEM)").map { $0["name"] as String }
             }
-            #expect(columns == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME", "ZCREATEDAT", "ZDONE", "ZGROUP"])
+            #expect(columns == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME", "ZCREATEDAT", "ZDONE", "ZGROUP", "ZCATEGORY"])
             let mode = try queue.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
             #expect(mode?.lowercased() == "wal")
             try queue.write { db in
                 let entity = try Int.fetchOne(db, sql: "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'") ?? -1
                 #expect(entity == 1)
                 for i in 1...8 {
-                    try db.execute(sql: "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATEDAT, ZDONE, ZGROUP) VALUES (?, ?, 1, ?, ?, ?, ?)",
-                                   arguments: [i, entity, "Item \(i)", 700_000_000.0 + Double(i), i % 3 == 0, i % 4])
+                    try db.execute(sql: "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATEDAT, ZDONE, ZGROUP, ZCATEGORY) VALUES (?, ?, 1, ?, ?, ?, ?, ?)",
+                                   arguments: [i, entity, "Item \(i)", 700_000_000.0 + Double(i), i % 3 == 0, i % 4, i % 50])
                 }
                 try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 8 WHERE Z_ENT = ?", arguments: [entity])
             }
@@ -61,6 +62,7 @@ import OpenCoreData
             #expect(try third.value(forKey: "createdAt") as? Date == Date(timeIntervalSinceReferenceDate: 700_000_003))
             #expect(try third.value(forKey: "done") as? Bool == true)
             #expect(try third.value(forKey: "group") as? Int64 == 3)
+            #expect(try third.value(forKey: "category") as? Int64 == 3)
 
             let batched = FetchRequest<ManagedObject>(entityName: "Item")
             batched.fetchBatchSize = 3
