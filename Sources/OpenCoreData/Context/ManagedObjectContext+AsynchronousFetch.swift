@@ -172,9 +172,10 @@ extension AsynchronousFetchRequest: ContextExecutable {
     private static func complete(result: AsynchronousFetchResult<Result>, context: ManagedObjectContext,
                                  request: FetchRequest<Result>, rows: [RowValues], prepared: [ManagedObject],
                                  ids: [ManagedObjectID], completion: UncheckedBox<((AsynchronousFetchResult<Result>) -> Void)?>) {
-        let slice = 20_000
+        // Small slices keep each block on the context's queue short (other work interleaves).
+        let slice = 5_000
         let box = UncheckedBox((rows, prepared))
-        let registered = UncheckedBox(NSMutableArray())
+        let registered = UncheckedBox(ObjectAccumulator())
         var start = 0
         repeat {
             let range = start..<min(start + slice, rows.count)
@@ -182,7 +183,7 @@ extension AsynchronousFetchRequest: ContextExecutable {
                 guard let plan = try? FetchPlan(request: request, context: context) else { return }
                 let objects = (try? plan.materializeWithoutPending(Array(box.value.0[range]),
                                                                   prepared: Array(box.value.1[range]))) ?? []
-                registered.value.addObjects(from: objects)
+                registered.value.objects.append(contentsOf: objects)
             }
             start += slice
         } while start < rows.count
@@ -195,9 +196,9 @@ extension AsynchronousFetchRequest: ContextExecutable {
                     if context.parent != nil || rows.isEmpty && !ids.isEmpty {
                         objects = try plan.applyPendingIfNeeded(ids.map { try context.object(with: $0) })
                     } else {
-                        objects = try plan.applyPendingIfNeeded(registered.value.compactMap { $0 as? ManagedObject })
+                        objects = try plan.applyPendingIfNeeded(registered.value.objects)
                     }
-                    result.finalResult = objects.compactMap { $0 as? Result }
+                    result.finalResult = Self.cast(objects)
                 case .managedObjectID:
                     result.finalResult = try plan.finishIDs(ids).compactMap { $0 as? Result }
                 case .count:
@@ -217,6 +218,20 @@ extension AsynchronousFetchRequest: ContextExecutable {
             result.finish()
             completion.value?(result)
         }
+    }
+}
+
+/// Collects the objects registered slice by slice on the context's queue.
+final class ObjectAccumulator {
+    var objects: [ManagedObject] = []
+}
+
+extension AsynchronousFetchRequest {
+    /// The objects as the request's result type: a plain reinterpretation when it is `ManagedObject`, a
+    /// checked cast per element for subclasses.
+    static func cast(_ objects: [ManagedObject]) -> [Result] {
+        if Result.self == ManagedObject.self { return unsafeBitCast(objects, to: [Result].self) }
+        return objects.compactMap { $0 as? Result }
     }
 }
 

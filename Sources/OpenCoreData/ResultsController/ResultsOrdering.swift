@@ -76,7 +76,8 @@ struct ResultsOrdering {
             left += 1
             right += 1
             if a == b { continue }
-            let order = try keys[index].descriptor.compareValues(swiftValue(a, key: index), swiftValue(b, key: index))
+            let order = try Self.storedOrder(a, b, descriptor: keys[index].descriptor)
+                ?? keys[index].descriptor.compareValues(swiftValue(a, key: index), swiftValue(b, key: index))
             if order != .orderedSame { return order == .orderedAscending }
         }
         return lhsHandle < rhsHandle
@@ -85,13 +86,44 @@ struct ResultsOrdering {
     /// Whether two first-key values fall in the same section.
     func sameSection(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> Bool {
         if lhs == rhs { return true }
-        return try keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0)) == .orderedSame
+        return try (Self.storedOrder(lhs, rhs, descriptor: keys[0].descriptor)
+            ?? keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))) == .orderedSame
     }
 
     /// Orders two first-key values (for finding a section).
     func sectionOrder(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> ComparisonResult {
         if lhs == rhs { return .orderedSame }
-        return try keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))
+        return try Self.storedOrder(lhs, rhs, descriptor: keys[0].descriptor)
+            ?? keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))
+    }
+
+    /// The order of two stored values when it can be read off them directly — numbers, nulls, and strings
+    /// under plain `compare` (code-point order, which is UTF-8 byte order) — without converting to Swift
+    /// values. Nil when the descriptor's own comparison is needed.
+    static func storedOrder(_ a: DatabaseValue, _ b: DatabaseValue, descriptor: QuerySortDescriptor) -> ComparisonResult? {
+        func ordered<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult {
+            x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+        }
+        let order: ComparisonResult
+        switch (a.storage, b.storage) {
+        case (.null, .null): order = .orderedSame
+        case (.null, _): order = .orderedAscending
+        case (_, .null): order = .orderedDescending
+        case let (.int64(x), .int64(y)): order = ordered(x, y)
+        case let (.double(x), .double(y)): order = ordered(x, y)
+        case let (.int64(x), .double(y)): order = ordered(Double(x), y)
+        case let (.double(x), .int64(y)): order = ordered(x, Double(y))
+        case let (.string(x), .string(y)) where descriptor.comparator == .compare:
+            order = x.utf8.lexicographicallyPrecedes(y.utf8) ? .orderedAscending
+                : (y.utf8.lexicographicallyPrecedes(x.utf8) ? .orderedDescending : .orderedSame)
+        default: return nil
+        }
+        guard !descriptor.ascending else { return order }
+        switch order {
+        case .orderedAscending: return .orderedDescending
+        case .orderedDescending: return .orderedAscending
+        case .orderedSame: return .orderedSame
+        }
     }
 
     /// The section name for a first-key value: the string itself, "" for nil, else its description.

@@ -43,6 +43,25 @@ extension PersistentStore {
     func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, fromClause: String, whereSQL: String,
                      filterArguments: [DatabaseValue]) throws -> (deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         let model = self.model, identity = self.identity
+        let table = entity.tableName
+        let touchesRelationships = model.entitiesByNumber.contains { candidate in
+            candidate.properties.contains { property in
+                guard let relationship = property as? RelationshipDescription, !relationship.isTransient else { return false }
+                return candidate.tableName == table || relationship.destinationEntity.tableName == table
+            }
+        }
+        if !touchesRelationships && initial == nil {
+            // Nothing points in or out: one DELETE, as raw SQL would do it.
+            return try write { db in
+                var deleted: [ManagedObjectID] = []
+                try db.stepRows(sql: "DELETE FROM \(table) AS t0\(whereSQL) RETURNING Z_ENT, Z_PK",
+                                arguments: filterArguments) { handle in
+                    deleted.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
+                                                   primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+                }
+                return (deleted, [])
+            }
+        }
         return try write { db in
             var updated: [ManagedObjectID] = []
             // 1. The rows the request names.
@@ -89,8 +108,10 @@ extension PersistentStore {
             // 4. Remove rows, join rows, and foreign keys pointing at them.
             try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS ocd_batch_keys (table_name TEXT, pk INTEGER, PRIMARY KEY (table_name, pk))")
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
-            let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO ocd_batch_keys (table_name, pk) VALUES (?, ?)")
-            for id in deleted { try insert.execute(arguments: [id.entity.tableName, id.primaryKey]) }
+            for id in deleted {
+                try db.executeBound(sql: "INSERT OR IGNORE INTO ocd_batch_keys (table_name, pk) VALUES (?, ?)",
+                                    [id.entity.tableName.databaseValue, id.primaryKey.databaseValue])
+            }
             let tables = Set(deleted.map { $0.entity.tableName })
             for table in tables {
                 let keys = "(SELECT pk FROM ocd_batch_keys WHERE table_name = '\(table)')"
@@ -170,14 +191,12 @@ extension PersistentStore {
             let first = try reservePrimaryKeys(root: entity.rootEntity, count: rows.count, in: db)
             let columns = table.columns.map(\.name).joined(separator: ", ")
             let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-            let statement = try db.makeStatement(sql: "INSERT INTO \(table.name) (\(columns)) VALUES (\(placeholders))")
+            let sql = "INSERT INTO \(table.name) (\(columns)) VALUES (\(placeholders))"
             var ids: [ManagedObjectID] = []
             ids.reserveCapacity(rows.count)
-            for (offset, var row) in rows.enumerated() {
+            for (offset, row) in rows.enumerated() {
                 let key = first + Int64(offset)
-                row[0] = key.databaseValue
-                try statement.setArguments(StatementArguments(Array(row)))
-                try statement.execute()
+                try db.executeBound(sql: sql, row.indices.lazy.map { $0 == 0 ? key.databaseValue : row[$0] })
                 ids.append(ManagedObjectID(entity: entity, primaryKey: key, store: identity))
             }
             return ids
