@@ -1,0 +1,102 @@
+// ocd-crash-worker: the child process of the reliability harnesses (docs/RELIABILITY.md).
+//
+//   ocd-crash-worker run <store> <log> [iterations]   save in a loop; log each iteration after its save returned
+//   ocd-crash-worker expect <iteration>               print the expected store state after that iteration
+//   ocd-crash-worker hold-lock <store> <seconds>      hold SQLite's write lock (BEGIN IMMEDIATE), then roll back
+//   ocd-crash-worker increment <store> <count>        add 1 to Progress.iteration <count> times, retrying conflicts
+import Foundation
+import GRDB
+import OpenCoreData
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("ocd-crash-worker: \(message)\n".utf8))
+    exit(2)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Appends an iteration number and forces it to disk, so a line in the log means the save had returned.
+func appendDurably(_ iteration: Int, to descriptor: Int32) {
+    let bytes = Array("\(iteration)\n".utf8)
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    guard written == bytes.count, fsync(descriptor) == 0 else { fail("cannot write the log") }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else { fail("usage: run <store> <log> [n] | expect <n> | hold-lock <store> <s> | increment <store> <n>") }
+
+do {
+    switch arguments[1] {
+    case "run":
+        guard arguments.count >= 4 else { fail("run <store> <log> [iterations]") }
+        let driver = try StoreDriver(storePath: arguments[2])
+        let limit = arguments.count >= 5 ? Int(arguments[4]) ?? Int.max : Int.max
+        let log = open(arguments[3], O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        guard log >= 0 else { fail("cannot open the log") }
+        let start = try driver.committedIteration()
+        var state = Plan.simulate(through: start)
+        var iteration = start + 1
+        while iteration - start <= limit {
+            let plan = Plan.make(iteration: iteration, state: state)
+            try driver.perform(plan)
+            plan.apply(to: &state)
+            appendDurably(iteration, to: log)
+            iteration += 1
+        }
+    case "expect":
+        guard let iteration = Int(arguments[2]) else { fail("expect <iteration>") }
+        let state = Plan.simulate(through: iteration)
+        for line in state.canonicalLines { say(line) }
+        let next = Plan.make(iteration: iteration + 1, state: state)
+        if next.batch != nil {
+            // The batch request of the next iteration may have committed without its save.
+            var partial = state
+            next.applyBatch(to: &partial)
+            say("==PARTIAL==")
+            for line in partial.canonicalLines { say(line) }
+        }
+    case "hold-lock":
+        guard arguments.count >= 4, let seconds = Double(arguments[3]) else { fail("hold-lock <store> <seconds>") }
+        let queue = try DatabaseQueue(path: arguments[2])
+        try queue.inDatabase { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            say("locked")
+            Thread.sleep(forTimeInterval: seconds)
+            try db.execute(sql: "ROLLBACK")
+        }
+        say("released")
+    case "increment":
+        guard arguments.count >= 4, let count = Int(arguments[3]) else { fail("increment <store> <count>") }
+        let driver = try StoreDriver(storePath: arguments[2])
+        var conflicts = 0
+        for _ in 0..<count {
+            while true {
+                // A fresh context per attempt: it reads the row as it is now.
+                let context = driver.context()
+                let request = FetchRequest<ManagedObject>(entityName: "Progress")
+                guard let counter = try context.fetch(request).first else { fail("no counter row") }
+                let value = try counter.value(forKey: "iteration") as? Int64 ?? 0
+                try counter.setValue(value + 1, forKey: "iteration")
+                do {
+                    try context.save()
+                    break
+                } catch ObjectGraphError.mergeConflict {
+                    conflicts += 1
+                } catch StoreError.busy {
+                    conflicts += 0 // the other process held the lock past the timeout; try again
+                }
+            }
+        }
+        say("conflicts \(conflicts)")
+    default:
+        fail("unknown mode \(arguments[1])")
+    }
+} catch {
+    fail("\(error)")
+}
