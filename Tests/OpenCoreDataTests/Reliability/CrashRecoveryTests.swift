@@ -15,12 +15,20 @@ import Testing
         return text.split(separator: "\n").compactMap { Int($0) }.last ?? 0
     }
 
-    /// Checks the store after a kill; returns the iteration it holds.
-    static func verify(store: URL, log: URL, round: Int) throws -> Int {
+    struct Outcome {
+        var iteration = 0
+        /// The save had committed but the log line was not written yet.
+        var aheadOfLog = false
+        /// Killed between a batch request and the save after it.
+        var betweenBatchAndSave = false
+    }
+
+    /// Checks the store after a kill; returns what it holds.
+    static func verify(store: URL, log: URL, round: Int) throws -> Outcome {
         let logged = lastLogged(log)
         guard FileManager.default.fileExists(atPath: store.path) else {
             #expect(logged == 0, "round \(round): the store is gone but \(logged) saves returned")
-            return 0
+            return Outcome()
         }
         let model = try CrashModel.make()
         let problems = try StoreInvariants.violations(at: store, model: model)
@@ -41,7 +49,8 @@ import Testing
         let partial = sections.count > 1 ? sections[1].split(separator: "\n").map(String.init) : nil
         let matches = actual == full || actual == partial
         #expect(matches, "round \(round): the store differs from iteration \(committed): missing \(Set(full).subtracting(actual).sorted().prefix(5)), unexpected \(Set(actual).subtracting(full).sorted().prefix(5))")
-        return committed
+        return Outcome(iteration: committed, aheadOfLog: committed == logged + 1,
+                       betweenBatchAndSave: partial != nil && actual == partial)
     }
 
     @Test(.enabled(if: WorkerProcess.executable != nil, WorkerProcess.missingMessage))
@@ -49,17 +58,21 @@ import Testing
         let directory = TemporaryDirectory()
         let store = directory.file("Crash.sqlite"), log = directory.file("crash.log")
         var random = SystemRandomNumberGenerator()
-        var reached = 0
+        var reached = 0, ahead = 0, betweenBatchAndSave = 0
         for round in 1...Self.kills {
             let (process, _) = try WorkerProcess.start(["run", store.path, log.path])
             // Mostly mid-save kills; the first rounds also hit store creation.
             let delay = round <= 2 ? Double.random(in: 0.0...0.15, using: &random) : Double.random(in: 0.1...0.6, using: &random)
             Thread.sleep(forTimeInterval: delay)
             WorkerProcess.kill(process)
-            reached = try Self.verify(store: store, log: log, round: round)
+            let outcome = try Self.verify(store: store, log: log, round: round)
+            reached = outcome.iteration
+            if outcome.aheadOfLog { ahead += 1 }
+            if outcome.betweenBatchAndSave { betweenBatchAndSave += 1 }
         }
         // The store moved on between kills (else the harness tested nothing).
         #expect(reached > Self.kills)
-        print("CrashRecoveryTests: \(Self.kills) kills survived, store at iteration \(reached)")
+        print("CrashRecoveryTests: \(Self.kills) kills survived, store at iteration \(reached); "
+              + "\(ahead) kill(s) after a commit but before its log line, \(betweenBatchAndSave) between a batch request and its save")
     }
 }
