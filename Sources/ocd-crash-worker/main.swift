@@ -4,6 +4,8 @@
 //   ocd-crash-worker expect <iteration>               print the expected store state after that iteration
 //   ocd-crash-worker hold-lock <store> <seconds>      hold SQLite's write lock (BEGIN IMMEDIATE), then roll back
 //   ocd-crash-worker increment <store> <count>        add 1 to Progress.iteration <count> times, retrying conflicts
+//   ocd-crash-worker set-double <type> <double>       set a Double on an attribute of that type (for values that
+//                                                      may crash the process); prints refused or accepted
 import Foundation
 import GRDB
 import OpenCoreData
@@ -94,6 +96,23 @@ do {
             }
         }
         say("conflicts \(conflicts)")
+    case "set-double":
+        guard arguments.count >= 4, let type = AttributeType(rawValue: arguments[2]), let value = Double(arguments[3]) else {
+            fail("set-double <attribute type> <double>")
+        }
+        let model = try ManagedObjectModel { EntityDescription("Probe") { Attribute("value", type) } }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let probe = try context.insertNewObject(forEntityName: "Probe")
+        do {
+            try probe.setValue(value, forKey: "value")
+            try context.save()
+            say("accepted")
+        } catch {
+            say("refused: \(error)")
+        }
     default:
         fail("unknown mode \(arguments[1])")
     }
