@@ -166,6 +166,14 @@ extension Reliability {
             // Bounded: it neither failed at once nor waited for the holder (3 s).
             #expect(waited >= .milliseconds(400) && waited < .milliseconds(2800), "waited \(waited)")
             #expect(context.hasChanges)
+            // WAL: readers are not blocked by the writer's lock.
+            let reader = ManagedObjectContext(concurrencyType: .confinement)
+            reader.persistentStoreCoordinator = coordinator
+            #expect(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Progress")).count == 1)
+            // A batch request waits and fails the same way, touching nothing.
+            let batch = BatchUpdateRequest(entityName: "Progress")
+            batch.propertiesToUpdate = ["iteration": Int64(7)]
+            #expect(throws: StoreError.self) { try reader.execute(batch) }
             holder.waitUntilExit()
 
             #expect(try Self.counter(at: url) == 0)
