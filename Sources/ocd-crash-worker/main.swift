@@ -91,7 +91,7 @@ do {
                 } catch ObjectGraphError.mergeConflict {
                     conflicts += 1
                 } catch StoreError.busy {
-                    conflicts += 0 // the other process held the lock past the timeout; try again
+                    // The other process held the lock past the timeout: not a conflict; try again.
                 }
             }
         }
