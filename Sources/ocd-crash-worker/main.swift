@@ -4,6 +4,8 @@
 //   ocd-crash-worker expect <iteration>               print the expected store state after that iteration
 //   ocd-crash-worker hold-lock <store> <seconds>      hold SQLite's write lock (BEGIN IMMEDIATE), then roll back
 //   ocd-crash-worker increment <store> <count>        add 1 to Progress.iteration <count> times, retrying conflicts
+//   ocd-crash-worker file-limit <store> <bytes>       under RLIMIT_FSIZE (a full disk), save a 2 MB note, then a
+//                                                      small one; prints how each went
 //   ocd-crash-worker set-double <type> <double>       set a Double on an attribute of that type (for values that
 //                                                      may crash the process); prints refused or accepted
 import Foundation
@@ -96,6 +98,25 @@ do {
             }
         }
         say("conflicts \(conflicts)")
+    case "file-limit":
+        guard arguments.count >= 4, let bytes = UInt64(arguments[3]) else { fail("file-limit <store> <bytes>") }
+        let driver = try StoreDriver(storePath: arguments[2])
+        // Writes past the limit fail with EFBIG instead of killing the process, as on a full disk.
+        signal(SIGXFSZ, SIG_IGN)
+        var limit = rlimit(rlim_cur: rlim_t(bytes), rlim_max: rlim_t(bytes))
+        guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit") }
+        for (title, size) in [("big", 2 << 20), ("small", 100)] {
+            let context = driver.context()
+            let note = try context.insertNewObject(forEntityName: "Note")
+            try note.setValue(title, forKey: "title")
+            try note.setValue(Data(repeating: 7, count: size), forKey: "blob")
+            do {
+                try context.save()
+                say("\(title): saved")
+            } catch {
+                say("\(title): \(type(of: error)): \(error)")
+            }
+        }
     case "set-double":
         guard arguments.count >= 4, let type = AttributeType(rawValue: arguments[2]), let value = Double(arguments[3]) else {
             fail("set-double <attribute type> <double>")
