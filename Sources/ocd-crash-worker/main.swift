@@ -6,6 +6,8 @@
 //   ocd-crash-worker increment <store> <count>        add 1 to Progress.iteration <count> times, retrying conflicts
 //   ocd-crash-worker file-limit <store> <bytes>       under RLIMIT_FSIZE (a full disk), save a 2 MB note, then a
 //                                                      small one; prints how each went
+//   ocd-crash-worker edit <store> <policy> <key=value>...  read the note "shared", print "read", wait for a line
+//                                                      on stdin, then set the values and save with that policy
 //   ocd-crash-worker set-double <type> <double>       set a Double on an attribute of that type (for values that
 //                                                      may crash the process); prints refused or accepted
 import Foundation
@@ -116,6 +118,32 @@ do {
             } catch {
                 say("\(title): \(type(of: error)): \(error)")
             }
+        }
+    case "edit":
+        guard arguments.count >= 5 else { fail("edit <store> <policy> <key=value>...") }
+        let policies: [String: MergePolicy] = ["error": .error, "rollback": .rollback, "overwrite": .overwrite,
+                                               "objectTrump": .mergeByPropertyObjectTrump,
+                                               "storeTrump": .mergeByPropertyStoreTrump]
+        guard let policy = policies[arguments[3]] else { fail("unknown policy \(arguments[3])") }
+        let driver = try StoreDriver(storePath: arguments[2])
+        let context = driver.context()
+        context.mergePolicy = policy
+        guard let note = try context.fetch(FetchRequest<ManagedObject>(entityName: "Note")).first(where: {
+            try $0.value(forKey: "title") as? String == "shared"
+        }) else { fail("no shared note") }
+        _ = try note.value(forKey: "rank")
+        say("read")
+        _ = readLine()
+        for pair in arguments[4...] {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { fail("bad pair \(pair)") }
+            if parts[0] == "rank" { try note.setValue(Int64(parts[1]) ?? 0, forKey: "rank") } else { try note.setValue(parts[1], forKey: parts[0]) }
+        }
+        do {
+            try context.save()
+            say("saved")
+        } catch {
+            say("failed: \(type(of: error))")
         }
     case "set-double":
         guard arguments.count >= 4, let type = AttributeType(rawValue: arguments[2]), let value = Double(arguments[3]) else {

@@ -23,14 +23,15 @@ enum WorkerProcess {
 
     static let missingMessage: Comment = "ocd-crash-worker is not built next to the test bundle: run `swift build` (or set OCD_CRASH_WORKER); skipping"
 
-    /// Starts the worker with its output sent to a pipe.
-    static func start(_ arguments: [String]) throws -> (Process, Pipe) {
+    /// Starts the worker with its output sent to a pipe (and its input read from `input`, if given).
+    static func start(_ arguments: [String], input: Pipe? = nil) throws -> (Process, Pipe) {
         guard let executable else { throw CocoaError(.fileNoSuchFile) }
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
+        if let input { process.standardInput = input }
         process.standardError = FileHandle.nullDevice
         try process.run()
         return (process, output)
