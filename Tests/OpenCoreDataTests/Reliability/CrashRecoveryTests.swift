@@ -7,7 +7,7 @@ extension Reliability {
     /// and batch update/delete/insert requests) and is killed with SIGKILL at random moments. After each kill
     /// the store must open, pass integrity and layout invariants, and hold exactly the saves that returned.
     @Suite(.serialized) struct CrashRecoveryTests {
-        /// How many kills the test runs; `OCD_CRASH_KILLS` raises it for longer runs (scripts/crash-soak.sh).
+        /// How many kills the test runs; `OCD_CRASH_KILLS` raises it for longer runs (scripts/crash-kills.sh).
         static var kills: Int { ProcessInfo.processInfo.environment["OCD_CRASH_KILLS"].flatMap(Int.init) ?? 20 }
 
         /// The last iteration the worker logged (its save had returned before the line was written).
