@@ -1,0 +1,170 @@
+// ocd-crash-worker: the child process of the reliability harnesses (docs/RELIABILITY.md).
+//
+//   ocd-crash-worker run <store> <log> [iterations]   save in a loop; log each iteration after its save returned
+//   ocd-crash-worker expect <iteration>               print the expected store state after that iteration
+//   ocd-crash-worker hold-lock <store> <seconds>      hold SQLite's write lock (BEGIN IMMEDIATE), then roll back
+//   ocd-crash-worker increment <store> <count>        add 1 to Progress.iteration <count> times, retrying conflicts
+//   ocd-crash-worker file-limit <store> <bytes>       under RLIMIT_FSIZE (a full disk), save a 2 MB note, then a
+//                                                      small one; prints how each went
+//   ocd-crash-worker edit <store> <policy> <key=value>...  read the note "shared", print "read", wait for a line
+//                                                      on stdin, then set the values and save with that policy
+//   ocd-crash-worker set-double <type> <double>       set a Double on an attribute of that type (for values that
+//                                                      may crash the process); prints refused or accepted
+import Foundation
+import GRDB
+import OpenCoreData
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("ocd-crash-worker: \(message)\n".utf8))
+    exit(2)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Appends an iteration number and forces it to disk, so a line in the log means the save had returned.
+func appendDurably(_ iteration: Int, to descriptor: Int32) {
+    let bytes = Array("\(iteration)\n".utf8)
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    guard written == bytes.count, fsync(descriptor) == 0 else { fail("cannot write the log") }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else { fail("usage: run <store> <log> [n] | expect <n> | hold-lock <store> <s> | increment <store> <n>") }
+
+do {
+    switch arguments[1] {
+    case "run":
+        guard arguments.count >= 4 else { fail("run <store> <log> [iterations]") }
+        let driver = try StoreDriver(storePath: arguments[2])
+        let limit = arguments.count >= 5 ? Int(arguments[4]) ?? Int.max : Int.max
+        let log = open(arguments[3], O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        guard log >= 0 else { fail("cannot open the log") }
+        let start = try driver.committedIteration()
+        var state = Plan.simulate(through: start)
+        var iteration = start + 1
+        while iteration - start <= limit {
+            let plan = Plan.make(iteration: iteration, state: state)
+            try driver.perform(plan)
+            plan.apply(to: &state)
+            appendDurably(iteration, to: log)
+            iteration += 1
+        }
+    case "expect":
+        guard let iteration = Int(arguments[2]) else { fail("expect <iteration>") }
+        let state = Plan.simulate(through: iteration)
+        for line in state.canonicalLines { say(line) }
+        let next = Plan.make(iteration: iteration + 1, state: state)
+        if next.batch != nil {
+            // The batch request of the next iteration may have committed without its save.
+            var partial = state
+            next.applyBatch(to: &partial)
+            say("==PARTIAL==")
+            for line in partial.canonicalLines { say(line) }
+        }
+    case "hold-lock":
+        guard arguments.count >= 4, let seconds = Double(arguments[3]) else { fail("hold-lock <store> <seconds>") }
+        let queue = try DatabaseQueue(path: arguments[2])
+        try queue.inDatabase { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            say("locked")
+            Thread.sleep(forTimeInterval: seconds)
+            try db.execute(sql: "ROLLBACK")
+        }
+        say("released")
+    case "increment":
+        guard arguments.count >= 4, let count = Int(arguments[3]) else { fail("increment <store> <count>") }
+        let driver = try StoreDriver(storePath: arguments[2])
+        var conflicts = 0
+        for _ in 0..<count {
+            while true {
+                // A fresh context per attempt: it reads the row as it is now.
+                let context = driver.context()
+                let request = FetchRequest<ManagedObject>(entityName: "Progress")
+                guard let counter = try context.fetch(request).first else { fail("no counter row") }
+                let value = try counter.value(forKey: "iteration") as? Int64 ?? 0
+                try counter.setValue(value + 1, forKey: "iteration")
+                do {
+                    try context.save()
+                    break
+                } catch ObjectGraphError.mergeConflict {
+                    conflicts += 1
+                } catch StoreError.busy {
+                    // The other process held the lock past the timeout: not a conflict; try again.
+                }
+            }
+        }
+        say("conflicts \(conflicts)")
+    case "file-limit":
+        guard arguments.count >= 4, let bytes = UInt64(arguments[3]) else { fail("file-limit <store> <bytes>") }
+        let driver = try StoreDriver(storePath: arguments[2])
+        // Writes past the limit fail with EFBIG instead of killing the process, as on a full disk.
+        signal(SIGXFSZ, SIG_IGN)
+        var limit = rlimit(rlim_cur: rlim_t(bytes), rlim_max: rlim_t(bytes))
+        guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit") }
+        for (title, size) in [("big", 2 << 20), ("small", 100)] {
+            let context = driver.context()
+            let note = try context.insertNewObject(forEntityName: "Note")
+            try note.setValue(title, forKey: "title")
+            try note.setValue(Data(repeating: 7, count: size), forKey: "blob")
+            do {
+                try context.save()
+                say("\(title): saved")
+            } catch {
+                say("\(title): \(type(of: error)): \(error)")
+            }
+        }
+    case "edit":
+        guard arguments.count >= 5 else { fail("edit <store> <policy> <key=value>...") }
+        let policies: [String: MergePolicy] = ["error": .error, "rollback": .rollback, "overwrite": .overwrite,
+                                               "objectTrump": .mergeByPropertyObjectTrump,
+                                               "storeTrump": .mergeByPropertyStoreTrump]
+        guard let policy = policies[arguments[3]] else { fail("unknown policy \(arguments[3])") }
+        let driver = try StoreDriver(storePath: arguments[2])
+        let context = driver.context()
+        context.mergePolicy = policy
+        guard let note = try context.fetch(FetchRequest<ManagedObject>(entityName: "Note")).first(where: {
+            try $0.value(forKey: "title") as? String == "shared"
+        }) else { fail("no shared note") }
+        _ = try note.value(forKey: "rank")
+        say("read")
+        _ = readLine()
+        for pair in arguments[4...] {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { fail("bad pair \(pair)") }
+            if parts[0] == "rank" { try note.setValue(Int64(parts[1]) ?? 0, forKey: "rank") } else { try note.setValue(parts[1], forKey: parts[0]) }
+        }
+        do {
+            try context.save()
+            say("saved")
+        } catch {
+            say("failed: \(type(of: error))")
+        }
+    case "set-double":
+        guard arguments.count >= 4, let type = AttributeType(rawValue: arguments[2]), let value = Double(arguments[3]) else {
+            fail("set-double <attribute type> <double>")
+        }
+        let model = try ManagedObjectModel { EntityDescription("Probe") { Attribute("value", type) } }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let probe = try context.insertNewObject(forEntityName: "Probe")
+        do {
+            try probe.setValue(value, forKey: "value")
+            try context.save()
+            say("accepted")
+        } catch {
+            say("refused: \(error)")
+        }
+    default:
+        fail("unknown mode \(arguments[1])")
+    }
+} catch {
+    fail("\(error)")
+}

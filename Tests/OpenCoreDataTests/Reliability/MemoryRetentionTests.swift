@@ -1,0 +1,50 @@
+import Foundation
+import GRDB
+import Testing
+@testable import OpenCoreData
+
+extension Reliability {
+    /// What the soak's memory growth came down to, one cause per test.
+    @Suite struct MemoryRetentionTests {
+        /// A long-lived context (a view context) fetches a table another context keeps replacing. Core Data
+        /// holds unchanged registered objects weakly, so they go when the app lets go of them; here the
+        /// registry keeps every object it ever fetched, rows long deleted included.
+        @Test func longLivedContextForgetsObjectsItNoLongerHolds() throws {
+            let stack = try TestStack(model: TestModels.todo())
+            let writer = stack.context(), reader = stack.context()
+            for round in 0..<30 {
+                for old in try writer.fetch(FetchRequest<ManagedObject>(entityName: "Item")) { writer.delete(old) }
+                for index in 0..<10 {
+                    try writer.insertNewObject(forEntityName: "Item").setValue("r\(round)-\(index)", forKey: "name")
+                }
+                try writer.save()
+                let fetched = try reader.fetch(FetchRequest<ManagedObject>(entityName: "Item"))
+                #expect(fetched.count == 10)
+            }
+            // Nothing outside the context holds the objects any more.
+            let registered = reader.registeredObjects.count
+            withKnownIssue("ManagedObjectContext.registry holds every fetched object strongly") {
+                #expect(registered <= 10, "\(registered) objects registered for 10 rows")
+            }
+        }
+
+        /// The coordinator's row cache stays within its capacity after rows were removed from it (a save
+        /// removes and re-stores the rows it wrote, a delete removes them).
+        @Test func rowCacheStaysWithinItsCapacityAfterRemovals() throws {
+            let model = try TestModels.todo()
+            let entity = try #require(model.entitiesByName["Tag"])
+            let store = StoreIdentity(uuid: "CACHE")
+            func id(_ key: Int64) -> ManagedObjectID { ManagedObjectID(entity: entity, primaryKey: key, store: store) }
+            func row(_ key: Int64) -> RowValues { [key.databaseValue, 3.databaseValue, 1.databaseValue, .null] }
+            let cache = RowCache(capacity: 10)
+            cache.store((1...10).map { (id($0), row($0)) })
+            cache.remove((1...10).map(id))
+            cache.store((11...20).map { (id($0), row($0)) })
+            cache.store([(id(21), row(21))])
+            let held = (1...21).filter { cache.row(for: id(Int64($0))) != nil }.count
+            withKnownIssue("RowCache.remove leaves the IDs in `order`, so eviction drops stale IDs instead of rows") {
+                #expect(held <= 10, "\(held) rows held with a capacity of 10")
+            }
+        }
+    }
+}
