@@ -28,7 +28,7 @@ extension ManagedObjectContext {
                 try store.apply(changes)
                 break
             } catch let conflicts as StoreConflicts {
-                guard attempt < 4, mergePolicy != .error else {
+                guard attempt < 16, mergePolicy != .error else {
                     throw ObjectGraphError.mergeConflict(conflicts.conflicts.map { describe($0) })
                 }
                 try resolve(conflicts.conflicts)

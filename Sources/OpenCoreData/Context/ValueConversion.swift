@@ -13,10 +13,27 @@ enum ValueConversion {
         guard let value else { return .null }
         // Fast paths: the exact Swift type of the attribute, without the general casts below.
         switch attribute.attributeType {
-        case .string: if let v = value as? String { return v.databaseValue }
-        case .date: if let v = value as? Date { return v.timeIntervalSinceReferenceDate.databaseValue }
+        case .string:
+            if let v = value as? String {
+                // SQLite's C strings end at NUL: refuse rather than store a shortened string.
+                guard !v.utf8.contains(0) else {
+                    throw ObjectGraphError.typeMismatch(entity: attribute.entity?.name ?? "?", key: attribute.name,
+                                                        expected: "a String without NUL characters (use Binary for bytes)",
+                                                        actual: "a String containing NUL")
+                }
+                return v.databaseValue
+            }
+        case .date:
+            if let v = value as? Date {
+                guard v.timeIntervalSinceReferenceDate.isFinite else { throw nonFinite(attribute, "\(v.timeIntervalSinceReferenceDate)") }
+                return v.timeIntervalSinceReferenceDate.databaseValue
+            }
         case .boolean: if let v = value as? Bool { return (v ? 1 : 0).databaseValue }
-        case .double: if let v = value as? Double { return v.databaseValue }
+        case .double:
+            if let v = value as? Double {
+                guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
+                return v.databaseValue
+            }
         case .integer64: if let v = value as? Int64 { return v.databaseValue }
         default: break
         }
@@ -73,35 +90,55 @@ enum ValueConversion {
             }
         case .double, .float:
             switch value {
-            case let v as Double: return v.databaseValue
-            case let v as Float: return Double(v).databaseValue
+            case let v as Double:
+                guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
+                return v.databaseValue
+            case let v as Float:
+                guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
+                return Double(v).databaseValue
             case let v as Int: return Double(v).databaseValue
             case let v as Int64: return Double(v).databaseValue
             case let v as Int32: return Double(v).databaseValue
             case let v as Int16: return Double(v).databaseValue
-            case let v as Decimal: return NSDecimalNumber(decimal: v).doubleValue.databaseValue
-            case let v as NSNumber: return v.doubleValue.databaseValue
+            case let v as Decimal:
+                guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
+                return NSDecimalNumber(decimal: v).doubleValue.databaseValue
+            case let v as NSNumber:
+                guard !v.doubleValue.isNaN else { throw nonFinite(attribute, "NaN") }
+                return v.doubleValue.databaseValue
             default: throw mismatch()
             }
         case .decimal:
             switch value {
-            case let v as Decimal: return decimalStoreValue(v)
-            case let v as Int: return decimalStoreValue(Decimal(v))
-            case let v as Int64: return decimalStoreValue(Decimal(v))
-            case let v as Int32: return decimalStoreValue(Decimal(Int(v)))
-            case let v as Double: return decimalStoreValue(Decimal(v))
-            case let v as NSNumber: return decimalStoreValue(v.decimalValue)
+            case let v as Decimal:
+                guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
+                return try exactDecimal(v, attribute)
+            case let v as Int: return try exactDecimal(Decimal(v), attribute)
+            case let v as Int64: return try exactDecimal(Decimal(v), attribute)
+            case let v as Int32: return try exactDecimal(Decimal(Int(v)), attribute)
+            case let v as UInt: return try exactDecimal(Decimal(string: String(v)) ?? Decimal(v), attribute)
+            case let v as UInt64: return try exactDecimal(Decimal(string: String(v)) ?? Decimal(v), attribute)
+            case let v as Double:
+                // Foundation's Decimal(Double) traps on infinities.
+                guard v.isFinite else { throw nonFinite(attribute, "\(v)") }
+                return try exactDecimal(Decimal(v), attribute)
+            case let v as NSNumber:
+                guard v.doubleValue.isFinite else { throw nonFinite(attribute, "\(v)") }
+                return try exactDecimal(v.decimalValue, attribute)
             default: throw mismatch()
             }
         case .string:
+            let string: String
             switch value {
-            case let v as String: return v.databaseValue
-            case let v as Substring: return String(v).databaseValue
-            case let v as NSString: return (v as String).databaseValue
+            case let v as String: string = v
+            case let v as Substring: string = String(v)
+            case let v as NSString: string = v as String
             default: throw mismatch()
             }
+            return try storeValue(string, for: attribute)
         case .date:
             guard let v = value as? Date else { throw mismatch() }
+            guard v.timeIntervalSinceReferenceDate.isFinite else { throw nonFinite(attribute, "\(v.timeIntervalSinceReferenceDate)") }
             return v.timeIntervalSinceReferenceDate.databaseValue
         case .binaryData, .transformable:
             switch value {
@@ -165,6 +202,27 @@ enum ValueConversion {
             default: return nil
             }
         }
+    }
+
+    /// NaN (and infinities where the type has none) cannot be stored faithfully: SQLite turns NaN into NULL.
+    static func nonFinite(_ attribute: AttributeDescription, _ value: String) -> ObjectGraphError {
+        .valueOutOfRange(entity: attribute.entity?.name ?? "?", key: attribute.name, value: value)
+    }
+
+    /// A decimal the store can keep exactly, or a typed error. The column has NUMERIC affinity: SQLite keeps
+    /// any 64-bit integer exactly, but other numbers only to 15 significant digits (it converts them to
+    /// REAL), so a decimal with more would come back changed. We refuse it instead.
+    static func exactDecimal(_ value: Decimal, _ attribute: AttributeDescription) throws -> DatabaseValue {
+        let text = NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX"))
+        if Int64(text) != nil { return decimalStoreValue(value) }
+        var digits = text.filter(\.isNumber)
+        while digits.first == "0" { digits.removeFirst() }
+        if text.contains(".") { while digits.last == "0" { digits.removeLast() } }
+        guard digits.count <= 15 else {
+            throw ObjectGraphError.valueOutOfRange(entity: attribute.entity?.name ?? "?", key: attribute.name,
+                                                   value: "\(text) (more than 15 significant digits, which SQLite does not keep)")
+        }
+        return decimalStoreValue(value)
     }
 
     static func decimalStoreValue(_ value: Decimal) -> DatabaseValue {

@@ -88,8 +88,11 @@ extension PersistentStore {
 
     /// Reserves `count` new primary keys for entities stored in `root`'s table.
     func reservePrimaryKeys(root: EntityDescription, count: Int, in db: Database) throws -> Int64 {
-        let newMax = try Int64.fetchOne(db, sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX",
-                                        arguments: [count, root.entityNumber])
+        // Never behind the table's own keys, even if another program inserted rows without bumping Z_MAX.
+        let newMax = try Int64.fetchOne(db, sql: """
+            UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(IFNULL(Z_MAX, 0), (SELECT IFNULL(MAX(Z_PK), 0) FROM \(root.tableName))) + ?
+            WHERE Z_ENT = ? RETURNING Z_MAX
+            """, arguments: [count, root.entityNumber])
         guard let newMax else {
             throw StoreError.corrupt(path: displayPath, reason: "Z_PRIMARYKEY has no row for entity \(root.name)")
         }

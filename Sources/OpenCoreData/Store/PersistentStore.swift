@@ -3,6 +3,7 @@ import GRDB
 import GRDBSQLite
 import Logging
 import Synchronization
+import GRDBSQLite
 
 /// The kinds of store a coordinator can hold. Both are SQLite: one code path.
 public enum StoreType: String, Sendable, Hashable {
@@ -86,6 +87,14 @@ public final class PersistentStore: @unchecked Sendable {
             }
         }
         let path = url?.path ?? ":memory:"
+        // An existing file is checked through a read-only connection first: opening a pool switches the
+        // journal mode and writes, which must never happen to a file we then refuse.
+        var checked: ExistingStore?
+        if type == .sqlite, FileManager.default.fileExists(atPath: path) {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            guard size > 0 else { throw StoreError.notAStore(path: path, reason: "the file is empty (zero bytes)") }
+            checked = try Self.checkExisting(path: path, model: model, options: options)
+        }
         do {
             switch (type, options.readOnly) {
             case (.inMemory, _):
@@ -108,8 +117,19 @@ public final class PersistentStore: @unchecked Sendable {
         }
         var loadedIdentifier = UUID().uuidString.uppercased()
         do {
-            loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, options: options,
-                                                      path: path, newIdentifier: loadedIdentifier)
+            if let checked {
+                loadedIdentifier = checked.identifier
+                if let metadata = checked.updatedMetadata {
+                    let data = try metadata.plistData()
+                    try writer.write { db in
+                        try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = (SELECT MIN(Z_VERSION) FROM Z_METADATA)",
+                                       arguments: [data])
+                    }
+                }
+            } else {
+                loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, options: options,
+                                                          path: path, newIdentifier: loadedIdentifier)
+            }
         } catch let error as DatabaseError {
             throw StoreError.fromOpening(error, path: path)
         }
@@ -117,10 +137,60 @@ public final class PersistentStore: @unchecked Sendable {
         identity = StoreIdentity(uuid: loadedIdentifier)
     }
 
+    /// What checking an existing store file found.
+    struct ExistingStore {
+        var identifier: String
+        /// Metadata to write because only the version hashes differed and the caller allowed the update.
+        var updatedMetadata: StoreMetadata?
+    }
+
+    /// Checks an existing file through a read-only connection that changes nothing in it. Nil when the
+    /// file must be opened writable before it can be read (a hot journal left by an interrupted write,
+    /// which SQLite rolls back on a writable open).
+    private static func checkExisting(path: String, model: ManagedObjectModel, options: StoreOptions) throws -> ExistingStore? {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(options.busyTimeout)
+        let hasHotJournal = FileManager.default.fileExists(atPath: path + "-journal")
+        do {
+            let reader = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? reader.close() }
+            let tableCount = try reader.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'") ?? 0
+            }
+            // An SQLite file with no tables yet becomes a new store when opened writable.
+            if tableCount == 0 && !options.readOnly { return nil }
+            var readOnly = options
+            readOnly.readOnly = true
+            var updated: StoreMetadata?
+            let identifier = try prepareSchema(writer: reader, model: model, options: readOnly, path: path,
+                                               newIdentifier: UUID().uuidString.uppercased(),
+                                               quietHashDifferences: !options.readOnly) { differences, metadata in
+                guard !options.readOnly else { return }
+                guard options.updatesMetadataWhenSchemaMatches, var metadata else {
+                    throw StoreError.incompatibleModel(path: path, differences: differences)
+                }
+                metadata.versionHashes = model.entityVersionHashesByName
+                metadata.versionIdentifiers = StoreMetadata(model: model).versionIdentifiers
+                updated = metadata
+            }
+            return ExistingStore(identifier: identifier, updatedMetadata: updated)
+        } catch let error as DatabaseError {
+            if hasHotJournal, error.resultCode == .SQLITE_READONLY || error.extendedResultCode.rawValue & 0xff == SQLITE_READONLY {
+                if options.readOnly {
+                    throw StoreError.corrupt(path: path, reason: "an interrupted write left a hot journal; open it writable once so SQLite can roll it back")
+                }
+                return nil
+            }
+            throw StoreError.fromOpening(error, path: path)
+        }
+    }
+
     /// Creates the layout in an empty database, or checks that an existing one fits the model.
     /// Returns the store's UUID.
     private static func prepareSchema(writer: any DatabaseWriter, model: ManagedObjectModel, options: StoreOptions,
-                                      path: String, newIdentifier: String) throws -> String {
+                                      path: String, newIdentifier: String, quietHashDifferences: Bool = false,
+                                      hashesDiffer: (([String], StoreMetadata?) throws -> Void)? = nil) throws -> String {
         let readOnly = options.readOnly
         let tables = try writer.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -154,8 +224,15 @@ public final class PersistentStore: @unchecked Sendable {
         if !tableDifferences.isEmpty {
             throw StoreError.incompatibleModel(path: path, differences: tableDifferences + hashDifferences)
         }
-        let identifier = metadata?.uuidString ?? rowUUID ?? newIdentifier
-        if !hashDifferences.isEmpty {
+        guard let identifier = metadata?.uuidString ?? rowUUID else {
+            throw StoreError.corrupt(path: path, reason: "Z_METADATA has no row: the store's identity and model are unknown")
+        }
+        if !hashDifferences.isEmpty, let hashesDiffer {
+            try hashesDiffer(hashDifferences, metadata)
+            if !quietHashDifferences {
+                sqlLogger.warning("\(path): version hashes differ from the model, the schema matches; reading anyway: \(hashDifferences.joined(separator: "; "))")
+            }
+        } else if !hashDifferences.isEmpty {
             // The tables are what the model implies; only hashes differ (optionality, delete rules…).
             if readOnly {
                 sqlLogger.warning("\(path): version hashes differ from the model, the schema matches; reading anyway: \(hashDifferences.joined(separator: "; "))")

@@ -130,8 +130,9 @@ extension Reliability {
         /// goes through GRDB's DatabasePool set-up, which switches the file to WAL and commits a CREATE/DROP TABLE
         /// before PersistentStore checks that the file is a store of this model; a zero-length file is taken
         /// for a new store and filled in.
-        static let changedOnOpen: Set<Damage> = [.zeroLength, .foreignSQLiteDatabase, .foreignRollbackJournalStoreOfAnotherModel,
-                                                 .corruptPages, .garbageMetadataPlist]
+        /// A file whose damage only a full page check would see passes the (cheap) schema check and is then
+        /// opened writable, which switches it to WAL: a known gap (a `quick_check` on open costs a full read).
+        static let changedOnOpen: Set<Damage> = [.corruptPages]
 
         @Test(arguments: Damage.allCases)
         func damagedFileIsRefusedAndLeftAsItWas(_ damage: Damage) throws {
@@ -152,7 +153,7 @@ extension Reliability {
                 #expect((after[url.lastPathComponent + "-wal"]?.count ?? 0) == 0, "\(damage): frames left in the WAL")
             }
             if Self.changedOnOpen.contains(damage) {
-                withKnownIssue("PersistentStore.init opens a DatabasePool (which writes) before checking the file") { check() }
+                withKnownIssue("damage inside pages is not detected before the writable open") { check() }
             } else {
                 check()
             }

@@ -71,16 +71,11 @@ extension Reliability {
                 let stored = Self.describe(try object.value(forKey: entry.key))
                 if stored != entry.value { changed.append("\(entry.key) ← \(entry.label): \(entry.value) became \(stored)") }
             }
-            // Known silent changes (docs/RELIABILITY.md): NUL truncation (GRDB binding), NaN → NULL and -0.0 → 0
-            // (SQLite's REAL), UInt64.max on a Decimal (converted through a Double; see decimalsKeepEveryDigit).
-            let known = ["name ← NUL String", "createdAt ← Date nan", "score ← Double.nan", "score ← Float.nan",
-                         "score ← Decimal.nan", "score ← -0.0", "ratio ← Double.nan", "ratio ← Float.nan", "ratio ← Decimal.nan",
-                         "ratio ← -0.0", "price ← UInt64.max"]
+            // NUL strings, NaN and decimals SQLite cannot keep exactly are refused now; the one change left
+            // is -0.0 → 0.0 (SQLite's REAL has no negative zero), which compares equal.
+            let known = ["score ← -0.0", "ratio ← -0.0"]
             let unexplained = changed.filter { line in !known.contains { line.hasPrefix($0) } }
             #expect(unexplained.isEmpty, "values changed by the round trip: \(unexplained)")
-            withKnownIssue("NUL truncated, NaN stored as NULL, -0.0 as 0, UInt64 through Double") {
-                #expect(changed.isEmpty, "values changed by the round trip: \(changed)")
-            }
             print("HostileValueTests: \(tried) attribute/value pairs, \(refused) refused, \(accepted.count) kept, \(changed.count) changed")
         }
 
@@ -94,16 +89,23 @@ extension Reliability {
                 #expect(result.status == 0, "the process died (status \(result.status)) setting \(literal) on a Decimal")
                 #expect(result.output.hasPrefix("refused") || result.output.hasPrefix("accepted"))
             }
-            if literal == "1e308" || literal == "nan" { check() } else {
-                withKnownIssue("ValueConversion.storeValue: Decimal(Double) traps on NaN and infinity") { check() }
-            }
+            check()
         }
 
         /// Decimals keep every digit (ValueConversion.decimalStoreValue promises so).
         @Test func decimalsKeepEveryDigit() throws {
             let stack = try TestStack(model: TestModels.todo())
             let context = stack.context()
-            let values = ["123456789012345678901234567890", "1234567890.123456789012345678", "0.1", "-42", "18446744073709551615"]
+            // Values SQLite keeps exactly go in; longer ones are refused, never shortened.
+            let tooLong = ["123456789012345678901234567890", "1234567890.123456789012345678", "18446744073709551615"]
+            for value in tooLong {
+                let item = try context.insertNewObject(forEntityName: "Item")
+                #expect(throws: ObjectGraphError.self) {
+                    try item.setValue(Decimal(string: value, locale: Locale(identifier: "en_US_POSIX"))!, forKey: "price")
+                }
+                context.delete(item)
+            }
+            let values = ["123456789012345", "1234567.12345678", "0.1", "-42", "9223372036854775807", "12.34"]
             var items: [ManagedObject] = []
             for value in values {
                 let item = try context.insertNewObject(forEntityName: "Item")
@@ -124,30 +126,22 @@ extension Reliability {
             // through NSNumber.decimalValue, which passes through a Double on Linux.
             let unsigned = try context.insertNewObject(forEntityName: "Item")
             try unsigned.setValue("u", forKey: "name")
-            try unsigned.setValue(UInt64.max, forKey: "price")
-            let held = try unsigned.value(forKey: "price") as? Decimal
-            withKnownIssue("UInt64 on a Decimal attribute loses digits on the way in") {
-                #expect(held == Decimal(string: "18446744073709551615"))
-            }
+            #expect(throws: ObjectGraphError.self) { try unsigned.setValue(UInt64.max, forKey: "price") }
+            try unsigned.setValue(UInt64(Int64.max), forKey: "price")
+            #expect(try unsigned.value(forKey: "price") as? Decimal == Decimal(string: "9223372036854775807"))
         }
 
-        /// Strings with NUL characters survive a save and a fetch, in full.
-        @Test func stringsWithNULSurviveTheStore() throws {
+        /// Strings with NUL characters are refused with a typed error (SQLite's C strings would end at the
+        /// NUL); nothing shortened reaches the store.
+        @Test func stringsWithNULAreRefusedNotShortened() throws {
             let stack = try TestStack(model: TestModels.todo())
             let context = stack.context()
             let text = "before\u{0}after\u{0}"
             let item = try context.insertNewObject(forEntityName: "Item")
-            try item.setValue(text, forKey: "name")
-            try context.save()
-            let queue = try DatabaseQueue(path: stack.url.path)
-            let other = stack.context()
-            let fetched = try other.fetch(FetchRequest<ManagedObject>(entityName: "Item"))[0]
-            let storedLength = try queue.read { try Int.fetchOne($0, sql: "SELECT length(CAST(ZNAME AS BLOB)) FROM ZITEM") }
-            let readBack = try fetched.value(forKey: "name") as? String
-            withKnownIssue("GRDB binds String with length -1: SQLite keeps the text up to the first NUL") {
-                #expect(storedLength == text.utf8.count)
-                #expect(readBack == text)
-            }
+            #expect(throws: ObjectGraphError.self) { try item.setValue(text, forKey: "name") }
+            let batch = BatchInsertRequest(entityName: "Item", objects: [["name": text]])
+            #expect(throws: ObjectGraphError.self) { try context.execute(batch) }
+            #expect(try FetchPlanCount.count(stack, "Item") == 0)
         }
 
         /// Values another program wrote into our columns: invalid UTF-8, the wrong storage class, absurd
