@@ -92,8 +92,12 @@ public final class PersistentStore: @unchecked Sendable {
         var checked: ExistingStore?
         if type == .sqlite, FileManager.default.fileExists(atPath: path) {
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-            guard size > 0 else { throw StoreError.notAStore(path: path, reason: "the file is empty (zero bytes)") }
-            checked = try Self.checkExisting(path: path, model: model, options: options)
+            if size == 0 {
+                // An empty file is an empty SQLite database: a new store when opened writable.
+                if options.readOnly { throw StoreError.notAStore(path: path, reason: "the file is empty (zero bytes)") }
+            } else {
+                checked = try Self.checkExisting(path: path, model: model, options: options)
+            }
         }
         do {
             switch (type, options.readOnly) {
