@@ -268,7 +268,7 @@ struct FetchPlan<T> {
         // Rows read on a private queue are kept for other contexts (seed 002: IDs handed to the main
         // context). The array is shared, not copied.
         if context.concurrencyType == .privateQueue {
-            coordinator.rowCache.store(rows: rows, table: entity.tableName)
+            coordinator.rowCache.store(rows: rows, table: entity.tableName, token: store.externalChangeToken())
         }
         return applyingPending ? try applyPendingIfNeeded(objects) : objects
     }

@@ -378,7 +378,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             return
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        if let cached = coordinator.rowCache.row(for: object.objectID) {
+        if !coordinator.rowCache.isEmpty, let store = try? coordinator.primaryStore(),
+           let cached = coordinator.rowCache.row(for: object.objectID, token: store.externalChangeToken()) {
             object.row = cached
             object.awakeFromFetch()
             return

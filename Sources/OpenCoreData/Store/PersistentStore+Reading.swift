@@ -66,6 +66,14 @@ extension PersistentStore {
         }
     }
 
+    /// A number that changes when another connection (another process, or another coordinator on the same
+    /// file) commits: SQLite's `data_version` as the writer connection sees it. Our own saves, made on that
+    /// connection, leave it alone. In-memory stores have no other writers.
+    func externalChangeToken() -> Int {
+        guard type == .sqlite, !isReadOnly, let pool = writer as? DatabasePool else { return 0 }
+        return (try? pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA data_version") ?? 0 }) ?? -1
+    }
+
     /// Runs a read on a reader connection (a WAL snapshot for file stores), mapping SQLite errors.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         readCount.add(1, ordering: .relaxed)

@@ -13,10 +13,13 @@ final class RowCache: Sendable {
         // @unchecked Sendable: `index` is built and read only under the cache's mutex.
         let table: String
         let rows: [RowValues]
+        /// The store's external-change token when the rows were read.
+        let token: Int
         var index: [Int64: Int]?
-        init(table: String, rows: [RowValues]) {
+        init(table: String, rows: [RowValues], token: Int) {
             self.table = table
             self.rows = rows
+            self.token = token
         }
     }
 
@@ -30,10 +33,18 @@ final class RowCache: Sendable {
 
     init(capacity: Int) { self.capacity = capacity }
 
-    /// The newest cached row of an object, if any.
-    func row(for id: ManagedObjectID) -> RowValues? {
+    /// Whether anything is cached (so callers can skip asking the store for its token).
+    var isEmpty: Bool { state.withLock { $0.batches.isEmpty } }
+
+    /// The newest cached row of an object, if any, among rows read while the store's external-change
+    /// token was `token` (rows from before another process wrote are dropped).
+    func row(for id: ManagedObjectID, token: Int) -> RowValues? {
         let table = id.entity.tableName
         return state.withLock { state in
+            if state.batches.contains(where: { $0.token != token }) {
+                state.batches.removeAll { $0.token != token }
+                state.total = state.batches.reduce(0) { $0 + $1.rows.count }
+            }
             for batch in state.batches.reversed() where batch.table == table {
                 if batch.index == nil {
                     var index: [Int64: Int] = Dictionary(minimumCapacity: batch.rows.count)
@@ -47,11 +58,11 @@ final class RowCache: Sendable {
     }
 
     /// Keeps a fetch's rows (all of one table), the newest `capacity` of them at most.
-    func store(rows: [RowValues], table: String) {
+    func store(rows: [RowValues], table: String, token: Int) {
         guard capacity > 0, !rows.isEmpty else { return }
         let kept = rows.count > capacity ? Array(rows.suffix(capacity)) : rows
         state.withLock { state in
-            state.batches.append(Batch(table: table, rows: kept))
+            state.batches.append(Batch(table: table, rows: kept, token: token))
             state.total += kept.count
             while state.total > capacity, let oldest = state.batches.first {
                 state.total -= oldest.rows.count

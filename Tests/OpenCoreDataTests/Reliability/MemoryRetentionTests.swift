@@ -37,13 +37,13 @@ extension Reliability {
             func id(_ key: Int64) -> ManagedObjectID { ManagedObjectID(entity: entity, primaryKey: key, store: store) }
             func row(_ key: Int64) -> RowValues { [key.databaseValue, 3.databaseValue, 1.databaseValue, .null] }
             let cache = RowCache(capacity: 10)
-            cache.store(rows: (1...10).map(row), table: entity.tableName)
+            cache.store(rows: (1...10).map(row), table: entity.tableName, token: 0)
             cache.remove((1...10).map(id))
-            cache.store(rows: (11...20).map(row), table: entity.tableName)
-            cache.store(rows: [row(21)], table: entity.tableName)
-            let held = (1...21).filter { cache.row(for: id(Int64($0))) != nil }.count
+            cache.store(rows: (11...20).map(row), table: entity.tableName, token: 0)
+            cache.store(rows: [row(21)], table: entity.tableName, token: 0)
+            let held = (1...21).filter { cache.row(for: id(Int64($0)), token: 0) != nil }.count
             #expect(held <= 10, "\(held) rows held with a capacity of 10")
-            #expect(cache.row(for: id(21)) != nil)
+            #expect(cache.row(for: id(21), token: 0) != nil)
         }
     }
 }
