@@ -42,10 +42,9 @@ struct SQLLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        guard SQLLog.isVisible || level >= .warning else { return }
-        let prefix = level >= .warning ? "CoreData: warning:" : "CoreData: sql:"
-        Console.error("\(prefix) \(message)")
+    func log(event: LogEvent) {
+        guard SQLLog.isVisible || event.level >= .warning else { return }
+        let prefix = event.level >= .warning ? "CoreData: warning:" : "CoreData: sql:"
+        Console.error("\(prefix) \(event.message)")
     }
 }
