@@ -81,6 +81,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // Object graph state; touched on the context's queue only.
     var registry: [ManagedObjectID: ManagedObject] = [:]
+    /// Registry size at which objects nobody holds are forgotten (see `trimRegistry`).
+    var registryTrimThreshold = 10_000
+    /// The smallest threshold, so small contexts never pay for trimming.
+    var registryTrimFloor = 10_000 {
+        didSet { registryTrimThreshold = registryTrimFloor }
+    }
     var insertedSet: Set<ManagedObject> = []
     var updatedSet: Set<ManagedObject> = []
     var deletedSet: Set<ManagedObject> = []
@@ -205,12 +211,36 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     @discardableResult
     func register(row: RowValues?, id: ManagedObjectID) -> ManagedObject {
+        if registry.count >= registryTrimThreshold { trimRegistry() }
         let object = id.entity.managedObjectClass.init(entity: id.entity, id: id)
         object.managedObjectContext = self
         object.row = row
         object.flags.insert(.registered)
         registry[id] = object
         return object
+    }
+
+    /// Forgets objects nobody else holds and that have nothing unsaved, as Core Data's context holds such
+    /// objects weakly. Run when the registry has doubled since the last trim, so the cost is amortized;
+    /// a uniqueness check instead of weak references keeps fetches free of side-table costs.
+    func trimRegistry() {
+        var index = registry.values.startIndex
+        var forgotten: [ManagedObjectID] = []
+        while index != registry.values.endIndex {
+            // Checked before any local reference is taken, which would count as a second holder.
+            if isKnownUniquelyReferenced(&registry.values[index]) {
+                let object = registry.values[index]
+                if object.changes.isEmpty && !object.isInserted && !object.isDeleted { forgotten.append(object.objectID) }
+            }
+            registry.values.formIndex(after: &index)
+        }
+        for id in forgotten {
+            if let object = registry.removeValue(forKey: id) {
+                object.flags.remove(.registered)
+                object.contextReference = nil
+            }
+        }
+        registryTrimThreshold = max(registryTrimFloor, registry.count * 2)
     }
 
     func unregister(_ object: ManagedObject) {

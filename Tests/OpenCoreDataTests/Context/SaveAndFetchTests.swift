@@ -265,3 +265,36 @@ enum FetchPlanCount {
         }
     }
 }
+
+@Suite struct RegistryTrimTests {
+    @Test func objectsNobodyHoldsAreForgottenAndHeldOrChangedOnesKept() throws {
+        let stack = try TestStack(model: TestModels.todo(), inMemory: true)
+        let writer = stack.context()
+        let reader = stack.context()
+        reader.registryTrimFloor = 50
+        var kept: ManagedObject?
+        var edited: ManagedObjectID?
+        var live: [ManagedObject] = []
+        for round in 0..<30 {
+            // Another context replaces the rows: the reader's old objects are of rows that are gone.
+            for object in live { writer.delete(object) }
+            live = try (0..<10).map { index in
+                let item = try writer.insertNewObject(forEntityName: "Item")
+                try item.setValue("r\(round)-\(index)", forKey: "name")
+                return item
+            }
+            try writer.save()
+            let fetched = try reader.fetch(FetchRequest<ManagedObject>(entityName: "Item"))
+            #expect(fetched.count >= 10)  // 11 once the edited object's row is gone: unsaved edits still show
+            if round == 0 {
+                kept = fetched[0]
+                try fetched[1].setValue("edited", forKey: "name")
+                edited = fetched[1].objectID
+            }
+        }
+        // Without trimming the reader would hold 300 objects; it keeps about the threshold's worth.
+        #expect(reader.registeredObjects.count <= 110)
+        #expect(reader.registeredObject(for: kept!.objectID) === kept)
+        #expect(try reader.registeredObject(for: edited!)?.value(forKey: "name") as? String == "edited")
+    }
+}
