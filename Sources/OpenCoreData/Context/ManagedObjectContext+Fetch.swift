@@ -9,6 +9,16 @@ extension ManagedObjectContext {
         let plan = try FetchPlan(request: request, context: self)
         switch request.resultType {
         case .managedObject:
+            if request.fetchBatchSize > 0 && !plan.hasPendingChanges && parent == nil
+                && !coordinatorSchema(plan).sharesTable
+                && (T.self == ManagedObject.self || plan.entity.managedObjectClass is T.Type) {
+                // One entity in its table: only the keys are read and kept.
+                let keys = try plan.storeQuery.readPrimaryKeys()
+                let batched = BatchedObjects(primaryKeys: keys, entity: plan.entity, store: plan.store.identity,
+                                             batchSize: request.fetchBatchSize, context: self)
+                batched.prefetchKeyPaths = request.relationshipKeyPathsForPrefetching
+                return FetchResults(batched: batched)
+            }
             if request.fetchBatchSize > 0 && !plan.hasPendingChanges {
                 let ids = try plan.fetchIDs()
                 guard T.self == ManagedObject.self || ids.isEmpty || ids[0].entity.managedObjectClass is T.Type else {
@@ -50,6 +60,10 @@ extension ManagedObjectContext {
     /// The number of objects a request would return, without reading them.
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
         try FetchPlan(request: request, context: self).count()
+    }
+
+    private func coordinatorSchema<T>(_ plan: FetchPlan<T>) -> StoreSchema.EntityMapping {
+        plan.coordinator.managedObjectModel.schema.mapping(for: plan.entity)
     }
 
     /// Reads the objects at relationship key paths of `objects` in bulk: the related faults of each step
@@ -455,6 +469,19 @@ struct StoreQuery: @unchecked Sendable {
         progress?(rows.count)
         PersistentStore.logFetch(rows: rows.count, since: start)
         return rows
+    }
+
+    /// Primary keys only, in order (for an entity alone in its table).
+    func readPrimaryKeys() throws -> [Int64] {
+        let start = ContinuousClock.now
+        let sql = "SELECT t0.Z_PK" + idsSQL.dropFirst("SELECT t0.Z_ENT, t0.Z_PK".count)
+        let keys: [Int64] = try store.read { db in
+            var keys: [Int64] = []
+            try db.stepRows(sql: sql, arguments: arguments) { handle in keys.append(sqlite3_column_int64(handle, 0)) }
+            return keys
+        }
+        PersistentStore.logFetch(rows: keys.count, since: start)
+        return keys
     }
 
     /// IDs only, in order.

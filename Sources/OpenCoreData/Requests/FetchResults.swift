@@ -20,7 +20,7 @@ public struct FetchResults<Element>: RandomAccessCollection {
     public var endIndex: Int {
         switch storage {
         case .materialized(let elements): return elements.count
-        case .batched(let batched): return batched.ids.count
+        case .batched(let batched): return batched.count
         }
     }
 
@@ -40,7 +40,31 @@ public struct FetchResults<Element>: RandomAccessCollection {
 
 /// The IDs of a batched fetch, and the objects read so far.
 final class BatchedObjects {
-    let ids: [ManagedObjectID]
+    /// The keys in order: full IDs, or — for an entity alone in its table — just the primary keys
+    /// (8 bytes a row instead of an ID's 32).
+    private enum Keys {
+        case ids([ManagedObjectID])
+        case primaryKeys([Int64], entity: EntityDescription, store: StoreIdentity?)
+    }
+    private let keys: Keys
+    let count: Int
+
+    /// The IDs, in order.
+    var ids: [ManagedObjectID] {
+        switch keys {
+        case .ids(let ids): return ids
+        case .primaryKeys(let keys, let entity, let store):
+            return keys.map { ManagedObjectID(entity: entity, primaryKey: $0, store: store) }
+        }
+    }
+
+    func id(at index: Int) -> ManagedObjectID {
+        switch keys {
+        case .ids(let ids): return ids[index]
+        case .primaryKeys(let keys, let entity, let store):
+            return ManagedObjectID(entity: entity, primaryKey: keys[index], store: store)
+        }
+    }
     let batchSize: Int
     private var objects: [ManagedObject?]
     private let contextReference: ContextReference
@@ -50,20 +74,31 @@ final class BatchedObjects {
     /// Relationships read along with each batch.
     var prefetchKeyPaths: [String] = []
 
-    init(ids: [ManagedObjectID], batchSize: Int, context: ManagedObjectContext) {
-        self.ids = ids
+    convenience init(primaryKeys: [Int64], entity: EntityDescription, store: StoreIdentity?, batchSize: Int,
+                     context: ManagedObjectContext) {
+        self.init(keys: .primaryKeys(primaryKeys, entity: entity, store: store), count: primaryKeys.count,
+                  batchSize: batchSize, context: context)
+    }
+
+    convenience init(ids: [ManagedObjectID], batchSize: Int, context: ManagedObjectContext) {
+        self.init(keys: .ids(ids), count: ids.count, batchSize: batchSize, context: context)
+    }
+
+    private init(keys: Keys, count: Int, batchSize: Int, context: ManagedObjectContext) {
+        self.keys = keys
+        self.count = count
         self.batchSize = max(1, batchSize)
-        self.objects = Array(repeating: nil, count: ids.count)
+        self.objects = Array(repeating: nil, count: count)
         self.contextReference = context.reference
     }
 
     func object(at index: Int) -> ManagedObject {
         if let object = objects[index] { return object }
         let start = index - index % batchSize
-        let range = start..<min(start + batchSize, ids.count)
+        let range = start..<min(start + batchSize, count)
         if let context = contextReference.context {
             do {
-                let loaded = try context.materializeBatch(Array(ids[range]))
+                let loaded = try context.materializeBatch(range.map(id(at:)))
                 if !prefetchKeyPaths.isEmpty { try context.prefetch(prefetchKeyPaths, for: loaded) }
                 for (offset, object) in loaded.enumerated() { objects[range.lowerBound + offset] = object }
             } catch {
@@ -72,7 +107,8 @@ final class BatchedObjects {
         }
         if let object = objects[index] { return object }
         // The context is gone or the store refused: hand out a fault that reports the problem when used.
-        let fault = ids[index].entity.managedObjectClass.init(entity: ids[index].entity, id: ids[index])
+        let id = id(at: index)
+        let fault = id.entity.managedObjectClass.init(entity: id.entity, id: id)
         objects[index] = fault
         return fault
     }
