@@ -9,7 +9,8 @@
 # --known    only run the saved reproducers in Fuzz/Crashes/ with the targets' known-crash filters off, and
 #            say for each whether it still crashes (exit 0 either way).
 #
-# FUZZ_TARGETS="FuzzPredicate" (space-separated) runs only those targets.
+# FUZZ_TARGETS="FuzzPredicate" (space-separated) runs only those targets; OCD_FUZZ_RSS_MB (default 2048) sets
+# libFuzzer's -rss_limit_mb.
 #
 # Exit status: 0 when no target crashed, 1 when one did (its input is in Fuzz/.build/fuzz-artifacts/), 2 when
 # the build failed.
@@ -92,7 +93,7 @@ for spec in "${TARGETS[@]}"; do
     # New inputs go to the first folder ($work/new), so the repository's corpus is only read while fuzzing.
     "$BIN/$target" "$work/new" "$corpus" \
         -dict="Fuzz/Dictionaries/$dict" -max_len="$maxlen" -max_total_time="$SECONDS_PER_TARGET" \
-        -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1
+        -rss_limit_mb="${OCD_FUZZ_RSS_MB:-2048}" -timeout=30 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1
     status=$?
     runs=$(grep -m1 -oE 'stat::number_of_executed_units: +[0-9]+' "$log" | grep -oE '[0-9]+$')
     speed=$(grep -m1 -oE 'stat::average_exec_per_sec: +[0-9]+' "$log" | grep -oE '[0-9]+$')
