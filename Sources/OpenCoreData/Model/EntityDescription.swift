@@ -45,8 +45,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The properties this entity declares itself (not inherited ones).
     public private(set) var properties: [PropertyDescription]
 
-    /// The parent entity, set when the model is built.
-    public internal(set) var superentity: EntityDescription?
+    /// The parent entity, set when the model is built. Weak: the model owns its entities, and strong links
+    /// both ways would keep every model alive forever.
+    public internal(set) weak var superentity: EntityDescription?
     /// Direct sub-entities, in name order, set when the model is built.
     public internal(set) var subentities: [EntityDescription] = []
     /// The model this entity belongs to.

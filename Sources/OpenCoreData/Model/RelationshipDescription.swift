@@ -34,10 +34,11 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     /// What deleting the source object does to the destination objects.
     public var deleteRule: DeleteRule = .nullify { didSet { checkMutable() } }
 
-    /// The destination entity, set when the model is built.
-    public internal(set) var destinationEntity: EntityDescription!
+    /// The destination entity, set when the model is built. (Weak, like the links below: the model owns
+    /// its entities; keep the model — a coordinator does — while you use them.)
+    public internal(set) weak var destinationEntity: EntityDescription!
     /// The inverse relationship, set when the model is built.
-    public internal(set) var inverseRelationship: RelationshipDescription?
+    public internal(set) weak var inverseRelationship: RelationshipDescription?
 
     /// Creates a relationship.
     public init(name: String, destination: String, toMany: Bool = false, inverse: String? = nil,

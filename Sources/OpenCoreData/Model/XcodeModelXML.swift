@@ -37,8 +37,19 @@ final class XcodeModelXMLNode {
     static func parse(_ data: Data, source: String) throws -> XcodeModelXMLNode {
         // FoundationXML on Linux traps on element or attribute names that are not valid UTF-8, so the
         // bytes are checked first (Xcode always writes UTF-8).
-        guard String(validating: data, as: UTF8.self) != nil else {
+        guard let text = String(validating: data, as: UTF8.self) else {
             throw ModelError.malformedModelFile(path: source, reason: "the file is not valid UTF-8 text")
+        }
+        // FoundationXML on Linux crashes on a processing instruction without data (`<?x?>`): it hands
+        // libxml2's NULL to strlen. Xcode writes none but the leading XML declaration, so refuse any other.
+        var rest = Substring(text)
+        if let declaration = rest.range(of: "<?xml "), rest[..<declaration.lowerBound].allSatisfy(\.isWhitespace) {
+            rest = rest[declaration.upperBound...]
+        }
+        if let instruction = rest.range(of: "<?") {
+            let line = text[..<instruction.lowerBound].filter { $0 == "\n" }.count + 1
+            throw ModelError.malformedModelFile(
+                path: source, reason: "line \(line): processing instructions other than the XML declaration are not allowed")
         }
         let parser = XMLParser(data: data)
         // Model files never need external entities; resolving them would let a file reach other files.
