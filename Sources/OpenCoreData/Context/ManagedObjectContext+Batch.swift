@@ -43,7 +43,7 @@ extension BatchDeleteRequest: ContextExecutable {
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let model = coordinator.managedObjectModel
         let store = try coordinator.primaryStore()
-        let outcome: (deleted: [ManagedObjectID], updated: [ManagedObjectID])
+        let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
         if let ids = objectIDs {
             guard let first = ids.first else { return BatchResult(resultType: resultType, count: 0, objectIDs: []) }
             outcome = try store.batchDelete(initial: ids, entity: first.entity, fromClause: "", whereSQL: "",
@@ -57,13 +57,14 @@ extension BatchDeleteRequest: ContextExecutable {
             let whereSQL = BatchFilter.whereClause(entity: entity, includesSubentities: fetchRequest.includesSubentities,
                                                    predicateSQL: compiled.whereClause)
             outcome = try store.batchDelete(initial: nil, entity: entity, fromClause: compiled.fromClause,
-                                            whereSQL: whereSQL, filterArguments: compiled.arguments)
+                                            whereSQL: whereSQL, filterArguments: compiled.arguments,
+                                            needsIDs: resultType == .objectIDs)
         } else {
             throw ObjectGraphError.invalidRequest("a batch delete needs a fetch request or object IDs")
         }
         coordinator.rowCache.removeAll()
         lastNullifiedObjectIDs = outcome.updated
-        return BatchResult(resultType: resultType, count: outcome.deleted.count,
+        return BatchResult(resultType: resultType, count: outcome.count,
                            objectIDs: resultType == .objectIDs ? outcome.deleted : [])
     }
 }

@@ -41,7 +41,8 @@ extension PersistentStore {
     /// Deletes rows and keeps the store consistent: cascades, nulls foreign keys that pointed at them,
     /// clears join rows, and refuses the whole delete when a `deny` rule would break.
     func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, fromClause: String, whereSQL: String,
-                     filterArguments: [DatabaseValue]) throws -> (deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
+                     filterArguments: [DatabaseValue], needsIDs: Bool = true)
+        throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         let model = self.model, identity = self.identity
         let table = entity.tableName
         let touchesRelationships = model.entitiesByNumber.contains { candidate in
@@ -53,13 +54,17 @@ extension PersistentStore {
         if !touchesRelationships && initial == nil {
             // Nothing points in or out: one DELETE, as raw SQL would do it.
             return try write { db in
+                guard needsIDs else {
+                    try db.execute(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: StatementArguments(filterArguments))
+                    return (db.changesCount, [], [])
+                }
                 var deleted: [ManagedObjectID] = []
                 try db.stepRows(sql: "DELETE FROM \(table) AS t0\(whereSQL) RETURNING Z_ENT, Z_PK",
                                 arguments: filterArguments) { handle in
                     deleted.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
                                                    primaryKey: sqlite3_column_int64(handle, 1), store: identity))
                 }
-                return (deleted, [])
+                return (deleted.count, deleted, [])
             }
         }
         return try write { db in
@@ -149,7 +154,7 @@ extension PersistentStore {
                 try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN \(keys)")
             }
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
-            return (deleted, updated.filter { !seen.contains($0) })
+            return (deleted.count, deleted, updated.filter { !seen.contains($0) })
         }
     }
 

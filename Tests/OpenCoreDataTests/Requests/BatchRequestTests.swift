@@ -183,3 +183,25 @@ import Testing
         #expect(try rows(stack, "SELECT COUNT(*) FROM ZITEM")[0][0] as Int == 118)
     }
 }
+
+@Suite struct PlainBatchDeleteTests {
+    /// An entity no relationship touches is deleted with one statement; counts and IDs still come back.
+    @Test func oneStatementDeletesReportCountsAndIDs() throws {
+        let model = try ManagedObjectModel { EntityDescription("Log") { Attribute("level", .integer16) } }
+        let stack = try TestStack(model: model)
+        let context = stack.context()
+        for index in 0..<30 { try context.insertNewObject(forEntityName: "Log").setValue(Int16(index % 3), forKey: "level") }
+        try context.save()
+        let fetch = FetchRequest<ManagedObject>(entityName: "Log")
+        fetch.predicate = try QueryPredicate(format: "level == 0")
+        let counted = BatchDeleteRequest(fetchRequest: fetch)
+        counted.resultType = .count
+        #expect((try context.execute(counted) as? BatchResult)?.count == 10)
+        fetch.predicate = try QueryPredicate(format: "level == 1")
+        let listed = BatchDeleteRequest(fetchRequest: fetch)
+        listed.resultType = .objectIDs
+        let result = try #require(try context.execute(listed) as? BatchResult)
+        #expect(result.count == 10 && result.objectIDs.count == 10)
+        #expect(try FetchPlanCount.count(stack, "Log") == 10)
+    }
+}
