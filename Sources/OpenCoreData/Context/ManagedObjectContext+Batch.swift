@@ -81,34 +81,39 @@ extension BatchInsertRequest: ContextExecutable {
         let store = try coordinator.primaryStore()
         guard let table = store.schema.table(named: entity.tableName) else { throw ObjectGraphError.unknownEntity(entityName) }
         let template = BatchRowTemplate(entity: entity, columnCount: table.columns.count)
-        var rows: [RowValues] = []
-        if let objects = objectsToInsert {
-            rows.reserveCapacity(objects.count)
-            for (index, dictionary) in objects.enumerated() { rows.append(try template.row(from: dictionary, index: index)) }
-        } else if let handler = dictionaryHandler {
-            var index = 0
-            while true {
-                var dictionary: [String: Any] = [:]
-                if handler(&dictionary) { break }
-                rows.append(try template.row(from: dictionary, index: index))
-                index += 1
-            }
-        } else if let handler = managedObjectHandler {
-            let scratch = ManagedObjectContext(concurrencyType: .confinement)
-            scratch.persistentStoreCoordinator = coordinator
-            var index = 0
-            while true {
-                let object = entity.managedObjectClass.init(entity: entity, id: ManagedObjectID(temporaryFor: entity))
-                scratch.insert(object)
-                if handler(object) { break }
-                rows.append(try template.row(from: object, index: index))
-                scratch.reset()
-                index += 1
-            }
-        }
-        let ids: [ManagedObjectID]
+        let outcome: (count: Int, ids: [ManagedObjectID])
         do {
-            ids = try store.batchInsert(entity: entity, rows: rows)
+            if let objects = objectsToInsert {
+                // Rows are made and written one at a time inside the transaction: a bad row throws and
+                // the transaction rolls back, so nothing is inserted, without holding every row at once.
+                outcome = try store.batchInsert(entity: entity, count: objects.count, returningIDs: resultType == .objectIDs) {
+                    try template.row(from: objects[$0], index: $0)
+                }
+            } else {
+                var rows: [RowValues] = []
+                if let handler = dictionaryHandler {
+                    var index = 0
+                    while true {
+                        var dictionary: [String: Any] = [:]
+                        if handler(&dictionary) { break }
+                        rows.append(try template.row(from: dictionary, index: index))
+                        index += 1
+                    }
+                } else if let handler = managedObjectHandler {
+                    let scratch = ManagedObjectContext(concurrencyType: .confinement)
+                    scratch.persistentStoreCoordinator = coordinator
+                    var index = 0
+                    while true {
+                        let object = entity.managedObjectClass.init(entity: entity, id: ManagedObjectID(temporaryFor: entity))
+                        scratch.insert(object)
+                        if handler(object) { break }
+                        rows.append(try template.row(from: object, index: index))
+                        scratch.reset()
+                        index += 1
+                    }
+                }
+                outcome = try store.batchInsert(entity: entity, count: rows.count, returningIDs: resultType == .objectIDs) { rows[$0] }
+            }
         } catch let error as StoreError {
             if case .sqlite(let code, let message, _) = error, code & 0xff == 19 {
                 throw ObjectGraphError.validationFailed([ValidationFailure(
@@ -117,7 +122,7 @@ extension BatchInsertRequest: ContextExecutable {
             }
             throw error
         }
-        return BatchResult(resultType: resultType, count: ids.count, objectIDs: resultType == .objectIDs ? ids : [])
+        return BatchResult(resultType: resultType, count: outcome.count, objectIDs: outcome.ids)
     }
 }
 
@@ -139,6 +144,10 @@ struct BatchRowTemplate {
     let entity: EntityDescription
     let columnCount: Int
     let defaults: RowValues
+    /// Key → (column, attribute) for stored attributes: one lookup per value instead of three.
+    private let columns: [String: (column: Int, attribute: AttributeDescription)]
+    /// Required attributes' columns, checked on every row.
+    private let required: [(column: Int, name: String)]
 
     init(entity: EntityDescription, columnCount: Int) {
         self.entity = entity
@@ -146,25 +155,30 @@ struct BatchRowTemplate {
         var row = RowValues(repeating: .null, count: columnCount)
         row[1] = entity.entityNumber.databaseValue
         row[2] = 1.databaseValue
+        var columns: [String: (column: Int, attribute: AttributeDescription)] = [:]
+        var required: [(column: Int, name: String)] = []
         for (slot, property) in entity.allProperties.enumerated() {
-            if let attribute = property as? AttributeDescription, let value = attribute.defaultValue,
-               case .attribute(_, let column) = entity.storage[slot],
-               let stored = try? ValueConversion.storeValue(value, for: attribute) {
+            guard let attribute = property as? AttributeDescription,
+                  case .attribute(_, let column) = entity.storage[slot] else { continue }
+            columns[attribute.name] = (column, attribute)
+            if !attribute.isOptional { required.append((column, attribute.name)) }
+            if let value = attribute.defaultValue, let stored = try? ValueConversion.storeValue(value, for: attribute) {
                 row[column] = stored
             }
         }
         defaults = row
+        self.columns = columns
+        self.required = required
     }
 
     func row(from dictionary: [String: Any], index: Int) throws -> RowValues {
         var row = defaults
         for (key, value) in dictionary {
-            guard let slot = entity.slotByName[key] else { throw ObjectGraphError.unknownKey(entity: entity.name, key: key) }
-            guard let attribute = entity.allProperties[slot] as? AttributeDescription,
-                  case .attribute(_, let column) = entity.storage[slot] else {
+            guard let target = columns[key] else {
+                if entity.slotByName[key] == nil { throw ObjectGraphError.unknownKey(entity: entity.name, key: key) }
                 throw ObjectGraphError.invalidRequest("row \(index): '\(entity.name).\(key)' is not a stored attribute; a batch insert sets attributes only")
             }
-            row[column] = try ValueConversion.storeValue(value, for: attribute)
+            row[target.column] = try ValueConversion.storeValue(value, for: target.attribute)
         }
         try checkRequired(row, index: index)
         return row
@@ -184,11 +198,9 @@ struct BatchRowTemplate {
     }
 
     private func checkRequired(_ row: RowValues, index: Int) throws {
-        for (slot, property) in entity.allProperties.enumerated() {
-            guard let attribute = property as? AttributeDescription, !attribute.isOptional, !attribute.isTransient,
-                  case .attribute(_, let column) = entity.storage[slot], row[column].isNull else { continue }
+        for (column, name) in required where row[column].isNull {
             throw ObjectGraphError.validationFailed([ValidationFailure(
-                objectID: ManagedObjectID(temporaryFor: entity), entity: entity.name, key: attribute.name,
+                objectID: ManagedObjectID(temporaryFor: entity), entity: entity.name, key: name,
                 rule: .missingRequiredValue, message: "row \(index): a value is required")])
         }
     }

@@ -189,22 +189,29 @@ extension PersistentStore {
 
     /// Inserts full rows (Z_PK..., table column order) after reserving their keys, in one transaction.
     func batchInsert(entity: EntityDescription, rows: [RowValues]) throws -> [ManagedObjectID] {
-        guard let table = schema.table(named: entity.tableName) else { return [] }
+        try batchInsert(entity: entity, count: rows.count, returningIDs: true) { rows[$0] }.ids
+    }
+
+    /// Inserts `count` rows made one at a time by `makeRow` (which may throw: the transaction then rolls
+    /// back and nothing is inserted), after reserving their keys in one block.
+    func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+                     makeRow: (Int) throws -> RowValues) throws -> (count: Int, ids: [ManagedObjectID]) {
+        guard let table = schema.table(named: entity.tableName), count > 0 else { return (0, []) }
         let identity = self.identity
         return try write { db in
-            guard !rows.isEmpty else { return [] }
-            let first = try reservePrimaryKeys(root: entity.rootEntity, count: rows.count, in: db)
+            let first = try reservePrimaryKeys(root: entity.rootEntity, count: count, in: db)
             let columns = table.columns.map(\.name).joined(separator: ", ")
             let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
             let sql = "INSERT INTO \(table.name) (\(columns)) VALUES (\(placeholders))"
             var ids: [ManagedObjectID] = []
-            ids.reserveCapacity(rows.count)
-            for (offset, row) in rows.enumerated() {
+            if returningIDs { ids.reserveCapacity(count) }
+            for offset in 0..<count {
                 let key = first + Int64(offset)
+                let row = try makeRow(offset)
                 try db.executeBound(sql: sql, row.indices.lazy.map { $0 == 0 ? key.databaseValue : row[$0] })
-                ids.append(ManagedObjectID(entity: entity, primaryKey: key, store: identity))
+                if returningIDs { ids.append(ManagedObjectID(entity: entity, primaryKey: key, store: identity)) }
             }
-            return ids
+            return (count, ids)
         }
     }
 }
