@@ -34,7 +34,9 @@ extension ManagedObjectContext {
                 try resolve(conflicts.conflicts)
             } catch let error as StoreError {
                 if case .sqlite(let code, let message, _) = error, code & 0xff == SQLITE_CONSTRAINT {
-                    throw ObjectGraphError.validationFailed(uniquenessFailures(message: message))
+                    let failures = uniquenessFailures(message: message)
+                    // A constraint no object of this save can be named for is the store's own error.
+                    if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
                 }
                 throw error
             }
@@ -223,9 +225,9 @@ extension ManagedObjectContext {
                 }
             }
         }
-        if failures.isEmpty {
-            failures.append(ValidationFailure(objectID: insertedSet.first?.objectID ?? updatedSet.first!.objectID,
-                                              entity: "?", key: columns, rule: .uniquenessViolation, message: message))
+        if failures.isEmpty, let object = insertedSet.first ?? updatedSet.first {
+            failures.append(ValidationFailure(objectID: object.objectID, entity: object.entity.name, key: columns,
+                                              rule: .uniquenessViolation, message: message))
         }
         return failures
     }
