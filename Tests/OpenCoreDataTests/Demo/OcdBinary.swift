@@ -24,34 +24,15 @@ enum OcdBinary {
 
     /// Runs `ocd` with arguments (stdin empty, no terminal) and waits.
     static func run(_ arguments: [String], binary: URL) throws -> Output {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        let result = try ChildProcess.run(binary.path, arguments)
+        return Output(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 
     /// Runs any program found on PATH.
     @discardableResult
     static func shell(_ arguments: [String]) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
+        let result = try ChildProcess.run(arguments[0], Array(arguments.dropFirst()), seconds: 60)
+        return Output(status: result.status, stdout: result.stdout, stderr: "")
     }
 
     static func temporaryFolder() throws -> URL {

@@ -82,10 +82,9 @@ extension Reliability {
             let first = try WorkerProcess.start(["increment", url.path, String(times)])
             let second = try WorkerProcess.start(["increment", url.path, String(times)])
             var conflicts = 0
-            for (process, pipe) in [first, second] {
-                let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                #expect(process.terminationStatus == 0)
+            for worker in [first, second] {
+                let output = worker.readAllOutput()
+                #expect(try worker.wait() == 0)
                 conflicts += Int(output.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
             }
             #expect(try Self.counter(at: url) == Int64(2 * times))
@@ -156,8 +155,8 @@ extension Reliability {
             let folder = try context.insertNewObject(forEntityName: "Folder")
             try folder.setValue("new", forKey: "name")
 
-            let (holder, pipe) = try WorkerProcess.start(["hold-lock", url.path, "3"])
-            #expect(WorkerProcess.waitForLine("locked", on: pipe))
+            let holder = try WorkerProcess.start(["hold-lock", url.path, "3"])
+            #expect(holder.waitForLine("locked"))
             let start = ContinuousClock.now
             var busy = false
             do { try context.save() } catch StoreError.busy { busy = true }
@@ -174,7 +173,7 @@ extension Reliability {
             let batch = BatchUpdateRequest(entityName: "Progress")
             batch.propertiesToUpdate = ["iteration": Int64(7)]
             #expect(throws: StoreError.self) { try reader.execute(batch) }
-            holder.waitUntilExit()
+            try holder.wait()
 
             #expect(try Self.counter(at: url) == 0)
             let queue = try DatabaseQueue(path: url.path)

@@ -62,11 +62,13 @@ extension Reliability {
             var random = SystemRandomNumberGenerator()
             var reached = 0, ahead = 0, betweenBatchAndSave = 0
             for round in 1...Self.kills {
-                let (process, _) = try WorkerProcess.start(["run", store.path, log.path])
+                let worker = try WorkerProcess.start(["run", store.path, log.path])
                 // Mostly mid-save kills; the first rounds also hit store creation.
                 let delay = round <= 2 ? Double.random(in: 0.0...0.15, using: &random) : Double.random(in: 0.1...0.6, using: &random)
                 Thread.sleep(forTimeInterval: delay)
-                WorkerProcess.kill(process)
+                // SIGKILL: no handlers, no atexit, no flush, as close to pulling the plug as a process gets.
+                worker.kill(SIGKILL)
+                try worker.wait()
                 let outcome = try Self.verify(store: store, log: log, round: round)
                 reached = outcome.iteration
                 if outcome.aheadOfLog { ahead += 1 }
