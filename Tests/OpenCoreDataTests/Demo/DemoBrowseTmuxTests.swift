@@ -13,12 +13,16 @@ struct DemoBrowseTmuxTests {
         #expect(try OcdBinary.run(["banks", "import", "--store", store], binary: binary).status == 0)
 
         let session = "ocd-test-\(UUID().uuidString.prefix(8))"
-        try OcdBinary.shell(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
+        // A tmux server of this test's own (its own socket), started by this test with default signal
+        // handling, and stopped at the end: never a user's server, never one left over from another run.
+        let tmux = ["tmux", "-L", session]
+        defer { _ = try? OcdBinary.shell(tmux + ["kill-server"]) }
+        try OcdBinary.shell(tmux + ["new-session", "-d", "-s", session, "-x", "100", "-y", "30",
                              "\(binary.path) banks browse --store \(store)"])
-        defer { _ = try? OcdBinary.shell(["tmux", "kill-session", "-t", session]) }
+        defer { _ = try? OcdBinary.shell(tmux + ["kill-session", "-t", session]) }
 
-        func screen() throws -> String { try OcdBinary.shell(["tmux", "capture-pane", "-p", "-t", session]).stdout }
-        func keys(_ keys: String...) throws { try OcdBinary.shell(["tmux", "send-keys", "-t", session] + keys) }
+        func screen() throws -> String { try OcdBinary.shell(tmux + ["capture-pane", "-p", "-t", session]).stdout }
+        func keys(_ keys: String...) throws { try OcdBinary.shell(tmux + ["send-keys", "-t", session] + keys) }
         func waitFor(_ text: String, seconds: Double = 5) throws -> String {
             let deadline = Date().addingTimeInterval(seconds)
             var last = ""
@@ -70,14 +74,14 @@ struct DemoBrowseTmuxTests {
         // --live: a background context inserts, edits and deletes banks, one a second. Its saves are merged
         // into the list's context and the fetched results controller reports each change (no refetch).
         let liveSession = session + "-live"
-        try OcdBinary.shell(["tmux", "new-session", "-d", "-s", liveSession, "-x", "100", "-y", "30",
+        try OcdBinary.shell(tmux + ["new-session", "-d", "-s", liveSession, "-x", "100", "-y", "30",
                              "\(binary.path) banks browse --live --store \(store)"])
-        defer { _ = try? OcdBinary.shell(["tmux", "kill-session", "-t", liveSession]) }
+        defer { _ = try? OcdBinary.shell(tmux + ["kill-session", "-t", liveSession]) }
         func liveScreen(until text: String, seconds: Double) throws -> String {
             var screen = ""
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline && !screen.contains(text) {
-                screen = try OcdBinary.shell(["tmux", "capture-pane", "-p", "-t", liveSession]).stdout
+                screen = try OcdBinary.shell(tmux + ["capture-pane", "-p", "-t", liveSession]).stdout
                 Thread.sleep(forTimeInterval: 0.05)
             }
             return screen
@@ -91,6 +95,6 @@ struct DemoBrowseTmuxTests {
         let removed = try liveScreen(until: "change: deleted Live Bank 1 (+0 −1)", seconds: 8)
         #expect(removed.contains("change: deleted Live Bank 1 (+0 −1)"), "\(removed)")
         #expect(removed.contains("bank 1 of 561"), "\(removed)")
-        _ = try? OcdBinary.shell(["tmux", "send-keys", "-t", liveSession, "q"])
+        _ = try? OcdBinary.shell(tmux + ["send-keys", "-t", liveSession, "q"])
     }
 }
