@@ -55,6 +55,9 @@ public final class PersistentStore: @unchecked Sendable {
 
     let model: ManagedObjectModel
     let writer: any DatabaseWriter
+    /// A read-only open of a file with a hot journal reads a private, rolled-back copy (see `init`); this
+    /// is its folder, removed with the store.
+    private let recoveredCopyFolder: URL?
     let identity: StoreIdentity
     /// How many reads this store has run (for tests that check a path reads nothing).
     let readCount = Atomic<Int>(0)
@@ -90,15 +93,29 @@ public final class PersistentStore: @unchecked Sendable {
         // An existing file is checked through a read-only connection first: opening a pool switches the
         // journal mode and writes, which must never happen to a file we then refuse.
         var checked: ExistingStore?
+        var openPath = path
+        var recoveredCopyFolder: URL?
         if type == .sqlite, FileManager.default.fileExists(atPath: path) {
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
             if size == 0 {
                 // An empty file is an empty SQLite database: a new store when opened writable.
                 if options.readOnly { throw StoreError.notAStore(path: path, reason: "the file is empty (zero bytes)") }
             } else {
-                checked = try Self.checkExisting(path: path, model: model, options: options)
+                do {
+                    checked = try Self.checkExisting(path: path, model: model, options: options)
+                } catch is HotJournalNeedsWritableOpen {
+                    // An interrupted write left a hot journal, which only a writable connection can roll
+                    // back. Read-only means the file must not change, so the roll-back happens on a private
+                    // copy of the file and its journal, and the store reads that copy.
+                    let folder = try Self.rolledBackCopy(of: path)
+                    recoveredCopyFolder = folder
+                    openPath = folder.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path
+                    checked = try Self.checkExisting(path: openPath, model: model, options: options)
+                    Self.sqlLogger.warning("\(path): an interrupted write left a hot journal; reading a rolled-back private copy (open the store writable once to roll the file itself back)")
+                }
             }
         }
+        self.recoveredCopyFolder = recoveredCopyFolder
         do {
             switch (type, options.readOnly) {
             case (.inMemory, _):
@@ -107,7 +124,7 @@ public final class PersistentStore: @unchecked Sendable {
                 guard FileManager.default.fileExists(atPath: path) else {
                     throw StoreError.notAStore(path: path, reason: "no such file")
                 }
-                writer = try DatabaseQueue(path: path, configuration: configuration)
+                writer = try DatabaseQueue(path: openPath, configuration: configuration)
             case (.sqlite, false):
                 configuration.prepareDatabase { db in
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -181,13 +198,40 @@ public final class PersistentStore: @unchecked Sendable {
             return ExistingStore(identifier: identifier, updatedMetadata: updated)
         } catch let error as DatabaseError {
             if hasHotJournal, error.resultCode == .SQLITE_READONLY || error.extendedResultCode.rawValue & 0xff == SQLITE_READONLY {
-                if options.readOnly {
-                    throw StoreError.corrupt(path: path, reason: "an interrupted write left a hot journal; open it writable once so SQLite can roll it back")
-                }
+                if options.readOnly { throw HotJournalNeedsWritableOpen() }
                 return nil
             }
             throw StoreError.fromOpening(error, path: path)
         }
+    }
+
+    /// A read-only check met a hot journal.
+    private struct HotJournalNeedsWritableOpen: Error {}
+
+    /// Copies a file and its hot journal into a private folder and opens the copy writable once, so SQLite
+    /// rolls the interrupted transaction back there. Returns the folder.
+    private static func rolledBackCopy(of path: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("OpenCoreData-recovered-\(UUID().uuidString)", isDirectory: true)
+        let copy = folder.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for suffix in ["", "-journal"] {
+                try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+            }
+            let queue = try DatabaseQueue(path: copy)
+            // The first read of a writable connection rolls the hot journal back.
+            _ = try queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM sqlite_master") }
+            try queue.close()
+        } catch {
+            try? FileManager.default.removeItem(at: folder)
+            throw StoreError.corrupt(path: path, reason: "an interrupted write left a hot journal, and rolling it back on a private copy failed (\(error)); open the store writable once so SQLite can roll it back")
+        }
+        return folder
+    }
+
+    deinit {
+        if let recoveredCopyFolder { try? FileManager.default.removeItem(at: recoveredCopyFolder) }
     }
 
     /// Creates the layout in an empty database, or checks that an existing one fits the model.

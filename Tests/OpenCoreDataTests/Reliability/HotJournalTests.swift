@@ -44,22 +44,25 @@ extension Reliability {
             #expect(try StoreInvariants.violations(at: url, model: try TestModels.todo()).isEmpty)
         }
 
-        /// Read-only, SQLite cannot roll the journal back and answers SQLITE_READONLY; the library now reports
-        /// the cause and the cure ("an interrupted write left a hot journal; open it writable once"), but a
-        /// read-only open that recovers (on a private copy) is still to do.
-        @Test func readOnlyOpenOfAStoreWithAHotJournal() throws {
+        /// Read-only, SQLite cannot roll the journal back in place; the store reads a rolled-back private copy
+        /// instead, and neither the file nor its journal changes (a later writable open still rolls back).
+        @Test func readOnlyOpenReadsARolledBackCopyAndLeavesTheFileAlone() throws {
             let directory = TemporaryDirectory()
             let url = try Self.storeWithHotJournal(directory)
-            var outcome: Result<[String], Error>
-            do { outcome = .success(try Self.itemNames(url, readOnly: true)) } catch { outcome = .failure(error) }
-            withKnownIssue("a read-only open cannot roll back a hot journal; it reports how to recover instead") {
-                switch outcome {
-                case .success(let names): #expect(names.count == 200 && !names.contains { $0.hasSuffix("torn") })
-                case .failure(let error):
-                    #expect("\(error)".contains("hot journal"))
-                    Issue.record("read-only open failed: \(error)")
-                }
-            }
+            let before = try ["", "-journal"].map { try Data(contentsOf: URL(fileURLWithPath: url.path + $0)) }
+            let copies = { Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())
+                                .filter { $0.hasPrefix("OpenCoreData-recovered-") }) }
+            let copiesBefore = try copies()
+            let names = try Self.itemNames(url, readOnly: true)
+            #expect(names.count == 200)
+            #expect(!names.contains { $0.hasSuffix("torn") })
+            let after = try ["", "-journal"].map { try Data(contentsOf: URL(fileURLWithPath: url.path + $0)) }
+            #expect(after == before, "a read-only open changed the file or its journal")
+            // The private copy goes with the store.
+            #expect(try copies().subtracting(copiesBefore).isEmpty)
+            // The file itself still rolls back on a writable open.
+            #expect(try Self.itemNames(url, readOnly: false).count == 200)
+            #expect(!FileManager.default.fileExists(atPath: url.path + "-journal"))
         }
     }
 }
