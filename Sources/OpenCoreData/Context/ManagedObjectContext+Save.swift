@@ -320,6 +320,16 @@ extension ManagedObjectContext {
                                                      destinationColumn: join.destinationColumn,
                                                      source: object.objectID.primaryKey, destination: id.primaryKey))
                 }
+                if let orderColumn = join.orderColumn {
+                    // Every position is rewritten: a move changes no join row, only the order. Gaps between
+                    // positions, as for ordered foreign keys.
+                    for (position, id) in ids.enumerated() {
+                        changes.joinOrderUpdates.append(.init(table: join.name, orderColumn: orderColumn,
+                                                              sourceColumn: join.sourceColumn, destinationColumn: join.destinationColumn,
+                                                              source: object.objectID.primaryKey, destination: id.primaryKey,
+                                                              position: Int64((position + 1) * 1024)))
+                    }
+                }
             case .toManyByForeignKey(let table, let column, let orderColumn):
                 let relationship = object.entity.allProperties[slot] as! RelationshipDescription
                 if relationship.inverseRelationship == nil {

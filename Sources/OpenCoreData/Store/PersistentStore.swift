@@ -328,8 +328,15 @@ public final class PersistentStore: @unchecked Sendable {
                     differences.append("column \(table.name).\(column.name) is missing")
                 }
             }
-            for join in model.schema.joinTables where !tableSet.contains(join.name) {
-                differences.append("join table \(join.name) is missing")
+            for join in model.schema.joinTables {
+                guard tableSet.contains(join.name) else {
+                    differences.append("join table \(join.name) is missing")
+                    continue
+                }
+                let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(join.name))").map { ($0["name"] as String).uppercased() })
+                for column in join.columns where !columns.contains(column) {
+                    differences.append("column \(join.name).\(column) is missing")
+                }
             }
             return differences
     }

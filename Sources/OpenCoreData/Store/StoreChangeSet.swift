@@ -34,6 +34,17 @@ struct StoreChangeSet {
         var destination: Int64
     }
 
+    /// The position of a destination in an ordered many-to-many relationship, kept in its join row.
+    struct JoinOrderUpdate {
+        var table: String
+        var orderColumn: String
+        var sourceColumn: String
+        var destinationColumn: String
+        var source: Int64
+        var destination: Int64
+        var position: Int64
+    }
+
     /// A foreign key or order column on another object's row (hidden to-many keys, ordered positions).
     struct ForeignKeyUpdate {
         var table: String
@@ -47,6 +58,8 @@ struct StoreChangeSet {
     var deletes: [Delete] = []
     var joinInserts: Set<JoinRow> = []
     var joinDeletes: Set<JoinRow> = []
+    /// Written after the join rows are inserted.
+    var joinOrderUpdates: [JoinOrderUpdate] = []
     /// Join tables to clear for a deleted object: (table, column, key).
     var joinClears: [(table: String, column: String, key: Int64)] = []
     var foreignKeyUpdates: [ForeignKeyUpdate] = []
@@ -133,6 +146,10 @@ extension PersistentStore {
             for row in changes.joinInserts {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(row.table) (\(row.sourceColumn), \(row.destinationColumn)) VALUES (?, ?)",
                                arguments: [row.source, row.destination])
+            }
+            for update in changes.joinOrderUpdates {
+                try db.execute(sql: "UPDATE \(update.table) SET \(update.orderColumn) = ? WHERE \(update.sourceColumn) = ? AND \(update.destinationColumn) = ?",
+                               arguments: [update.position, update.source, update.destination])
             }
             for update in changes.foreignKeyUpdates {
                 try db.execute(sql: "UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",

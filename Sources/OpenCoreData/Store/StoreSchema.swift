@@ -26,6 +26,12 @@ struct StoreSchema: Sendable {
         var destinationColumn: String
         /// Holds the position of the destination in an ordered relationship.
         var orderColumn: String?
+        /// Holds the position of the source in the inverse relationship, when that one is ordered (written
+        /// through the inverse; listed here so the table is created with it).
+        var inverseOrderColumn: String? = nil
+
+        /// Every column, in creation order.
+        var columns: [String] { [sourceColumn, destinationColumn] + [orderColumn, inverseOrderColumn].compactMap { $0 } }
     }
 
     /// Where one property's value lives.
@@ -124,14 +130,16 @@ struct StoreSchema: Sendable {
                         name: "Z_\(ownerNumber)\(owner.name.uppercased())",
                         sourceColumn: "Z_\(ownerNumber)\(other.name.uppercased())",
                         destinationColumn: "Z_\(otherNumber)\(owner.name.uppercased())",
-                        orderColumn: owner.isOrdered ? "Z_FOK_\(otherNumber)\(owner.name.uppercased())" : nil)
+                        orderColumn: owner.isOrdered ? "Z_FOK_\(otherNumber)\(owner.name.uppercased())" : nil,
+                        inverseOrderColumn: other.isOrdered ? "Z_FOK_\(ownerNumber)\(other.name.uppercased())" : nil)
                     if ownsTable {
                         joinTables.append(join)
                         storageByProperty[ObjectIdentifier(relationship)] = .toManyByJoinTable(join)
                     } else {
                         storageByProperty[ObjectIdentifier(relationship)] = .toManyByJoinTable(JoinTable(
                             name: join.name, sourceColumn: join.destinationColumn,
-                            destinationColumn: join.sourceColumn, orderColumn: nil))
+                            destinationColumn: join.sourceColumn, orderColumn: join.inverseOrderColumn,
+                            inverseOrderColumn: join.orderColumn))
                     }
                 } else {
                     let column: String
@@ -242,8 +250,7 @@ struct StoreSchema: Sendable {
             statements.append("CREATE TABLE \(table.name) ( \(columns) )")
         }
         for join in joinTables {
-            var columns = "\(join.sourceColumn) INTEGER, \(join.destinationColumn) INTEGER"
-            if let order = join.orderColumn { columns += ", \(order) INTEGER" }
+            let columns = join.columns.map { "\($0) INTEGER" }.joined(separator: ", ")
             statements.append("CREATE TABLE \(join.name) ( \(columns), PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn)) )")
         }
         for index in indexes {
