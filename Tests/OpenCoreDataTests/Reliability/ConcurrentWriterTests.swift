@@ -155,15 +155,17 @@ extension Reliability {
             let folder = try context.insertNewObject(forEntityName: "Folder")
             try folder.setValue("new", forKey: "name")
 
-            let holder = try WorkerProcess.start(["hold-lock", url.path, "3"])
+            // The holder would keep the lock far longer than the save may wait; it is stopped below.
+            let holder = try WorkerProcess.start(["hold-lock", url.path, "60"])
             #expect(holder.waitForLine("locked"))
             let start = ContinuousClock.now
             var busy = false
             do { try context.save() } catch StoreError.busy { busy = true }
             let waited = ContinuousClock.now - start
             #expect(busy, "expected StoreError.busy")
-            // Bounded: it neither failed at once nor waited for the holder (3 s).
-            #expect(waited >= .milliseconds(400) && waited < .milliseconds(2800), "waited \(waited)")
+            // Bounded: it neither failed at once nor waited for the holder (60 s). The upper bound only has
+            // to tell "gave up after the timeout" from "waited for the lock", so it leaves a slow machine room.
+            #expect(waited >= .milliseconds(400) && waited < .seconds(20), "waited \(waited)")
             #expect(context.hasChanges)
             // WAL: readers are not blocked by the writer's lock.
             let reader = ManagedObjectContext(concurrencyType: .confinement)
@@ -173,6 +175,8 @@ extension Reliability {
             let batch = BatchUpdateRequest(entityName: "Progress")
             batch.propertiesToUpdate = ["iteration": Int64(7)]
             #expect(throws: StoreError.self) { try reader.execute(batch) }
+            // Killing the holder releases its lock (SQLite's locks go with the process).
+            holder.kill(SIGKILL)
             try holder.wait()
 
             #expect(try Self.counter(at: url) == 0)
