@@ -36,6 +36,19 @@ public final class PersistentContainer: @unchecked Sendable {
         viewContext.name = "viewContext"
     }
 
+    /// Creates a container for the Xcode data model named `name` in `bundle` (see
+    /// ``ManagedObjectModel/init(named:in:subdirectory:)``), as `NSPersistentContainer(name:)` does; the
+    /// default store is `<name>.sqlite` in ``defaultDirectoryURL()``. A missing or malformed model is a
+    /// ``ModelError`` naming it and where it was looked for.
+    ///
+    /// ```swift
+    /// let container = try PersistentContainer(name: "Todo", bundle: .module)
+    /// try container.loadPersistentStores()
+    /// ```
+    public convenience init(name: String, bundle: Bundle = .main, subdirectory: String? = nil) throws {
+        self.init(name: name, managedObjectModel: try ManagedObjectModel(named: name, in: bundle, subdirectory: subdirectory))
+    }
+
     /// Where store files go by default: `$OCD_STORE_DIRECTORY`, else the current directory.
     public class func defaultDirectoryURL() -> URL {
         if let path = ProcessInfo.processInfo.environment["OCD_STORE_DIRECTORY"] {

@@ -17,6 +17,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     case unknownConstraintKey(entity: String, key: String)
     case unknownIndexKey(entity: String, index: String, key: String)
     case malformedModelFile(path: String, reason: String)
+    /// No `<name>.xcdatamodeld` or `<name>.xcdatamodel` in the places searched.
+    case modelNotFound(name: String, searched: [String])
 
     public var description: String {
         switch self {
@@ -48,6 +50,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
             return "Entity '\(entity)' index '\(index)' names '\(key)', which is not one of its persistent properties."
         case .malformedModelFile(let path, let reason):
             return "The model file at \(path) cannot be read: \(reason)."
+        case .modelNotFound(let name, let searched):
+            return "No model named '\(name)' (\(name).xcdatamodeld or \(name).xcdatamodel) in \(searched.joined(separator: ", "))."
         }
     }
 

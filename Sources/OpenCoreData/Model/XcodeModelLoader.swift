@@ -24,6 +24,35 @@ extension ManagedObjectModel {
         try self.init(xmlData: data, source: contentsURL.path)
     }
 
+    /// Loads the Xcode data model named `name` from a bundle's resources: `<name>.xcdatamodeld` (its current
+    /// version) or `<name>.xcdatamodel`, as `NSPersistentContainer(name:)` finds `<name>.momd`. A package ships
+    /// the model as a resource (`resources: [.copy("Todo.xcdatamodeld")]`) and passes `Bundle.module`;
+    /// `subdirectory` names a folder inside the resources. For `Bundle.main`, the current directory is
+    /// searched too, so a tool run from its project folder finds the model beside it.
+    ///
+    /// ```swift
+    /// let model = try ManagedObjectModel(named: "Todo", in: .module)
+    /// ```
+    public convenience init(named name: String, in bundle: Bundle = .main, subdirectory: String? = nil) throws {
+        var folders = [bundle.resourceURL, bundle.bundleURL].compactMap { $0 }
+        if bundle === Bundle.main {
+            folders.append(URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true))
+        }
+        if let subdirectory { folders = folders.map { $0.appendingPathComponent(subdirectory, isDirectory: true) } }
+        var searched: [String] = []
+        for folder in folders where !searched.contains(folder.path) {
+            searched.append(folder.path)
+            for suffix in ["xcdatamodeld", "xcdatamodel"] {
+                let candidate = folder.appendingPathComponent("\(name).\(suffix)", isDirectory: true)
+                if FileManager.default.fileExists(atPath: candidate.path) {
+                    try self.init(contentsOf: candidate)
+                    return
+                }
+            }
+        }
+        throw ModelError.modelNotFound(name: name, searched: searched)
+    }
+
     /// Loads a model from the XML of a `.xcdatamodel`'s `contents` file. `source` names the data in
     /// error messages (usually its path).
     ///
