@@ -360,7 +360,12 @@ final class CompilationContext {
                 return try subqueryCount(collection, variable, predicate, in: scope)
             }
             if case .index(let collection, let index) = base {
-                return try value(try memberPath(collection, index, then: components, whole: expression, in: scope), in: scope)
+                // `notes[FIRST].text` is `notes.text[FIRST]`; errors still quote what was written.
+                let rewritten = try memberPath(collection, index, then: components, whole: expression, in: scope)
+                if case .index(let path, let position) = rewritten {
+                    return try indexValue(path, position, rewritten, described: QueryFormatter.format(expression), in: scope)
+                }
+                return try value(rewritten, in: scope)
             }
             guard let target = try resolve(expression, in: scope) else {
                 throw unsupported("the key path \(QueryFormatter.format(expression))")
@@ -426,6 +431,18 @@ final class CompilationContext {
     /// `sum:(books.pages)` is `books.@sum.pages`; `count:(books)` is `books[SIZE]`; `median:` runs the
     /// `ocd_median` aggregate over the members.
     private func aggregateValue(_ function: QueryFunction, _ arguments: [QueryExpression], in scope: SQLScope) throws -> SQLFragment {
+        // Several values, or one literal collection of them: `max:(age, score)`, `median:({age, score, 7})`.
+        if let members = arguments.count == 1 ? literalMembers(arguments[0]) : arguments, !members.isEmpty {
+            let rows = try members.enumerated().map { offset, member in
+                "SELECT " + (try value(member, in: scope)) + (offset == 0 ? " AS v" : "")
+            }
+            let sqlFunctions: [QueryFunction: String] = [
+                .count: "COUNT(*)", .sum: "COALESCE(SUM(v), 0)", .average: "AVG(v)", .min: "MIN(v)", .max: "MAX(v)",
+                .median: "ocd_median(v)",
+            ]
+            guard let aggregate = sqlFunctions[function] else { throw unsupported(function.rawValue) }
+            return "(SELECT \(aggregate) FROM (" + SQLFragment.joined(rows, separator: " UNION ALL ") + "))"
+        }
         guard arguments.count == 1, case .keyPath = arguments[0], let target = try resolve(arguments[0], in: scope),
               case .toMany(let relationship, let storage, let owner, let rest) = target else {
             throw unsupported("\(function.rawValue) on anything but a to-many key path")
@@ -526,8 +543,8 @@ final class CompilationContext {
     }
 
     private func indexValue(_ base: QueryExpression, _ index: QueryIndex, _ whole: QueryExpression,
-                            in scope: SQLScope) throws -> SQLFragment {
-        let described = QueryFormatter.format(whole)
+                            described: String? = nil, in scope: SQLScope) throws -> SQLFragment {
+        let described = described ?? QueryFormatter.format(whole)
         // Indexes into constants fold: {1, 2, 3}[1], %@[LAST], {}[SIZE].
         if let folded = try foldedConstant(whole) { return try value(.constant(folded), in: scope) }
         if let members = literalMembers(base) {
