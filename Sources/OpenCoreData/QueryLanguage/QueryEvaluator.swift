@@ -177,12 +177,17 @@ struct QueryEvaluator {
     static func union(_ members: [Any?], _ right: ArraySlice<String>, distinct: Bool) throws -> [Any?] {
         var values: [Any?] = []
         var seen: [QueryValue] = []
+        var seenObjects: Set<ObjectIdentifier> = []
         func add(_ value: Any?) throws {
             guard let value else { return }
             if distinct {
-                let constant = try QueryEvaluator.value(value)
-                if seen.contains(where: { QueryValueSemantics.equal($0, constant) }) { return }
-                seen.append(constant)
+                if let constant = QueryValue.convert(value) {
+                    if seen.contains(where: { QueryValueSemantics.equal($0, constant) }) { return }
+                    seen.append(constant)
+                } else if type(of: value) is AnyClass {
+                    // Objects that are not managed objects are the same only when they are the same instance.
+                    guard seenObjects.insert(ObjectIdentifier(value as AnyObject)).inserted else { return }
+                }
             }
             values.append(value)
         }

@@ -174,6 +174,9 @@ struct QueryParser {
         case .symbol(">"): op = .greater
         case .symbol(">="): op = .greaterOrEqual
         default:
+            if keyword() == "UTI", isSymbol("-", token(at: 1)) {
+                throw error("UTI-CONFORMS-TO and UTI-EQUALS are not supported (there is no type-identifier database on Linux)")
+            }
             guard let word = keyword(), QueryParser.operatorWords.contains(word),
                   let named = QueryComparison.Operator(rawValue: word) else {
                 throw error("expected a comparison operator (==, !=, <, >, IN, CONTAINS, LIKE…), found \(describe(current))")

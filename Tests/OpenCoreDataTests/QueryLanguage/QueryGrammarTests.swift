@@ -370,6 +370,11 @@ var person: [String: Any] { [
         }
     }
 
+    @Test func utiOperatorsAreRefusedWithTheirPosition() {
+        #expect(position("type UTI-CONFORMS-TO 'public.image'") == 5)
+        #expect(message("type UTI-EQUALS 'public.jpeg'").contains("not supported"))
+    }
+
     @Test func unionOperators() throws {
         let object: [String: Any] = ["books": [
             ["title": "Nana", "pages": 400, "tags": ["a", "b"]] as [String: Any],
