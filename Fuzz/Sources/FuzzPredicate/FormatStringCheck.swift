@@ -166,3 +166,11 @@ private func checkSortKey(_ text: String) {
     let descriptors = [QuerySortDescriptor(key: text), QuerySortDescriptor(key: text, ascending: false)]
     _ = try? compiler()?.compile(predicate: nil, sortDescriptors: descriptors)
 }
+
+/// libFuzzer's own entry point. Newer SwiftPM links `libclang_rt.fuzzer` whole, so libFuzzer's `main` (which
+/// calls this) may be the one that runs instead of `main.swift`'s driver call; both end in the same check.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    checkFormatString(UnsafeBufferPointer(start: bytes, count: count))
+    return 0
+}
