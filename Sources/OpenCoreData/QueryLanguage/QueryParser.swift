@@ -425,18 +425,7 @@ struct QueryParser {
         let receiver = try parseExpression()
         try expectSymbol(",", "after the FUNCTION receiver")
         let selectorToken = current
-        let selector: String
-        switch selectorToken.kind {
-        case .string(let name): selector = name
-        case .argument(.object):
-            guard argumentIndex < arguments.count, let name = arguments[argumentIndex] as? String else {
-                throw error("expected a selector name string for FUNCTION")
-            }
-            argumentIndex += 1
-            selector = name
-        default: throw error("expected a selector name such as 'sqrt:' in FUNCTION, found \(describe(selectorToken))")
-        }
-        advance()
+        let selector = try nameString("a selector name such as 'sqrt:'", in: "FUNCTION")
         var rest: [QueryExpression] = []
         while isSymbol(",") {
             advance()
@@ -514,18 +503,7 @@ struct QueryParser {
         let value = try parseExpression()
         try expectSymbol(",", "after the CAST value")
         let typeToken = current
-        let typeName: String
-        switch typeToken.kind {
-        case .string(let name): typeName = name
-        case .argument(.object):
-            guard argumentIndex < arguments.count, let name = arguments[argumentIndex] as? String else {
-                throw error("expected a type name string for CAST")
-            }
-            argumentIndex += 1
-            typeName = name
-        default: throw error("expected a type name such as 'NSDate' in CAST, found \(describe(typeToken))")
-        }
-        advance()
+        let typeName = try nameString("a type name such as 'NSDate'", in: "CAST")
         try expectSymbol(")", "to close CAST")
         let normalized = typeName.hasPrefix("NS") ? typeName : "NS" + typeName
         if normalized == "NSManagedObjectID" {
@@ -542,6 +520,23 @@ struct QueryParser {
             }
         }
         return .cast(value, type)
+    }
+
+    /// A name written as a string literal or passed as a `%@` string (CAST's type, FUNCTION's selector).
+    private mutating func nameString(_ what: String, in construct: String) throws -> String {
+        let name: String
+        switch current.kind {
+        case .string(let text): name = text
+        case .argument(.object):
+            guard argumentIndex < arguments.count, let text = arguments[argumentIndex] as? String else {
+                throw error("expected \(what) as a string for \(construct)")
+            }
+            argumentIndex += 1
+            name = text
+        default: throw error("expected \(what) in \(construct), found \(describe(current))")
+        }
+        advance()
+        return name
     }
 
     // MARK: Arguments
