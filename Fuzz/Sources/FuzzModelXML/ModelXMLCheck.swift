@@ -82,3 +82,11 @@ func breakRetainCycles(in model: ManagedObjectModel) {
         }
     }
 }
+
+/// libFuzzer's own entry point. Newer SwiftPM links `libclang_rt.fuzzer` whole, so libFuzzer's `main` (which
+/// calls this) may be the one that runs instead of `main.swift`'s driver call; both end in the same check.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    checkModelXML(bytes.map { Data(bytes: $0, count: count) } ?? Data())
+    return 0
+}

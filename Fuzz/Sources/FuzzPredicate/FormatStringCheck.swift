@@ -24,7 +24,8 @@ func formatArguments() -> [Any] {
     ]
 }
 
-/// The object predicates are evaluated against: keys of each value type, a to-one and a to-many.
+/// The object predicates are evaluated against: keys of each value type, a to-one, a to-many and an ordered
+/// to-many.
 nonisolated(unsafe) let sampleObject: [String: Any] = [
     "name": "Émile Zola", "age": 62, "height": 1.78, "score": Int16(7), "flag": true,
     "born": Date(timeIntervalSinceReferenceDate: -4_000_000_000), "nickname": Optional<String>.none as Any,
@@ -36,6 +37,7 @@ nonisolated(unsafe) let sampleObject: [String: Any] = [
         ["title": "Germinal", "pages": 592, "price": 15] as [String: Any],
         ["title": "L'Assommoir", "pages": NSNull()] as [String: Any],
     ],
+    "chapters": [["title": "Un", "pages": 12] as [String: Any], ["title": "Deux"] as [String: Any]],
     "tags": Set(["novelist", "french"]), "scores": [3, 1, 4, 1, 5],
 ]
 
@@ -44,7 +46,7 @@ nonisolated(unsafe) let substitutionVariables: [String: Any] = [
     "x": 1, "name": "Nana", "list": [1, 2, 3], "date": Date(timeIntervalSinceReferenceDate: 0), "none": NSNull(),
 ]
 
-/// A model with the sample object's keys, for the SQL compiler.
+/// A model with the sample object's keys (`chapters` ordered), for the SQL compiler.
 let sampleModel: ManagedObjectModel? = try? ManagedObjectModel {
     EntityDescription("Author") {
         Attribute("name", .string)
@@ -60,6 +62,12 @@ let sampleModel: ManagedObjectModel? = try? ManagedObjectModel {
         Attribute("site", .uri)
         ToOne("address", "Address", inverse: "author")
         ToMany("books", "Book", inverse: "author")
+        ToMany("chapters", "Chapter", inverse: "author", ordered: true)
+    }
+    EntityDescription("Chapter") {
+        Attribute("title", .string)
+        Attribute("pages", .integer32)
+        ToOne("author", "Author", inverse: "chapters")
     }
     EntityDescription("Address") {
         Attribute("city", .string)
@@ -157,4 +165,12 @@ private func checkSortKey(_ text: String) {
     guard text.utf8.count < 200 else { return }
     let descriptors = [QuerySortDescriptor(key: text), QuerySortDescriptor(key: text, ascending: false)]
     _ = try? compiler()?.compile(predicate: nil, sortDescriptors: descriptors)
+}
+
+/// libFuzzer's own entry point. Newer SwiftPM links `libclang_rt.fuzzer` whole, so libFuzzer's `main` (which
+/// calls this) may be the one that runs instead of `main.swift`'s driver call; both end in the same check.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    checkFormatString(UnsafeBufferPointer(start: bytes, count: count))
+    return 0
 }

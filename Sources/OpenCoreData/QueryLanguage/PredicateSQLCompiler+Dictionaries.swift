@@ -15,7 +15,7 @@ extension PredicateSQLCompiler {
                                 limit: Int, offset: Int) throws -> CompiledDictionaryQuery {
         let context = CompilationContext(compiler: self)
         let root = context.rootScope
-        let aggregates: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG"]
+        let aggregates: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG", .median: "ocd_median"]
         var selected: [SQLFragment] = []
         for column in columns {
             if case .function(let function, let arguments) = column, let sqlFunction = aggregates[function], arguments.count == 1 {

@@ -100,10 +100,10 @@ struct PredicateSQLCompiler {
     }
 
     /// Compiles a value for a dictionary-result fetch: `sum:(price)`, `count:(name)`, `min:`, `max:`,
-    /// `average:` of a key path aggregate over all fetched rows (`SUM(t0.ZPRICE)`); any other expression is
+    /// `average:`, `median:` of a key path aggregate over all fetched rows (`SUM(t0.ZPRICE)`, `ocd_median(…)`); any other expression is
     /// compiled per row, as ``compile(expression:)`` does (for GROUP BY keys and plain columns).
     func compile(fetchedValue expression: QueryExpression) throws -> CompiledExpression {
-        let sqlFunctions: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG"]
+        let sqlFunctions: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG", .median: "ocd_median"]
         guard case .function(let function, let arguments) = expression, let sqlFunction = sqlFunctions[function],
               arguments.count == 1, case .keyPath = arguments[0] else {
             return try compile(expression: expression)

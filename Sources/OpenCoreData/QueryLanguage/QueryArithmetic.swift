@@ -50,6 +50,21 @@ enum QueryArithmetic {
         }
     }
 
+    /// `modulus:by:`: the remainder with the dividend's sign (`%` on integers, `fmod` otherwise); nil for a
+    /// zero divisor.
+    static func modulus(_ lhs: Any?, _ rhs: Any?) -> Any? {
+        guard let a = number(lhs), let b = number(rhs) else { return nil }
+        if case .int(let x) = a, case .int(let y) = b {
+            guard y != 0 else { return nil }
+            let (result, overflow) = x.remainderReportingOverflow(dividingBy: y)
+            return overflow ? 0 : swiftValue(.int(result))
+        }
+        let divisor = b.doubleValue
+        guard divisor != 0 else { return nil }
+        let result = fmod(a.doubleValue, divisor)
+        return result.isNaN ? nil : result
+    }
+
     static func absolute(_ number: Number) -> Any {
         switch number {
         case .int(let v): return v == Int64.min ? Double(v).magnitude : Int(v.magnitude)
@@ -94,7 +109,7 @@ enum QueryArithmetic {
                 }
             }
             return best
-        case .abs, .now:
+        default:
             throw QueryLanguageError.semantic("\(function.rawValue) is not an aggregate")
         }
     }

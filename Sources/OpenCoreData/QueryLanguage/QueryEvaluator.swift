@@ -112,17 +112,19 @@ struct QueryEvaluator {
         case .negate(let operand):
             return QueryArithmetic.apply(.subtract, 0, try evaluate(operand, object: object))
         case .function(let function, let arguments):
-            if function == .now { return Date() }
             let values = try arguments.map { try evaluate($0, object: object) }
-            let input: [Any?] = values.count == 1 ? (QueryEvaluator.collection(values[0]) ?? values) : values
-            switch function {
-            case .abs:
-                guard values.count == 1 else { throw QueryLanguageError.semantic("abs: takes one argument") }
-                guard let number = QueryValue.convert(values[0]).flatMap(QueryValueSemantics.number) else { return nil }
-                return QueryArithmetic.absolute(number)
-            case .count: return input.count
-            default: return try QueryArithmetic.aggregate(function, input)
+            return try QueryFunctions.apply(function, values)
+        case .index(let base, let index):
+            let collection = try evaluate(base, object: object)
+            switch index {
+            case .first: return try QueryEvaluator.element(of: collection, at: .first)
+            case .last: return try QueryEvaluator.element(of: collection, at: .last)
+            case .size: return try QueryEvaluator.element(of: collection, at: .size)
+            case .at(let position):
+                return try QueryEvaluator.element(of: collection, at: .value(try evaluate(position, object: object)))
             }
+        case .ternary(let predicate, let whenTrue, let whenFalse):
+            return try evaluate(try evaluate(predicate, object: object) ? whenTrue : whenFalse, object: object)
         case .subquery(let collection, let variable, let predicate):
             let members = QueryEvaluator.members(try evaluate(collection, object: object))
             let saved = variables[variable]
@@ -147,6 +149,14 @@ struct QueryEvaluator {
             remaining = remaining.dropFirst()
             if key.hasPrefix("@") {
                 let members = (collection(current) ?? (current.map { [$0] } ?? [])).compactMap { $0 }
+                if QueryCollectionOperator.isUnion(key) {
+                    // The right key path runs to the next operator; what follows applies to the union.
+                    let right = remaining.prefix { !$0.hasPrefix("@") }
+                    guard !right.isEmpty else { throw QueryLanguageError.semantic("\(key) needs a key after it") }
+                    remaining = remaining.dropFirst(right.count)
+                    current = try union(members, right, distinct: QueryCollectionOperator.isDistinct(key))
+                    continue
+                }
                 switch key {
                 case "@count": current = members.count
                 case "@sum", "@avg", "@min", "@max":
@@ -160,6 +170,82 @@ struct QueryEvaluator {
             current = try step(current, key: key)
         }
         return current
+    }
+
+    /// The non-nil values `right` reaches from each member, flattened through collections; without
+    /// duplicates (the first of equal values kept) when `distinct`.
+    static func union(_ members: [Any?], _ right: ArraySlice<String>, distinct: Bool) throws -> [Any?] {
+        var values: [Any?] = []
+        var seen: [QueryValue] = []
+        var seenObjects: Set<ObjectIdentifier> = []
+        func add(_ value: Any?) throws {
+            guard let value else { return }
+            if distinct {
+                if let constant = QueryValue.convert(value) {
+                    if seen.contains(where: { QueryValueSemantics.equal($0, constant) }) { return }
+                    seen.append(constant)
+                } else if type(of: value) is AnyClass {
+                    // Objects that are not managed objects are the same only when they are the same instance.
+                    guard seenObjects.insert(ObjectIdentifier(value as AnyObject)).inserted else { return }
+                }
+            }
+            values.append(value)
+        }
+        for member in members {
+            let reached = try walk(member, right)
+            if let nested = collection(reached) {
+                for element in nested { try add(element) }
+            } else {
+                try add(reached)
+            }
+        }
+        return values
+    }
+
+    enum Position {
+        case first, last, size
+        case value(Any?)
+    }
+
+    /// `collection[FIRST]`, `[LAST]`, `[SIZE]`, `[n]`: nil gives nil (its size is 0), a position past the end
+    /// or a negative or fractional number nil, a string a dictionary's (or object's) value for that key.
+    /// Sets have no first, last or n-th member.
+    static func element(of value: Any?, at position: Position) throws -> Any? {
+        guard let value else {
+            if case .size = position { return 0 }
+            return nil
+        }
+        if case .value(let key) = position, let key = key.flatMap({ QueryValue.convert($0) }).flatMap(QueryValueSemantics.text) {
+            guard let object = value as? KeyValueCoding else { return nil }
+            let next = try object.value(forKey: key)
+            if let optional = next as? any OptionalProtocol { return optional.wrappedAny }
+            return next
+        }
+        guard let members = collection(value) else {
+            throw QueryLanguageError.semantic("an index ([FIRST], [LAST], [SIZE], [n]) needs a collection, not a value of type \(type(of: value))")
+        }
+        if case .size = position { return members.count }
+        guard value is [Any?] || value is any RandomAccessCollection else {
+            throw QueryLanguageError.semantic("[FIRST], [LAST] and [n] need an ordered collection; a set (an unordered to-many relationship) has no order")
+        }
+        switch position {
+        case .first: return members.first ?? nil
+        case .last: return members.last ?? nil
+        case .size: return members.count
+        case .value(let index):
+            guard let number = index.flatMap({ QueryValue.convert($0) }).flatMap(QueryValueSemantics.number),
+                  let offset = QueryEvaluator.integer(number), offset >= 0, offset < members.count else { return nil }
+            return members[offset]
+        }
+    }
+
+    /// A number as an array position, when it is a whole number that fits.
+    static func integer(_ number: QueryValueSemantics.Number) -> Int? {
+        switch number {
+        case .int(let v): return Int(exactly: v)
+        case .double(let v): return Int(exactly: v)
+        case .decimal(let v): return Int(exactly: NSDecimalNumber(decimal: v).doubleValue)
+        }
     }
 
     private static func step(_ value: Any?, key: String) throws -> Any? {

@@ -12,7 +12,9 @@ public indirect enum QueryExpression: Sendable, Hashable, CustomStringConvertibl
     /// `SELF`: the evaluated object.
     case evaluatedObject
     /// A key path applied to a base (``evaluatedObject`` for plain key paths such as `details.city`).
-    /// Components may be collection operators: `@count`, `@sum`, `@avg`, `@min`, `@max`.
+    /// Components may be collection operators: `@count`, `@sum`, `@avg`, `@min`, `@max`, and the union
+    /// operators `@unionOfObjects`, `@distinctUnionOfObjects`, `@unionOfArrays`, `@distinctUnionOfArrays`,
+    /// `@distinctUnionOfSets` (see ``QueryCollectionOperator``).
     case keyPath(base: QueryExpression, components: [String])
     /// `$name`
     case variable(String)
@@ -22,8 +24,13 @@ public indirect enum QueryExpression: Sendable, Hashable, CustomStringConvertibl
     case arithmetic(ArithmeticOperator, QueryExpression, QueryExpression)
     /// `-a`
     case negate(QueryExpression)
-    /// A function: `sum:(…)`, `count:(…)`, `min:(…)`, `max:(…)`, `average:(…)`, `median:(…)`, `abs:(…)`, `now()`.
+    /// A function: `sum:(…)`, `sqrt:(…)`, `add:to:(a, b)`, `now()`… (see ``QueryFunction``). The format
+    /// `FUNCTION(receiver, 'selector:', args…)` parses to the same case, with the receiver as first argument.
     case function(QueryFunction, [QueryExpression])
+    /// `collection[FIRST]`, `collection[LAST]`, `collection[SIZE]`, `collection[n]` (Apple's index operators).
+    case index(QueryExpression, QueryIndex)
+    /// `TERNARY(predicate, trueExpression, falseExpression)`.
+    case ternary(QueryPredicate, QueryExpression, QueryExpression)
     /// `SUBQUERY(collection, $variable, predicate)`: the members of the collection that match.
     case subquery(collection: QueryExpression, variable: String, predicate: QueryPredicate)
     /// `CAST(value, 'NSDate')` on a non-constant value (constant casts are folded when parsed).
@@ -65,10 +72,81 @@ public indirect enum QueryExpression: Sendable, Hashable, CustomStringConvertibl
     }
 }
 
-/// The functions the expression language knows.
+/// The position an index operator asks for: `[FIRST]`, `[LAST]`, `[SIZE]` (the member count) or `[n]`.
+///
+/// `[n]` counts from 0. An index past the end, a negative or non-integral one, and FIRST/LAST of an empty
+/// collection give nil (Core Data raises an exception instead). A string index looks a key up in a dictionary.
+public indirect enum QueryIndex: Sendable, Hashable {
+    case first, last, size
+    case at(QueryExpression)
+}
+
+/// The functions the expression language knows: NSExpression's predefined function names.
+///
+/// Write them as `name:(arguments)` (`sqrt:(x)`, `add:to:(a, b)`, `now()`, `random()`) or as
+/// `FUNCTION(receiver, 'name:', more…)`, where the receiver is the first argument.
 public enum QueryFunction: String, Sendable, Hashable, CaseIterable {
+    // Aggregates over a collection (or over several arguments).
     case sum = "sum:", count = "count:", min = "min:", max = "max:", average = "average:", median = "median:"
-    case abs = "abs:", now = "now"
+    // Arithmetic on two numbers: the same as `+ - * / **`; `modulus:by:` is the remainder.
+    case add = "add:to:", subtract = "from:subtract:", multiply = "multiply:by:", divide = "divide:by:"
+    case modulus = "modulus:by:", power = "raise:toPower:"
+    // One number.
+    case abs = "abs:", sqrt = "sqrt:", log = "log:", ln = "ln:", exp = "exp:"
+    case ceiling = "ceiling:", floor = "floor:", trunc = "trunc:"
+    // One string.
+    case uppercase = "uppercase:", lowercase = "lowercase:", length = "length:"
+    /// The value itself (Core Data's hint not to use an index).
+    case noindex = "noindex:"
+    // No argument.
+    case now = "now", random = "random"
+
+    /// How many arguments the function takes; nil for the aggregates, which take one collection or several values.
+    public var arity: Int? {
+        switch self {
+        case .sum, .count, .min, .max, .average, .median: return nil
+        case .now, .random: return 0
+        case .add, .subtract, .multiply, .divide, .modulus, .power: return 2
+        default: return 1
+        }
+    }
+
+    /// Whether the function aggregates a collection.
+    public var isAggregate: Bool { arity == nil }
+
+    /// The arithmetic operator the function is another spelling of.
+    var arithmeticOperator: QueryExpression.ArithmeticOperator? {
+        switch self {
+        case .add: return .add
+        case .subtract: return .subtract
+        case .multiply: return .multiply
+        case .divide: return .divide
+        case .power: return .power
+        default: return nil
+        }
+    }
+
+    /// The function a `FUNCTION(receiver, 'selector', …)` selector names: a function name, or one of the
+    /// NSString/NSArray methods with the same meaning (`length`, `uppercaseString`, `lowercaseString`, `count`).
+    static func named(selector: String) -> QueryFunction? {
+        if let function = QueryFunction(rawValue: selector) { return function }
+        switch selector {
+        case "length": return .length
+        case "uppercaseString": return .uppercase
+        case "lowercaseString": return .lowercase
+        case "count": return .count
+        default: return nil
+        }
+    }
+}
+
+/// The KVC union operators, as key path components.
+enum QueryCollectionOperator {
+    static let unions: Set<String> = [
+        "@unionOfObjects", "@distinctUnionOfObjects", "@unionOfArrays", "@distinctUnionOfArrays", "@distinctUnionOfSets",
+    ]
+    static func isUnion(_ component: String) -> Bool { unions.contains(component) }
+    static func isDistinct(_ component: String) -> Bool { component.hasPrefix("@distinct") }
 }
 
 /// The target types of `CAST(value, 'type')`.

@@ -8,7 +8,7 @@ enum QueryFormatter {
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "BETWEEN",
         "ANY", "SOME", "ALL", "NONE", "NIL", "NULL", "YES", "NO", "TRUE", "FALSE", "SELF",
-        "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY", "CAST", "FUNCTION", "FIRST", "LAST", "SIZE",
+        "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY", "CAST", "FUNCTION", "FIRST", "LAST", "SIZE", "TERNARY",
     ]
 
     static func isReserved(_ word: String) -> Bool { reservedWords.contains(word.uppercased()) }
@@ -82,8 +82,19 @@ enum QueryFormatter {
             return wrap(format(lhs, level: own) + " " + op.rawValue + " " + format(rhs, level: own + 1), own)
         case .negate(let operand): return wrap("-" + format(operand, level: 4), 4)
         case .function(let function, let arguments):
-            if function == .now { return "now()" }
+            if function.arity == 0 && arguments.isEmpty { return function.rawValue + "()" }
             return function.rawValue + "(" + arguments.map { format($0) }.joined(separator: ", ") + ")"
+        case .index(let base, let index):
+            let position: String
+            switch index {
+            case .first: position = "FIRST"
+            case .last: position = "LAST"
+            case .size: position = "SIZE"
+            case .at(let value): position = format(value)
+            }
+            return format(base, level: 5) + "[" + position + "]"
+        case .ternary(let predicate, let whenTrue, let whenFalse):
+            return "TERNARY(" + format(predicate) + ", " + format(whenTrue) + ", " + format(whenFalse) + ")"
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(" + format(collection) + ", $" + variable + ", " + format(predicate) + ")"
         case .cast(let value, let type):

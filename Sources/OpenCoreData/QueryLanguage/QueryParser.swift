@@ -174,6 +174,9 @@ struct QueryParser {
         case .symbol(">"): op = .greater
         case .symbol(">="): op = .greaterOrEqual
         default:
+            if keyword() == "UTI", isSymbol("-", token(at: 1)) {
+                throw error("UTI-CONFORMS-TO and UTI-EQUALS are not supported (there is no type-identifier database on Linux)")
+            }
             guard let word = keyword(), QueryParser.operatorWords.contains(word),
                   let named = QueryComparison.Operator(rawValue: word) else {
                 throw error("expected a comparison operator (==, !=, <, >, IN, CONTAINS, LIKE…), found \(describe(current))")
@@ -252,8 +255,11 @@ struct QueryParser {
         try enter()
         defer { depth -= 1 }
         advance()
-        let operand = try parseUnary()
-        // Fold negative number literals so `-5` is the constant -5.
+        return QueryParser.negated(try parseUnary())
+    }
+
+    /// `-operand`, with negative number literals folded so `-5` is the constant -5.
+    static func negated(_ operand: QueryExpression) -> QueryExpression {
         switch operand {
         case .constant(.int(let value)) where value != Int64.min: return .constant(.int(-value))
         case .constant(.double(let value)): return .constant(.double(-value))
@@ -264,30 +270,48 @@ struct QueryParser {
 
     private mutating func parsePostfix() throws -> QueryExpression {
         var expression = try parsePrimaryExpression()
-        while isSymbol(".") {
-            advance()
-            switch current.kind {
-            case .word(let word, _):
+        // Each index nests the tree one level deeper, so it counts towards the nesting cap.
+        var indexes = 0
+        defer { depth -= indexes }
+        while true {
+            if isSymbol(".") {
                 advance()
-                expression = QueryParser.appending(word, to: expression)
-            case .atWord(let word):
-                advance()
-                expression = QueryParser.appending("@" + word, to: expression)
-            case .argument(.keyPath):
-                let start = current
-                advance()
-                guard case .keyPath(_, let components) = try argumentExpression(.keyPath, at: start) else {
-                    throw error("%K after '.' needs a key path", at: start)
+                switch current.kind {
+                case .word(let word, _):
+                    advance()
+                    expression = QueryParser.appending(word, to: expression)
+                case .atWord(let word):
+                    advance()
+                    expression = QueryParser.appending("@" + word, to: expression)
+                case .argument(.keyPath):
+                    let start = current
+                    advance()
+                    guard case .keyPath(_, let components) = try argumentExpression(.keyPath, at: start) else {
+                        throw error("%K after '.' needs a key path", at: start)
+                    }
+                    for component in components { expression = QueryParser.appending(component, to: expression) }
+                default: throw error("expected a key after '.', found \(describe(current))")
                 }
-                for component in components { expression = QueryParser.appending(component, to: expression) }
-            default: throw error("expected a key after '.', found \(describe(current))")
+            } else if isSymbol("[") {
+                // Comparison options follow an operator, never an expression, so `[` here is an index.
+                try enter()
+                indexes += 1
+                advance()
+                let index: QueryIndex
+                switch keyword() {
+                case "FIRST": advance(); index = .first
+                case "LAST": advance(); index = .last
+                case "SIZE": advance(); index = .size
+                default:
+                    if isSymbol("]") { throw error("expected an index (FIRST, LAST, SIZE or a number) inside '[]'") }
+                    index = .at(try parseExpression())
+                }
+                try expectSymbol("]", "to close the index")
+                expression = .index(expression, index)
+            } else {
+                return expression
             }
         }
-        // Comparison options follow an operator, never an expression, so `[` here is an index.
-        if isSymbol("[") {
-            throw error("index expressions ([FIRST], [LAST], [SIZE], [n]) are not supported")
-        }
-        return expression
     }
 
     static func appending(_ component: String, to expression: QueryExpression) -> QueryExpression {
@@ -347,31 +371,95 @@ struct QueryParser {
         case "SELF": advance(); return .evaluatedObject
         case "SUBQUERY": return try parseSubquery()
         case "CAST": return try parseCast()
-        case "FUNCTION":
-            throw error("FUNCTION(receiver, selector, …) is not supported")
+        case "FUNCTION": return try parseFunctionCall()
+        case "TERNARY": return try parseTernary()
         case let upper where QueryFormatter.isReserved(upper):
             throw error("expected an expression, found keyword '\(word)' (write #\(word) for a key of that name)")
         default:
             break
         }
-        // `name:(…)` and `now()` are function calls.
+        // `name:(…)`, `add:to:(…)`, `now()` and `random()` are function calls.
         if isSymbol(":", token(at: 1)) {
-            guard let function = QueryFunction(rawValue: word + ":") else {
-                throw error("unknown function '\(word):'")
+            var name = word + ":"
+            var length = 2
+            while case .word(let part, false) = token(at: length).kind, isSymbol(":", token(at: length + 1)) {
+                name += part + ":"
+                length += 2
             }
-            advance(); advance()
-            try expectSymbol("(", "after '\(word):'")
+            guard let function = QueryFunction(rawValue: name) else {
+                throw error("unknown function '\(name)'")
+            }
+            for _ in 0..<length { advance() }
+            try expectSymbol("(", "after '\(name)'")
             let arguments = try parseArgumentList()
-            if arguments.isEmpty { throw error("'\(word):' needs an argument", at: start) }
+            try checkArity(function, arguments.count, name: name, at: start)
             return .function(function, arguments)
         }
-        if word == "now", isSymbol("(", token(at: 1)) {
+        if word == "now" || word == "random", isSymbol("(", token(at: 1)), let function = QueryFunction(rawValue: word) {
             advance(); advance()
-            try expectSymbol(")", "after 'now('")
-            return .function(.now, [])
+            try expectSymbol(")", "after '\(word)('")
+            return .function(function, [])
         }
         advance()
         return .keyPath(base: .evaluatedObject, components: [word])
+    }
+
+    private func checkArity(_ function: QueryFunction, _ count: Int, name: String, at token: QueryToken) throws {
+        if let arity = function.arity {
+            guard count == arity else {
+                let expected = arity == 0 ? "no argument" : arity == 1 ? "1 argument" : "\(arity) arguments"
+                throw error("'\(name)' takes \(expected), found \(count)", at: token)
+            }
+        } else if count == 0 {
+            throw error("'\(name)' needs an argument", at: token)
+        }
+    }
+
+    /// `FUNCTION(receiver, 'selector', arguments…)`: the receiver becomes the function's first argument.
+    private mutating func parseFunctionCall() throws -> QueryExpression {
+        try enter()
+        defer { depth -= 1 }
+        let start = current
+        advance()
+        try expectSymbol("(", "after FUNCTION")
+        let receiver = try parseExpression()
+        try expectSymbol(",", "after the FUNCTION receiver")
+        let selectorToken = current
+        let selector = try nameString("a selector name such as 'sqrt:'", in: "FUNCTION")
+        var rest: [QueryExpression] = []
+        while isSymbol(",") {
+            advance()
+            rest.append(try parseExpression())
+        }
+        try expectSymbol(")", "to close FUNCTION")
+        guard let function = QueryFunction.named(selector: selector) else {
+            throw error("unknown FUNCTION selector '\(selector)' (expected one of NSExpression's functions: "
+                + QueryFunction.allCases.map(\.rawValue).joined(separator: " ") + ")", at: selectorToken)
+        }
+        if function.arity == 0 {
+            throw error("'\(selector)' takes no receiver; write \(selector)()", at: selectorToken)
+        }
+        let all = [receiver] + rest
+        if function.isAggregate, !rest.isEmpty {
+            throw error("'\(selector)' takes the receiver alone, found \(rest.count) more argument(s)", at: selectorToken)
+        }
+        try checkArity(function, all.count, name: selector, at: start)
+        return .function(function, all)
+    }
+
+    /// `TERNARY(predicate, trueExpression, falseExpression)`.
+    private mutating func parseTernary() throws -> QueryExpression {
+        try enter()
+        defer { depth -= 1 }
+        advance()
+        try expectSymbol("(", "after TERNARY")
+        let condition = try parseOr()
+        try expectSymbol(",", "after the TERNARY predicate")
+        let whenTrue = try parseExpression()
+        try expectSymbol(",", "after the TERNARY true expression")
+        let whenFalse = try parseExpression()
+        try expectSymbol(")", "to close TERNARY")
+        return .ternary(condition, whenTrue, whenFalse)
     }
 
     /// Comma-separated expressions up to and including `)`.
@@ -415,18 +503,7 @@ struct QueryParser {
         let value = try parseExpression()
         try expectSymbol(",", "after the CAST value")
         let typeToken = current
-        let typeName: String
-        switch typeToken.kind {
-        case .string(let name): typeName = name
-        case .argument(.object):
-            guard argumentIndex < arguments.count, let name = arguments[argumentIndex] as? String else {
-                throw error("expected a type name string for CAST")
-            }
-            argumentIndex += 1
-            typeName = name
-        default: throw error("expected a type name such as 'NSDate' in CAST, found \(describe(typeToken))")
-        }
-        advance()
+        let typeName = try nameString("a type name such as 'NSDate'", in: "CAST")
         try expectSymbol(")", "to close CAST")
         let normalized = typeName.hasPrefix("NS") ? typeName : "NS" + typeName
         if normalized == "NSManagedObjectID" {
@@ -443,6 +520,23 @@ struct QueryParser {
             }
         }
         return .cast(value, type)
+    }
+
+    /// A name written as a string literal or passed as a `%@` string (CAST's type, FUNCTION's selector).
+    private mutating func nameString(_ what: String, in construct: String) throws -> String {
+        let name: String
+        switch current.kind {
+        case .string(let text): name = text
+        case .argument(.object):
+            guard argumentIndex < arguments.count, let text = arguments[argumentIndex] as? String else {
+                throw error("expected \(what) as a string for \(construct)")
+            }
+            argumentIndex += 1
+            name = text
+        default: throw error("expected \(what) in \(construct), found \(describe(current))")
+        }
+        advance()
+        return name
     }
 
     // MARK: Arguments

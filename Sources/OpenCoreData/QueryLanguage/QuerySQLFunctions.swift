@@ -42,6 +42,40 @@ enum QuerySQLFunctions {
         return try bind(QueryCast.cast(queryValue(arguments[0]), to: type))
     }
 
+    /// `ocd_function('sqrt:', x)`, `ocd_function('modulus:by:', a, b)`…: the ``QueryFunction`` named by the
+    /// first argument, on the others, computed by ``QueryFunctions`` exactly as in memory.
+    static let function = DatabaseFunction("ocd_function", argumentCount: nil, pure: true) { arguments in
+        guard let first = arguments.first, case .string(let name) = first.storage,
+              let function = QueryFunction(rawValue: name), function != .random, function != .now else {
+            throw QueryLanguageError.semantic("ocd_function: unknown function")
+        }
+        let values = arguments.dropFirst().map { queryValue($0).swiftValue }
+        return databaseValue(try QueryFunctions.apply(function, Array(values)))
+    }
+
+    /// `ocd_random()`: `random()`, a number in [0, 1) (not pure: SQLite calls it for each row).
+    static let random = DatabaseFunction("ocd_random", argumentCount: 0, pure: false) { _ in
+        Double.random(in: 0..<1)
+    }
+
+    /// `ocd_median(x)`: the aggregate for `median:`, over the numbers among the values (as memory does).
+    static let median = DatabaseFunction("ocd_median", argumentCount: 1, pure: true, aggregate: MedianAggregate.self)
+
+    struct MedianAggregate: DatabaseAggregate {
+        var values: [Any?] = []
+        init() {}
+        mutating func step(_ dbValues: [DatabaseValue]) {
+            switch dbValues[0].storage {
+            case .int64(let v): values.append(v)
+            case .double(let v): values.append(v)
+            default: break
+            }
+        }
+        func finalize() throws -> (any DatabaseValueConvertible)? {
+            try QueryArithmetic.aggregate(.median, values) as? Double
+        }
+    }
+
     static let collations: [DatabaseCollation] = StringComparison.allCases.compactMap { comparator in
         comparator.collationName.map { name in
             DatabaseCollation(name) { QuerySortOrder.compareStrings($0, $1, comparator) }
@@ -49,7 +83,7 @@ enum QuerySQLFunctions {
     }
 
     static func register(in db: Database) {
-        for function in [compare, divide, power, absolute, cast] { db.add(function: function) }
+        for item in [compare, divide, power, absolute, cast, function, random, median] { db.add(function: item) }
         for collation in collations { db.add(collation: collation) }
     }
 
@@ -73,7 +107,7 @@ enum QuerySQLFunctions {
         }
     }
 
-    private static func databaseValue(_ value: Any?) -> DatabaseValue {
+    static func databaseValue(_ value: Any?) -> DatabaseValue {
         guard let converted = QueryValue.convert(value), let bound = try? bind(converted) else { return .null }
         return bound
     }

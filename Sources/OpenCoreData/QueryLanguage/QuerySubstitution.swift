@@ -52,6 +52,13 @@ struct QuerySubstitution {
         case .subquery(let collection, let variable, let predicate):
             return .subquery(collection: try substitute(collection, bound: bound), variable: variable,
                              predicate: try substitute(predicate, bound: bound.union([variable])))
+        case .index(let base, let index):
+            let replacedIndex: QueryIndex
+            if case .at(let position) = index { replacedIndex = .at(try substitute(position, bound: bound)) } else { replacedIndex = index }
+            return .index(try substitute(base, bound: bound), replacedIndex)
+        case .ternary(let predicate, let whenTrue, let whenFalse):
+            return .ternary(try substitute(predicate, bound: bound), try substitute(whenTrue, bound: bound),
+                            try substitute(whenFalse, bound: bound))
         case .cast(let value, let type):
             let replaced = try substitute(value, bound: bound)
             if case .constant(let constant) = replaced { return .constant(try QueryCast.cast(constant, to: type)) }

@@ -105,7 +105,9 @@ public enum QueryValue: Sendable, Hashable {
         switch self {
         case .null: return "nil"
         case .bool(let v): return v ? "YES" : "NO"
-        case .int(let v): return String(v)
+        case .int(let v):
+            // -9223372036854775808 would read as minus a number too large for Int64, so a double.
+            return v == Int64.min ? "CAST(\"\(v)\", \"NSNumber\")" : String(v)
         case .double(let v): return QueryValue.formatDouble(v)
         case .decimal(let v): return "CAST(\(QueryLexer.quote(v.description)), \"NSDecimalNumber\")"
         case .string(let v): return QueryLexer.quote(v)

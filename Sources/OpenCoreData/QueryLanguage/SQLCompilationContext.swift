@@ -120,20 +120,31 @@ final class CompilationContext {
     /// A subquery scope over the members of a to-many relationship, with its correlation condition.
     private func memberScope(_ relationship: RelationshipDescription, _ storage: StoreSchema.PropertyStorage,
                              ownerAlias: String) throws -> (scope: SQLScope, correlation: String) {
+        let rows = try memberRows(relationship, storage, ownerAlias: ownerAlias)
+        return (rows.scope, rows.correlation)
+    }
+
+    /// The members of a to-many relationship: their scope, the correlation with the owner row, and the order
+    /// the store reads them in (the order column first for ordered relationships, then the primary key, as
+    /// `relatedIDs` does).
+    private func memberRows(_ relationship: RelationshipDescription, _ storage: StoreSchema.PropertyStorage,
+                            ownerAlias: String) throws -> (scope: SQLScope, correlation: String, order: [String]) {
         guard let destination = relationship.destinationEntity else {
             throw unsupported("relationship '\(relationship.name)' has no destination")
         }
         let table = schema.mapping(for: destination).tableName
         let alias = newAlias()
         switch storage {
-        case .toManyByForeignKey(_, let column, _):
-            return (SQLScope(alias: alias, entity: destination, table: table), "\(alias).\(column) = \(ownerAlias).Z_PK")
+        case .toManyByForeignKey(_, let column, let orderColumn):
+            return (SQLScope(alias: alias, entity: destination, table: table), "\(alias).\(column) = \(ownerAlias).Z_PK",
+                    (orderColumn.map { ["\(alias).\($0)"] } ?? []) + ["\(alias).Z_PK"])
         case .toManyByJoinTable(let join):
             let joinAlias = newAlias()
             let scope = SQLScope(alias: alias, entity: destination,
                                  table: "\(join.name) \(joinAlias) JOIN \(table)")
             // The join table comes first; the member table is joined on the destination key.
-            return (scope, "\(alias).Z_PK = \(joinAlias).\(join.destinationColumn) AND \(joinAlias).\(join.sourceColumn) = \(ownerAlias).Z_PK")
+            return (scope, "\(alias).Z_PK = \(joinAlias).\(join.destinationColumn) AND \(joinAlias).\(join.sourceColumn) = \(ownerAlias).Z_PK",
+                    (join.orderColumn.map { ["\(joinAlias).\($0)"] } ?? []) + ["\(alias).Z_PK"])
         default:
             throw unsupported("'\(relationship.name)' is not a to-many relationship")
         }
@@ -155,8 +166,8 @@ final class CompilationContext {
 
     private func compile(_ comparison: QueryComparison, in scope: SQLScope) throws -> SQLFragment {
         // A to-many key path on the left: quantify over its members.
-        if let target = try resolve(comparison.lhs, in: scope), case .toMany(let relationship, let storage, let owner, let rest) = target,
-           !(rest.first?.hasPrefix("@") ?? false) {
+        if let target = try resolve(comparison.lhs, in: scope), case .toMany(let relationship, let storage, let owner, let path) = target,
+           let (rest, dropsNil) = try quantifiedPath(path, comparison.lhs) {
             var memberComparison = comparison
             var modifier = comparison.modifier
             if modifier == .direct {
@@ -164,43 +175,67 @@ final class CompilationContext {
                 if comparison.op == .contains { memberComparison.op = .equal }
                 modifier = .any
             }
-            func condition(_ name: String, _ memberScope: SQLScope) throws -> SQLFragment {
+            func condition(_ name: String, _ memberScope: SQLScope, negated: Bool) throws -> SQLFragment {
                 var inner = memberComparison
                 inner.lhs = rest.isEmpty ? .variable(name) : .keyPath(base: .variable(name), components: rest)
                 // Each member (nil included) is tested directly, unless the path goes through another to-many
                 // relationship, whose members the same quantifier then ranges over (memory flattens them).
                 if case .toMany? = try resolve(inner.lhs, in: memberScope) {
+                    if dropsNil {
+                        throw unsupported("'\(QueryFormatter.format(comparison.lhs))': a union operator over a nested to-many relationship")
+                    }
                     inner.modifier = modifier == .all ? .all : .any
                 } else {
                     inner.modifier = .direct
                 }
-                return try compile(inner, in: memberScope)
+                let test = try compile(inner, in: memberScope)
+                let result = negated ? negate(test) : test
+                // A union leaves nil values out: they neither match nor count against ALL.
+                guard dropsNil else { return result }
+                return "(" + (try value(inner.lhs, in: memberScope)) + " IS NOT NULL AND " + result + ")"
             }
             switch modifier {
             case .any:
-                return try exists(relationship, storage, ownerAlias: owner) { try condition($0, $1) }
+                return try exists(relationship, storage, ownerAlias: owner) { try condition($0, $1, negated: false) }
             case .none:
-                return "NOT " + (try exists(relationship, storage, ownerAlias: owner) { try condition($0, $1) })
+                return "NOT " + (try exists(relationship, storage, ownerAlias: owner) { try condition($0, $1, negated: false) })
             case .all:
-                return "NOT " + (try exists(relationship, storage, ownerAlias: owner) { name, memberScope in
-                    negate(try condition(name, memberScope))
-                })
+                return "NOT " + (try exists(relationship, storage, ownerAlias: owner) { try condition($0, $1, negated: true) })
             case .direct:
                 break
             }
         }
         // A to-many key path on the right of IN: some member equals the left side.
         if comparison.op == .in, let target = try resolve(comparison.rhs, in: scope),
-           case .toMany(let relationship, let storage, let owner, let rest) = target,
-           !(rest.first?.hasPrefix("@") ?? false) {
+           case .toMany(let relationship, let storage, let owner, let path) = target,
+           let (rest, dropsNil) = try quantifiedPath(path, comparison.rhs) {
             let needle = comparison.lhs
             let found = try exists(relationship, storage, ownerAlias: owner) { name, memberScope in
                 let member: QueryExpression = rest.isEmpty ? .variable(name) : .keyPath(base: .variable(name), components: rest)
-                return try compile(QueryComparison(member, .equal, needle, options: comparison.options), in: memberScope)
+                if dropsNil, case .toMany? = try resolve(member, in: memberScope) {
+                    throw unsupported("'\(QueryFormatter.format(comparison.rhs))': a union operator over a nested to-many relationship")
+                }
+                let test = try compile(QueryComparison(member, .equal, needle, options: comparison.options), in: memberScope)
+                guard dropsNil else { return test }
+                return "(" + (try value(member, in: memberScope)) + " IS NOT NULL AND " + test + ")"
             }
             return try quantifyScalar(comparison, found, scope)
         }
         return try quantifyScalar(comparison, try scalarComparison(comparison, in: scope), scope)
+    }
+
+    /// The part of a key path after a to-many step that members are compared on, when the path ranges over
+    /// members: a plain path (`books.title`), or a union operator with its right key path
+    /// (`books.@distinctUnionOfObjects.title`: nil values left out, duplicates do not matter to a comparison).
+    /// nil when the path ends in an aggregate (`books.@count`).
+    private func quantifiedPath(_ rest: [String], _ expression: QueryExpression) throws -> (rest: [String], dropsNil: Bool)? {
+        guard let first = rest.first, first.hasPrefix("@") else { return (rest, false) }
+        guard QueryCollectionOperator.isUnion(first) else { return nil }
+        let right = Array(rest.dropFirst())
+        if right.isEmpty { throw unsupported("'\(QueryFormatter.format(expression))': \(first) needs a key after it") }
+        // `books.@distinctUnionOfObjects.title.@count` is a number, not members.
+        if right.contains(where: { $0.hasPrefix("@") }) { return nil }
+        return (right, true)
     }
 
     /// ANY/ALL/NONE on a single value: a nil value has no members, any other value is its own member.
@@ -324,6 +359,14 @@ final class CompilationContext {
                 guard components == ["@count"] else { throw unsupported("SUBQUERY(…) must be followed by .@count") }
                 return try subqueryCount(collection, variable, predicate, in: scope)
             }
+            if case .index(let collection, let index) = base {
+                // `notes[FIRST].text` is `notes.text[FIRST]`; errors still quote what was written.
+                let rewritten = try memberPath(collection, index, then: components, whole: expression, in: scope)
+                if case .index(let path, let position) = rewritten {
+                    return try indexValue(path, position, rewritten, described: QueryFormatter.format(expression), in: scope)
+                }
+                return try value(rewritten, in: scope)
+            }
             guard let target = try resolve(expression, in: scope) else {
                 throw unsupported("the key path \(QueryFormatter.format(expression))")
             }
@@ -345,27 +388,14 @@ final class CompilationContext {
         case .negate(let operand):
             return "(0 - " + (try value(operand, in: scope)) + ")"
         case .function(let function, let arguments):
-            switch function {
-            case .now: return SQLFragment.parameter(Date().timeIntervalSinceReferenceDate.databaseValue)
-            case .abs:
-                guard arguments.count == 1 else { throw unsupported("abs: takes one argument") }
-                return "ocd_abs(" + (try value(arguments[0], in: scope)) + ")"
-            case .count, .sum, .min, .max, .average:
-                guard arguments.count == 1, case .keyPath(let base, let components) = arguments[0] else {
-                    throw unsupported("\(function.rawValue) on anything but a to-many key path")
-                }
-                let operatorName = ["count:": "@count", "sum:": "@sum", "min:": "@min", "max:": "@max", "average:": "@avg"][function.rawValue] ?? "@count"
-                guard let target = try resolve(arguments[0], in: scope),
-                      case .toMany(_, _, _, let rest) = target, rest.isEmpty || function != .count else {
-                    throw unsupported("\(function.rawValue) on anything but a to-many key path")
-                }
-                // sum:(items.price) is items.@sum.price.
-                let split = components.count - rest.count
-                let rewritten = Array(components[..<split]) + [operatorName] + rest
-                return try value(.keyPath(base: base, components: rewritten), in: scope)
-            case .median:
-                throw unsupported("median: in SQL")
-            }
+            return try functionValue(function, arguments, expression, in: scope)
+        case .index(let base, let index):
+            return try indexValue(base, index, expression, in: scope)
+        case .ternary(let predicate, let whenTrue, let whenFalse):
+            // An unknown (NULL) condition takes the false branch, as a false predicate does in memory.
+            let condition = try compile(predicate, in: scope)
+            return "CASE WHEN " + condition + " THEN " + (try value(whenTrue, in: scope)) + " ELSE "
+                + (try value(whenFalse, in: scope)) + " END"
         case .cast(let operand, let type):
             return "ocd_cast(" + (try value(operand, in: scope)) + ", '\(type.rawValue)')"
         case .aggregate:
@@ -375,34 +405,284 @@ final class CompilationContext {
         }
     }
 
+    // MARK: Functions
+
+    private func functionValue(_ function: QueryFunction, _ arguments: [QueryExpression], _ whole: QueryExpression,
+                               in scope: SQLScope) throws -> SQLFragment {
+        if let arity = function.arity, arguments.count != arity {
+            throw unsupported("\(function.rawValue) takes \(arity) argument(s), not \(arguments.count)")
+        }
+        if let op = function.arithmeticOperator { return try value(.arithmetic(op, arguments[0], arguments[1]), in: scope) }
+        switch function {
+        case .now: return SQLFragment.parameter(Date().timeIntervalSinceReferenceDate.databaseValue)
+        case .random: return SQLFragment("ocd_random()")
+        case .noindex: return try value(arguments[0], in: scope)
+        case .abs: return "ocd_abs(" + (try value(arguments[0], in: scope)) + ")"
+        case .count, .sum, .min, .max, .average, .median:
+            if let folded = try foldedConstant(whole) { return try value(.constant(folded), in: scope) }
+            return try aggregateValue(function, arguments, in: scope)
+        default:
+            // The rest run the same Swift code as memory does (SQLite's own upper() and % differ).
+            let values = try arguments.map { try value($0, in: scope) }
+            return "ocd_function('\(function.rawValue)', " + SQLFragment.joined(values, separator: ", ") + ")"
+        }
+    }
+
+    /// `sum:(books.pages)` is `books.@sum.pages`; `count:(books)` is `books[SIZE]`; `median:` runs the
+    /// `ocd_median` aggregate over the members.
+    private func aggregateValue(_ function: QueryFunction, _ arguments: [QueryExpression], in scope: SQLScope) throws -> SQLFragment {
+        // Several values, or one literal collection of them: `max:(age, score)`, `median:({age, score, 7})`.
+        if let members = arguments.count == 1 ? literalMembers(arguments[0]) : arguments, !members.isEmpty {
+            let rows = try members.enumerated().map { offset, member in
+                "SELECT " + (try value(member, in: scope)) + (offset == 0 ? " AS v" : "")
+            }
+            let sqlFunctions: [QueryFunction: String] = [
+                .count: "COUNT(*)", .sum: "COALESCE(SUM(v), 0)", .average: "AVG(v)", .min: "MIN(v)", .max: "MAX(v)",
+                .median: "ocd_median(v)",
+            ]
+            guard let aggregate = sqlFunctions[function] else { throw unsupported(function.rawValue) }
+            return "(SELECT \(aggregate) FROM (" + SQLFragment.joined(rows, separator: " UNION ALL ") + "))"
+        }
+        guard arguments.count == 1, case .keyPath = arguments[0], let target = try resolve(arguments[0], in: scope),
+              case .toMany(let relationship, let storage, let owner, let rest) = target else {
+            throw unsupported("\(function.rawValue) on anything but a to-many key path")
+        }
+        let path = QueryFormatter.format(.function(function, arguments))
+        if function == .count {
+            return try memberAt(relationship, storage, owner: owner, rest: rest, index: .size, described: path)
+        }
+        let operators: [QueryFunction: String] = [.sum: "@sum", .min: "@min", .max: "@max", .average: "@avg", .median: "@median"]
+        guard let operatorName = operators[function] else { throw unsupported(path) }
+        if let first = rest.first, first.hasPrefix("@") {
+            // sum:(books.@distinctUnionOfObjects.pages) is books.@distinctUnionOfObjects.pages.@sum.
+            guard QueryCollectionOperator.isUnion(first), !rest.dropFirst().contains(where: { $0.hasPrefix("@") }) else {
+                throw unsupported("\(path): \(function.rawValue) of a number")
+            }
+            return try collectionOperator(relationship, storage, owner: owner, rest: rest + [operatorName], path: path,
+                                          allowsMedian: true)
+        }
+        return try collectionOperator(relationship, storage, owner: owner, rest: [operatorName] + rest, path: path,
+                                      allowsMedian: true)
+    }
+
     private func collectionOperator(_ relationship: RelationshipDescription, _ storage: StoreSchema.PropertyStorage,
-                                    owner: String, rest: [String], path: String) throws -> SQLFragment {
-        guard let operatorName = rest.first, operatorName.hasPrefix("@") else {
+                                    owner: String, rest: [String], path: String, allowsMedian: Bool = false) throws -> SQLFragment {
+        guard var operatorName = rest.first, operatorName.hasPrefix("@") else {
             throw unsupported("the to-many key path '\(path)' needs ANY, ALL, NONE or a collection operator here")
         }
         let (memberScope, correlation) = try memberScope(relationship, storage, ownerAlias: owner)
-        let aggregate: SQLFragment
-        switch operatorName {
-        case "@count":
-            guard rest.count == 1 else { throw unsupported("'\(path)': nothing may follow @count") }
-            aggregate = SQLFragment("COUNT(*)")
-        case "@sum", "@avg", "@min", "@max":
-            let attributePath = Array(rest.dropFirst())
+        var attributePath = Array(rest.dropFirst())
+        var isUnion = false, distinct = false
+        if QueryCollectionOperator.isUnion(operatorName) {
+            // `books.@distinctUnionOfObjects.title.@count`: the operator after the right key path aggregates the
+            // union's values (nil left out; DISTINCT for the distinct unions).
+            let right = attributePath.prefix { !$0.hasPrefix("@") }
+            let after = attributePath.dropFirst(right.count)
+            guard !right.isEmpty else { throw unsupported("'\(path)': \(operatorName) needs a key after it") }
+            let aggregates: Set<String> = allowsMedian ? ["@count", "@sum", "@avg", "@min", "@max", "@median"]
+                : ["@count", "@sum", "@avg", "@min", "@max"]
+            guard after.count == 1, let next = after.first, aggregates.contains(next) else {
+                throw unsupported("'\(path)': \(operatorName) gives a collection; use it with IN, CONTAINS, ANY/ALL/NONE, @count or [SIZE]")
+            }
+            isUnion = true
+            distinct = QueryCollectionOperator.isDistinct(operatorName)
+            operatorName = next
+            attributePath = Array(right)
+        }
+        func column() throws -> SQLFragment {
             guard !attributePath.isEmpty else { throw unsupported("'\(path)': \(operatorName) needs a key after it") }
             guard case .value(let column) = try walk(from: memberScope.alias, entity: memberScope.entity,
                                                      components: attributePath, scope: memberScope) else {
                 throw unsupported("'\(path)': \(operatorName) over a nested to-many relationship")
             }
-            switch operatorName {
-            case "@sum": aggregate = "COALESCE(SUM(" + column + "), 0)"
-            case "@avg": aggregate = "AVG(" + column + ")"
-            case "@min": aggregate = "MIN(" + column + ")"
-            default: aggregate = "MAX(" + column + ")"
+            return column
+        }
+        let unique = distinct ? "DISTINCT " : ""
+        let aggregate: SQLFragment
+        switch operatorName {
+        case "@count":
+            if isUnion {
+                aggregate = "COUNT(" + unique + (try column()) + ")"
+            } else {
+                guard rest.count == 1 else { throw unsupported("'\(path)': nothing may follow @count") }
+                aggregate = SQLFragment("COUNT(*)")
             }
+        case "@sum": aggregate = "COALESCE(SUM(" + unique + (try column()) + "), 0)"
+        case "@avg": aggregate = "AVG(" + unique + (try column()) + ")"
+        case "@min": aggregate = "MIN(" + (try column()) + ")"
+        case "@max": aggregate = "MAX(" + (try column()) + ")"
+        case "@median" where allowsMedian: aggregate = "ocd_median(" + unique + (try column()) + ")"
         default:
             throw unsupported("the collection operator \(operatorName)")
         }
         return "(SELECT " + aggregate + " FROM \(memberScope.fromClause) WHERE \(correlation))"
+    }
+
+    // MARK: Indexes
+
+    /// `collection[i].key…` as `collection.key…[i]` (the i-th member's value), for FIRST, LAST and n.
+    private func memberPath(_ collection: QueryExpression, _ index: QueryIndex, then components: [String],
+                            whole: QueryExpression, in scope: SQLScope) throws -> QueryExpression {
+        let described = QueryFormatter.format(whole)
+        guard case .keyPath(let base, let path) = collection, let target = try resolve(collection, in: scope) else {
+            throw unsupported("'\(described)': a key after an index compiles only on a to-many key path")
+        }
+        switch index {
+        case .size:
+            throw unsupported("'\(described)': [SIZE] is a number, which has no keys")
+        case .at(let position):
+            if let key = try foldedConstant(position).flatMap(QueryValueSemantics.text) {
+                // A string index looks a key up in an object; in a collection it finds nothing (as in memory).
+                guard case .value = target else { return .constant(.null) }
+                return .keyPath(base: base, components: path + [key] + components)
+            }
+        default:
+            break
+        }
+        return .index(.keyPath(base: base, components: path + components), index)
+    }
+
+    private func indexValue(_ base: QueryExpression, _ index: QueryIndex, _ whole: QueryExpression,
+                            described: String? = nil, in scope: SQLScope) throws -> SQLFragment {
+        let described = described ?? QueryFormatter.format(whole)
+        // Indexes into constants fold: {1, 2, 3}[1], %@[LAST], {}[SIZE].
+        if let folded = try foldedConstant(whole) { return try value(.constant(folded), in: scope) }
+        if let members = literalMembers(base) {
+            switch index {
+            case .size: return SQLFragment.parameter(Int64(members.count).databaseValue)
+            case .first: return try members.first.map { try value($0, in: scope) } ?? SQLFragment("NULL")
+            case .last: return try members.last.map { try value($0, in: scope) } ?? SQLFragment("NULL")
+            case .at(let position):
+                if let constant = try foldedConstant(position) {
+                    guard let offset = CompilationContext.offset(constant), offset < members.count else { return SQLFragment("NULL") }
+                    return try value(members[offset], in: scope)
+                }
+                if members.isEmpty { return SQLFragment("NULL") }
+                // Through ocd_function the position has no column affinity, so text never matches a number
+                // (memory takes numbers only).
+                var cases = "CASE ocd_function('noindex:', " + (try value(position, in: scope)) + ")"
+                for (offset, member) in members.enumerated() {
+                    cases = cases + " WHEN \(offset) THEN " + (try value(member, in: scope))
+                }
+                return cases + " END"
+            }
+        }
+        if case .subquery(let collection, let variable, let predicate) = base {
+            guard index == .size else {
+                throw unsupported("'\(described)': the members a SUBQUERY finds have no order; only [SIZE] compiles")
+            }
+            return try subqueryCount(collection, variable, predicate, in: scope)
+        }
+        guard case .keyPath(let keyBase, let components) = base, let target = try resolve(base, in: scope) else {
+            throw unsupported("'\(described)': an index compiles only on a to-many key path, a SUBQUERY or a literal collection")
+        }
+        if case .at(let position) = index, let key = try foldedConstant(position).flatMap(QueryValueSemantics.text) {
+            // `address['city']` is `address.city`; a string index into a collection finds nothing, as in memory.
+            guard case .value = target else { return SQLFragment("NULL") }
+            return try value(.keyPath(base: keyBase, components: components + [key]), in: scope)
+        }
+        switch target {
+        case .value:
+            throw unsupported("'\(described)': '\(QueryFormatter.format(base))' is not a to-many relationship, so it has no members to index")
+        case .toMany(let relationship, let storage, let owner, let rest):
+            return try memberAt(relationship, storage, owner: owner, rest: rest, index: index, described: described)
+        }
+    }
+
+    /// `books[SIZE]` (a count), `notes[FIRST]`, `notes.text[LAST]`, `notes[2].text`: a correlated subquery over
+    /// the members, in the store's order for FIRST, LAST and n (ordered relationships only).
+    private func memberAt(_ relationship: RelationshipDescription, _ storage: StoreSchema.PropertyStorage, owner: String,
+                          rest: [String], index: QueryIndex, described: String) throws -> SQLFragment {
+        if let first = rest.first, first.hasPrefix("@") {
+            guard QueryCollectionOperator.isUnion(first) else {
+                throw unsupported("'\(described)': \(first) gives a number, which has no members to index")
+            }
+            guard index == .size else {
+                throw unsupported("'\(described)': the values of \(first) have no order in the store; only [SIZE] compiles")
+            }
+            // The size of a union is its @count.
+            return try collectionOperator(relationship, storage, owner: owner, rest: rest + ["@count"], path: described)
+        }
+        let name = "\(relationship.entity?.name ?? "?").\(relationship.name)"
+        var offset = 0, descending = false
+        switch index {
+        case .size: break
+        case .first, .last, .at:
+            guard relationship.isOrdered else {
+                throw unsupported("'\(described)': '\(name)' is not an ordered relationship, so its members have no position in the store (only [SIZE] compiles)")
+            }
+            if index == .last { descending = true }
+            if case .at(let position) = index {
+                guard let constant = try foldedConstant(position) else {
+                    throw unsupported("'\(described)': the index into '\(name)' must be a constant number (or a variable substituted before fetching)")
+                }
+                guard let number = CompilationContext.offset(constant) else { return SQLFragment("NULL") }
+                offset = number
+            }
+        }
+        let rows = try memberRows(relationship, storage, ownerAlias: owner)
+        var column = SQLFragment("\(rows.scope.alias).Z_PK")
+        if !rest.isEmpty {
+            guard case .value(let fragment) = try walk(from: rows.scope.alias, entity: rows.scope.entity,
+                                                       components: rest, scope: rows.scope) else {
+                throw unsupported("'\(described)': the members' values go through another to-many relationship")
+            }
+            column = fragment
+        }
+        // Joins the member path added belong to the member scope, so the FROM clause is read afterwards.
+        if index == .size {
+            return SQLFragment("(SELECT COUNT(*) FROM \(rows.scope.fromClause) WHERE \(rows.correlation))")
+        }
+        let order = rows.order.map { descending ? $0 + " DESC" : $0 }.joined(separator: ", ")
+        return "(SELECT " + column + " FROM \(rows.scope.fromClause) WHERE \(rows.correlation) ORDER BY \(order) LIMIT 1 OFFSET \(offset))"
+    }
+
+    /// The members of a literal collection, as expressions; nil for anything else.
+    private func literalMembers(_ expression: QueryExpression) -> [QueryExpression]? {
+        switch expression {
+        case .constant(.array(let values)): return values.map(QueryExpression.constant)
+        case .aggregate(let members): return members
+        case .variable(let name) where boundRows[name] == nil:
+            if case .array(let values)? = compiler.substitutionVariables[name] { return values.map(QueryExpression.constant) }
+            return nil
+        default: return nil
+        }
+    }
+
+    /// A constant as a position in a collection: a whole, non-negative number (as memory takes it).
+    private static func offset(_ constant: QueryValue) -> Int? {
+        guard let number = QueryValueSemantics.number(constant), let offset = QueryEvaluator.integer(number),
+              offset >= 0 else { return nil }
+        return offset
+    }
+
+    /// The value of an expression that reads no row (constants, and arithmetic, functions and indexes of
+    /// them; substituted variables), computed by memory's evaluator; nil for anything else.
+    private func foldedConstant(_ expression: QueryExpression) throws -> QueryValue? {
+        guard isConstant(expression) else { return nil }
+        var evaluator = try QueryEvaluator(variables: compiler.substitutionVariables.mapValues { $0.swiftValue as Any })
+        let result = try evaluator.evaluate(expression, object: nil)
+        guard let converted = QueryValue.convert(result) else {
+            throw unsupported("the constant \(QueryFormatter.format(expression))")
+        }
+        return converted
+    }
+
+    private func isConstant(_ expression: QueryExpression) -> Bool {
+        switch expression {
+        case .constant: return true
+        case .variable(let name): return boundRows[name] == nil && compiler.substitutionVariables[name] != nil
+        case .aggregate(let members): return members.allSatisfy(isConstant)
+        case .arithmetic(_, let lhs, let rhs): return isConstant(lhs) && isConstant(rhs)
+        case .negate(let operand): return isConstant(operand)
+        case .function(let function, let arguments):
+            return function != .random && function != .now && arguments.allSatisfy(isConstant)
+        case .index(let base, let index):
+            if case .at(let position) = index, !isConstant(position) { return false }
+            return isConstant(base)
+        case .cast(let operand, _): return isConstant(operand)
+        default: return false
+        }
     }
 
     private func subqueryCount(_ collection: QueryExpression, _ variable: String, _ predicate: QueryPredicate,

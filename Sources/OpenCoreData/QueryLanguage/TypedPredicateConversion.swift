@@ -4,8 +4,10 @@ extension QueryPredicate {
     /// Converts a typed `#Predicate` into a format-string predicate, so it can be compiled to SQL.
     ///
     /// Key paths become key names (`$0.details.closeDate` → `details.closeDate`); `contains(where:)` and
-    /// `allSatisfy` become SUBQUERYs; `filter(…).count` becomes `SUBQUERY(…).@count`. Constructs without a
-    /// format-string equivalent (`??`, `?:`, `%`, integer division, casts) throw a ``QueryLanguageError``.
+    /// `allSatisfy` become SUBQUERYs; `filter(…).count` becomes `SUBQUERY(…).@count`; `a ?? b` becomes
+    /// `TERNARY(a != nil, a, b)`, `c ? a : b` `TERNARY(c, a, b)`, `a % b` `modulus:by:(a, b)`, integer `a / b`
+    /// `trunc:(a / b)`; `array[i]`, `array.first`, `array.last` the index operators. Constructs without a
+    /// format-string equivalent (casts, `min()`/`max()`, regular expressions) throw a ``QueryLanguageError``.
     ///
     /// ```swift
     /// let typed = #Predicate<Person> { $0.age > 18 && $0.name.starts(with: "E") }
@@ -106,7 +108,51 @@ extension PredicateExpressions.Variable: TypedExpressionNode {
 
 extension PredicateExpressions.KeyPath: TypedExpressionNode {
     func queryExpression(_ context: inout TypedPredicateContext) throws -> QueryExpression {
-        QueryParser.appending(try TypedPredicateContext.keyName(keyPath), to: try context.expression(root))
+        // `array.first` and `array.last` are computed properties without a name: compare with the array
+        // type's own key paths.
+        if let array = type(of: keyPath).rootType as? any TypedOrderedCollection.Type {
+            if keyPath == array.firstKeyPath { return .index(try context.expression(root), .first) }
+            if keyPath == array.lastKeyPath { return .index(try context.expression(root), .last) }
+        }
+        return QueryParser.appending(try TypedPredicateContext.keyName(keyPath), to: try context.expression(root))
+    }
+}
+
+/// Arrays, whose `first` and `last` key paths a `#Predicate` may use.
+protocol TypedOrderedCollection {
+    static var firstKeyPath: AnyKeyPath { get }
+    static var lastKeyPath: AnyKeyPath { get }
+}
+
+extension Array: TypedOrderedCollection {
+    static var firstKeyPath: AnyKeyPath { \Self.first }
+    static var lastKeyPath: AnyKeyPath { \Self.last }
+}
+
+extension PredicateExpressions.CollectionIndexSubscript: TypedExpressionNode {
+    func queryExpression(_ context: inout TypedPredicateContext) throws -> QueryExpression {
+        .index(try context.expression(wrapped), .at(try context.expression(index)))
+    }
+}
+
+extension PredicateExpressions.NilCoalesce: TypedExpressionNode {
+    func queryExpression(_ context: inout TypedPredicateContext) throws -> QueryExpression {
+        let value = try context.expression(lhs)
+        return .ternary(.comparison(QueryComparison(value, .notEqual, .constant(.null))), value, try context.expression(rhs))
+    }
+}
+
+extension PredicateExpressions.Conditional: TypedExpressionNode, TypedPredicateNode {
+    func queryExpression(_ context: inout TypedPredicateContext) throws -> QueryExpression {
+        .ternary(try context.predicate(test), try context.expression(trueBranch), try context.expression(falseBranch))
+    }
+
+    /// A Bool-valued conditional used as a condition: `(c AND a) OR (NOT c AND b)`, so its branches may be
+    /// comparisons.
+    func queryPredicate(_ context: inout TypedPredicateContext) throws -> QueryPredicate {
+        let condition = try context.predicate(test)
+        return .or([.and([condition, try context.predicate(trueBranch)]),
+                    .and([.not(condition), try context.predicate(falseBranch)])])
     }
 }
 
@@ -145,9 +191,23 @@ extension PredicateExpressions.FloatDivision: TypedExpressionNode {
     }
 }
 
+extension PredicateExpressions.IntDivision: TypedExpressionNode {
+    func queryExpression(_ context: inout TypedPredicateContext) throws -> QueryExpression {
+        // Swift's integer division truncates towards zero.
+        .function(.trunc, [.arithmetic(.divide, try context.expression(lhs), try context.expression(rhs))])
+    }
+}
+
+extension PredicateExpressions.IntRemainder: TypedExpressionNode {
+    func queryExpression(_ context: inout TypedPredicateContext) throws -> QueryExpression {
+        .function(.modulus, [try context.expression(lhs), try context.expression(rhs)])
+    }
+}
+
 extension PredicateExpressions.UnaryMinus: TypedExpressionNode {
     func queryExpression(_ context: inout TypedPredicateContext) throws -> QueryExpression {
-        .negate(try context.expression(wrapped))
+        // Folded as the parser folds `-5`, so the predicate prints and parses back the same.
+        QueryParser.negated(try context.expression(wrapped))
     }
 }
 

@@ -30,6 +30,7 @@ struct AgreementFixture {
     static let cities: [String?] = ["Paris", "paris", "Zürich", "zurich", nil, "", "Lyon"]
     static let titles: [String?] = ["Nana", "Germinal", "germinal", "L'Assommoir", nil, "", "Thérèse Raquin", "nana 2"]
     static let dates: [Date] = [-1_000_000, 0, 1, 86_400.5, 700_000_000].map { Date(timeIntervalSinceReferenceDate: $0) }
+    static let noteTexts: [String?] = ["todo", "Todo", "TODO", "été", "ete", nil, "", "draft 2", "draft 10"]
     static let ids: [UUID] = (0..<3).map { UUID(uuidString: "00000000-0000-0000-0000-00000000000\($0)") ?? UUID() }
 
     static func makeModel() throws -> ManagedObjectModel {
@@ -48,6 +49,7 @@ struct AgreementFixture {
                 ToMany("books", "Book", inverse: "author")
                 ToMany("clubs", "Club", inverse: "members")
                 ToMany("favorites", "Book")
+                ToMany("notes", "Note", inverse: "owner", ordered: true)
             }
             EntityDescription("Employee", parent: "Person") {
                 Attribute("salary", .double)
@@ -62,6 +64,11 @@ struct AgreementFixture {
                 Attribute("pages", .integer64)
                 Attribute("price", .double)
                 ToOne("author", "Person", inverse: "books")
+            }
+            EntityDescription("Note") {
+                Attribute("text", .string)
+                Attribute("rank", .integer64)
+                ToOne("owner", "Person", inverse: "notes")
             }
             EntityDescription("Club") {
                 Attribute("name", .string)
@@ -152,6 +159,40 @@ struct AgreementFixture {
             }
             object.values["clubs"] = memberOf
             people[pk] = object
+        }
+        // Notes: an ordered to-many, drawn from a generator of their own so the rest of the data stays as it
+        // was. Rows are inserted in a shuffled order, so the order column, not Z_PK, gives the positions.
+        var noteRandom = SeededGenerator(seed: seed &+ 0x5EED)
+        var noteRows: [(owner: Int64, position: Int, values: [String: Any])] = []
+        for pk in Int64(1)...Int64(count) {
+            var notes: [GraphObject] = []
+            for position in 0..<Int(noteRandom.next() % 5) {
+                var note: [String: Any] = [:]
+                let text = AgreementFixture.noteTexts[Int(noteRandom.next() % UInt64(AgreementFixture.noteTexts.count))]
+                if let text { note["text"] = text }
+                if noteRandom.next() % 100 < 85 { note["rank"] = Int64([0, 1, 2, 3, 5, 8][Int(noteRandom.next() % 6)]) }
+                noteRows.append((pk, position, note))
+                let noteObject = GraphObject(note)
+                noteObject.values["owner"] = people[pk]
+                notes.append(noteObject)
+            }
+            people[pk]?.values["notes"] = notes
+        }
+        noteRows.shuffle(using: &noteRandom)
+        for (index, row) in noteRows.enumerated() {
+            // Primary keys follow the shuffled order, so they disagree with the positions.
+            try insert("Note", pk: Int64(index + 1), values: row.values.merging(["owner": row.owner]) { a, _ in a })
+            try setPosition(note: Int64(index + 1), position: row.position)
+        }
+    }
+
+    private func setPosition(note: Int64, position: Int) throws {
+        guard let entity = model.entitiesByName["Person"], let slot = entity.slotByName["notes"],
+              case .toManyByForeignKey(let table, _, let orderColumn?) = model.schema.mapping(for: entity).storage[slot] else {
+            throw QueryLanguageError.semantic("notes has no order column")
+        }
+        try database.write { db in
+            try db.execute(sql: "UPDATE \(table) SET \(orderColumn) = ? WHERE Z_PK = ?", arguments: [(position + 1) * 1024, note])
         }
     }
 

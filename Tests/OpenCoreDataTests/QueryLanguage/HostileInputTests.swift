@@ -52,7 +52,8 @@ import Testing
     }
 
     @Test func deepNestingThrowsInsteadOfCrashing() throws {
-        for opener in ["(", "NOT ", "!", "-", "{", "SUBQUERY(a, $x, ", "abs:(", "CAST("] {
+        for opener in ["(", "NOT ", "!", "-", "{", "SUBQUERY(a, $x, ", "abs:(", "CAST(", "TERNARY(", "TERNARY(a == 1, ",
+                       "FUNCTION(", "add:to:(", "a["] {
             let format = String(repeating: opener, count: 10_000) + "a == 1"
             #expect(throws: QueryLanguageError.self) { try QueryPredicate(format: format) }
         }
@@ -60,6 +61,16 @@ import Testing
         #expect(throws: QueryLanguageError.self) { try QueryPredicate(format: parenthesised) }
         let arithmetic = "a == " + String(repeating: "(1 + ", count: 10_000) + "1" + String(repeating: ")", count: 10_000)
         #expect(throws: QueryLanguageError.self) { try QueryPredicate(format: arithmetic) }
+        // Postfix indexes nest too: a long chain hits the cap instead of recursing without end later.
+        #expect(throws: QueryLanguageError.self) {
+            try QueryPredicate(format: "a" + String(repeating: "[0]", count: 10_000) + " == 1")
+        }
+        #expect(throws: QueryLanguageError.self) {
+            try QueryPredicate(format: "a" + String(repeating: "[FIRST].b", count: 10_000) + " == 1")
+        }
+        let deepIndex = try QueryPredicate(format: "a" + String(repeating: "[0]", count: 400) + " == 1")
+        #expect(try QueryPredicate(format: deepIndex.predicateFormat) == deepIndex)
+        #expect(try !deepIndex.evaluate(with: ["b": 1]))
         // Nesting just under the cap works end to end: parse, print, hash, evaluate, compile.
         let deepNot = try QueryPredicate(format: String(repeating: "NOT ", count: 450) + "a == 1")
         #expect(try QueryPredicate(format: deepNot.predicateFormat) == deepNot)

@@ -62,7 +62,7 @@ struct PredicateGenerator {
     }
 
     mutating func leaf() -> (String, [Any]) {
-        switch random.next() % 34 {
+        switch random.next() % 50 {
         case 0, 1: return (stringComparison(pick(["name", "nickname"])), [])
         case 2: return (stringComparison("address.city"), [])
         case 3: return (numberComparison(pick(["age", "score", "height", "balance", "address.zip"])), [])
@@ -107,21 +107,139 @@ struct PredicateGenerator {
         case 31: return ("\(pick(["ANY", "ALL", "NONE", ""])) favorites.\(pick(["pages", "price"])) \(pick(["<", ">", "=="])) \(numberConstant())", [])
         case 32: return ("favorites.@count \(pick(["==", ">", "<"])) books.@count", [])
         case 30: return ("ANY books.author.name ==\(modifier()) \(stringConstant())", [])
+        case 34, 35: return indexComparison()
+        case 36: return literalIndexComparison()
+        case 37, 38: return ternaryComparison()
+        case 39, 40: return numberFunctionComparison()
+        case 41: return stringFunctionComparison()
+        case 42: return aggregateFunctionComparison()
+        case 43, 44: return unionComparison()
         default: return ("name \(pick(["==", "<", ">"])) nickname", [])
         }
     }
 
-    mutating func predicate(depth: Int = 0) -> (String, [Any]) {
-        guard depth < 3, chance(45) else { return leaf() }
+    mutating func noteText() -> String {
+        QueryLexer.quote(pick(AgreementFixture.noteTexts.compactMap { $0 } + ["t", "d", "é"]))
+    }
+
+    /// `[FIRST]`, `[LAST]`, `[n]` on the ordered `notes` (past the end too), `[SIZE]` on any to-many.
+    mutating func indexComparison() -> (String, [Any]) {
+        let position = pick(["FIRST", "LAST", "0", "1", "2", "4", "7", "1 + 1", "-1", "0.5"])
+        switch random.next() % 12 {
+        case 0: return ("notes[\(position)].text \(pick(["==", "!=", "BEGINSWITH", "<"]))\(modifier()) \(noteText())", [])
+        case 1: return ("notes[\(position)].rank \(pick(["==", "<", ">", "!="])) \(pick(["nil", "0", "2", "3", "5"]))", [])
+        case 2: return ("notes.text[\(position)] \(pick(["==", "CONTAINS", "ENDSWITH"]))\(modifier()) \(noteText())", [])
+        case 3: return ("notes[%d].rank \(pick([">", "==", "<="])) %d", [pick([-1, 0, 1, 3, 9]), pick([0, 2, 5])])
+        case 4: return ("notes[\(position)] \(pick(["==", "!="])) nil", [])
+        case 5: return ("notes[\(position)].owner.age \(pick(["<", ">", "=="])) \(numberConstant())", [])
+        case 6: return ("\(pick(["notes", "books", "clubs", "favorites", "notes.text", "books.author"]))[SIZE] \(pick(["==", ">", "<", "!="])) \(pick(["0", "1", "2", "3"]))", [])
+        case 7: return ("count:(\(pick(["notes", "books", "clubs", "notes.rank"]))) \(pick(["==", ">", "<"])) \(pick(["0", "1", "2"]))", [])
+        case 8: return ("notes[\(position)].rank == notes[\(pick(["FIRST", "LAST", "1"]))].rank", [])
+        case 9: return ("SUBQUERY(notes, $n, $n.rank > \(pick(["0", "2", "4"])))[SIZE] \(pick(["==", ">="])) \(pick(["0", "1", "2"]))", [])
+        case 10: return ("SUBQUERY(clubs, $c, $c.members[SIZE] > \(pick(["1", "3", "6"]))).@count > 0", [])
+        default: return ("\(pick(["ANY", "ALL", "NONE"])) notes.text[\(position)] ==\(modifier()) \(noteText())", [])
+        }
+    }
+
+    /// Indexes into `{…}` literals and array arguments, with constant and computed positions.
+    mutating func literalIndexComparison() -> (String, [Any]) {
+        switch random.next() % 7 {
+        case 0: return ("{1, 17, 42, 99}[\(pick(["0", "2", "3", "4", "FIRST", "LAST", "-1"]))] \(pick(["==", "<", ">"])) age", [])
+        case 1: return ("%@[\(pick(["FIRST", "LAST", "1", "5"]))] == score", [pick([[3, 7], [10], [] as [Int], [0, 3, 7, 10]])])
+        case 2: return ("{age, score, 99}[\(pick(["0", "1", "2", "3", "LAST"]))] > \(numberConstant())", [])
+        case 3: return ("{1, 2, 3, 4}[score / 3] \(pick(["==", ">", "!="])) \(pick(["nil", "1", "2", "4"]))", [])
+        case 4: return ("{name, nickname}[flag] ==\(modifier()) \(stringConstant())", [])
+        case 5: return ("{}[\(pick(["SIZE", "FIRST", "0"]))] \(pick(["==", "!="])) \(pick(["0", "nil"]))", [])
+        default: return ("{{1, 2}, {42}}[\(pick(["0", "1"]))][\(pick(["0", "1", "SIZE"]))] \(pick(["==", "<"])) \(numberConstant())", [])
+        }
+    }
+
+    mutating func ternaryComparison() -> (String, [Any]) {
+        switch random.next() % 7 {
+        case 0: return ("TERNARY(age > 18, score, height) \(pick([">", "<", "=="])) \(numberConstant())", [])
+        case 1: return ("TERNARY(nickname == nil, name, nickname) \(pick(["BEGINSWITH", "==", "<"]))\(modifier()) \(stringConstant())", [])
+        case 2: return ("TERNARY(address.city ==\(modifier()) 'paris', 1, 0) == \(pick(["0", "1"]))", [])
+        case 3: return ("TERNARY(ANY books.pages > 400, books.@count, -1) \(pick([">=", "=="])) \(pick(["-1", "1", "2"]))", [])
+        case 4: return ("TERNARY(flag == YES, nil, age) \(pick(["==", "!="])) \(pick(["nil", "42", "18"]))", [])
+        case 5: return ("TERNARY(notes[FIRST].rank > 2, notes[LAST].text, name) ==\(modifier()) \(noteText())", [])
+        default: return ("TERNARY(age > 40 OR score == 0, TERNARY(flag == NO, 1, 2), 3) == \(pick(["1", "2", "3"]))", [])
+        }
+    }
+
+    mutating func numberFunctionComparison() -> (String, [Any]) {
+        let lhs = pick([
+            "sqrt:(age)", "log:(height)", "ln:(age)", "exp:(score)", "ceiling:(height)", "floor:(height)", "trunc:(height)",
+            "modulus:by:(age, 7)", "modulus:by:(age, score)", "modulus:by:(height, 0.5)", "modulus:by:(balance, 5)",
+            "modulus:by:(-age, 5)", "divide:by:(age, score)", "raise:toPower:(score, 2)", "add:to:(age, score)",
+            "from:subtract:(age, score)", "multiply:by:(height, 2)", "abs:(from:subtract:(age, 50))", "noindex:(age)",
+            "FUNCTION(age, 'sqrt:')", "FUNCTION(age, 'modulus:by:', 5)", "sqrt:(born)", "ceiling:(balance)",
+            "trunc:(age / 4)", "floor:(CAST(born, 'NSNumber') / 86400)", "abs:(height) + ceiling:(score / 2)",
+        ])
+        if chance(5) { return ("random() \(pick(["<", ">="])) \(pick(["0", "1"]))", []) }
+        return ("\(lhs) \(pick(["<", ">", "==", ">=", "!="])) \(pick(["nil", "0", "1", "2", "3", "4.5", "6", "-1", "49", "100"]))", [])
+    }
+
+    mutating func stringFunctionComparison() -> (String, [Any]) {
+        let lhs = pick(["uppercase:(name)", "lowercase:(name)", "uppercase:(address.city)", "lowercase:(nickname)",
+                        "FUNCTION(name, 'uppercaseString')", "FUNCTION(name, 'lowercaseString')", "uppercase:(age)"])
+        switch random.next() % 4 {
+        case 0: return ("\(lhs) \(pick(["==", "BEGINSWITH", "CONTAINS", "<", "!="]))\(modifier()) \(QueryLexer.quote(pick(["STRASSE", "ÉMILE", "émile", "zoë", "PARIS", "E", "é", "", "ZÜRICH"])))", [])
+        case 1: return ("\(pick(["length:(name)", "length:(address.city)", "FUNCTION(nickname, 'length')", "length:(age)"])) \(pick(["==", ">", "<"])) \(pick(["nil", "0", "4", "5", "6", "7"]))", [])
+        case 2: return ("\(lhs) IN {'STRASSE', 'ZOË', 'émile', nil}", [])
+        default: return ("\(lhs) == \(pick(["uppercase:(nickname)", "name", "lowercase:(name)"]))", [])
+        }
+    }
+
+    mutating func aggregateFunctionComparison() -> (String, [Any]) {
+        let lhs = pick(["median:(books.pages)", "median:(books.price)", "FUNCTION(books.pages, 'median:')", "median:(notes.rank)",
+                        "median:(books.title)", "sum:(books.pages)", "average:(notes.rank)", "max:(notes.rank)",
+                        "min:(favorites.price)", "median:({age, score, 7})", "median:({1, 2, 4})"])
+        return ("\(lhs) \(pick(["<", ">", "==", ">=", "!="])) \(pick(["nil", "0", "2", "2.5", "3", "12.5", "300", "400", "456", "1000"]))", [])
+    }
+
+    /// The union operators where SQL can compile them: IN, CONTAINS, ANY/ALL/NONE, @count, [SIZE], aggregates.
+    mutating func unionComparison() -> (String, [Any]) {
+        let union = pick(["@unionOfObjects", "@distinctUnionOfObjects", "@unionOfArrays", "@distinctUnionOfArrays", "@distinctUnionOfSets"])
+        switch random.next() % 10 {
+        case 0: return ("%@ IN\(modifier()) books.\(union).title", [pick(AgreementFixture.titles.compactMap { $0 })])
+        case 1: return ("books.\(union).\(pick(["pages", "title", "price"])).@count \(pick(["==", ">", "<"])) \(pick(["0", "1", "2", "3"]))", [])
+        case 2: return ("\(pick(["ANY", "ALL", "NONE", ""])) books.\(union).title \(pick(["BEGINSWITH", "==", "<"]))\(modifier()) \(stringConstant())", [])
+        case 3: return ("\(pick(["ANY", "ALL", "NONE"])) notes.\(union).rank \(pick(["<", ">", "=="])) \(pick(["0", "2", "3", "8"]))", [])
+        case 4: return ("books.\(union).\(pick(["pages", "price"])).\(pick(["@sum", "@avg", "@min", "@max"])) \(pick(["<", ">", "=="])) \(numberConstant())", [])
+        case 5: return ("clubs.\(union).name CONTAINS\(modifier()) \(stringConstant())", [])
+        case 6: return ("\(pick(["count:", "sum:", "median:", "average:"]))(notes.\(union).rank) \(pick(["<", ">", "=="])) \(pick(["0", "1", "2", "3", "5"]))", [])
+        case 7: return ("notes.\(union).text[SIZE] \(pick(["==", ">"])) \(pick(["0", "1", "2"]))", [])
+        case 8: return ("\(pick(["nil", "'todo'", "''"])) IN notes.\(union).text", [])
+        default: return ("\(union == "@unionOfObjects" ? "NONE" : "ANY") notes.\(union).text ==\(modifier()) \(noteText())", [])
+        }
+    }
+
+    /// Only the forms added with the index operators: indexes, TERNARY, functions, unions.
+    mutating func extendedLeaf() -> (String, [Any]) {
+        switch random.next() % 9 {
+        case 0, 1: return indexComparison()
+        case 2: return literalIndexComparison()
+        case 3: return ternaryComparison()
+        case 4: return numberFunctionComparison()
+        case 5: return stringFunctionComparison()
+        case 6: return aggregateFunctionComparison()
+        default: return unionComparison()
+        }
+    }
+
+    mutating func predicate(depth: Int = 0, extendedOnly: Bool = false) -> (String, [Any]) {
+        guard depth < 3, chance(45) else { return extendedOnly ? extendedLeaf() : leaf() }
         switch random.next() % 3 {
         case 0:
-            let (a, x) = predicate(depth: depth + 1), (b, y) = predicate(depth: depth + 1)
+            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
+            let (b, y) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
             return ("(\(a)) \(pick(["AND", "&&"])) (\(b))", x + y)
         case 1:
-            let (a, x) = predicate(depth: depth + 1), (b, y) = predicate(depth: depth + 1)
+            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
+            let (b, y) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
             return ("(\(a)) \(pick(["OR", "||"])) (\(b))", x + y)
         default:
-            let (a, x) = predicate(depth: depth + 1)
+            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
             return ("\(pick(["NOT", "!"])) (\(a))", x)
         }
     }

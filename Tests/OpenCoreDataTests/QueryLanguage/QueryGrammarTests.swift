@@ -216,3 +216,184 @@ var person: [String: Any] { [
         #expect(error.description == "at character 3: expected x")
     }
 }
+
+/// The index operators, TERNARY, FUNCTION and the function names, and the union collection operators.
+@Suite struct QueryGrammarExtensionTests {
+    func value(_ format: String, _ arguments: Any..., on object: Any? = person,
+               sourceLocation: SourceLocation = #_sourceLocation) throws -> Any? {
+        let expression = try QueryExpression(format: format, argumentArray: arguments)
+        let printed = expression.expressionFormat
+        #expect(try QueryExpression(format: printed) == expression, "'\(format)' printed as '\(printed)'",
+                sourceLocation: sourceLocation)
+        return try expression.evaluate(with: object)
+    }
+
+    func position(_ format: String, _ arguments: Any...) -> Int? {
+        do { _ = try QueryPredicate(format: format, argumentArray: arguments); return nil }
+        catch let error as QueryLanguageError { return error.position } catch { return nil }
+    }
+
+    func message(_ format: String, _ arguments: Any...) -> String {
+        do { _ = try QueryPredicate(format: format, argumentArray: arguments); return "" }
+        catch { return "\(error)" }
+    }
+
+    @Test func indexOperatorsOnArraysAndKeyPaths() throws {
+        #expect(try value("{1, 2, 3}[1]") as? Int == 2)
+        #expect(try value("{1, 2, 3}[FIRST]") as? Int == 1)
+        #expect(try value("{1, 2, 3}[last]") as? Int == 3)
+        #expect(try value("{1, 2, 3}[SIZE]") as? Int == 3)
+        #expect(try value("{}[SIZE]") as? Int == 0)
+        #expect(try value("{}[FIRST]") == nil)
+        #expect(try value("{1, 2, 3}[3]") == nil)       // past the end: nil, not an exception
+        #expect(try value("{1, 2, 3}[-1]") == nil)
+        #expect(try value("{1, 2, 3}[0.5]") == nil)
+        #expect(try value("{1, 2, 3}[1.0]") as? Int == 2)
+        #expect(try value("%@[LAST]", ["a", "b"]) as? String == "b")
+        #expect(try value("%@[%d]", [10, 20, 30], 2) as? Int == 30)
+        #expect(try value("{age, score}[1]") as? Int16 == 7)
+        #expect(try value("books[SIZE]") as? Int == 3)
+        #expect(try value("books[FIRST].title") as? String == "Nana")
+        #expect(try value("books[LAST].pages") as? Int == 512)
+        #expect(try value("books.title[1]") as? String == "Germinal")
+        #expect(try value("books[2].price") == nil)
+        #expect(try value("books[1 + 1].title") as? String == "L'Assommoir")
+        #expect(try value("books[score - 6].title") as? String == "Germinal")
+        #expect(try value("tags[SIZE]") as? Int == 2)
+        #expect(try value("missing[SIZE]") as? Int == 0)
+        #expect(try value("missing[FIRST]") == nil)
+        #expect(try value("address['city']") as? String == "Paris")
+        #expect(try value("SUBQUERY(books, $b, $b.pages > 450)[SIZE]") as? Int == 2)
+        #expect(try value("{{1, 2}, {3}}[0][1]") as? Int == 2)
+        #expect(try holds("books[FIRST].title == 'Nana' AND books[SIZE] == books.@count", on: person))
+        #expect(try holds("ANY books[0].title BEGINSWITH[c] 'n'", on: person))
+        // A set has no first member; a string is not a collection.
+        #expect(throws: QueryLanguageError.self) { try value("tags[FIRST]") }
+        #expect(throws: QueryLanguageError.self) { try value("name[SIZE]") }
+    }
+
+    @Test func indexOperatorsPrintAndParseBack() throws {
+        #expect(try parsed("books[FIRST].title == 'x'").predicateFormat == #"books[FIRST].title == "x""#)
+        #expect(try parsed("a[last][size] == 1").predicateFormat == "a[LAST][SIZE] == 1")
+        #expect(try parsed("(a + 1)[0] == 1").predicateFormat == "(a + 1)[0] == 1")
+        #expect(try parsed("a[#first] == 1").predicateFormat == "a[#first] == 1")
+        #expect(try parsed("a[$i].b[%@] == 1", "k").predicateFormat == #"a[$i].b["k"] == 1"#)
+        #expect(try parsed("SUBQUERY(a, $x, $x.b == 1)[SIZE] > 0").predicateFormat == "SUBQUERY(a, $x, $x.b == 1)[SIZE] > 0")
+        let index = QueryPredicate.comparison(QueryComparison(
+            .index(.constant(.int(-1)), .at(.constant(.int(0)))), .equal, .constant(.null)))
+        #expect(index.predicateFormat == "(-1)[0] == nil")
+        #expect(try QueryPredicate(format: index.predicateFormat) == index)
+    }
+
+    @Test func malformedIndexesReportTheirPosition() {
+        #expect(position("a[] == 1") == 2)
+        #expect(position("a[FIRST == 1") == 8)
+        #expect(position("a[1 == 1") == 4)
+        #expect(position("a[FIRST + 1] == 1") == 8)
+        #expect(position("FIRST == 1") == 0)
+    }
+
+    @Test func ternary() throws {
+        #expect(try value("TERNARY(age > 18, 'adult', 'minor')") as? String == "adult")
+        #expect(try value("TERNARY(nickname == nil, name, nickname)") as? String == "Émile Zola")
+        #expect(try value("TERNARY(missing > 1, 1, 2)") as? Int == 2)   // unknown is false
+        #expect(try value("TERNARY(TRUEPREDICATE, nil, 2)") == nil)
+        #expect(try holds("TERNARY(age > 60 AND flag == YES, score, 0) == 7", on: person))
+        #expect(try parsed("TERNARY(a == 1 OR b == 2, c + 1, -d) > 0").predicateFormat == "TERNARY(a == 1 OR b == 2, c + 1, -d) > 0")
+        #expect(try parsed("TERNARY(a == 1, 1, 2)[0] == 1") != nil)
+        #expect(position("TERNARY(a == 1, 2) == 1") == 17)
+        #expect(position("TERNARY(a, 1, 2) == 1") == 9)
+        #expect(position("ternary == 1") == 8)
+        #expect(try holds("#ternary == 1", on: ["ternary": 1]))
+    }
+
+    @Test func functionNamesAndTheirValues() throws {
+        #expect(try value("add:to:(age, 1)") as? Int == 63)
+        #expect(try value("from:subtract:(age, 2)") as? Int == 60)
+        #expect(try value("multiply:by:(score, 2)") as? Int == 14)
+        #expect(try value("divide:by:(age, 4)") as? Double == 15.5)
+        #expect(try value("divide:by:(age, 0)") == nil)
+        #expect(try value("modulus:by:(age, 5)") as? Int == 2)
+        #expect(try value("modulus:by:(-7, 3)") as? Int == -1)
+        #expect(try value("modulus:by:(7.5, 2)") as? Double == 1.5)
+        #expect(try value("modulus:by:(age, 0)") == nil)
+        #expect(try value("modulus:by:(%@, -1)", Int64.min) as? Int == 0)
+        #expect(try value("raise:toPower:(2, 10)") as? Double == 1024)
+        #expect(try value("sqrt:(16)") as? Double == 4)
+        #expect(try value("sqrt:(-1)") == nil)
+        #expect(try value("log:(1000)") as? Double == 3)
+        #expect(try value("ln:(1)") as? Double == 0)
+        #expect(try value("exp:(0)") as? Double == 1)
+        #expect(try value("ceiling:(1.2)") as? Double == 2)
+        #expect(try value("floor:(-1.2)") as? Double == -2)
+        #expect(try value("trunc:(-1.7)") as? Double == -1)
+        #expect(try value("trunc:(age)") as? Int == 62)
+        #expect(try value("uppercase:('straße')") as? String == "STRASSE")
+        #expect(try value("lowercase:(name)") as? String == "émile zola")
+        #expect(try value("length:(name)") as? Int == 10)
+        #expect(try value("length:(age)") == nil)
+        #expect(try value("noindex:(age)") as? Int == 62)
+        #expect(try value("sqrt:(nickname)") == nil)
+        #expect(try value("count:(missing)") as? Int == 0)
+        #expect(try value("median:({1, 9, 2, 4})") as? Double == 3)
+        let random = try value("random()") as? Double
+        #expect(random.map { $0 >= 0 && $0 < 1 } == true)
+        #expect(try parsed("add:to:(a, multiply:by:(b, 2)) == random()").predicateFormat == "add:to:(a, multiply:by:(b, 2)) == random()")
+    }
+
+    @Test func functionCallSyntax() throws {
+        #expect(try value("FUNCTION(16, 'sqrt:')") as? Double == 4)
+        #expect(try value("FUNCTION(age, 'add:to:', 1)") as? Int == 63)
+        #expect(try value("FUNCTION(name, 'uppercaseString')") as? String == "ÉMILE ZOLA")
+        #expect(try value("FUNCTION(name, 'length')") as? Int == 10)
+        #expect(try value("FUNCTION(books.pages, 'sum:')") as? Int == 1504)
+        #expect(try value("FUNCTION(%@, %@)", 9, "sqrt:") as? Double == 3)
+        // FUNCTION prints as the function-call form, which parses back to the same tree.
+        #expect(try QueryExpression(format: "FUNCTION(a, 'modulus:by:', 3)").expressionFormat == "modulus:by:(a, 3)")
+        #expect(try QueryExpression(format: "FUNCTION(a, 'modulus:by:', 3)") == QueryExpression(format: "modulus:by:(a, 3)"))
+    }
+
+    @Test func unknownFunctionsAndWrongArityAreNamed() {
+        #expect(position("FUNCTION(SELF, 'reverse', 1) == 1") == 15)
+        #expect(message("FUNCTION(SELF, 'reverse', 1) == 1").contains("'reverse'"))
+        #expect(position("FUNCTION(SELF, 'now') == 1") == 15)
+        #expect(position("FUNCTION(a, 'add:to:') == 1") == 0)
+        #expect(position("FUNCTION(a 'sqrt:') == 1") == 11)
+        #expect(position("frobnicate:(a) == 1") == 0)
+        #expect(message("frobnicate:(a) == 1").contains("frobnicate:"))
+        #expect(message("add:to:(a) == 1").contains("takes 2 arguments"))
+        #expect(position("sqrt:(a, b) == 1") == 0)
+        #expect(position("add:to(a, b) == 1") == 0)
+        #expect(message("add:to(a, b) == 1").contains("'add:'"))
+        #expect(throws: QueryLanguageError.self) {
+            try QueryExpression.function(.sqrt, [.constant(.int(1)), .constant(.int(2))]).evaluate(with: nil)
+        }
+    }
+
+    @Test func utiOperatorsAreRefusedWithTheirPosition() {
+        #expect(position("type UTI-CONFORMS-TO 'public.image'") == 5)
+        #expect(message("type UTI-EQUALS 'public.jpeg'").contains("not supported"))
+    }
+
+    @Test func unionOperators() throws {
+        let object: [String: Any] = ["books": [
+            ["title": "Nana", "pages": 400, "tags": ["a", "b"]] as [String: Any],
+            ["title": "Nana", "pages": 592, "tags": ["b"]] as [String: Any],
+            ["pages": 400, "tags": [String]()] as [String: Any],
+        ]]
+        #expect(try value("books.@unionOfObjects.title", on: object) as? [String] == ["Nana", "Nana"])
+        #expect(try value("books.@distinctUnionOfObjects.title", on: object) as? [String] == ["Nana"])
+        #expect(try value("books.@distinctUnionOfObjects.pages.@count", on: object) as? Int == 2)
+        #expect(try value("books.@unionOfObjects.pages.@sum", on: object) as? Int == 1392)
+        #expect(try value("books.@distinctUnionOfObjects.pages.@sum", on: object) as? Int == 992)
+        #expect(try value("books.@unionOfArrays.tags", on: object) as? [String] == ["a", "b", "b"])
+        #expect(try value("books.@distinctUnionOfArrays.tags", on: object) as? [String] == ["a", "b"])
+        #expect(try value("books.@distinctUnionOfSets.tags[SIZE]", on: object) as? Int == 2)
+        #expect(try value("count:(books.@distinctUnionOfObjects.title)", on: object) as? Int == 1)
+        #expect(try holds("'Nana' IN books.@distinctUnionOfObjects.title", on: object))
+        #expect(try !holds("nil IN books.@unionOfObjects.title", on: object))
+        #expect(try holds("ALL books.@unionOfObjects.title == 'Nana'", on: object))
+        #expect(try parsed("books.@distinctUnionOfObjects.title.@count > 1").predicateFormat == "books.@distinctUnionOfObjects.title.@count > 1")
+        #expect(throws: QueryLanguageError.self) { try value("books.@unionOfObjects", on: object) }
+    }
+}

@@ -7,6 +7,17 @@ import Testing
 @Suite struct SQLAgreementTests {
     @Test(arguments: Array(1...4) as [UInt64])
     func randomPredicatesAgree(seed: UInt64) throws {
+        try agree(seed: seed, extendedOnly: false)
+    }
+
+    /// The same, with only index operators (on the ordered `notes` too, past the end, on empty collections),
+    /// TERNARY, functions and union operators at the leaves.
+    @Test(arguments: Array(5...8) as [UInt64])
+    func indexesTernariesFunctionsAndUnionsAgree(seed: UInt64) throws {
+        try agree(seed: seed, extendedOnly: true)
+    }
+
+    func agree(seed: UInt64, extendedOnly: Bool) throws {
         let fixture = try AgreementFixture(seed: seed)
         var generator = PredicateGenerator(random: SeededGenerator(seed: seed &* 7919))
         var failures = 0
@@ -16,7 +27,7 @@ import Testing
             #expect(discriminating > 150, "only \(discriminating) of 400 predicates selected some but not all rows")
         }
         for _ in 0..<400 {
-            let (format, arguments) = generator.predicate()
+            let (format, arguments) = generator.predicate(extendedOnly: extendedOnly)
             let predicate = try QueryPredicate(format: format, argumentArray: arguments)
             #expect(try QueryPredicate(format: predicate.predicateFormat) == predicate, "round trip of \(format)")
             let memory = try fixture.memoryKeys(predicate)

@@ -130,4 +130,77 @@ import Testing
             _ = try compile("details == %@", ManagedObjectID(temporaryFor: details), model: model)
         }
     }
+
+    func error(_ format: String, _ arguments: Any..., entity: String = "Person") -> String {
+        do {
+            let model = try AgreementFixture.makeModel()
+            guard let entity = model.entitiesByName[entity] else { return "no entity" }
+            _ = try PredicateSQLCompiler(model: model, entity: entity)
+                .compile(predicate: QueryPredicate(format: format, argumentArray: arguments))
+            return ""
+        } catch let error as QueryLanguageError {
+            return error.message
+        } catch {
+            return "untyped: \(error)"
+        }
+    }
+
+    @Test func indexesCompileToCountsAndOrderedSubqueries() throws {
+        let model = try AgreementFixture.makeModel()
+        let size = try compile("books[SIZE] > 1", entity: "Person", model: model).whereClause
+        #expect(size == (try compile("books.@count > 1", entity: "Person", model: model).whereClause))
+        #expect(size?.contains("(SELECT COUNT(*) FROM ZBOOK t1 WHERE t1.ZAUTHOR = t0.Z_PK)") == true)
+        let first = try compile("notes[FIRST].text == 'x'", entity: "Person", model: model).whereClause ?? ""
+        #expect(first.contains("(SELECT t1.ZTEXT FROM ZNOTE t1 WHERE t1.ZOWNER = t0.Z_PK ORDER BY t1.Z_FOK_OWNER, t1.Z_PK LIMIT 1 OFFSET 0)"))
+        let last = try compile("notes.rank[LAST] > 1", entity: "Person", model: model).whereClause ?? ""
+        #expect(last.contains("ORDER BY t1.Z_FOK_OWNER DESC, t1.Z_PK DESC LIMIT 1 OFFSET 0"))
+        #expect(try compile("notes[%d] == nil", 2, entity: "Person", model: model).whereClause?.contains("LIMIT 1 OFFSET 2") == true)
+        #expect(try compile("notes[-1] == nil", entity: "Person", model: model).whereClause?.hasSuffix("AND NULL IS NULL") == true)
+        // Literal collections fold to a constant.
+        let literal = try compile("{1, 2, 3}[1] == age", entity: "Person", model: model)
+        #expect(literal.whereClause?.contains("(? IS t0.ZAGE)") == true)
+        #expect(literal.arguments.last == (2).databaseValue)
+    }
+
+    @Test func indexesSQLCannotAnswerThrowNamingThePathAndPosition() {
+        let unordered = error("books[FIRST].title == 'x'")
+        #expect(unordered.contains("books[FIRST].title"))
+        #expect(unordered.contains("'Person.books' is not an ordered relationship"))
+        #expect(error("books.title[2] == 'x'").contains("books.title[2]"))
+        let computed = error("notes[score].text == 'x'")
+        #expect(computed.contains("notes[score]") && computed.contains("constant"))
+        #expect(error("name[SIZE] == 1").contains("not a to-many relationship"))
+        #expect(error("SUBQUERY(books, $b, $b.pages > 1)[FIRST] == nil").contains("only [SIZE]"))
+        #expect(error("books.@distinctUnionOfObjects.title[LAST] == 'x'").contains("no order"))
+        #expect(error("books.@count[SIZE] == 1").contains("gives a number"))
+    }
+
+    @Test func ternariesAndFunctionsCompile() throws {
+        let model = try AgreementFixture.makeModel()
+        let ternary = try compile("TERNARY(age > 18, score, 0) == 1", entity: "Person", model: model).whereClause ?? ""
+        #expect(ternary.contains("CASE WHEN (t0.ZAGE > ?) THEN t0.ZSCORE ELSE ? END"))
+        let sqrt = try compile("sqrt:(age) > 2 AND uppercase:(name) == 'X'", entity: "Person", model: model).whereClause ?? ""
+        #expect(sqrt.contains("ocd_function('sqrt:', t0.ZAGE)") && sqrt.contains("ocd_function('uppercase:', t0.ZNAME)"))
+        let arithmetic = try compile("add:to:(age, 1) == 2", entity: "Person", model: model).whereClause
+        #expect(arithmetic == (try compile("age + 1 == 2", entity: "Person", model: model).whereClause))
+        let median = try compile("median:(books.pages) > 1", entity: "Person", model: model).whereClause ?? ""
+        #expect(median.contains("(SELECT ocd_median(t1.ZPAGES) FROM ZBOOK t1 WHERE t1.ZAUTHOR = t0.Z_PK)"))
+        #expect(try compile("random() < 1", entity: "Person", model: model).whereClause?.contains("ocd_random()") == true)
+        guard let person = model.entitiesByName["Person"] else { return }
+        let fetched = try PredicateSQLCompiler(model: model, entity: person).compile(fetchedValue: QueryExpression(format: "median:(age)"))
+        #expect(fetched.sql == "ocd_median(t0.ZAGE)")
+    }
+
+    @Test func unionsCompileWhereTheyAreMembersOrCounts() throws {
+        let model = try AgreementFixture.makeModel()
+        let count = try compile("books.@distinctUnionOfObjects.title.@count > 1", entity: "Person", model: model).whereClause ?? ""
+        #expect(count.contains("(SELECT COUNT(DISTINCT t1.ZTITLE) FROM ZBOOK t1 WHERE t1.ZAUTHOR = t0.Z_PK)"))
+        let plain = try compile("count:(books.@unionOfObjects.title) > 1", entity: "Person", model: model).whereClause ?? ""
+        #expect(plain.contains("COUNT(t1.ZTITLE)"))
+        let member = try compile("'x' IN books.@distinctUnionOfObjects.title", entity: "Person", model: model).whereClause ?? ""
+        #expect(member.contains("t1.ZTITLE IS NOT NULL AND"))
+        let scalar = error("uppercase:(books.@unionOfObjects.title) == 'X'")
+        #expect(scalar.contains("@unionOfObjects") && scalar.contains("IN, CONTAINS"))
+        #expect(error("books.@unionOfObjects == nil").contains("needs a key after it"))
+    }
 }

@@ -77,9 +77,30 @@ final class TypedPerson: KeyValueCoding {
                   "SUBQUERY(books, $v1, $v1.pages > $v1.pages - 1).@count == 2")
     }
 
+    @Test func nilCoalescingConditionalsRemaindersAndIntegerDivision() throws {
+        try check(#Predicate<TypedPerson> { ($0.address?.age ?? 5) > 1 },
+                  "TERNARY(address.age != nil, address.age, 5) > 1")
+        try check(#Predicate<TypedPerson> { ($0.address?.name ?? "none") == "none" },
+                  #"TERNARY(address.name != nil, address.name, "none") == "none""#)
+        try check(#Predicate<TypedPerson> { ($0.age > 20 ? $0.age : 0) >= 30 }, "TERNARY(age > 20, age, 0) >= 30")
+        try check(#Predicate<TypedPerson> { $0.flag ? $0.age > 60 : $0.height > 1.6 },
+                  "flag == YES AND age > 60 OR NOT flag == YES AND height > 1.6")
+        try check(#Predicate<TypedPerson> { $0.age % 2 == 0 }, "modulus:by:(age, 2) == 0")
+        try check(#Predicate<TypedPerson> { $0.age % -7 == 3 }, "modulus:by:(age, -7) == 3")
+        try check(#Predicate<TypedPerson> { $0.age / 4 == 15 }, "trunc:(age / 4) == 15")
+        try check(#Predicate<TypedPerson> { -$0.age / 4 == -4 }, "trunc:(-age / 4) == -4")
+    }
+
+    @Test func arrayIndexesFirstAndLast() throws {
+        try check(#Predicate<TypedPerson> { $0.books.first?.pages == 400 }, "books[FIRST].pages == 400")
+        try check(#Predicate<TypedPerson> { $0.books.last?.title == "Germinal" }, #"books[LAST].title == "Germinal""#)
+        try check(#Predicate<TypedPerson> { $0.books.count > 1 && $0.books[1].pages > 500 },
+                  "books.@count > 1 AND books[1].pages > 500")
+    }
+
     @Test func unsupportedConstructsThrow() {
-        #expect(throws: QueryLanguageError.self) { try QueryPredicate(#Predicate<TypedPerson> { ($0.address?.age ?? 0) > 1 }) }
-        #expect(throws: QueryLanguageError.self) { try QueryPredicate(#Predicate<TypedPerson> { $0.age % 2 == 0 }) }
+        #expect(throws: QueryLanguageError.self) { try QueryPredicate(#Predicate<TypedPerson> { $0.books.isEmpty }) }
+        #expect(throws: QueryLanguageError.self) { try QueryPredicate(#Predicate<TypedPerson> { $0.name.isEmpty }) }
     }
 
     @Test func typedPredicatesCompileToSQL() throws {

@@ -128,4 +128,79 @@ import Testing
         distinct.sortDescriptors = [QuerySortDescriptor(key: "list.title")]
         #expect(try context.fetch(distinct).map { $0["list.title"] as? String } == ["Home", "Work"])
     }
+
+    @Test func orderedIndexesFunctionsAndMediansRunAgainstTheStore() throws {
+        let model = try ManagedObjectModel {
+            EntityDescription("Playlist") {
+                Attribute("name", .string)
+                ToMany("songs", "Song", inverse: "playlist", ordered: true)
+            }
+            EntityDescription("Song") {
+                Attribute("title", .string)
+                Attribute("seconds", .integer32)
+                ToOne("playlist", "Playlist", inverse: "songs")
+            }
+        }
+        let stack = try TestStack(model: model)
+        let context = stack.context()
+        var songs: [String: ManagedObject] = [:]
+        for (title, seconds) in [("a", 180), ("b", 240), ("c", 200), ("d", 95)] {
+            let song = try context.insertNewObject(forEntityName: "Song")
+            try song.setValue(title, forKey: "title")
+            try song.setValue(Int32(seconds), forKey: "seconds")
+            songs[title] = song
+        }
+        var playlists: [String: ManagedObject] = [:]
+        for (name, titles) in [("Mix", ["c", "a", "b"]), ("Solo", ["d"]), ("Empty", [])] {
+            let playlist = try context.insertNewObject(forEntityName: "Playlist")
+            try playlist.setValue(name, forKey: "name")
+            try playlist.setValue(titles.compactMap { songs[$0] }, forKey: "songs")
+            playlists[name] = playlist
+        }
+        try context.save()
+
+        func names(_ format: String, in context: ManagedObjectContext) throws -> [String] {
+            let request = FetchRequest<ManagedObject>(entityName: "Playlist")
+            request.predicate = try QueryPredicate(format: format)
+            request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+            let fetched = try context.fetch(request).map { try $0.value(forKey: "name") as! String }
+            // The same predicate evaluated in memory on the fetched objects selects the same playlists.
+            let all = FetchRequest<ManagedObject>(entityName: "Playlist")
+            all.sortDescriptors = [QuerySortDescriptor(key: "name")]
+            let evaluated = try context.fetch(all).filter { try request.predicate!.evaluate(with: $0) }
+                .map { try $0.value(forKey: "name") as! String }
+            #expect(fetched == evaluated, "\(format)")
+            return fetched
+        }
+        let reader = stack.context()
+        #expect(try names("songs[FIRST].title == 'c'", in: reader) == ["Mix"])
+        #expect(try names("songs[LAST].seconds > 200", in: reader) == ["Mix"])
+        #expect(try names("songs[1].title == 'a'", in: reader) == ["Mix"])
+        #expect(try names("songs.title[2] == 'b'", in: reader) == ["Mix"])
+        #expect(try names("songs[5] == nil", in: reader) == ["Empty", "Mix", "Solo"])
+        #expect(try names("songs[SIZE] == 0", in: reader) == ["Empty"])
+        #expect(try names("count:(songs) == songs.@count AND songs[SIZE] >= 1", in: reader) == ["Mix", "Solo"])
+        #expect(try names("median:(songs.seconds) == 200", in: reader) == ["Mix"])
+        #expect(try names("TERNARY(songs[SIZE] > 1, 'long', 'short') == 'short'", in: reader) == ["Empty", "Solo"])
+        #expect(try names("uppercase:(name) == 'MIX' OR modulus:by:(length:(name), 2) == 1", in: reader) == ["Empty", "Mix"])
+        #expect(try names("'b' IN songs.@distinctUnionOfObjects.title", in: reader) == ["Mix"])
+
+        // Reordering moves the order column, not the rows.
+        try playlists["Mix"]?.setValue(["b", "c", "a"].compactMap { songs[$0] }, forKey: "songs")
+        try context.save()
+        #expect(try names("songs[FIRST].title == 'b' AND songs[LAST].title == 'a'", in: stack.context()) == ["Mix"])
+
+        let medians = FetchRequest<[String: Any]>(dictionariesOf: "Song")
+        medians.propertiesToFetch = [
+            ExpressionDescription(name: "median", expression: try QueryExpression(format: "median:(seconds)")),
+            ExpressionDescription(name: "viaFunction", expression: try QueryExpression(format: "FUNCTION(seconds, 'median:')")),
+        ]
+        let row = try #require(Array(try stack.context().fetch(medians)).first)
+        #expect(row["median"] as? Double == 190)
+        #expect(row["viaFunction"] as? Double == 190)
+
+        let unordered = FetchRequest<ManagedObject>(entityName: "Song")
+        unordered.predicate = try QueryPredicate(format: "playlist.songs[FIRST].title == 'b'")
+        #expect(Set(try stack.context().fetch(unordered).map { try $0.value(forKey: "title") as! String }) == ["a", "b", "c"])
+    }
 }
