@@ -19,27 +19,24 @@ extension ManagedObjectContext {
         // Keys are handed out in this order, so rows go into each table in key order.
         let insertOrder = Array(insertedSet)
         try obtainPermanentIDs(for: insertOrder)
-        var attempt = 0
-        var changes = StoreChangeSet()
-        while true {
-            attempt += 1
-            changes = try makeChangeSet(store: store, insertOrder: insertOrder)
-            do {
-                try store.apply(changes)
-                break
-            } catch let conflicts as StoreConflicts {
-                guard attempt < 16, mergePolicy != .error else {
-                    throw ObjectGraphError.mergeConflict(conflicts.conflicts.map { describe($0) })
-                }
-                try resolve(conflicts.conflicts)
-            } catch let error as StoreError {
-                if case .sqlite(let code, let message, _) = error, code & 0xff == SQLITE_CONSTRAINT {
-                    let failures = uniquenessFailures(message: message)
-                    // A constraint no object of this save can be named for is the store's own error.
-                    if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
-                }
-                throw error
+        let changes: StoreChangeSet
+        do {
+            // Conflicts are resolved by the merge policy inside the save's own transaction (see
+            // `PersistentStore.apply`): the policy sees the rows as they are under the write lock.
+            let resolver: (([StoreConflict]) throws -> StoreChangeSet)? = mergePolicy == .error ? nil : { conflicts in
+                try self.resolve(conflicts)
+                return try self.makeChangeSet(store: store, insertOrder: insertOrder)
             }
+            changes = try store.apply(makeChangeSet(store: store, insertOrder: insertOrder), resolvingConflicts: resolver)
+        } catch let conflicts as StoreConflicts {
+            throw ObjectGraphError.mergeConflict(conflicts.conflicts.map { describe($0) })
+        } catch let error as StoreError {
+            if case .sqlite(let code, let message, _) = error, code & 0xff == SQLITE_CONSTRAINT {
+                let failures = uniquenessFailures(message: message)
+                // A constraint no object of this save can be named for is the store's own error.
+                if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
+            }
+            throw error
         }
         let saved = didSave(coordinator: coordinator, insertOrder: insertOrder, changes: changes)
         processPendingChanges()

@@ -80,10 +80,37 @@ struct StoreConflicts: Error {
 }
 
 extension PersistentStore {
-    /// Writes a change set in one transaction. Version mismatches roll everything back and are
-    /// reported together as `StoreConflicts`.
-    func apply(_ changes: StoreChangeSet) throws {
+    /// Writes a change set in one transaction and returns what it wrote.
+    ///
+    /// Rows whose version moved on since they were read are conflicts. Without `resolve`, everything is rolled
+    /// back and they are thrown together as `StoreConflicts`. With it, the conflicting rows as the store holds
+    /// them now go to `resolve` (the merge policy), whose change set is written instead, all inside this
+    /// transaction: it holds the write lock, so no other writer can move a row again between the resolution
+    /// and the write, and a merging policy cannot lose to a busy store.
+    @discardableResult
+    func apply(_ changes: StoreChangeSet,
+               resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)? = nil) throws -> StoreChangeSet {
         try write { db in
+            var attempt = changes
+            var conflicts: [StoreConflict] = []
+            // Under the lock, one resolution normally settles it; the bound only guards against a resolver that
+            // keeps producing conflicts.
+            for round in 0..<4 {
+                try db.inSavepoint {
+                    conflicts = try write(attempt, in: db)
+                    return conflicts.isEmpty ? .commit : .rollback
+                }
+                if conflicts.isEmpty { return attempt }
+                guard let resolve, round < 3 else { break }
+                attempt = try resolve(conflicts)
+            }
+            throw StoreConflicts(conflicts: conflicts)
+        }
+    }
+
+    /// Writes a change set inside the current transaction. Returns the conflicts (before writing any insert)
+    /// instead of finishing when there are some; the caller rolls back.
+    private func write(_ changes: StoreChangeSet, in db: Database) throws -> [StoreConflict] {
             var conflicts: [StoreConflict] = []
             var updateSQL: [String: String] = [:]
             for update in changes.updates {
@@ -117,7 +144,7 @@ extension PersistentStore {
                                                    currentRow: try currentRow(delete.id, in: db)))
                 }
             }
-            if !conflicts.isEmpty { throw StoreConflicts(conflicts: conflicts) }
+            if !conflicts.isEmpty { return conflicts }
             var insertSQL: [String: String] = [:]
             for insert in changes.inserts {
                 let sql: String
@@ -155,7 +182,7 @@ extension PersistentStore {
                 try db.execute(sql: "UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",
                                arguments: [update.value, update.primaryKey])
             }
-        }
+            return []
     }
 
     private func currentRow(_ id: ManagedObjectID, in db: Database) throws -> RowValues? {
