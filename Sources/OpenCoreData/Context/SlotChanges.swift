@@ -28,6 +28,15 @@ struct SlotChanges: Sequence, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// Whether both hold changes in exactly the same slots (whatever the values).
+    func hasSameSlots(as other: SlotChanges) -> Bool {
+        guard count == other.count else { return false }
+        for slot in 0..<Swift.max(values.count, other.values.count) where (self[slot] == nil) != (other[slot] == nil) {
+            return false
+        }
+        return true
+    }
+
     /// The slots that hold a change, in slot order.
     var keys: [Int] { values.indices.filter { values[$0] != nil } }
 
