@@ -91,17 +91,34 @@ extension ManagedObjectContext {
         let needsMapping = needsRewrite || tracksChanges || parent != nil
         var mapping: [ManagedObjectID: ManagedObjectID] = [:]
         if needsMapping { mapping.reserveCapacity(pending.count) }
+        // A context holding only these new objects (a bulk insert) gets a registry built afresh at its final
+        // size: one insertion per object instead of a removal and an insertion in the old table.
+        let rebuild = registry.count == pending.count && pending.allSatisfy { $0.flags.contains(.registered) }
+        var rebuilt: [ManagedObjectID: ManagedObject] = [:]
+        if rebuild { rebuilt.reserveCapacity(pending.count) }
         for (position, object) in pending.enumerated() {
+            // The same object listed twice is named once.
+            guard object.objectID.isTemporaryID else { continue }
             let index = rootIndex[position]
             let primaryKey = roots[index].next
             roots[index].next = primaryKey + 1
             let old = object.objectID
             let new = ManagedObjectID(entity: object.entity, primaryKey: primaryKey, store: store.identity)
-            // The registry keeps its size (one key out, one in), so it never grows here.
-            registry.removeValue(forKey: old)
             object.objectID = new
-            registry[new] = object
+            if rebuild {
+                rebuilt[new] = object
+            } else {
+                registry.removeValue(forKey: old)
+                registry[new] = object
+            }
             if needsMapping { mapping[old] = new }
+        }
+        if rebuild {
+            // Fewer distinct objects than entries (the list had repeats): keep the entries not renamed.
+            if rebuilt.count != registry.count {
+                for (id, object) in registry where object.objectID == id { rebuilt[id] = object }
+            }
+            registry = rebuilt
         }
         guard needsMapping else { return }
         if tracksChanges { pendingChangeRecord.renamed.merge(mapping) { _, new in new } }
@@ -438,18 +455,17 @@ extension ManagedObjectContext {
             object.flags.remove(.inserted)
             saved.insertedObjectIDs.insert(object.objectID)
         }
-        saved.changedKeys.reserveCapacity(updatedSet.count)
-        // Objects changed in the same slots share one key set (sets are copy-on-write).
+        // Objects changed in the same slots share one key set (sets are copy-on-write), recorded as a run.
         var lastKeys: (entity: EntityDescription, slots: SlotChanges, keys: Set<String>)?
         for object in updatedSet where !object.isDeleted {
             guard var row = object.row else { continue }
             object.row = nil  // so the mutation below does not copy the row
             if let last = lastKeys, last.entity === object.entity, last.slots.hasSameSlots(as: object.changes) {
-                saved.changedKeys[object.objectID] = last.keys
+                saved.changedKeyGroups.append(object.objectID, keys: last.keys, sameAsPrevious: true)
             } else {
                 let keys = object.changedKeys
                 lastKeys = (object.entity, object.changes, keys)
-                saved.changedKeys[object.objectID] = keys
+                saved.changedKeyGroups.append(object.objectID, keys: keys, sameAsPrevious: false)
             }
             row[2] = (row.version + 1).databaseValue
             commit(object, into: &row)
