@@ -18,13 +18,19 @@ struct SlotChanges: Sequence, ExpressibleByDictionaryLiteral {
     subscript(slot: Int) -> SlotValue? {
         get { slot < values.count ? values[slot] : nil }
         set {
+            // Presence is tested by pattern, and the old value in place: comparing with nil would copy the
+            // value (an enum with reference payloads) just to test it.
+            let adding: Bool
+            if case .none = newValue { adding = false } else { adding = true }
             if slot >= values.count {
-                guard newValue != nil else { return }
+                guard adding else { return }
                 values.append(contentsOf: repeatElement(nil, count: slot - values.count + 1))
             }
-            let had = values[slot] != nil
+            let had = values.withUnsafeBufferPointer { buffer in
+                if case .none = buffer[slot] { return false } else { return true }
+            }
             values[slot] = newValue
-            count += (newValue != nil ? 1 : 0) - (had ? 1 : 0)
+            count += (adding ? 1 : 0) - (had ? 1 : 0)
         }
     }
 
