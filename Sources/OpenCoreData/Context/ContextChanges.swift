@@ -33,7 +33,16 @@ public struct ContextDidSave: Sendable {
     public var updatedObjectIDs: Set<ManagedObjectID> = []
     public var deletedObjectIDs: Set<ManagedObjectID> = []
     /// For each updated object, the keys that changed (empty when unknown, as after batch updates).
-    public var changedKeys: [ManagedObjectID: Set<String>] = [:]
+    public var changedKeys: [ManagedObjectID: Set<String>] {
+        get { changedKeyGroups.dictionary }
+        _modify {
+            var dictionary = changedKeyGroups.takeDictionary()
+            defer { changedKeyGroups = ChangedKeyGroups(dictionary) }
+            yield &dictionary
+        }
+    }
+    /// `changedKeys` as a save records it: cheap to build, turned into the dictionary when first read.
+    var changedKeyGroups = ChangedKeyGroups()
 
     public init(inserted: Set<ManagedObjectID> = [], updated: Set<ManagedObjectID> = [],
                 deleted: Set<ManagedObjectID> = []) {
@@ -43,6 +52,76 @@ public struct ContextDidSave: Sendable {
     }
 
     public var isEmpty: Bool { insertedObjectIDs.isEmpty && updatedObjectIDs.isEmpty && deletedObjectIDs.isEmpty }
+}
+
+/// The changed keys of a save's updated objects, recorded as runs of objects that changed the same keys
+/// (a save of many objects usually has one or a few), and made into a dictionary only when someone
+/// reads it: most saves are reported to nobody who asks.
+struct ChangedKeyGroups: Sendable {
+    private enum Storage: Sendable {
+        case dictionary([ManagedObjectID: Set<String>])
+        case groups([(keys: Set<String>, ids: [ManagedObjectID])], Memo)
+    }
+
+    /// The dictionary made from the groups, shared by copies (the groups it was made from never change:
+    /// appending makes a new memo).
+    final class Memo: @unchecked Sendable {
+        // @unchecked Sendable: `dictionary` is guarded by `lock`.
+        private let lock = NSLock()
+        private var dictionary: [ManagedObjectID: Set<String>]?
+        func clear() { lock.withLock { dictionary = nil } }
+        func value(_ make: () -> [ManagedObjectID: Set<String>]) -> [ManagedObjectID: Set<String>] {
+            lock.withLock {
+                if let dictionary { return dictionary }
+                let made = make()
+                dictionary = made
+                return made
+            }
+        }
+    }
+
+    private var storage: Storage
+
+    init(_ dictionary: [ManagedObjectID: Set<String>] = [:]) { storage = .dictionary(dictionary) }
+
+    /// Records that `id` changed `keys`; `sameAsPrevious` says they are the keys of the previous call.
+    mutating func append(_ id: ManagedObjectID, keys: Set<String>, sameAsPrevious: Bool) {
+        var groups: [(keys: Set<String>, ids: [ManagedObjectID])]
+        var memo: Memo
+        switch storage {
+        case .groups(let existing, let existingMemo): (groups, memo) = (existing, existingMemo)
+        case .dictionary(let dictionary): (groups, memo) = (dictionary.map { ($0.value, [$0.key]) }, Memo())
+        }
+        storage = .dictionary([:])  // so `groups` and `memo` are held here only, and change in place
+        if sameAsPrevious, !groups.isEmpty {
+            groups[groups.count - 1].ids.append(id)
+        } else {
+            groups.append((keys, [id]))
+        }
+        // A memo no copy shares is cleared and kept; one a copy shares stays with that copy.
+        if isKnownUniquelyReferenced(&memo) { memo.clear() } else { memo = Memo() }
+        storage = .groups(groups, memo)
+    }
+
+    var dictionary: [ManagedObjectID: Set<String>] {
+        switch storage {
+        case .dictionary(let dictionary): return dictionary
+        case .groups(let groups, let memo):
+            return memo.value {
+                var dictionary: [ManagedObjectID: Set<String>] = [:]
+                dictionary.reserveCapacity(groups.reduce(0) { $0 + $1.ids.count })
+                for group in groups { for id in group.ids { dictionary[id] = group.keys } }
+                return dictionary
+            }
+        }
+    }
+
+    /// The dictionary, leaving this value empty, so that the caller holds the only reference to it.
+    mutating func takeDictionary() -> [ManagedObjectID: Set<String>] {
+        let taken = dictionary
+        storage = .dictionary([:])
+        return taken
+    }
 }
 
 /// Continuations of the AsyncStreams a context hands out.

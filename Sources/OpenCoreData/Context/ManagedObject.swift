@@ -133,7 +133,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
 
     /// Sets a property's value, keeping relationship inverses in step on both sides at once.
     public func setValue(_ value: Any?, forKey key: String) throws {
-        guard let slot = entity.slotByName[key] else {
+        guard let slot = entity.slot(forKey: key) else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }
         try setValue(value, atSlot: slot)

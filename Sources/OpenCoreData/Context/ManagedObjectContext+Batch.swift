@@ -87,7 +87,7 @@ extension BatchInsertRequest: ContextExecutable {
                 // Rows are made and written one at a time inside the transaction: a bad row throws and
                 // the transaction rolls back, so nothing is inserted, without holding every row at once.
                 outcome = try store.batchInsert(entity: entity, count: objects.count, returningIDs: resultType == .objectIDs) {
-                    try template.row(from: objects[$0], index: $0)
+                    try template.fill(&$1, from: objects[$0], index: $0)
                 }
             } else {
                 var rows: [RowValues] = []
@@ -112,7 +112,9 @@ extension BatchInsertRequest: ContextExecutable {
                         index += 1
                     }
                 }
-                outcome = try store.batchInsert(entity: entity, count: rows.count, returningIDs: resultType == .objectIDs) { rows[$0] }
+                outcome = try store.batchInsert(entity: entity, count: rows.count, returningIDs: resultType == .objectIDs) {
+                    $1 = rows[$0]
+                }
             }
         } catch let error as StoreError {
             if case .sqlite(let code, let message, _) = error, code & 0xff == 19 {
@@ -139,15 +141,36 @@ enum BatchFilter {
     }
 }
 
-/// Builds checked rows for a batch insert.
+/// Builds checked rows for a batch insert. Everything that depends only on the entity (columns, converters,
+/// defaults, required attributes) is resolved once per request, so a row costs a lookup and a conversion
+/// per value.
 struct BatchRowTemplate {
     let entity: EntityDescription
     let columnCount: Int
     let defaults: RowValues
-    /// Key → (column, attribute) for stored attributes: one lookup per value instead of three.
-    private let columns: [String: (column: Int, attribute: AttributeDescription)]
+    /// Stored attributes, in slot order.
+    private let targets: [Target]
+    /// Key → index in `targets`, for entities too wide for a linear search.
+    private let targetIndexByName: [String: Int]
     /// Required attributes' columns, checked on every row.
     private let required: [(column: Int, name: String)]
+
+    /// A stored attribute: its column, and the conversion its type needs.
+    private struct Target {
+        let name: String
+        let column: Int
+        let attribute: AttributeDescription
+        let conversion: Conversion
+    }
+
+    /// The attribute types whose usual Swift type converts without the general conversion's casts.
+    private enum Conversion {
+        case string, date, boolean, double, integer64, general
+    }
+
+    /// Up to this many attributes, a key is found by comparing names (short strings compare faster than
+    /// they hash).
+    private static let linearSearchLimit = 8
 
     init(entity: EntityDescription, columnCount: Int) {
         self.entity = entity
@@ -155,33 +178,79 @@ struct BatchRowTemplate {
         var row = RowValues(repeating: .null, count: columnCount)
         row[1] = entity.entityNumber.databaseValue
         row[2] = 1.databaseValue
-        var columns: [String: (column: Int, attribute: AttributeDescription)] = [:]
+        var targets: [Target] = []
         var required: [(column: Int, name: String)] = []
         for (slot, property) in entity.allProperties.enumerated() {
             guard let attribute = property as? AttributeDescription,
                   case .attribute(_, let column) = entity.storage[slot] else { continue }
-            columns[attribute.name] = (column, attribute)
+            let conversion: Conversion
+            switch attribute.attributeType {
+            case .string: conversion = .string
+            case .date: conversion = .date
+            case .boolean: conversion = .boolean
+            case .double: conversion = .double
+            case .integer64: conversion = .integer64
+            default: conversion = .general
+            }
+            targets.append(Target(name: attribute.name, column: column, attribute: attribute, conversion: conversion))
             if !attribute.isOptional { required.append((column, attribute.name)) }
             if let value = attribute.defaultValue, let stored = try? ValueConversion.storeValue(value, for: attribute) {
                 row[column] = stored
             }
         }
         defaults = row
-        self.columns = columns
+        self.targets = targets
+        targetIndexByName = Dictionary(targets.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.required = required
     }
 
+    private func targetIndex(for key: String) -> Int? {
+        guard targets.count <= Self.linearSearchLimit else { return targetIndexByName[key] }
+        for index in targets.indices where targets[index].name == key { return index }
+        return nil
+    }
+
+    /// A new row from a dictionary.
     func row(from dictionary: [String: Any], index: Int) throws -> RowValues {
         var row = defaults
+        try fill(&row, from: dictionary, index: index)
+        return row
+    }
+
+    /// Overwrites `row` (of the table's width) with the defaults and a dictionary's values.
+    func fill(_ row: inout RowValues, from dictionary: [String: Any], index: Int) throws {
+        for column in 1..<columnCount { row[column] = defaults[column] }
         for (key, value) in dictionary {
-            guard let target = columns[key] else {
+            guard let found = targetIndex(for: key) else {
                 if entity.slotByName[key] == nil { throw ObjectGraphError.unknownKey(entity: entity.name, key: key) }
                 throw ObjectGraphError.invalidRequest("row \(index): '\(entity.name).\(key)' is not a stored attribute; a batch insert sets attributes only")
             }
-            row[target.column] = try ValueConversion.storeValue(value, for: target.attribute)
+            let target = targets[found]
+            row[target.column] = try convert(value, for: target)
         }
         try checkRequired(row, index: index)
-        return row
+    }
+
+    /// The row value for one value: the attribute type's usual Swift type directly, anything else through
+    /// the general conversion (which also refuses what does not fit).
+    @inline(__always)
+    private func convert(_ value: Any, for target: Target) throws -> DatabaseValue {
+        switch target.conversion {
+        case .string:
+            if let v = value as? String, !ValueConversion.containsNUL(v) { return v.databaseValue }
+        case .date:
+            if let v = value as? Date, v.timeIntervalSinceReferenceDate.isFinite { return v.timeIntervalSinceReferenceDate.databaseValue }
+        case .boolean:
+            if let v = value as? Bool { return (v ? 1 : 0).databaseValue }
+        case .double:
+            if let v = value as? Double, !v.isNaN { return v.databaseValue }
+        case .integer64:
+            if let v = value as? Int64 { return v.databaseValue }
+            if let v = value as? Int { return Int64(v).databaseValue }
+        case .general:
+            break
+        }
+        return try ValueConversion.storeValue(value, for: target.attribute)
     }
 
     func row(from object: ManagedObject, index: Int) throws -> RowValues {

@@ -80,37 +80,50 @@ extension ManagedObjectContext {
                 roots[index].next = try store.reservePrimaryKeys(root: roots[index].root, count: roots[index].count, in: db)
             }
         }
-        var renamed: [(object: ManagedObject, old: ManagedObjectID)] = []
-        renamed.reserveCapacity(pending.count)
+        // The old → new mapping is built only for those who need it: objects whose relationship changes
+        // may name the old IDs, change observers, a parent holding the same objects.
+        let modelHasRelationships = coordinator.managedObjectModel.entities.contains { $0.hasRelationships }
+        let needsRewrite = modelHasRelationships
+            && registry.values.contains { $0.entity.hasRelationships && !$0.changes.isEmpty }
+        let needsMapping = needsRewrite || tracksChanges || parent != nil
+        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
+        if needsMapping { mapping.reserveCapacity(pending.count) }
+        // A context holding only these new objects (a bulk insert) gets a registry built afresh at its final
+        // size: one insertion per object instead of a removal and an insertion in the old table.
+        let rebuild = registry.count == pending.count && pending.allSatisfy { $0.flags.contains(.registered) }
+        var rebuilt: [ManagedObjectID: ManagedObject] = [:]
+        if rebuild { rebuilt.reserveCapacity(pending.count) }
         for (position, object) in pending.enumerated() {
+            // The same object listed twice is named once.
+            guard object.objectID.isTemporaryID else { continue }
             let index = rootIndex[position]
             let primaryKey = roots[index].next
             roots[index].next = primaryKey + 1
             let old = object.objectID
-            object.objectID = ManagedObjectID(entity: object.entity, primaryKey: primaryKey, store: store.identity)
-            renamed.append((object, old))
+            let new = ManagedObjectID(entity: object.entity, primaryKey: primaryKey, store: store.identity)
+            object.objectID = new
+            if rebuild {
+                rebuilt[new] = object
+            } else {
+                registry.removeValue(forKey: old)
+                registry[new] = object
+            }
+            if needsMapping { mapping[old] = new }
         }
-        reregister(renamed)
+        if rebuild {
+            // Fewer distinct objects than entries (the list had repeats): keep the entries not renamed.
+            if rebuilt.count != registry.count {
+                for (id, object) in registry where object.objectID == id { rebuilt[id] = object }
+            }
+            registry = rebuilt
+        }
+        guard needsMapping else { return }
+        if tracksChanges { pendingChangeRecord.renamed.merge(mapping) { _, new in new } }
+        if needsRewrite { rewriteReferences(mapping) }
         if let parent {
             // A parent holds the same new objects under the old IDs.
-            let mapping = Dictionary(uniqueKeysWithValues: renamed.map { ($0.old, $0.object.objectID) })
             parent.performAndWait { parent.renameObjects(mapping) }
         }
-    }
-
-    /// Moves objects whose IDs just changed to their new keys in the registry, and rewrites references
-    /// to the old IDs in relationship changes.
-    private func reregister(_ renamed: [(object: ManagedObject, old: ManagedObjectID)]) {
-        registry.reserveCapacity(registry.count + renamed.count)
-        for (object, old) in renamed {
-            registry.removeValue(forKey: old)
-            registry[object.objectID] = object
-        }
-        let needsRewrite = tracksChanges || registry.values.contains { $0.entity.hasRelationships && !$0.changes.isEmpty }
-        guard needsRewrite else { return }
-        let mapping = Dictionary(uniqueKeysWithValues: renamed.map { ($0.old, $0.object.objectID) })
-        if tracksChanges { pendingChangeRecord.renamed.merge(mapping) { _, new in new } }
-        rewriteReferences(mapping)
     }
 
     /// Moves objects to new IDs and rewrites every reference to the old IDs held in this context.
@@ -172,7 +185,9 @@ extension ManagedObjectContext {
             failures.append(ValidationFailure(objectID: object.objectID, entity: object.entity.name, key: key,
                                               rule: rule, message: message))
         }
-        for (slot, property) in object.entity.allProperties.enumerated() where !property.isTransient && object.entity.needsValidation {
+        // Entities with nothing to check (no required values, rules or count bounds) skip the property walk.
+        let properties = object.entity.needsValidation ? object.entity.allProperties : []
+        for (slot, property) in properties.enumerated() where !property.isTransient {
             if let attribute = property as? AttributeDescription {
                 if attribute.isOptional && !attribute.hasValidationRules { continue }
                 guard let value = try? object.primitiveAttribute(atSlot: slot) else {
@@ -242,10 +257,13 @@ extension ManagedObjectContext {
             try fill(&row, from: object, into: &changes)
             changes.inserts.append(.init(id: object.objectID, table: object.entity.tableName, row: row))
         }
-        // Updates in key order: neighbouring rows share b-tree pages.
-        let updated = updatedSet.filter { !$0.isDeleted }.sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }
+        // Updates in key order: neighbouring rows share b-tree pages. Keys are read once, not per comparison.
+        var updated: [(key: Int64, object: ManagedObject)] = []
+        updated.reserveCapacity(updatedSet.count)
+        for object in updatedSet where !object.isDeleted { updated.append((object.objectID.primaryKey, object)) }
+        updated.sort { $0.key < $1.key }
         changes.updates.reserveCapacity(updated.count)
-        for object in updated {
+        for (_, object) in updated {
             if object.isFault { try fulfillFault(object) }
             var values: [(column: Int, value: DatabaseValue)] = []
             values.reserveCapacity(object.changes.count)
@@ -434,18 +452,28 @@ extension ManagedObjectContext {
         var rows = changes.inserts.makeIterator()
         for object in insertOrder where object.isInserted {
             guard let insert = rows.next() else { break }
-            for (slot, change) in object.changes {
-                if case .toMany(let ids) = change { object.committedToMany[slot] = ids }
+            if object.entity.hasRelationships {
+                for (slot, change) in object.changes {
+                    if case .toMany(let ids) = change { object.committedToMany[slot] = ids }
+                }
             }
             object.changes = [:]
             object.row = insert.row
             object.flags.remove(.inserted)
             saved.insertedObjectIDs.insert(object.objectID)
         }
+        // Objects changed in the same slots share one key set (sets are copy-on-write), recorded as a run.
+        var lastKeys: (entity: EntityDescription, slots: SlotChanges, keys: Set<String>)?
         for object in updatedSet where !object.isDeleted {
             guard var row = object.row else { continue }
             object.row = nil  // so the mutation below does not copy the row
-            saved.changedKeys[object.objectID] = object.changedKeys
+            if let last = lastKeys, last.entity === object.entity, last.slots.hasSameSlots(as: object.changes) {
+                saved.changedKeyGroups.append(object.objectID, keys: last.keys, sameAsPrevious: true)
+            } else {
+                let keys = object.changedKeys
+                lastKeys = (object.entity, object.changes, keys)
+                saved.changedKeyGroups.append(object.objectID, keys: keys, sameAsPrevious: false)
+            }
             row[2] = (row.version + 1).databaseValue
             commit(object, into: &row)
             object.flags.remove(.forceWrite)
@@ -465,8 +493,10 @@ extension ManagedObjectContext {
 
     private func commit(_ object: ManagedObject, into row: inout RowValues) {
         object.applyChanges(to: &row)
-        for (slot, change) in object.changes {
-            if case .toMany(let ids) = change { object.committedToMany[slot] = ids }
+        if object.entity.hasRelationships {
+            for (slot, change) in object.changes {
+                if case .toMany(let ids) = change { object.committedToMany[slot] = ids }
+            }
         }
         object.changes = [:]
         object.row = row

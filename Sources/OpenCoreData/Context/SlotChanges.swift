@@ -18,14 +18,29 @@ struct SlotChanges: Sequence, ExpressibleByDictionaryLiteral {
     subscript(slot: Int) -> SlotValue? {
         get { slot < values.count ? values[slot] : nil }
         set {
+            // Presence is tested by pattern, and the old value in place: comparing with nil would copy the
+            // value (an enum with reference payloads) just to test it.
+            let adding: Bool
+            if case .none = newValue { adding = false } else { adding = true }
             if slot >= values.count {
-                guard newValue != nil else { return }
+                guard adding else { return }
                 values.append(contentsOf: repeatElement(nil, count: slot - values.count + 1))
             }
-            let had = values[slot] != nil
+            let had = values.withUnsafeBufferPointer { buffer in
+                if case .none = buffer[slot] { return false } else { return true }
+            }
             values[slot] = newValue
-            count += (newValue != nil ? 1 : 0) - (had ? 1 : 0)
+            count += (adding ? 1 : 0) - (had ? 1 : 0)
         }
+    }
+
+    /// Whether both hold changes in exactly the same slots (whatever the values).
+    func hasSameSlots(as other: SlotChanges) -> Bool {
+        guard count == other.count else { return false }
+        for slot in 0..<Swift.max(values.count, other.values.count) where (self[slot] == nil) != (other[slot] == nil) {
+            return false
+        }
+        return true
     }
 
     /// The slots that hold a change, in slot order.

@@ -16,7 +16,7 @@ enum ValueConversion {
         case .string:
             if let v = value as? String {
                 // SQLite's C strings end at NUL: refuse rather than store a shortened string.
-                guard !v.utf8.contains(0) else {
+                guard !containsNUL(v) else {
                     throw ObjectGraphError.typeMismatch(entity: attribute.entity?.name ?? "?", key: attribute.name,
                                                         expected: "a String without NUL characters (use Binary for bytes)",
                                                         actual: "a String containing NUL")
@@ -153,6 +153,19 @@ enum ValueConversion {
             guard let v = value as? URL else { throw mismatch() }
             return v.absoluteString.databaseValue
         }
+    }
+
+    /// Whether a string holds a NUL character, which SQLite's C strings would end at.
+    @inline(__always)
+    static func containsNUL(_ string: String) -> Bool {
+        // One memchr over the UTF-8 bytes where they are contiguous (native strings), instead of a
+        // byte-at-a-time walk.
+        if let found = string.utf8.withContiguousStorageIfAvailable({ bytes in
+            bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false
+        }) {
+            return found
+        }
+        return string.utf8.contains(0)
     }
 
     /// The Swift value of a row value (nil for NULL or an unreadable value).

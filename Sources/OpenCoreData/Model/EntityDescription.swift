@@ -66,6 +66,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public internal(set) var entityNumber = 0
     /// Position of each property in ``allProperties``.
     var slotByName: [String: Int] = [:]
+    /// The names of ``allProperties``, in slot order (see `slot(forKey:)`).
+    private(set) var slotNames: [String] = []
     /// This entity and all its descendants' entity numbers.
     var entityNumbersIncludingSubentities: [Int] = []
     /// Where each property (by slot) lives in the store; set with the model's schema.
@@ -149,6 +151,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             all.append(property)
         }
         allProperties = all
+        slotNames = all.map(\.name)
         propertiesByName = [:]
         attributesByName = [:]
         relationshipsByName = [:]
@@ -161,6 +164,18 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
                 relationshipsByName[property.name] = relationship
             }
         }
+    }
+
+    /// Up to this many properties, `slot(forKey:)` compares names instead of hashing the key.
+    static let linearSlotSearchLimit = 8
+
+    /// The slot of the property named `key`, or nil. Narrow entities compare names one by one, which for the
+    /// short names properties have is cheaper than hashing the key; wider ones use `slotByName`.
+    @inline(__always)
+    func slot(forKey key: String) -> Int? {
+        guard slotNames.count <= Self.linearSlotSearchLimit else { return slotByName[key] }
+        for index in slotNames.indices where slotNames[index] == key { return index }
+        return nil
     }
 
     func freeze() {

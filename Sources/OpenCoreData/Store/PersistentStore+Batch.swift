@@ -189,26 +189,29 @@ extension PersistentStore {
 
     /// Inserts full rows (Z_PK..., table column order) after reserving their keys, in one transaction.
     func batchInsert(entity: EntityDescription, rows: [RowValues]) throws -> [ManagedObjectID] {
-        try batchInsert(entity: entity, count: rows.count, returningIDs: true) { rows[$0] }.ids
+        try batchInsert(entity: entity, count: rows.count, returningIDs: true) { $1 = rows[$0] }.ids
     }
 
-    /// Inserts `count` rows made one at a time by `makeRow` (which may throw: the transaction then rolls
-    /// back and nothing is inserted), after reserving their keys in one block.
+    /// Inserts `count` rows made one at a time by `fillRow` (which may throw: the transaction then rolls
+    /// back and nothing is inserted), after reserving their keys in one block. `fillRow` gets the row index
+    /// and one buffer of the table's width, reused from row to row (its first column is overwritten with
+    /// the reserved key).
     func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
-                     makeRow: (Int) throws -> RowValues) throws -> (count: Int, ids: [ManagedObjectID]) {
+                     fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID]) {
         guard let table = schema.table(named: entity.tableName), count > 0 else { return (0, []) }
         let identity = self.identity
         return try write { db in
             let first = try reservePrimaryKeys(root: entity.rootEntity, count: count, in: db)
-            let columns = table.columns.map(\.name).joined(separator: ", ")
-            let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-            let sql = "INSERT INTO \(table.name) (\(columns)) VALUES (\(placeholders))"
+            let insert = try BoundWrite(db, sql: insertSQL(table: table.name))
+            var row = RowValues(repeating: .null, count: table.columns.count)
             var ids: [ManagedObjectID] = []
             if returningIDs { ids.reserveCapacity(count) }
             for offset in 0..<count {
                 let key = first + Int64(offset)
-                let row = try makeRow(offset)
-                try db.executeBound(sql: sql, row.indices.lazy.map { $0 == 0 ? key.databaseValue : row[$0] })
+                try fillRow(offset, &row)
+                row[0] = key.databaseValue
+                try insert.bind(row)
+                try insert.step()
                 if returningIDs { ids.append(ManagedObjectID(entity: entity, primaryKey: key, store: identity)) }
             }
             return (count, ids)

@@ -86,39 +86,85 @@ extension Database {
 
 /// SQLite's "copy the bytes now" destructor, for binding Swift strings and data whose storage moves.
 private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// A NUL byte that lives as long as the process, for binding empty strings.
+private nonisolated(unsafe) let emptyText: UnsafePointer<CChar> = {
+    let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+    pointer.pointee = 0
+    return UnsafePointer(pointer)
+}()
+
+/// A cached write statement, looked up once and then bound and stepped row after row: per-row writes
+/// pay neither the statement-cache lookup (a hash of the SQL text) nor argument containers.
+struct BoundWrite {
+    private let statement: Statement
+    private let database: Database
+    private var handle: SQLiteStatement { statement.sqliteStatement }
+
+    init(_ db: Database, sql: String) throws {
+        statement = try db.cachedStatement(sql: sql)
+        database = db
+        sqlite3_reset(statement.sqliteStatement)
+        sqlite3_clear_bindings(statement.sqliteStatement)
+    }
+
+    /// Binds one value to the 1-based parameter `index`.
+    @inline(__always)
+    func bind(_ value: DatabaseValue, at index: Int32) throws {
+        let code: Int32
+        switch value.storage {
+        case .null: code = sqlite3_bind_null(handle, index)
+        case .int64(let v): code = sqlite3_bind_int64(handle, index, v)
+        case .double(let v): code = sqlite3_bind_double(handle, index, v)
+        case .string(var v):
+            // The UTF-8 bytes in place, with their length: no C-string copy, no strlen.
+            code = v.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { text in
+                    // An empty string still needs a non-NULL pointer, or SQLite binds NULL.
+                    sqlite3_bind_text(handle, index, text.baseAddress ?? emptyText, Int32(text.count), transientDestructor)
+                }
+            }
+        case .blob(let v):
+            code = v.withUnsafeBytes { bytes in
+                // An empty blob likewise needs a non-NULL pointer.
+                sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(emptyText), Int32(bytes.count), transientDestructor)
+            }
+        }
+        guard code == SQLITE_OK else { throw error(code) }
+    }
+
+    /// Binds `values` to parameters 1, 2, … in order.
+    @inline(__always)
+    func bind<Values: Sequence>(_ values: Values) throws where Values.Element == DatabaseValue {
+        var index: Int32 = 1
+        for value in values {
+            try bind(value, at: index)
+            index += 1
+        }
+    }
+
+    /// Runs the statement with the values bound so far; returns the number of rows changed.
+    @discardableResult
+    func step() throws -> Int {
+        let code = sqlite3_step(handle)
+        defer { sqlite3_reset(handle) }
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
+        return Int(sqlite3_changes(database.sqliteConnection))
+    }
+
+    private func error(_ code: Int32) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(database.sqliteConnection)),
+                      sql: statement.sql)
+    }
+}
 
 extension Database {
     /// Runs a (cached) statement once with values bound straight through SQLite's API, skipping the
-    /// argument containers that dominate per-row writes. Returns the number of rows changed.
+    /// argument containers that dominate per-row writes. Returns the number of rows changed. For many
+    /// rows with the same SQL, keep a ``BoundWrite`` instead.
     @discardableResult
     func executeBound<Values: Sequence>(sql: String, _ values: Values) throws -> Int where Values.Element == DatabaseValue {
-        let statement = try cachedStatement(sql: sql)
-        let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
-        var index: Int32 = 1
-        for value in values {
-            let code: Int32
-            switch value.storage {
-            case .null: code = sqlite3_bind_null(handle, index)
-            case .int64(let v): code = sqlite3_bind_int64(handle, index, v)
-            case .double(let v): code = sqlite3_bind_double(handle, index, v)
-            case .string(let v): code = sqlite3_bind_text(handle, index, v, -1, transientDestructor)
-            case .blob(let v):
-                code = v.withUnsafeBytes { bytes in
-                    sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), transientDestructor)
-                }
-            }
-            guard code == SQLITE_OK else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: sql)
-            }
-            index += 1
-        }
-        let code = sqlite3_step(handle)
-        defer { sqlite3_reset(handle) }
-        guard code == SQLITE_DONE || code == SQLITE_ROW else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: sql)
-        }
-        return Int(sqlite3_changes(sqliteConnection))
+        let write = try BoundWrite(self, sql: sql)
+        try write.bind(values)
+        return try write.step()
     }
 }

@@ -112,26 +112,31 @@ extension PersistentStore {
     /// instead of finishing when there are some; the caller rolls back.
     private func write(_ changes: StoreChangeSet, in db: Database) throws -> [StoreConflict] {
             var conflicts: [StoreConflict] = []
-            var updateSQL: [String: String] = [:]
+            // Updates come in key order, mostly of one shape (table, columns, version check): the statement
+            // is looked up when the shape changes, not per row.
+            var updateWrite: BoundWrite?
+            var updateShape: (table: String, columns: [Int], force: Bool)?
             for update in changes.updates {
-                // One SQL text per table and column set, so SQLite's prepared statement is reused.
-                let signature = update.table + ":" + update.values.map { String($0.column) } .joined(separator: ",")
-                    + (update.force ? "!" : "")
-                let sql: String
-                if let cached = updateSQL[signature] {
-                    sql = cached
-                } else {
+                if updateShape == nil || updateShape!.table != update.table || updateShape!.force != update.force
+                    || !update.values.lazy.map(\.column).elementsEqual(updateShape!.columns) {
+                    let columns = update.values.map(\.column)
                     let table = schema.table(named: update.table)!
-                    var assignments = update.values.map { "\(table.columns[$0.column].name) = ?" }
+                    var assignments = columns.map { "\(table.columns[$0].name) = ?" }
                     assignments.append("Z_OPT = Z_OPT + 1")
-                    sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
+                    let sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
                         + (update.force ? "" : " AND Z_OPT = ?")
-                    updateSQL[signature] = sql
+                    updateWrite = try BoundWrite(db, sql: sql)
+                    updateShape = (update.table, columns, update.force)
                 }
-                var arguments = update.values.map(\.value)
-                arguments.append(update.id.primaryKey.databaseValue)
-                if !update.force { arguments.append(update.expectedVersion.databaseValue) }
-                if try db.executeBound(sql: sql, arguments) == 0 {
+                let write = updateWrite!
+                var index: Int32 = 1
+                for (_, value) in update.values {
+                    try write.bind(value, at: index)
+                    index += 1
+                }
+                try write.bind(update.id.primaryKey.databaseValue, at: index)
+                if !update.force { try write.bind(update.expectedVersion.databaseValue, at: index + 1) }
+                if try write.step() == 0 {
                     conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion,
                                                    currentRow: try currentRow(update.id, in: db)))
                 }
@@ -145,19 +150,23 @@ extension PersistentStore {
                 }
             }
             if !conflicts.isEmpty { return conflicts }
-            var insertSQL: [String: String] = [:]
+            // One statement per table, looked up only when the table differs from the previous row's.
+            var insertWrites: [String: BoundWrite] = [:]
+            var insertWrite: BoundWrite?
+            var insertTable: String?
             for insert in changes.inserts {
-                let sql: String
-                if let cached = insertSQL[insert.table] {
-                    sql = cached
-                } else {
-                    let table = schema.table(named: insert.table)!
-                    let columns = table.columns.map(\.name).joined(separator: ", ")
-                    let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-                    sql = "INSERT INTO \(insert.table) (\(columns)) VALUES (\(placeholders))"
-                    insertSQL[insert.table] = sql
+                if insert.table != insertTable {
+                    if let known = insertWrites[insert.table] {
+                        insertWrite = known
+                    } else {
+                        let made = try BoundWrite(db, sql: insertSQL(table: insert.table))
+                        insertWrites[insert.table] = made
+                        insertWrite = made
+                    }
+                    insertTable = insert.table
                 }
-                try db.executeBound(sql: sql, insert.row)
+                try insertWrite!.bind(insert.row)
+                try insertWrite!.step()
             }
             for clear in changes.joinClears {
                 try db.execute(sql: "DELETE FROM \(clear.table) WHERE \(clear.column) = ?", arguments: [clear.key])
@@ -183,6 +192,14 @@ extension PersistentStore {
                                arguments: [update.value, update.primaryKey])
             }
             return []
+    }
+
+    /// `INSERT INTO table (every column) VALUES (?, …)`: one row in table-column order.
+    func insertSQL(table name: String) -> String {
+        let table = schema.table(named: name)!
+        let columns = table.columns.map(\.name).joined(separator: ", ")
+        let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
+        return "INSERT INTO \(name) (\(columns)) VALUES (\(placeholders))"
     }
 
     private func currentRow(_ id: ManagedObjectID, in db: Database) throws -> RowValues? {
