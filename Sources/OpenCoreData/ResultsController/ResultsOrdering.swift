@@ -67,6 +67,20 @@ struct ResultsOrdering {
         }
     }
 
+    /// Whether SQLite's `ORDER BY` puts rows exactly in the order ``less(_:_:_:_:)`` gives: every key is a
+    /// number, date or boolean (compared numerically on both sides, nulls first), or a string under plain
+    /// `compare` (no collation in SQL: byte order, which is code-point order, on both sides). Then the
+    /// controller keeps the rows as SQLite returns them without checking each pair.
+    var sqlOrderIsExact: Bool {
+        keys.allSatisfy { key in
+            switch key.attribute.attributeType {
+            case .integer16, .integer32, .integer64, .double, .float, .date, .boolean: return true
+            case .string: return key.descriptor.comparator == .compare
+            default: return false
+            }
+        }
+    }
+
     /// Compares two rows' stored keys, then their handles.
     func less(_ lhs: ArraySlice<DatabaseValue>, _ lhsHandle: Int64,
               _ rhs: ArraySlice<DatabaseValue>, _ rhsHandle: Int64) throws -> Bool {
