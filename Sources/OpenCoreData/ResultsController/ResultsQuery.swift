@@ -139,11 +139,14 @@ struct ResultsQuery: @unchecked Sendable {
     }
 
     /// The snapshot in the controller's in-memory order. The SQL order is that order when every key
-    /// compares the same way in SQLite and in memory (taken as is); otherwise it almost always is too
+    /// compares the same way in SQLite and in memory and every value is of the kind its key's order
+    /// covers (taken as is, after one pass over the values); otherwise it almost always is too
     /// (checked in one pass), and when the descriptors compare differently from SQLite (localized
     /// comparisons), the rows are sorted in memory.
     private func ordered(_ snapshot: ResultsCache.Snapshot) throws -> ResultsCache.Snapshot {
-        if ordering.sqlOrderIsExact { return snapshot }
+        if let orders = ordering.exactOrders, ResultsOrdering.sqlOrderHolds(for: snapshot.keys, orders: orders) {
+            return snapshot
+        }
         let keyCount = ordering.keys.count
         let count = snapshot.handles.count
         func keys(_ row: Int) -> ArraySlice<DatabaseValue> {
