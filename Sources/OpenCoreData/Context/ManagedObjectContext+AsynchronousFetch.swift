@@ -177,16 +177,15 @@ extension AsynchronousFetchRequest: ContextExecutable {
         let box = UncheckedBox((rows, prepared))
         let registered = UncheckedBox(ObjectAccumulator())
         var start = 0
-        repeat {
+        while start < rows.count {
             let range = start..<min(start + slice, rows.count)
             context.perform {
                 guard let plan = try? FetchPlan(request: request, context: context) else { return }
-                let objects = (try? plan.materializeWithoutPending(Array(box.value.0[range]),
-                                                                  prepared: Array(box.value.1[range]))) ?? []
+                let objects = (try? plan.materializeWithoutPending(box.value.0, range: range, prepared: box.value.1)) ?? []
                 registered.value.objects.append(contentsOf: objects)
             }
             start += slice
-        } while start < rows.count
+        }
         context.perform {
             do {
                 let plan = try FetchPlan(request: request, context: context)
@@ -200,7 +199,7 @@ extension AsynchronousFetchRequest: ContextExecutable {
                     }
                     result.finalResult = Self.cast(objects)
                 case .managedObjectID:
-                    result.finalResult = try plan.finishIDs(ids).compactMap { $0 as? Result }
+                    result.finalResult = Self.castIDs(try plan.finishIDs(ids))
                 case .count:
                     let count = try plan.count()
                     result.finalResult = [count as? Result].compactMap { $0 }
@@ -233,11 +232,19 @@ extension AsynchronousFetchRequest {
         if Result.self == ManagedObject.self { return unsafeBitCast(objects, to: [Result].self) }
         return objects.compactMap { $0 as? Result }
     }
+
+    /// The IDs as the request's result type: a plain reinterpretation when it is `ManagedObjectID` (a
+    /// cast per element cost more than reading the keys).
+    static func castIDs(_ ids: [ManagedObjectID]) -> [Result] {
+        if Result.self == ManagedObjectID.self { return unsafeBitCast(ids, to: [Result].self) }
+        return ids.compactMap { $0 as? Result }
+    }
 }
 
 extension FetchPlan {
     /// Registers rows as objects without applying pending changes (a slice of a larger result).
-    func materializeWithoutPending(_ rows: [RowValues], prepared: [ManagedObject]? = nil) throws -> [ManagedObject] {
-        try materialize(rows, prepared: prepared, applyingPending: false)
+    func materializeWithoutPending(_ rows: [RowValues], range: Range<Int>? = nil,
+                                   prepared: [ManagedObject]? = nil) throws -> [ManagedObject] {
+        try materialize(rows, range: range, prepared: prepared, applyingPending: false)
     }
 }

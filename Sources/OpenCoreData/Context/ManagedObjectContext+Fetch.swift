@@ -102,11 +102,25 @@ extension ManagedObjectContext {
            ids.allSatisfy({ registry[$0] == nil }) {
             // The common case (a fresh batch): read the rows, then make the objects with them.
             let rows = try coordinator.rows(for: ids)
-            var byKey: [Int64: RowValues] = Dictionary(minimumCapacity: rows.count)
-            for row in rows { byKey[row.primaryKey] = row }
+            // SQLite returns `Z_PK IN (…)` rows in key order, which is the IDs' order for results sorted
+            // by key: match them walking both; a key index is built only for IDs out of that order.
+            var next = 0
+            var byKey: [Int64: RowValues]?
+            func row(for key: Int64) -> RowValues? {
+                if next < rows.count, rows[next].primaryKey == key {
+                    next += 1
+                    return rows[next - 1]
+                }
+                if byKey == nil {
+                    var index: [Int64: RowValues] = Dictionary(minimumCapacity: rows.count)
+                    for row in rows { index[row.primaryKey] = row }
+                    byKey = index
+                }
+                return byKey?[key]
+            }
             registry.reserveCapacity(registry.count + ids.count)
             return ids.map { id in
-                let object = register(row: byKey[id.primaryKey], id: id)
+                let object = register(row: row(for: id.primaryKey), id: id)
                 if object.row != nil { object.awakeFromFetch() }
                 return object
             }
@@ -250,17 +264,29 @@ struct FetchPlan<T> {
 
     /// Registers rows read from the store as objects of the context (on its queue), reusing objects it
     /// already holds, then applies pending changes.
-    func materialize(_ rows: [RowValues], prepared: [ManagedObject]? = nil,
+    /// `range` picks a slice of `rows` (and of `prepared`, objects made off the queue for those rows)
+    /// without copying either array.
+    func materialize(_ rows: [RowValues], range: Range<Int>? = nil, prepared: [ManagedObject]? = nil,
                      applyingPending: Bool = true) throws -> [ManagedObject] {
+        let range = range ?? rows.indices
         let model = coordinator.managedObjectModel
         let identity = store.identity
         var objects: [ManagedObject] = []
-        objects.reserveCapacity(rows.count)
-        context.registry.reserveCapacity(context.registry.count + rows.count)
-        for (index, row) in rows.enumerated() {
+        objects.reserveCapacity(range.count)
+        // Every object made here stays held by `objects`, so trimming the registry while it grows could
+        // only forget older objects: trim those once now instead of at each doubling inside the loop.
+        if context.registry.count + range.count >= context.registryTrimThreshold {
+            context.trimRegistry()
+            context.registryTrimThreshold = max(context.registryTrimThreshold, (context.registry.count + range.count) * 2)
+        }
+        context.registry.reserveCapacity(context.registry.count + range.count)
+        // One query's rows have distinct keys: into an empty registry they go without looking up first.
+        let registryWasEmpty = context.registry.isEmpty
+        for index in range {
+            let row = rows[index]
             let id = prepared?[index].objectID ?? ManagedObjectID(entity: model.entity(number: row.entityNumber) ?? entity,
                                                                   primaryKey: row.primaryKey, store: identity)
-            if let existing = context.registry[id] {
+            if !registryWasEmpty, let existing = context.registry[id] {
                 if existing.row == nil && !existing.isInserted {
                     existing.row = row
                     existing.faultBatch = nil
@@ -282,7 +308,8 @@ struct FetchPlan<T> {
         // Rows read on a private queue are kept for other contexts (seed 002: IDs handed to the main
         // context). The array is shared, not copied.
         if context.concurrencyType == .privateQueue {
-            coordinator.rowCache.store(rows: rows, table: entity.tableName, token: store.externalChangeToken())
+            coordinator.rowCache.store(rows: range == rows.indices ? rows : Array(rows[range]), table: entity.tableName,
+                                       token: store.externalChangeToken())
         }
         return applyingPending ? try applyPendingIfNeeded(objects) : objects
     }
@@ -471,10 +498,16 @@ struct StoreQuery: @unchecked Sendable {
         return rows
     }
 
+    /// The IDs query without the entity column.
+    private var primaryKeysSQL: String { "SELECT t0.Z_PK" + idsSQL.dropFirst("SELECT t0.Z_ENT, t0.Z_PK".count) }
+
+    /// Whether every row of the entity's table is of the entity (no entity column to read).
+    private var isAloneInTable: Bool { !model.schema.mapping(for: entity).sharesTable }
+
     /// Primary keys only, in order (for an entity alone in its table).
     func readPrimaryKeys() throws -> [Int64] {
         let start = ContinuousClock.now
-        let sql = "SELECT t0.Z_PK" + idsSQL.dropFirst("SELECT t0.Z_ENT, t0.Z_PK".count)
+        let sql = primaryKeysSQL
         let keys: [Int64] = try store.read { db in
             var keys: [Int64] = []
             try db.stepRows(sql: sql, arguments: arguments) { handle in keys.append(sqlite3_column_int64(handle, 0)) }
@@ -489,13 +522,25 @@ struct StoreQuery: @unchecked Sendable {
                  progress: ((Int) -> Void)? = nil) throws -> [ManagedObjectID] {
         let start = ContinuousClock.now
         let identity = store.identity
+        let entity = self.entity
+        let aloneInTable = isAloneInTable
         let ids: [ManagedObjectID] = try store.read { db in
             var ids: [ManagedObjectID] = []
-            try db.stepRows(sql: idsSQL, arguments: arguments, cancellation: cancellation) { handle in
-                let number = Int(sqlite3_column_int64(handle, 0))
-                ids.append(ManagedObjectID(entity: model.entity(number: number) ?? entity,
-                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
-                if progressInterval > 0, ids.count % progressInterval == 0 { progress?(ids.count) }
+            var nextReport = progressInterval > 0 ? progressInterval : Int.max
+            // An entity alone in its table needs no entity column: every row is one of its objects.
+            try db.stepRows(sql: aloneInTable ? primaryKeysSQL : idsSQL, arguments: arguments,
+                            cancellation: cancellation) { handle in
+                if aloneInTable {
+                    ids.append(ManagedObjectID(entity: entity, primaryKey: sqlite3_column_int64(handle, 0), store: identity))
+                } else {
+                    let number = Int(sqlite3_column_int64(handle, 0))
+                    ids.append(ManagedObjectID(entity: model.entity(number: number) ?? entity,
+                                               primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+                }
+                if ids.count == nextReport {
+                    progress?(ids.count)
+                    nextReport += progressInterval
+                }
             }
             return ids
         }

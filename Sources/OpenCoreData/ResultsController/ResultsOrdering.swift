@@ -67,6 +67,44 @@ struct ResultsOrdering {
         }
     }
 
+    /// What SQLite's `ORDER BY` and ``less(_:_:_:_:)`` agree on for one key: numbers (numbers, dates and
+    /// booleans compare numerically on both sides, nulls first) or strings under plain `compare` (no
+    /// collation in SQL: byte order, which is code-point order, on both sides).
+    enum ExactOrder {
+        case numbers
+        case strings
+    }
+
+    /// Per key, the values whose SQLite order is the in-memory order; nil when some key needs the
+    /// descriptor's own comparison (localized, case- or diacritic-insensitive, or another type).
+    var exactOrders: [ExactOrder]? {
+        var orders: [ExactOrder] = []
+        for key in keys {
+            switch key.attribute.attributeType {
+            case .integer16, .integer32, .integer64, .double, .float, .date, .boolean: orders.append(.numbers)
+            case .string where key.descriptor.comparator == .compare: orders.append(.strings)
+            default: return nil
+            }
+        }
+        return orders
+    }
+
+    /// Whether rows whose keys are `keys` (`orders.count` values per row) can be kept in SQLite's order: every
+    /// value is of the kind its key's order covers (a store written by another program may hold text in a
+    /// number column, which SQLite orders after every number).
+    static func sqlOrderHolds(for keys: [DatabaseValue], orders: [ExactOrder]) -> Bool {
+        guard !orders.isEmpty else { return keys.isEmpty }
+        var position = 0
+        for value in keys {
+            switch (value.storage, orders[position]) {
+            case (.null, _), (.int64, .numbers), (.double, .numbers), (.string, .strings): break
+            default: return false
+            }
+            position = position + 1 == orders.count ? 0 : position + 1
+        }
+        return true
+    }
+
     /// Compares two rows' stored keys, then their handles.
     func less(_ lhs: ArraySlice<DatabaseValue>, _ lhsHandle: Int64,
               _ rhs: ArraySlice<DatabaseValue>, _ rhsHandle: Int64) throws -> Bool {

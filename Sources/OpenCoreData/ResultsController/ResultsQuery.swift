@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// The one SQL query a controller runs: `Z_ENT, Z_PK` and the sort-key values of every matching row, in
+/// The one SQL query a controller runs: `Z_ENT, Z_PK` (`Z_PK` alone for an entity alone in its table)
+/// and the sort-key values of every matching row, in
 /// order. Built on the context's queue, run anywhere (it holds no object), so the async fetch can run
 /// it on a background reader.
 struct ResultsQuery: @unchecked Sendable {
@@ -12,6 +13,9 @@ struct ResultsQuery: @unchecked Sendable {
     let arguments: [DatabaseValue]
     let ordering: ResultsOrdering
     let hasSections: Bool
+    /// The entity number of every row when the entity is alone in its table (then not selected: a
+    /// narrower row for SQLite to sort).
+    let soleEntityNumber: Int32?
     /// Tables whose rows the result depends on (for the cache token).
     let tables: [String]
     let cache: ResultsCache?
@@ -22,7 +26,9 @@ struct ResultsQuery: @unchecked Sendable {
         self.ordering = ordering
         self.hasSections = hasSections
         let columns = try Self.selectExpressions(orderBy: plan.compiled.orderByClause, count: ordering.keys.count)
-        sql = "SELECT t0.Z_ENT, t0.Z_PK" + columns.map { ", " + $0 }.joined()
+        let aloneInTable = !plan.coordinator.managedObjectModel.schema.mapping(for: plan.entity).sharesTable
+        soleEntityNumber = aloneInTable ? Int32(plan.entity.entityNumber) : nil
+        sql = (aloneInTable ? "SELECT t0.Z_PK" : "SELECT t0.Z_ENT, t0.Z_PK") + columns.map { ", " + $0 }.joined()
             + " FROM \(plan.compiled.fromClause)\(plan.whereSQL)"
             + " ORDER BY " + (plan.compiled.orderByClause.map { $0 + ", " } ?? "") + "t0.Z_PK"
         arguments = plan.compiled.arguments
@@ -104,11 +110,13 @@ struct ResultsQuery: @unchecked Sendable {
                     token = current
                 }
                 var snapshot = ResultsCache.Snapshot()
+                let sole = soleEntityNumber
+                let firstKey: Int32 = sole == nil ? 2 : 1
                 try db.stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
-                    snapshot.entities.append(Int32(truncatingIfNeeded: sqlite3_column_int64(handle, 0)))
-                    snapshot.handles.append(sqlite3_column_int64(handle, 1))
-                    for column in 0..<keyCount {
-                        snapshot.keys.append(DatabaseValue(sqliteStatement: handle, index: Int32(column + 2)))
+                    snapshot.entities.append(sole ?? Int32(truncatingIfNeeded: sqlite3_column_int64(handle, 0)))
+                    snapshot.handles.append(sqlite3_column_int64(handle, firstKey - 1))
+                    for column in 0..<Int32(keyCount) {
+                        snapshot.keys.append(DatabaseValue(sqliteStatement: handle, index: column + firstKey))
                     }
                 }
                 return (token, snapshot)
@@ -130,10 +138,15 @@ struct ResultsQuery: @unchecked Sendable {
         return sorted
     }
 
-    /// The snapshot in the controller's in-memory order. The SQL order almost always is that order
-    /// already (checked in one pass); when the descriptors compare differently from SQLite (localized
+    /// The snapshot in the controller's in-memory order. The SQL order is that order when every key
+    /// compares the same way in SQLite and in memory and every value is of the kind its key's order
+    /// covers (taken as is, after one pass over the values); otherwise it almost always is too
+    /// (checked in one pass), and when the descriptors compare differently from SQLite (localized
     /// comparisons), the rows are sorted in memory.
     private func ordered(_ snapshot: ResultsCache.Snapshot) throws -> ResultsCache.Snapshot {
+        if let orders = ordering.exactOrders, ResultsOrdering.sqlOrderHolds(for: snapshot.keys, orders: orders) {
+            return snapshot
+        }
         let keyCount = ordering.keys.count
         let count = snapshot.handles.count
         func keys(_ row: Int) -> ArraySlice<DatabaseValue> {

@@ -19,10 +19,23 @@ extension PersistentStore {
         let start = ContinuousClock.now
         var result: [RowValues] = []
         result.reserveCapacity(ids.count)
-        try read { db in
-            for (tableName, keys) in byTable {
-                guard let table = schema.table(named: tableName) else { continue }
-                for chunk in stride(from: 0, to: keys.count, by: 500).map({ keys[$0..<min($0 + 500, keys.count)] }) {
+        // The store's own reader connection, unless SQL is being logged (the pool's connections log it)
+        // or a write is under way (a read inside it must see its changes).
+        let keyed = Self.sqlDebug || activeWrites.load(ordering: .relaxed) > 0 ? nil : keyedReader
+        for (tableName, keys) in byTable {
+            guard let table = schema.table(named: tableName) else { continue }
+            for chunkStart in stride(from: 0, to: keys.count, by: 500) {
+                let chunk = keys[chunkStart..<min(chunkStart + 500, keys.count)]
+                if let keyed {
+                    do {
+                        readCount.add(1, ordering: .relaxed)
+                        if try keyed.read(table: table, keys: chunk, { result.append($0) }) != nil { continue }
+                        readCount.subtract(1, ordering: .relaxed)
+                    } catch {
+                        throw StoreError.from(error, path: displayPath)
+                    }
+                }
+                try read { db in
                     let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                     let sql = "SELECT \(selectList(for: table)) FROM \(tableName) t0 WHERE t0.Z_PK IN (\(placeholders))"
                     try db.fetchRowValues(sql: sql, arguments: chunk.map(\.databaseValue),
@@ -87,6 +100,8 @@ extension PersistentStore {
     /// Runs a write transaction, mapping SQLite errors.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard !isReadOnly else { throw StoreError.readOnly(path: displayPath) }
+        activeWrites.add(1, ordering: .relaxed)
+        defer { activeWrites.subtract(1, ordering: .relaxed) }
         do {
             return try writer.write(body)
         } catch {

@@ -66,6 +66,11 @@ public final class PersistentStore: @unchecked Sendable {
     let identity: StoreIdentity
     /// How many reads this store has run (for tests that check a path reads nothing).
     let readCount = Atomic<Int>(0)
+    /// Write transactions under way; reads by key go through the pool meanwhile (a read inside a write
+    /// must see the write's own changes).
+    let activeWrites = Atomic<Int>(0)
+    /// The connection for loads by primary key (file stores opened writable; nil otherwise).
+    let keyedReader: KeyedRowReader?
     var schema: StoreSchema { model.schema }
     var displayPath: String { url?.path ?? ":memory:" }
 
@@ -161,6 +166,8 @@ public final class PersistentStore: @unchecked Sendable {
         }
         identifier = loadedIdentifier
         identity = StoreIdentity(uuid: loadedIdentifier)
+        keyedReader = type == .sqlite && !options.readOnly && writer is DatabasePool
+            ? KeyedRowReader(path: path, busyTimeout: options.busyTimeout) : nil
     }
 
     /// What checking an existing store file found.

@@ -11,6 +11,19 @@ extension RowValues {
     var version: Int64 { if case .int64(let v) = self[2].storage { return v } else { return 0 } }
 }
 
+extension RowValues {
+    /// The current row of a stepped statement, its first `columnCount` columns, written in place (no
+    /// growth checks per value: this runs for every row of every fetch).
+    init(statement: SQLiteStatement, columnCount: Int) {
+        self.init(unsafeUninitializedCapacity: columnCount) { buffer, initialized in
+            for column in 0..<columnCount {
+                buffer.initializeElement(at: column, to: DatabaseValue(sqliteStatement: statement, index: Int32(column)))
+            }
+            initialized = columnCount
+        }
+    }
+}
+
 /// Checked while rows are stepped, so a long fetch stops when asked.
 final class CancellationFlag: @unchecked Sendable {
     // @unchecked Sendable: a single atomic-enough Bool read by the SQLite progress handler; a stale read
@@ -74,12 +87,7 @@ extension Database {
                         cancellation: CancellationFlag? = nil,
                         _ body: (RowValues) throws -> Void) throws {
         try stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
-            var values = RowValues()
-            values.reserveCapacity(columnCount)
-            for column in 0..<Int32(columnCount) {
-                values.append(DatabaseValue(sqliteStatement: handle, index: column))
-            }
-            try body(values)
+            try body(RowValues(statement: handle, columnCount: columnCount))
         }
     }
 }
