@@ -74,14 +74,18 @@ struct DemoBrowseTmuxTests {
         // --live: a background context inserts, edits and deletes banks, one a second. Its saves are merged
         // into the list's context and the fetched results controller reports each change (no refetch).
         let liveSession = session + "-live"
-        try OcdBinary.shell(tmux + ["new-session", "-d", "-s", liveSession, "-x", "100", "-y", "30",
+        // A server of its own as well: the first one exits when its last session ends, and a new session on
+        // that socket could meet it on its way out.
+        let liveTmux = ["tmux", "-L", liveSession]
+        defer { _ = try? OcdBinary.shell(liveTmux + ["kill-server"]) }
+        try OcdBinary.shell(liveTmux + ["new-session", "-d", "-s", liveSession, "-x", "100", "-y", "30",
                              "\(binary.path) banks browse --live --store \(store)"])
-        defer { _ = try? OcdBinary.shell(tmux + ["kill-session", "-t", liveSession]) }
+        defer { _ = try? OcdBinary.shell(liveTmux + ["kill-session", "-t", liveSession]) }
         func liveScreen(until text: String, seconds: Double) throws -> String {
             var screen = ""
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline && !screen.contains(text) {
-                screen = try OcdBinary.shell(tmux + ["capture-pane", "-p", "-t", liveSession]).stdout
+                screen = try OcdBinary.shell(liveTmux + ["capture-pane", "-p", "-t", liveSession]).stdout
                 Thread.sleep(forTimeInterval: 0.05)
             }
             return screen
@@ -95,6 +99,6 @@ struct DemoBrowseTmuxTests {
         let removed = try liveScreen(until: "change: deleted Live Bank 1 (+0 −1)", seconds: 8)
         #expect(removed.contains("change: deleted Live Bank 1 (+0 −1)"), "\(removed)")
         #expect(removed.contains("bank 1 of 561"), "\(removed)")
-        _ = try? OcdBinary.shell(tmux + ["send-keys", "-t", liveSession, "q"])
+        _ = try? OcdBinary.shell(liveTmux + ["send-keys", "-t", liveSession, "q"])
     }
 }
