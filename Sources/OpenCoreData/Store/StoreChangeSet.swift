@@ -111,87 +111,87 @@ extension PersistentStore {
     /// Writes a change set inside the current transaction. Returns the conflicts (before writing any insert)
     /// instead of finishing when there are some; the caller rolls back.
     private func write(_ changes: StoreChangeSet, in db: Database) throws -> [StoreConflict] {
-            var conflicts: [StoreConflict] = []
-            // Updates come in key order, mostly of one shape (table, columns, version check): the statement
-            // is looked up when the shape changes, not per row.
-            var updateWrite: BoundWrite?
-            var updateShape: (table: String, columns: [Int], force: Bool)?
-            for update in changes.updates {
-                if updateShape == nil || updateShape!.table != update.table || updateShape!.force != update.force
-                    || !update.values.lazy.map(\.column).elementsEqual(updateShape!.columns) {
-                    let columns = update.values.map(\.column)
-                    let table = schema.table(named: update.table)!
-                    var assignments = columns.map { "\(table.columns[$0].name) = ?" }
-                    assignments.append("Z_OPT = Z_OPT + 1")
-                    let sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
-                        + (update.force ? "" : " AND Z_OPT = ?")
-                    updateWrite = try BoundWrite(db, sql: sql)
-                    updateShape = (update.table, columns, update.force)
+        var conflicts: [StoreConflict] = []
+        // Updates come in key order, mostly of one shape (table, columns, version check): the statement
+        // is looked up when the shape changes, not per row.
+        var updateWrite: BoundWrite?
+        var updateShape: (table: String, columns: [Int], force: Bool)?
+        for update in changes.updates {
+            if updateShape == nil || updateShape!.table != update.table || updateShape!.force != update.force
+                || !update.values.lazy.map(\.column).elementsEqual(updateShape!.columns) {
+                let columns = update.values.map(\.column)
+                let table = schema.table(named: update.table)!
+                var assignments = columns.map { "\(table.columns[$0].name) = ?" }
+                assignments.append("Z_OPT = Z_OPT + 1")
+                let sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
+                    + (update.force ? "" : " AND Z_OPT = ?")
+                updateWrite = try BoundWrite(db, sql: sql)
+                updateShape = (update.table, columns, update.force)
+            }
+            let write = updateWrite!
+            var index: Int32 = 1
+            for (_, value) in update.values {
+                try write.bind(value, at: index)
+                index += 1
+            }
+            try write.bind(update.id.primaryKey.databaseValue, at: index)
+            if !update.force { try write.bind(update.expectedVersion.databaseValue, at: index + 1) }
+            if try write.step() == 0 {
+                conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion,
+                                               currentRow: try currentRow(update.id, in: db)))
+            }
+        }
+        for delete in changes.deletes {
+            let changed = try db.executeBound(sql: "DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
+                                              [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue])
+            if changed == 0 {
+                conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion,
+                                               currentRow: try currentRow(delete.id, in: db)))
+            }
+        }
+        if !conflicts.isEmpty { return conflicts }
+        // One statement per table, looked up only when the table differs from the previous row's.
+        var insertWrites: [String: BoundWrite] = [:]
+        var insertWrite: BoundWrite?
+        var insertTable: String?
+        for insert in changes.inserts {
+            if insert.table != insertTable {
+                if let known = insertWrites[insert.table] {
+                    insertWrite = known
+                } else {
+                    let made = try BoundWrite(db, sql: insertSQL(table: insert.table))
+                    insertWrites[insert.table] = made
+                    insertWrite = made
                 }
-                let write = updateWrite!
-                var index: Int32 = 1
-                for (_, value) in update.values {
-                    try write.bind(value, at: index)
-                    index += 1
-                }
-                try write.bind(update.id.primaryKey.databaseValue, at: index)
-                if !update.force { try write.bind(update.expectedVersion.databaseValue, at: index + 1) }
-                if try write.step() == 0 {
-                    conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion,
-                                                   currentRow: try currentRow(update.id, in: db)))
-                }
+                insertTable = insert.table
             }
-            for delete in changes.deletes {
-                let changed = try db.executeBound(sql: "DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
-                                                  [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue])
-                if changed == 0 {
-                    conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion,
-                                                   currentRow: try currentRow(delete.id, in: db)))
-                }
-            }
-            if !conflicts.isEmpty { return conflicts }
-            // One statement per table, looked up only when the table differs from the previous row's.
-            var insertWrites: [String: BoundWrite] = [:]
-            var insertWrite: BoundWrite?
-            var insertTable: String?
-            for insert in changes.inserts {
-                if insert.table != insertTable {
-                    if let known = insertWrites[insert.table] {
-                        insertWrite = known
-                    } else {
-                        let made = try BoundWrite(db, sql: insertSQL(table: insert.table))
-                        insertWrites[insert.table] = made
-                        insertWrite = made
-                    }
-                    insertTable = insert.table
-                }
-                try insertWrite!.bind(insert.row)
-                try insertWrite!.step()
-            }
-            for clear in changes.joinClears {
-                try db.execute(sql: "DELETE FROM \(clear.table) WHERE \(clear.column) = ?", arguments: [clear.key])
-            }
-            for clear in changes.foreignKeyClears {
-                try db.execute(sql: "UPDATE \(clear.table) SET \(clear.column) = NULL WHERE \(clear.column) = ?",
-                               arguments: [clear.key])
-            }
-            for row in changes.joinDeletes {
-                try db.execute(sql: "DELETE FROM \(row.table) WHERE \(row.sourceColumn) = ? AND \(row.destinationColumn) = ?",
-                               arguments: [row.source, row.destination])
-            }
-            for row in changes.joinInserts {
-                try db.execute(sql: "INSERT OR IGNORE INTO \(row.table) (\(row.sourceColumn), \(row.destinationColumn)) VALUES (?, ?)",
-                               arguments: [row.source, row.destination])
-            }
-            for update in changes.joinOrderUpdates {
-                try db.execute(sql: "UPDATE \(update.table) SET \(update.orderColumn) = ? WHERE \(update.sourceColumn) = ? AND \(update.destinationColumn) = ?",
-                               arguments: [update.position, update.source, update.destination])
-            }
-            for update in changes.foreignKeyUpdates {
-                try db.execute(sql: "UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",
-                               arguments: [update.value, update.primaryKey])
-            }
-            return []
+            try insertWrite!.bind(insert.row)
+            try insertWrite!.step()
+        }
+        for clear in changes.joinClears {
+            try db.execute(sql: "DELETE FROM \(clear.table) WHERE \(clear.column) = ?", arguments: [clear.key])
+        }
+        for clear in changes.foreignKeyClears {
+            try db.execute(sql: "UPDATE \(clear.table) SET \(clear.column) = NULL WHERE \(clear.column) = ?",
+                           arguments: [clear.key])
+        }
+        for row in changes.joinDeletes {
+            try db.execute(sql: "DELETE FROM \(row.table) WHERE \(row.sourceColumn) = ? AND \(row.destinationColumn) = ?",
+                           arguments: [row.source, row.destination])
+        }
+        for row in changes.joinInserts {
+            try db.execute(sql: "INSERT OR IGNORE INTO \(row.table) (\(row.sourceColumn), \(row.destinationColumn)) VALUES (?, ?)",
+                           arguments: [row.source, row.destination])
+        }
+        for update in changes.joinOrderUpdates {
+            try db.execute(sql: "UPDATE \(update.table) SET \(update.orderColumn) = ? WHERE \(update.sourceColumn) = ? AND \(update.destinationColumn) = ?",
+                           arguments: [update.position, update.source, update.destination])
+        }
+        for update in changes.foreignKeyUpdates {
+            try db.execute(sql: "UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",
+                           arguments: [update.value, update.primaryKey])
+        }
+        return []
     }
 
     /// `INSERT INTO table (every column) VALUES (?, …)`: one row in table-column order.
