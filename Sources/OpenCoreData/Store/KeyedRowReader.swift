@@ -26,9 +26,8 @@ final class KeyedRowReader: @unchecked Sendable {
         let count: Int
     }
 
-    /// Whether stores use it: `OCD_KEYED_READER=1` (off by default while a missed-row read seen once in CI is
-    /// investigated).
-    static let isEnabled = ProcessInfo.processInfo.environment["OCD_KEYED_READER"] == "1"
+    /// Whether stores use it: yes unless `OCD_KEYED_READER=0` (a switch for comparing against the pool).
+    static let isEnabled = ProcessInfo.processInfo.environment["OCD_KEYED_READER"] != "0"
 
     /// Prepared statements kept at most (one per table and key count; batches mostly share one count).
     private static let statementLimit = 32

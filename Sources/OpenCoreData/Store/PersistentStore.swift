@@ -166,8 +166,8 @@ public final class PersistentStore: @unchecked Sendable {
         }
         identifier = loadedIdentifier
         identity = StoreIdentity(uuid: loadedIdentifier)
-        // Off unless OCD_KEYED_READER=1: one clean-clone CI run saw it miss a committed row (a fault then
-        // failed with "its row cannot be read"); until that is understood, loads go through GRDB's pool.
+        // Loads by primary key skip GRDB's pool checkout through a connection of their own (read-only file
+        // stores and in-memory stores have no second connection to open).
         keyedReader = KeyedRowReader.isEnabled && type == .sqlite && !options.readOnly && writer is DatabasePool
             ? KeyedRowReader(path: path, busyTimeout: options.busyTimeout) : nil
     }
