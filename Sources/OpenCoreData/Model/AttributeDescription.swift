@@ -9,9 +9,9 @@ import Foundation
 /// ```
 public final class AttributeDescription: PropertyDescription, @unchecked Sendable {
     /// The value's type.
-    public var attributeType: AttributeType { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var attributeType: AttributeType { didSet { checkMutable() } }
     /// The value a new object starts with. Must be of the Swift type that ``attributeType`` names.
-    public var defaultValue: (any Sendable)? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var defaultValue: (any Sendable)? { didSet { checkMutable() } }
 
     /// Smallest allowed value, for numeric attributes (checked on save).
     public var minValue: Double? { didSet { checkMutable() } }

@@ -26,7 +26,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The class name from the model file (informational; see ``managedObjectClass``).
     public var managedObjectClassName: String? { didSet { checkMutable() } }
     /// The Swift class instantiated for objects of this entity.
-    public var managedObjectClass: ManagedObject.Type = ManagedObject.self { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var managedObjectClass: ManagedObject.Type = ManagedObject.self { didSet { checkMutable() } }
     /// Abstract entities have no objects of their own, only objects of their sub-entities.
     public var isAbstract = false { didSet { checkMutable() } }
     /// The name of the parent entity, resolved when the model is built.
@@ -43,49 +43,55 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public var indexes: [IndexDescription] = [] { didSet { checkMutable() } }
 
     /// The properties this entity declares itself (not inherited ones).
-    public private(set) var properties: [PropertyDescription]
+    @exclusivity(unchecked) public private(set) var properties: [PropertyDescription]
 
     /// The parent entity, set when the model is built. Weak: the model owns its entities, and strong links
     /// both ways would keep every model alive forever.
-    public internal(set) weak var superentity: EntityDescription?
+    public internal(set) var superentity: EntityDescription? {
+        get { superentityLink?.entity }
+        set { superentityLink = newValue?.link }
+    }
+    private weak var superentityLink: EntityLink?
+    /// What back-references to this entity hold (see ``EntityLink``).
+    let link = EntityLink()
     /// Direct sub-entities, in name order, set when the model is built.
-    public internal(set) var subentities: [EntityDescription] = []
+    @exclusivity(unchecked) public internal(set) var subentities: [EntityDescription] = []
     /// The model this entity belongs to.
     public internal(set) weak var managedObjectModel: ManagedObjectModel?
 
     // Filled in when the model is built.
     /// Every property, inherited ones first, in declaration order.
-    public private(set) var allProperties: [PropertyDescription] = []
+    @exclusivity(unchecked) public private(set) var allProperties: [PropertyDescription] = []
     /// Every property by name, inherited ones included.
-    public private(set) var propertiesByName: [String: PropertyDescription] = [:]
+    @exclusivity(unchecked) public private(set) var propertiesByName: [String: PropertyDescription] = [:]
     /// Every attribute by name, inherited ones included.
-    public private(set) var attributesByName: [String: AttributeDescription] = [:]
+    @exclusivity(unchecked) public private(set) var attributesByName: [String: AttributeDescription] = [:]
     /// Every relationship by name, inherited ones included.
-    public private(set) var relationshipsByName: [String: RelationshipDescription] = [:]
+    @exclusivity(unchecked) public private(set) var relationshipsByName: [String: RelationshipDescription] = [:]
     /// The entity number (`Z_ENT`) in the store.
-    public internal(set) var entityNumber = 0
+    @exclusivity(unchecked) public internal(set) var entityNumber = 0
     /// Position of each property in ``allProperties``.
-    var slotByName: [String: Int] = [:]
+    @exclusivity(unchecked) var slotByName: [String: Int] = [:]
     /// The names of ``allProperties``, in slot order (see `slot(forKey:)`).
-    private(set) var slotNames: [String] = []
+    @exclusivity(unchecked) private(set) var slotNames: [String] = []
     /// This entity and all its descendants' entity numbers.
-    var entityNumbersIncludingSubentities: [Int] = []
+    @exclusivity(unchecked) var entityNumbersIncludingSubentities: [Int] = []
     /// Where each property (by slot) lives in the store; set with the model's schema.
-    var storage: [StoreSchema.PropertyStorage] = []
+    @exclusivity(unchecked) var storage: [StoreSchema.PropertyStorage] = []
     /// The entity's table in the store; set with the model's schema.
-    var tableName = ""
+    @exclusivity(unchecked) var tableName = ""
     /// How many columns that table has.
-    var tableColumnCount = 0
+    @exclusivity(unchecked) var tableColumnCount = 0
     /// Default values of stored attributes, converted once: what a new object starts with.
-    var defaultChanges = SlotChanges()
+    @exclusivity(unchecked) var defaultChanges = SlotChanges()
     /// Default values of transient attributes.
-    var transientDefaults: [Int: Any] = [:]
+    @exclusivity(unchecked) var transientDefaults: [Int: Any] = [:]
     /// Whether any property is a relationship (saves skip relationship work for entities without).
-    var hasRelationships = false
+    @exclusivity(unchecked) var hasRelationships = false
     /// Whether any property has a validation rule, a required value, or a count bound.
-    var needsValidation = false
+    @exclusivity(unchecked) var needsValidation = false
 
-    var isFrozen = false
+    @exclusivity(unchecked) var isFrozen = false
 
     /// Creates an entity with its own properties.
     public init(name: String, properties: [PropertyDescription] = [], superentityName: String? = nil,
@@ -94,6 +100,11 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         self.properties = properties
         self.superentityName = superentityName
         self.isAbstract = isAbstract
+        link.entity = self
+    }
+
+    deinit {
+        link.entity = nil
     }
 
     /// Adds a property this entity declares.

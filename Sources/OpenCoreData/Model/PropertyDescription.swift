@@ -9,13 +9,13 @@ public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     // (guarded by `checkMutable()`), and only read afterwards.
 
     /// The property's name, unique within its entity and its entity's ancestors.
-    public var name: String { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var name: String { didSet { checkMutable() } }
     /// Whether the property may be nil (Core Data's default is `true`).
-    public var isOptional: Bool = true { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var isOptional: Bool = true { didSet { checkMutable() } }
     /// Transient properties live in memory only: no column, no version hash.
-    public var isTransient: Bool = false { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var isTransient: Bool = false { didSet { checkMutable() } }
     /// Read-only properties cannot be set through key-value calls.
-    public var isReadOnly: Bool = false { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var isReadOnly: Bool = false { didSet { checkMutable() } }
     /// Enters the version hash, to force a new hash without a schema change.
     public var versionHashModifier: String? { didSet { checkMutable() } }
     /// The name this property had in an earlier model version.
@@ -24,9 +24,13 @@ public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
 
     /// The entity that declares this property; set when the property is added to an entity.
-    public internal(set) weak var entity: EntityDescription?
+    public internal(set) var entity: EntityDescription? {
+        get { entityLink?.entity }
+        set { entityLink = newValue?.link }
+    }
+    private weak var entityLink: EntityLink?
 
-    var isFrozen = false
+    @exclusivity(unchecked) var isFrozen = false
 
     init(name: String) {
         self.name = name

@@ -36,7 +36,11 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
 
     /// The destination entity, set when the model is built. (Weak, like the links below: the model owns
     /// its entities; keep the model — a coordinator does — while you use them.)
-    public internal(set) weak var destinationEntity: EntityDescription!
+    public internal(set) var destinationEntity: EntityDescription! {
+        get { destinationLink?.entity }
+        set { destinationLink = newValue?.link }
+    }
+    private weak var destinationLink: EntityLink?
     /// The inverse relationship, set when the model is built.
     public internal(set) weak var inverseRelationship: RelationshipDescription?
 
