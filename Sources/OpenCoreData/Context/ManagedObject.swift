@@ -29,7 +29,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// The object's entity.
     public let entity: EntityDescription
     /// The object's identity. Temporary until the object is first saved.
-    public internal(set) var objectID: ManagedObjectID
+    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context that owns the object (nil once the object is deleted and saved, the context reset, or
     /// the context gone).
     public internal(set) var managedObjectContext: ManagedObjectContext? {
@@ -38,19 +38,19 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     }
     /// Shared by every object of a context: a plain reference instead of a weak one per object (weak
     /// references give the context a side table and make every retain of it slow).
-    var contextReference: ContextReference?
+    @exclusivity(unchecked) var contextReference: ContextReference?
 
     /// The committed row; nil while a fault, and for a new object.
-    var row: RowValues?
+    @exclusivity(unchecked) var row: RowValues?
     /// Values changed in memory since the row was read, by slot.
-    var changes = SlotChanges()
+    @exclusivity(unchecked) var changes = SlotChanges()
     /// To-many contents as last read from the store, by slot.
-    var committedToMany: [Int: OrderedSet<ManagedObjectID>] = [:]
+    @exclusivity(unchecked) var committedToMany: [Int: OrderedSet<ManagedObjectID>] = [:]
     /// Transient values, by slot.
-    var transientValues: [Int: Any] = [:]
+    @exclusivity(unchecked) var transientValues: [Int: Any] = [:]
     /// The batch this fault belongs to, so firing it loads its neighbours too.
-    var faultBatch: FaultBatch?
-    var flags: Flags = []
+    @exclusivity(unchecked) var faultBatch: FaultBatch?
+    @exclusivity(unchecked) var flags: Flags = []
 
     struct Flags: OptionSet {
         let rawValue: UInt8
@@ -125,7 +125,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// The value of a property: the attribute's Swift value (see ``AttributeType``), the related object
     /// for a to-one, a `Set<ManagedObject>` for a to-many, an `[ManagedObject]` for an ordered to-many.
     public func value(forKey key: String) throws -> Any? {
-        guard let slot = entity.slotByName[key] else {
+        guard let slot = entity.slot(forKey: key) else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }
         return try value(atSlot: slot)

@@ -50,7 +50,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         didSet { updateAutomaticMergeRegistration() }
     }
 
-    private var coordinatorStorage: PersistentStoreCoordinator?
+    @exclusivity(unchecked) private var coordinatorStorage: PersistentStoreCoordinator?
     /// The parent context, for a child context whose saves push into the parent.
     public var parent: ManagedObjectContext? {
         didSet {
@@ -80,19 +80,19 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }()
 
     // Object graph state; touched on the context's queue only.
-    var registry: [ManagedObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var registry: [ManagedObjectID: ManagedObject] = [:]
     /// Registry size at which objects nobody holds are forgotten (see `trimRegistry`).
-    var registryTrimThreshold = 10_000
+    @exclusivity(unchecked) var registryTrimThreshold = 10_000
     /// The smallest threshold, so small contexts never pay for trimming.
     var registryTrimFloor = 10_000 {
         didSet { registryTrimThreshold = registryTrimFloor }
     }
-    var insertedSet: Set<ManagedObject> = []
-    var updatedSet: Set<ManagedObject> = []
-    var deletedSet: Set<ManagedObject> = []
+    @exclusivity(unchecked) var insertedSet: Set<ManagedObject> = []
+    @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = []
+    @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
     /// Objects changed since the last `processPendingChanges` (for change observers).
-    var pendingChangeRecord = ChangeRecord()
-    var changeObservers: [UUID: (ManagedObjectContext, ObjectsDidChange) -> Void] = [:]
+    @exclusivity(unchecked) var pendingChangeRecord = ChangeRecord()
+    @exclusivity(unchecked) var changeObservers: [UUID: (ManagedObjectContext, ObjectsDidChange) -> Void] = [:]
     /// Whether `processPendingChanges()` also posts ``objectsDidChangeNotification``. Off by default:
     /// recording every change for nobody costs a set insertion per edit; change observers (and fetched
     /// results controllers) turn recording on for themselves.
@@ -490,5 +490,5 @@ final class FaultBatch {
 /// `deinit` before it goes, and objects are used on the context's queue only, where that cannot race.
 final class ContextReference: @unchecked Sendable {
     // @unchecked Sendable: written in the context's init and deinit, read on the context's queue.
-    unowned(unsafe) var context: ManagedObjectContext?
+    @exclusivity(unchecked) unowned(unsafe) var context: ManagedObjectContext?
 }

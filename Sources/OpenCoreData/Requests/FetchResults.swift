@@ -66,13 +66,13 @@ final class BatchedObjects {
         }
     }
     let batchSize: Int
-    private var objects: [ManagedObject?]
+    @exclusivity(unchecked) private var objects: [ManagedObject?]
     private let contextReference: ContextReference
     /// Called when an object cannot be read (its row is gone); the object stays a fault.
-    var loadError: Error?
+    @exclusivity(unchecked) var loadError: Error?
 
     /// Relationships read along with each batch.
-    var prefetchKeyPaths: [String] = []
+    @exclusivity(unchecked) var prefetchKeyPaths: [String] = []
 
     convenience init(primaryKeys: [Int64], entity: EntityDescription, store: StoreIdentity?, batchSize: Int,
                      context: ManagedObjectContext) {
