@@ -17,9 +17,31 @@ extension RowValues {
     init(statement: SQLiteStatement, columnCount: Int) {
         self.init(unsafeUninitializedCapacity: columnCount) { buffer, initialized in
             for column in 0..<columnCount {
-                buffer.initializeElement(at: column, to: DatabaseValue(sqliteStatement: statement, index: Int32(column)))
+                buffer.initializeElement(at: column, to: DatabaseValue.column(Int32(column), of: statement))
             }
             initialized = columnCount
+        }
+    }
+}
+
+extension DatabaseValue {
+    /// A column of the current row. Through `sqlite3_column_value` the type and the value are read from the
+    /// value itself, one locked call per column instead of two; text is decoded from its known length
+    /// (no `strlen`).
+    @inline(__always)
+    static func column(_ index: Int32, of statement: SQLiteStatement) -> DatabaseValue {
+        guard let value = sqlite3_column_value(statement, index) else { return .null }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return sqlite3_value_int64(value).databaseValue
+        case SQLITE_FLOAT: return sqlite3_value_double(value).databaseValue
+        case SQLITE_TEXT:
+            guard let text = sqlite3_value_text(value) else { return "".databaseValue }
+            let count = Int(sqlite3_value_bytes(value))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).databaseValue
+        case SQLITE_BLOB:
+            guard let bytes = sqlite3_value_blob(value) else { return Data().databaseValue }
+            return Data(bytes: bytes, count: Int(sqlite3_value_bytes(value))).databaseValue
+        default: return .null
         }
     }
 }
