@@ -58,7 +58,7 @@ public final class FetchedResultsController: @unchecked Sendable {
         public var recoveryFetches = 0
     }
 
-    var tracker: ResultsChangeTracker?
+    @exclusivity(unchecked) var tracker: ResultsChangeTracker?
     private var entity: EntityDescription?
     private var observerToken: UUID?
     let differenceStreams = ContinuationStore<FetchedResultsDifference>()
@@ -269,9 +269,8 @@ public final class FetchedResultsController: @unchecked Sendable {
 
     /// The object at an index path (read with its batch when the request has a `fetchBatchSize`).
     public func object(at indexPath: IndexPath) throws -> ManagedObject {
-        guard let tracker else { throw FetchedResultsError.notFetched }
-        guard let position = tracker.position(of: indexPath), let row = tracker.rows.row(at: position),
-              let id = tracker.objectID(handle: row.handle, entity: row.entity) else {
+        if case .none = tracker { throw FetchedResultsError.notFetched }
+        guard let (position, id) = tracker?.objectID(at: indexPath) else {
             throw FetchedResultsError.indexPathOutOfRange(indexPath)
         }
         let context = managedObjectContext
@@ -279,13 +278,13 @@ public final class FetchedResultsController: @unchecked Sendable {
         let batchSize = fetchRequest.fetchBatchSize
         if batchSize > 0 {
             let start = position - position % batchSize
-            let ids = tracker.rows.handles(in: start..<min(start + batchSize, tracker.count)).compactMap {
-                tracker.objectID(handle: $0.handle, entity: $0.entity)
-            }
-            let batch = try context.materializeBatch(ids)
+            let batch = try context.materializeBatch(tracker?.objectIDs(in: start..<(start + batchSize)) ?? [])
             if !fetchRequest.relationshipKeyPathsForPrefetching.isEmpty {
                 try context.prefetch(fetchRequest.relationshipKeyPathsForPrefetching, for: batch)
             }
+            // The batch comes back in the IDs' order: the object asked for needs no second lookup.
+            let offset = position - start
+            if offset < batch.count, batch[offset].objectID == id, !batch[offset].isFault { return batch[offset] }
         }
         let object = try context.object(with: id)
         if object.isFault { _ = try context.materializeBatch([id]) }
