@@ -86,8 +86,17 @@ extension BatchInsertRequest: ContextExecutable {
             if let objects = objectsToInsert {
                 // Rows are made and written one at a time inside the transaction: a bad row throws and
                 // the transaction rolls back, so nothing is inserted, without holding every row at once.
-                outcome = try store.batchInsert(entity: entity, count: objects.count, returningIDs: resultType == .objectIDs) {
-                    try template.fill(&$1, from: objects[$0], index: $0)
+                if template.bindsDirectly {
+                    // Values go from the dictionaries straight to the statement: no row in between.
+                    outcome = try store.batchInsert(entity: entity, count: objects.count,
+                                                    returningIDs: resultType == .objectIDs) { index, key, insert in
+                        try template.bind(objects[index], key: key, to: insert, index: index)
+                    }
+                } else {
+                    outcome = try store.batchInsert(entity: entity, count: objects.count,
+                                                    returningIDs: resultType == .objectIDs) {
+                        try template.fill(&$1, from: objects[$0], index: $0)
+                    }
                 }
             } else {
                 var rows: [RowValues] = []
@@ -154,10 +163,22 @@ struct BatchRowTemplate {
     private let targetIndexByName: [String: Int]
     /// Required attributes' columns, checked on every row.
     private let required: [(column: Int, name: String)]
+    /// For direct binding (at most 64 stored attributes): bit i stands for `targets[i]`.
+    /// Required attributes, and those of them without a default.
+    private let requiredMask: UInt64
+    private let requiredWithoutDefaultMask: UInt64
+    /// Every target's bit.
+    private let allTargetsMask: UInt64
+    /// `Z_ENT` of the new rows.
+    private let entityNumber: Int64
+
+    /// Whether ``bind(_:key:to:index:)`` can be used (the masks have a bit for every attribute).
+    var bindsDirectly: Bool { targets.count <= 64 }
 
     /// A stored attribute: its column, and the conversion its type needs.
     private struct Target {
         let name: String
+        let nameLength: Int
         let column: Int
         let attribute: AttributeDescription
         let conversion: Conversion
@@ -175,6 +196,7 @@ struct BatchRowTemplate {
     init(entity: EntityDescription, columnCount: Int) {
         self.entity = entity
         self.columnCount = columnCount
+        entityNumber = Int64(entity.entityNumber)
         var row = RowValues(repeating: .null, count: columnCount)
         row[1] = entity.entityNumber.databaseValue
         row[2] = 1.databaseValue
@@ -192,13 +214,21 @@ struct BatchRowTemplate {
             case .integer64: conversion = .integer64
             default: conversion = .general
             }
-            targets.append(Target(name: attribute.name, column: column, attribute: attribute, conversion: conversion))
+            targets.append(Target(name: attribute.name, nameLength: attribute.name.utf8.count, column: column, attribute: attribute, conversion: conversion))
             if !attribute.isOptional { required.append((column, attribute.name)) }
             if let value = attribute.defaultValue, let stored = try? ValueConversion.storeValue(value, for: attribute) {
                 row[column] = stored
             }
         }
         defaults = row
+        var requiredMask: UInt64 = 0, requiredWithoutDefaultMask: UInt64 = 0
+        for (index, target) in targets.enumerated().prefix(64) where !target.attribute.isOptional {
+            requiredMask |= 1 << UInt64(index)
+            if row[target.column].isNull { requiredWithoutDefaultMask |= 1 << UInt64(index) }
+        }
+        self.requiredMask = requiredMask
+        self.requiredWithoutDefaultMask = requiredWithoutDefaultMask
+        allTargetsMask = targets.count >= 64 ? .max : (1 << UInt64(targets.count)) - 1
         self.targets = targets
         targetIndexByName = Dictionary(targets.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.required = required
@@ -206,7 +236,9 @@ struct BatchRowTemplate {
 
     private func targetIndex(for key: String) -> Int? {
         guard targets.count <= Self.linearSearchLimit else { return targetIndexByName[key] }
-        for index in targets.indices where targets[index].name == key { return index }
+        // Lengths first: most names differ in length, which is cheaper to see than by comparing them.
+        let length = key.utf8.count
+        for index in targets.indices where targets[index].nameLength == length && targets[index].name == key { return index }
         return nil
     }
 
@@ -235,22 +267,87 @@ struct BatchRowTemplate {
     /// the general conversion (which also refuses what does not fit).
     @inline(__always)
     private func convert(_ value: Any, for target: Target) throws -> DatabaseValue {
-        switch target.conversion {
+        if let stored = Self.withUsualValue(value, target.conversion, integer: { $0.databaseValue },
+                                            double: { $0.databaseValue }, text: { $0.databaseValue }) {
+            return stored
+        }
+        // Anything else (other types, optionals, NSNull, bad values) through the general conversion, which
+        // also refuses what does not fit and names it.
+        return try ValueConversion.storeValue(value, for: target.attribute)
+    }
+
+    /// When `value` is exactly the usual Swift type for `conversion` and fits as it is (a String without
+    /// NUL, a finite date, a double that is not NaN), its stored form handed to `integer`, `double` or
+    /// `text`; nil otherwise, for the general conversion to decide. Types are compared by metadata, several
+    /// times cheaper than `as?`.
+    @inline(__always)
+    private static func withUsualValue<Result>(_ value: Any, _ conversion: Conversion, integer: (Int64) throws -> Result,
+                                               double: (Double) throws -> Result, text: (String) throws -> Result) rethrows -> Result? {
+        switch conversion {
         case .string:
-            if let v = value as? String, !ValueConversion.containsNUL(v) { return v.databaseValue }
+            if let v = exactly(value, String.self), !ValueConversion.containsNUL(v) { return try text(v) }
         case .date:
-            if let v = value as? Date, v.timeIntervalSinceReferenceDate.isFinite { return v.timeIntervalSinceReferenceDate.databaseValue }
+            if let v = exactly(value, Date.self), v.timeIntervalSinceReferenceDate.isFinite { return try double(v.timeIntervalSinceReferenceDate) }
         case .boolean:
-            if let v = value as? Bool { return (v ? 1 : 0).databaseValue }
+            if let v = exactly(value, Bool.self) { return try integer(v ? 1 : 0) }
         case .double:
-            if let v = value as? Double, !v.isNaN { return v.databaseValue }
+            if let v = exactly(value, Double.self), !v.isNaN { return try double(v) }
         case .integer64:
-            if let v = value as? Int64 { return v.databaseValue }
-            if let v = value as? Int { return Int64(v).databaseValue }
+            if let v = exactly(value, Int64.self) { return try integer(v) }
+            if let v = exactly(value, Int.self) { return try integer(Int64(v)) }
         case .general:
             break
         }
-        return try ValueConversion.storeValue(value, for: target.attribute)
+        return nil
+    }
+
+    /// Binds one dictionary's row straight to the table's INSERT: the key, `Z_ENT`, `Z_OPT`, every stored
+    /// attribute (its value, else its default), with the same checks as ``fill(_:from:index:)``. Columns
+    /// that are not this entity's stored attributes stay bound to NULL. Only when ``bindsDirectly``.
+    func bind(_ dictionary: [String: Any], key: Int64, to insert: BoundWrite, index: Int) throws {
+        try insert.bind(key, at: 1)
+        try insert.bind(entityNumber, at: 2)
+        try insert.bind(Int64(1), at: 3)
+        var assigned: UInt64 = 0, assignedNull: UInt64 = 0
+        for (key, value) in dictionary {
+            guard let found = targetIndex(for: key) else {
+                if entity.slotByName[key] == nil { throw ObjectGraphError.unknownKey(entity: entity.name, key: key) }
+                throw ObjectGraphError.invalidRequest("row \(index): '\(entity.name).\(key)' is not a stored attribute; a batch insert sets attributes only")
+            }
+            let bit: UInt64 = 1 << UInt64(found)
+            assigned |= bit
+            let parameter = Int32(targets[found].column + 1)
+            // The usual Swift types straight to SQLite; anything else through the general conversion.
+            if try Self.withUsualValue(value, targets[found].conversion, integer: { try insert.bind($0, at: parameter) },
+                                       double: { try insert.bind($0, at: parameter) },
+                                       text: { try insert.bind($0, at: parameter) }) == nil {
+                let stored = try ValueConversion.storeValue(value, for: targets[found].attribute)
+                if stored.isNull { assignedNull |= bit }
+                try insert.bind(stored, at: parameter)
+            }
+        }
+        // Required: set to a value, or left out with a default.
+        let missing = requiredMask & (assignedNull | (~assigned & requiredWithoutDefaultMask))
+        if missing != 0 {
+            throw missingRequired(targets[missing.trailingZeroBitCount].name, index: index)
+        }
+        var unassigned = allTargetsMask & ~assigned
+        while unassigned != 0 {
+            let target = targets[unassigned.trailingZeroBitCount]
+            try insert.bind(defaults[target.column], at: Int32(target.column + 1))
+            unassigned &= unassigned - 1
+        }
+    }
+
+    /// The value inside `value` when its dynamic type is exactly `T` (no bridging, no optionals): a
+    /// comparison of type metadata, several times cheaper than `as?`, which first searches for a cast.
+    @inline(__always)
+    static func exactly<T>(_ value: Any, _ type: T.Type) -> T? {
+        func project<Actual>(_ actual: Actual) -> T? {
+            guard Actual.self == T.self else { return nil }
+            return unsafeBitCast(actual, to: T.self)
+        }
+        return _openExistential(value, do: project)
     }
 
     func row(from object: ManagedObject, index: Int) throws -> RowValues {
@@ -268,9 +365,13 @@ struct BatchRowTemplate {
 
     private func checkRequired(_ row: RowValues, index: Int) throws {
         for (column, name) in required where row[column].isNull {
-            throw ObjectGraphError.validationFailed([ValidationFailure(
-                objectID: ManagedObjectID(temporaryFor: entity), entity: entity.name, key: name,
-                rule: .missingRequiredValue, message: "row \(index): a value is required")])
+            throw missingRequired(name, index: index)
         }
+    }
+
+    private func missingRequired(_ name: String, index: Int) -> ObjectGraphError {
+        .validationFailed([ValidationFailure(
+            objectID: ManagedObjectID(temporaryFor: entity), entity: entity.name, key: name,
+            rule: .missingRequiredValue, message: "row \(index): a value is required")])
     }
 }

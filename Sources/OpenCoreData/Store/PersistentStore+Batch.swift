@@ -198,19 +198,33 @@ extension PersistentStore {
     /// the reserved key).
     func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
                      fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID]) {
+        let width = schema.table(named: entity.tableName)?.columns.count ?? 0
+        var row = RowValues(repeating: .null, count: width)
+        return try batchInsert(entity: entity, count: count, returningIDs: returningIDs) { offset, key, insert in
+            try fillRow(offset, &row)
+            row[0] = key.databaseValue
+            try insert.bind(row)
+        }
+    }
+
+    /// Inserts `count` rows whose values `bindRow` binds straight to the table's INSERT (parameters in
+    /// table column order, `Z_PK` first), after reserving their keys in one block, in one transaction.
+    /// `bindRow` gets the row index and its reserved key; it must bind every parameter it ever binds on
+    /// every row (bindings outlive a row). When it throws, the transaction rolls back and nothing is
+    /// inserted.
+    func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+                     bindRow: (_ index: Int, _ key: Int64, _ insert: BoundWrite) throws -> Void)
+        throws -> (count: Int, ids: [ManagedObjectID]) {
         guard let table = schema.table(named: entity.tableName), count > 0 else { return (0, []) }
         let identity = self.identity
         return try write { db in
             let first = try reservePrimaryKeys(root: entity.rootEntity, count: count, in: db)
             let insert = try BoundWrite(db, sql: insertSQL(table: table.name))
-            var row = RowValues(repeating: .null, count: table.columns.count)
             var ids: [ManagedObjectID] = []
             if returningIDs { ids.reserveCapacity(count) }
             for offset in 0..<count {
                 let key = first + Int64(offset)
-                try fillRow(offset, &row)
-                row[0] = key.databaseValue
-                try insert.bind(row)
+                try bindRow(offset, key, insert)
                 try insert.step()
                 if returningIDs { ids.append(ManagedObjectID(entity: entity, primaryKey: key, store: identity)) }
             }

@@ -145,18 +145,38 @@ struct BoundWrite {
         case .null: code = sqlite3_bind_null(handle, index)
         case .int64(let v): code = sqlite3_bind_int64(handle, index, v)
         case .double(let v): code = sqlite3_bind_double(handle, index, v)
-        case .string(var v):
-            // The UTF-8 bytes in place, with their length: no C-string copy, no strlen.
-            code = v.withUTF8 { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { text in
-                    // An empty string still needs a non-NULL pointer, or SQLite binds NULL.
-                    sqlite3_bind_text(handle, index, text.baseAddress ?? emptyText, Int32(text.count), transientDestructor)
-                }
-            }
+        case .string(let v): try bind(v, at: index); return
         case .blob(let v):
             code = v.withUnsafeBytes { bytes in
                 // An empty blob likewise needs a non-NULL pointer.
                 sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(emptyText), Int32(bytes.count), transientDestructor)
+            }
+        }
+        guard code == SQLITE_OK else { throw error(code) }
+    }
+
+    /// Binds an integer to the 1-based parameter `index` (no `DatabaseValue` on the way).
+    @inline(__always)
+    func bind(_ value: Int64, at index: Int32) throws {
+        let code = sqlite3_bind_int64(handle, index, value)
+        guard code == SQLITE_OK else { throw error(code) }
+    }
+
+    /// Binds a double to the 1-based parameter `index`.
+    @inline(__always)
+    func bind(_ value: Double, at index: Int32) throws {
+        let code = sqlite3_bind_double(handle, index, value)
+        guard code == SQLITE_OK else { throw error(code) }
+    }
+
+    /// Binds a string's UTF-8 bytes in place, with their length: no C-string copy, no strlen.
+    @inline(__always)
+    func bind(_ value: String, at index: Int32) throws {
+        var value = value
+        let code = value.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { text in
+                // An empty string still needs a non-NULL pointer, or SQLite binds NULL.
+                sqlite3_bind_text(handle, index, text.baseAddress ?? emptyText, Int32(text.count), transientDestructor)
             }
         }
         guard code == SQLITE_OK else { throw error(code) }

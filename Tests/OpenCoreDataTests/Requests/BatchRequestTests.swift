@@ -205,3 +205,147 @@ import Testing
         #expect(try FetchPlanCount.count(stack, "Log") == 10)
     }
 }
+
+/// Batch inserts from an `objects` array bind each dictionary straight to the INSERT (no row in between);
+/// the handler forms, and entities with more than 64 attributes, go through a row. Both must store the same.
+@Suite struct BatchInsertBindingTests {
+    func rows(_ stack: TestStack, _ sql: String) throws -> [Row] {
+        let queue = try DatabaseQueue(path: stack.url.path)
+        return try queue.read { try Row.fetchAll($0, sql: sql) }
+    }
+
+    /// Every attribute type, values of the usual Swift type and of others (Int for Integer 64, NSNumber,
+    /// optionals, NSNull), left out (defaults): the direct path stores what the row path stores.
+    @Test func directBindingStoresWhatRowsStore() throws {
+        let stack = try TestStack(model: TestModels.todo())
+        let context = stack.context()
+        let id = UUID()
+        let dictionaries: [[String: Any]] = [
+            ["name": "all", "createdAt": Date(timeIntervalSinceReferenceDate: 12.5), "done": true, "priority": Int16(3),
+             "count": Int32(-7), "big": Int64.max, "score": 2.25, "ratio": Float(0.5), "price": Decimal(string: "12.345")!,
+             "blob": Data([0, 1, 2]), "uuid": id, "link": URL(string: "https://example.com/a")!],
+            ["name": "others", "big": 42, "score": 3, "priority": NSNumber(value: 4), "done": NSNumber(value: true)],
+            ["name": "nils", "createdAt": Optional<Date>.none as Any, "big": NSNull(), "score": Optional(1.5) as Any,
+             "done": Optional<Bool>.none as Any],
+            ["name": ""],
+        ]
+        let direct = BatchInsertRequest(entityName: "Item", objects: dictionaries)
+        direct.resultType = .count
+        #expect((try context.execute(direct) as? BatchResult)?.count == dictionaries.count)
+        var next = 0
+        let handled = BatchInsertRequest(entityName: "Item") { (row: inout [String: Any]) -> Bool in
+            guard next < dictionaries.count else { return true }
+            row = dictionaries[next]
+            next += 1
+            return false
+        }
+        handled.resultType = .count
+        #expect((try context.execute(handled) as? BatchResult)?.count == dictionaries.count)
+
+        let columns = "Z_ENT, Z_OPT, ZNAME, ZCREATEDAT, ZDONE, ZPRIORITY, ZCOUNT, ZBIG, ZSCORE, ZRATIO, ZPRICE, ZBLOB, ZUUID, ZLINK, ZLIST"
+        let stored = try rows(stack, "SELECT \(columns) FROM ZITEM ORDER BY Z_PK")
+        #expect(stored.count == 2 * dictionaries.count)
+        let viaBinding = Array(stored.prefix(dictionaries.count)), viaRows = Array(stored.suffix(dictionaries.count))
+        #expect(viaBinding == viaRows)
+        // And the values are the expected ones, not merely equal on both paths.
+        #expect(viaBinding[0]["ZBIG"] as Int64 == .max)
+        #expect(viaBinding[0]["ZDONE"] as Int == 1)
+        #expect(viaBinding[1]["ZBIG"] as Int == 42)
+        #expect(viaBinding[1]["ZSCORE"] as Double == 3)
+        #expect(viaBinding[1]["ZPRIORITY"] as Int == 4)
+        #expect(viaBinding[2]["ZDONE"] as Int? == nil)           // explicit nil replaces the default
+        #expect(viaBinding[2]["ZSCORE"] as Double == 1.5)
+        #expect(viaBinding[3]["ZDONE"] as Int == 0)              // default
+        #expect(viaBinding[3]["ZNAME"] as String == "")
+        #expect(viaBinding.allSatisfy { $0["ZLIST"] as Int? == nil && $0["Z_OPT"] as Int == 1 })
+    }
+
+    /// A value the fast conversions do not take still goes through the general one, and a bad one
+    /// (wrong type, NUL in a string, out of range) refuses the whole request.
+    @Test func badValuesRefuseTheWholeDirectInsert() throws {
+        let stack = try TestStack(model: TestModels.todo())
+        let context = stack.context()
+        let good: [[String: Any]] = (0..<10).map { ["name": "n\($0)"] }
+        for bad: [String: Any] in [["name": "a\u{0}b"], ["name": 1], ["big": "x", "name": "b"], ["score": Double.nan, "name": "c"],
+                                   ["priority": 70_000, "name": "d"], ["createdAt": Date(timeIntervalSinceReferenceDate: .infinity), "name": "e"],
+                                   ["list": NSNull(), "name": "f"], ["nope": 1, "name": "g"]] {
+            #expect(throws: (any Error).self) { try context.execute(BatchInsertRequest(entityName: "Item", objects: good + [bad])) }
+        }
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZITEM")[0][0] as Int == 0)
+    }
+
+    /// Required attributes: left out without a default, or set to nil, refuses the request naming the
+    /// attribute; left out with a default takes the default.
+    @Test func requiredValuesAreCheckedOnEveryRow() throws {
+        let model = try ManagedObjectModel {
+            EntityDescription("Task") {
+                Attribute("title", .string, optional: false)
+                Attribute("level", .integer64, optional: false, default: Int64(3))
+                Attribute("note", .string)
+            }
+        }
+        let stack = try TestStack(model: model)
+        let context = stack.context()
+        let good: [[String: Any]] = [["title": "a"], ["title": "b", "level": Int64(5)]]
+        func refusal(_ bad: [String: Any]) -> String? {
+            do {
+                _ = try context.execute(BatchInsertRequest(entityName: "Task", objects: good + [bad]))
+                return nil
+            } catch ObjectGraphError.validationFailed(let failures) {
+                return failures.first.map { "\($0.key) \($0.rule)" }
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(refusal(["note": "no title"]) == "title missingRequiredValue")
+        #expect(refusal(["title": NSNull()]) == "title missingRequiredValue")
+        #expect(refusal(["title": "x", "level": Optional<Int64>.none as Any]) == "level missingRequiredValue")
+        #expect(try rows(stack, "SELECT COUNT(*) FROM ZTASK")[0][0] as Int == 0)
+        _ = try context.execute(BatchInsertRequest(entityName: "Task", objects: good))
+        #expect(try rows(stack, "SELECT ZTITLE, ZLEVEL, ZNOTE FROM ZTASK ORDER BY Z_PK").map { [$0[0] as String, "\($0[1] as Int)", $0[2] as String? ?? "-"] }
+                == [["a", "3", "-"], ["b", "5", "-"]])
+    }
+
+    /// A sub-entity in a shared table: its entity number, and the sibling's columns left NULL.
+    @Test func subEntityRowsLeaveSiblingColumnsNull() throws {
+        let model = try ManagedObjectModel {
+            EntityDescription("Animal", abstract: true) { Attribute("name", .string) }
+            EntityDescription("Dog", parent: "Animal") { Attribute("barks", .boolean, default: true) }
+            EntityDescription("Cat", parent: "Animal") { Attribute("lives", .integer64, default: Int64(9)) }
+        }
+        let stack = try TestStack(model: model)
+        let context = stack.context()
+        _ = try context.execute(BatchInsertRequest(entityName: "Dog", objects: [["name": "rex"]]))
+        _ = try context.execute(BatchInsertRequest(entityName: "Cat", objects: [["name": "tom", "lives": 7], ["name": "kit"]]))
+        let dog = try #require(model.entitiesByName["Dog"]).entityNumber, cat = try #require(model.entitiesByName["Cat"]).entityNumber
+        let stored = try rows(stack, "SELECT Z_ENT, ZNAME, ZBARKS, ZLIVES FROM ZANIMAL ORDER BY Z_PK")
+        #expect(stored.map { $0[0] as Int } == [dog, cat, cat])
+        #expect(stored.map { $0[1] as String } == ["rex", "tom", "kit"])
+        #expect(stored.map { $0[2] as Int? } == [1, nil, nil])
+        #expect(stored.map { $0[3] as Int? } == [nil, 7, 9])
+    }
+
+    /// 64 attributes still bind directly (the last one's bit is the mask's top bit); 65 go through rows.
+    /// Both check required values and fill defaults.
+    @Test(arguments: [64, 65]) func wideEntities(width: Int) throws {
+        let attributes = (0..<width).map { index in
+            AttributeDescription(name: "a\(index)", type: .integer64, isOptional: index != width - 1,
+                                 defaultValue: index == 0 ? Int64(11) : nil)
+        }
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Wide", properties: attributes)])
+        let stack = try TestStack(model: model)
+        let entity = try #require(model.entitiesByName["Wide"])
+        let table = try #require(stack.coordinator.primaryStore().schema.table(named: entity.tableName))
+        #expect(BatchRowTemplate(entity: entity, columnCount: table.columns.count).bindsDirectly == (width <= 64))
+        let context = stack.context()
+        let last = "a\(width - 1)"
+        #expect(throws: ObjectGraphError.self) {
+            try context.execute(BatchInsertRequest(entityName: "Wide", objects: [[last: 1], ["a1": 2]]))
+        }
+        let request = BatchInsertRequest(entityName: "Wide", objects: [[last: Int64(1)], [last: 2, "a1": 5, "a0": NSNull()]])
+        request.resultType = .count
+        #expect((try context.execute(request) as? BatchResult)?.count == 2)
+        let stored = try rows(stack, "SELECT ZA0, ZA1, Z\(last.uppercased()) FROM ZWIDE ORDER BY Z_PK")
+        #expect(stored.map { [$0[0] as Int?, $0[1] as Int?, $0[2] as Int?] } == [[11, nil, 1], [nil, 5, 2]])
+    }
+}
