@@ -21,9 +21,11 @@ struct ResultsCache {
     /// The rows of the store part of a result, in order.
     struct Snapshot: Sendable {
         var handles: [Int64] = []
+        /// Per row; empty when every row is of `soleEntity`.
         var entities: [Int32] = []
-        /// `keyCount` values per row.
-        var keys: [DatabaseValue] = []
+        var soleEntity: Int32?
+        /// One column per sort key.
+        var keys: [KeyColumn] = []
         /// Section sizes in order (one entry when there is no section key path).
         var sectionCounts: [Int] = []
         /// Whether this came from the cache file.
@@ -77,11 +79,12 @@ struct ResultsCache {
     }
 
     // MARK: File format
-    // "OCDFRC01", fingerprint, token (UInt32 length + UTF-8 each), keyCount (UInt32), rowCount (UInt64),
-    // handles (Int64 each), entities (Int32 each), keys (tag byte + payload each), section count (UInt64),
-    // section sizes (UInt64 each). Little-endian throughout.
+    // "OCDFRC02", fingerprint, token (UInt32 length + UTF-8 each), keyCount (UInt32), rowCount (UInt64),
+    // handles (Int64 each), entities (tag byte 1 + one Int32 when every row has it, else tag 0 + Int32
+    // each), keys (tag byte + payload each, column after column), section count (UInt64), section sizes
+    // (UInt64 each). Little-endian throughout.
 
-    private static let magic = Array("OCDFRC01".utf8)
+    private static let magic = Array("OCDFRC02".utf8)
 
     /// The cached snapshot, if the file exists and matches the fingerprint and token; a file that does not
     /// parse is removed.
@@ -98,23 +101,33 @@ struct ResultsCache {
         guard reader.bytes(Self.magic.count).map(Array.init) == Self.magic,
               reader.string() == fingerprint, reader.string() == token,
               let keyCount = reader.integer(UInt32.self), Int(keyCount) == self.keyCount,
-              let rowCount = reader.integer(UInt64.self), rowCount <= UInt64(reader.remaining / 12) else { return nil }
+              let rowCount = reader.integer(UInt64.self), rowCount <= UInt64(reader.remaining / 8) else { return nil }
         var snapshot = Snapshot(fromCache: true)
         let count = Int(rowCount)
         snapshot.handles.reserveCapacity(count)
-        snapshot.entities.reserveCapacity(count)
-        snapshot.keys.reserveCapacity(count * Int(keyCount))
         for _ in 0..<count {
             guard let handle = reader.integer(UInt64.self) else { return nil }
             snapshot.handles.append(Int64(bitPattern: handle))
         }
-        for _ in 0..<count {
+        switch reader.bytes(1)?.first {
+        case 1:
             guard let entity = reader.integer(UInt32.self) else { return nil }
-            snapshot.entities.append(Int32(bitPattern: entity))
+            snapshot.soleEntity = Int32(bitPattern: entity)
+        case 0:
+            snapshot.entities.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let entity = reader.integer(UInt32.self) else { return nil }
+                snapshot.entities.append(Int32(bitPattern: entity))
+            }
+        default: return nil
         }
-        for _ in 0..<(count * Int(keyCount)) {
-            guard let value = reader.value() else { return nil }
-            snapshot.keys.append(value)
+        for _ in 0..<Int(keyCount) {
+            var column = KeyColumnBuilder(capacity: count)
+            for _ in 0..<count {
+                guard let value = reader.value() else { return nil }
+                column.append(value)
+            }
+            snapshot.keys.append(column.column)
         }
         guard let sectionCount = reader.integer(UInt64.self), sectionCount <= UInt64(reader.remaining / 8) else { return nil }
         for _ in 0..<Int(sectionCount) {
@@ -135,8 +148,16 @@ struct ResultsCache {
         Writer.integer(UInt32(keyCount), into: &bytes)
         Writer.integer(UInt64(snapshot.handles.count), into: &bytes)
         for handle in snapshot.handles { Writer.integer(UInt64(bitPattern: handle), into: &bytes) }
-        for entity in snapshot.entities { Writer.integer(UInt32(bitPattern: entity), into: &bytes) }
-        for value in snapshot.keys { Writer.value(value, into: &bytes) }
+        if let sole = snapshot.soleEntity {
+            bytes.append(1)
+            Writer.integer(UInt32(bitPattern: sole), into: &bytes)
+        } else {
+            bytes.append(0)
+            for entity in snapshot.entities { Writer.integer(UInt32(bitPattern: entity), into: &bytes) }
+        }
+        for column in snapshot.keys {
+            for row in 0..<column.count { Writer.value(column[row], into: &bytes) }
+        }
         Writer.integer(UInt64(snapshot.sectionCounts.count), into: &bytes)
         for size in snapshot.sectionCounts { Writer.integer(UInt64(size), into: &bytes) }
         do {

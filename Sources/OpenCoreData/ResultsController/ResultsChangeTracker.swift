@@ -58,12 +58,12 @@ struct ResultsChangeTracker {
         self.model = model
         self.fallbackEntity = entity
         self.storeIdentity = storeIdentity
-        let keyCount = ordering.keys.count
-        rows = RowList(keyCount: keyCount, sortedHandles: snapshot.handles, entities: snapshot.entities, keys: snapshot.keys)
+        rows = RowList(keyCount: ordering.keys.count, sortedHandles: snapshot.handles, entities: snapshot.entities,
+                       soleEntity: snapshot.soleEntity, keys: snapshot.keys)
         if hasSections {
             var start = 0
             for count in snapshot.sectionCounts where count > 0 {
-                let key = snapshot.keys[start * keyCount]
+                let key = snapshot.keys[0][start]
                 sections.append(Section(key: key, name: ordering.sectionName(for: key), uid: nextUID))
                 nextUID += 1
                 start += count

@@ -89,30 +89,39 @@ struct ResultsOrdering {
         return orders
     }
 
-    /// Whether rows whose keys are `keys` (`orders.count` values per row) can be kept in SQLite's order: every
-    /// value is of the kind its key's order covers (a store written by another program may hold text in a
-    /// number column, which SQLite orders after every number).
-    static func sqlOrderHolds(for keys: [DatabaseValue], orders: [ExactOrder]) -> Bool {
-        guard !orders.isEmpty else { return keys.isEmpty }
-        var position = 0
-        for value in keys {
-            switch (value.storage, orders[position]) {
-            case (.null, _), (.int64, .numbers), (.double, .numbers), (.string, .strings): break
-            default: return false
+    /// Whether rows whose keys are `columns` (one per key, in `orders`' order) can be kept in SQLite's order:
+    /// every value is of the kind its key's order covers (a store written by another program may hold text
+    /// in a number column, which SQLite orders after every number). Typed number columns hold by their form.
+    static func sqlOrderHolds(for columns: [KeyColumn], orders: [ExactOrder]) -> Bool {
+        guard columns.count == orders.count else { return false }
+        for (column, order) in zip(columns, orders) {
+            switch (column, order) {
+            case (.integers, .numbers), (.reals, .numbers): continue
+            case (.same(let value, _), _):
+                if !covers(value, order) { return false }
+            case (.values(let values), _):
+                if values.contains(where: { !covers($0, order) }) { return false }
+            case (.integers, .strings), (.reals, .strings): return false
             }
-            position = position + 1 == orders.count ? 0 : position + 1
         }
         return true
     }
 
+    private static func covers(_ value: DatabaseValue, _ order: ExactOrder) -> Bool {
+        switch (value.storage, order) {
+        case (.null, _), (.int64, .numbers), (.double, .numbers), (.string, .strings): return true
+        default: return false
+        }
+    }
+
     /// Compares two rows' stored keys, then their handles.
-    func less(_ lhs: ArraySlice<DatabaseValue>, _ lhsHandle: Int64,
-              _ rhs: ArraySlice<DatabaseValue>, _ rhsHandle: Int64) throws -> Bool {
+    func less<Left: RandomAccessCollection<DatabaseValue>, Right: RandomAccessCollection<DatabaseValue>>(
+        _ lhs: Left, _ lhsHandle: Int64, _ rhs: Right, _ rhsHandle: Int64) throws -> Bool {
         var left = lhs.startIndex, right = rhs.startIndex
         for index in keys.indices {
             let a = lhs[left], b = rhs[right]
-            left += 1
-            right += 1
+            lhs.formIndex(after: &left)
+            rhs.formIndex(after: &right)
             if a == b { continue }
             let order = try Self.storedOrder(a, b, descriptor: keys[index].descriptor)
                 ?? keys[index].descriptor.compareValues(swiftValue(a, key: index), swiftValue(b, key: index))

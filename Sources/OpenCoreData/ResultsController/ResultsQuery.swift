@@ -111,14 +111,17 @@ struct ResultsQuery: @unchecked Sendable {
                 }
                 var snapshot = ResultsCache.Snapshot()
                 let sole = soleEntityNumber
+                snapshot.soleEntity = sole
                 let firstKey: Int32 = sole == nil ? 2 : 1
+                var columns = Array(repeating: KeyColumnBuilder(), count: keyCount)
                 try db.stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
-                    snapshot.entities.append(sole ?? Int32(truncatingIfNeeded: sqlite3_column_int64(handle, 0)))
+                    if sole == nil { snapshot.entities.append(Int32(truncatingIfNeeded: sqlite3_column_int64(handle, 0))) }
                     snapshot.handles.append(sqlite3_column_int64(handle, firstKey - 1))
-                    for column in 0..<Int32(keyCount) {
-                        snapshot.keys.append(DatabaseValue(sqliteStatement: handle, index: column + firstKey))
+                    for column in 0..<keyCount {
+                        columns[column].append(from: handle, index: Int32(column) + firstKey)
                     }
                 }
+                snapshot.keys = columns.map(\.column)
                 return (token, snapshot)
             }
             if db.isInsideTransaction { return try body() }
@@ -147,11 +150,8 @@ struct ResultsQuery: @unchecked Sendable {
         if let orders = ordering.exactOrders, ResultsOrdering.sqlOrderHolds(for: snapshot.keys, orders: orders) {
             return snapshot
         }
-        let keyCount = ordering.keys.count
         let count = snapshot.handles.count
-        func keys(_ row: Int) -> ArraySlice<DatabaseValue> {
-            snapshot.keys[(row * keyCount)..<((row + 1) * keyCount)]
-        }
+        func keys(_ row: Int) -> KeyRow { KeyRow(columns: snapshot.keys, row: row) }
         var inOrder = true
         var row = 1
         while row < count {
@@ -171,21 +171,29 @@ struct ResultsQuery: @unchecked Sendable {
         if let failure { throw failure }
         var result = ResultsCache.Snapshot()
         result.handles = order.map { snapshot.handles[$0] }
-        result.entities = order.map { snapshot.entities[$0] }
-        result.keys.reserveCapacity(snapshot.keys.count)
-        for index in order { result.keys.append(contentsOf: keys(index)) }
+        result.soleEntity = snapshot.soleEntity
+        if snapshot.soleEntity == nil { result.entities = order.map { snapshot.entities[$0] } }
+        result.keys = snapshot.keys.map { column in
+            var builder = KeyColumnBuilder(capacity: count)
+            for index in order { builder.append(column[index]) }
+            return builder.column
+        }
         return result
     }
 
     /// Section sizes: runs of equal first keys (one section for everything without a section key path).
     private func sectionCounts(_ snapshot: ResultsCache.Snapshot) throws -> [Int] {
         let count = snapshot.handles.count
-        guard hasSections else { return [count] }
-        let keyCount = ordering.keys.count
+        guard hasSections, let sectionKeys = snapshot.keys.first else { return [count] }
         var counts: [Int] = []
         var row = 0
+        func sameSection(_ row: Int) throws -> Bool {
+            // Distinct integers never share a section: no need to box and compare them through the descriptor.
+            if case .integers(let values) = sectionKeys { return values[row] == values[row - 1] }
+            return try ordering.sameSection(sectionKeys[row], sectionKeys[row - 1])
+        }
         while row < count {
-            if row > 0, try ordering.sameSection(snapshot.keys[row * keyCount], snapshot.keys[(row - 1) * keyCount]) {
+            if row > 0, try sameSection(row) {
                 counts[counts.count - 1] += 1
             } else {
                 counts.append(1)

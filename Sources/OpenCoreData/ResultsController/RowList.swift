@@ -1,7 +1,7 @@
 import GRDB
 
 /// The controller's rows in order: for each row a compact handle (its `Z_PK`, or minus the temporary
-/// key of an unsaved object), its entity number, and its sort-key values as stored (`DatabaseValue`).
+/// key of an unsaved object), its entity number, and its sort-key values as stored (in ``KeyColumn``s).
 ///
 /// Rows live in chunks of at most ``RowList/chunkCapacity``; a ``CountedIndex`` over the chunk sizes
 /// turns a chunk and an offset into a global position and back in O(log n), and a ``HandleIndex`` from
@@ -9,9 +9,10 @@ import GRDB
 /// move inside one chunk (a constant); splitting or dropping a chunk costs O(n / chunkCapacity), which
 /// happens at most once every `chunkCapacity / 2` inserts into that chunk.
 ///
-/// Memory per row: 8 (handle) + 4 (entity; nothing while every row has the same one) + 24 per sort key
-/// (more for long strings) + 4 in the handle index (dense primary keys): some 36–65 bytes for one or two
-/// sort keys.
+/// Memory per row: 8 (handle) + 4 (entity; nothing while every row has the same one) + per sort key 8
+/// (numbers and dates), 24 (other values; more for long strings) or nothing (a key every row of the chunk
+/// shares, as a section key does inside a section) + 4 in the handle index (dense primary keys): some
+/// 20–28 bytes for one or two numeric sort keys.
 struct RowList {
     static let chunkCapacity = 256
 
@@ -22,8 +23,8 @@ struct RowList {
         var handles: [Int64] = []
         /// Empty while the list has one entity for every row (`soleEntity`).
         var entities: [Int32] = []
-        /// `keyCount` values per row, row after row.
-        var keys: [DatabaseValue] = []
+        /// One column per sort key.
+        var keys: [KeyColumn] = []
         /// The chunk's position in `chunks`.
         var index = 0
         var count: Int { handles.count }
@@ -59,9 +60,14 @@ struct RowList {
     // MARK: Building
 
     /// Builds the list from rows already in order.
-    init(keyCount: Int, sortedHandles handles: [Int64], entities: [Int32], keys: [DatabaseValue]) {
+    /// Builds the list from rows already in order; `entities` is empty when every row is of `soleEntity`.
+    init(keyCount: Int, sortedHandles handles: [Int64], entities: [Int32], soleEntity: Int32? = nil, keys: [KeyColumn]) {
         self.keyCount = keyCount
-        if let first = entities.first, !entities.contains(where: { $0 != first }) { soleEntity = first }
+        if let soleEntity {
+            self.soleEntity = soleEntity
+        } else if let first = entities.first, !entities.contains(where: { $0 != first }) {
+            self.soleEntity = first
+        }
         let fill = Self.chunkCapacity * 3 / 4
         var start = 0
         while start < handles.count {
@@ -69,7 +75,7 @@ struct RowList {
             let chunk = makeChunk()
             chunk.handles = Array(handles[start..<end])
             if soleEntity == nil { chunk.entities = Array(entities[start..<end]) }
-            chunk.keys = Array(keys[(start * keyCount)..<(end * keyCount)])
+            chunk.keys = keys.map { $0.compacted(start..<end) }
             chunk.index = chunks.count
             chunks.append(chunk)
             start = end
@@ -84,11 +90,10 @@ struct RowList {
     // MARK: Reading
 
     /// The row at a global position.
-    func row(at position: Int) -> (handle: Int64, entity: Int32, keys: ArraySlice<DatabaseValue>)? {
+    func row(at position: Int) -> (handle: Int64, entity: Int32)? {
         guard let (slot, offset) = sizes.locate(position) else { return nil }
         let chunk = chunks[slot]
-        return (chunk.handles[offset], entity(chunk, offset),
-                chunk.keys[(offset * keyCount)..<((offset + 1) * keyCount)])
+        return (chunk.handles[offset], entity(chunk, offset))
     }
 
     /// The handles of a range of positions, in order.
@@ -109,11 +114,11 @@ struct RowList {
     }
 
     /// Every row in order.
-    func forEach(_ body: (Int64, Int32, ArraySlice<DatabaseValue>) throws -> Void) rethrows {
+    func forEach(_ body: (Int64, Int32, KeyRow) throws -> Void) rethrows {
         for chunk in chunks {
+            let keys = chunk.keys
             for offset in 0..<chunk.count {
-                try body(chunk.handles[offset], entity(chunk, offset),
-                         chunk.keys[(offset * keyCount)..<((offset + 1) * keyCount)])
+                try body(chunk.handles[offset], entity(chunk, offset), KeyRow(columns: keys, row: offset))
             }
         }
     }
@@ -121,16 +126,14 @@ struct RowList {
     /// The global position, entity and keys of a row, found by its handle.
     func find(_ handle: Int64) -> (position: Int, entity: Int32, keys: [DatabaseValue])? {
         guard let chunk = chunk(holding: handle), let offset = chunk.handles.firstIndex(of: handle) else { return nil }
-        return (sizes.prefix(chunk.index) + offset, entity(chunk, offset),
-                Array(chunk.keys[(offset * keyCount)..<((offset + 1) * keyCount)]))
+        return (sizes.prefix(chunk.index) + offset, entity(chunk, offset), chunk.keys.map { $0[offset] })
     }
 
     /// The first position whose row orders at or after `(keys, handle)` under `less` (binary search over
     /// chunks, then inside one chunk).
-    func insertionPosition(keys: [DatabaseValue], handle: Int64,
-                           less: (ArraySlice<DatabaseValue>, Int64, ArraySlice<DatabaseValue>, Int64) throws -> Bool)
+    func insertionPosition(keys probe: [DatabaseValue], handle: Int64,
+                           less: (KeyRow, Int64, [DatabaseValue], Int64) throws -> Bool)
         throws -> (slot: Int, offset: Int) {
-        let probe = keys[...]
         // Only a sole chunk can be empty (emptied chunks are dropped while others remain).
         guard count > 0, !chunks.isEmpty else { return (0, 0) }
         // First chunk whose last row is not before the probe.
@@ -139,7 +142,7 @@ struct RowList {
             let mid = (low + high) / 2
             let chunk = chunks[mid]
             let last = chunk.count - 1
-            if try less(chunk.keys[(last * keyCount)..<((last + 1) * keyCount)], chunk.handles[last], probe, handle) {
+            if try less(KeyRow(columns: chunk.keys, row: last), chunk.handles[last], probe, handle) {
                 low = mid + 1
             } else {
                 high = mid
@@ -150,10 +153,11 @@ struct RowList {
             return (lastChunk.index, lastChunk.count)
         }
         let chunk = chunks[low]
+        let columns = chunk.keys
         var lo = 0, hi = chunk.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if try less(chunk.keys[(mid * keyCount)..<((mid + 1) * keyCount)], chunk.handles[mid], probe, handle) {
+            if try less(KeyRow(columns: columns, row: mid), chunk.handles[mid], probe, handle) {
                 lo = mid + 1
             } else {
                 hi = mid
@@ -167,10 +171,11 @@ struct RowList {
     /// Inserts a row in order; returns its global position.
     @discardableResult
     mutating func insert(handle: Int64, entity: Int32, keys: [DatabaseValue],
-                         less: (ArraySlice<DatabaseValue>, Int64, ArraySlice<DatabaseValue>, Int64) throws -> Bool)
+                         less: (KeyRow, Int64, [DatabaseValue], Int64) throws -> Bool)
         throws -> Int {
         if chunks.isEmpty {
             let chunk = makeChunk()
+            chunk.keys = Array(repeating: .empty, count: keyCount)
             chunks = [chunk]
             sizes.reset([0])
         }
@@ -191,7 +196,7 @@ struct RowList {
         }
         chunk.handles.insert(handle, at: offset)
         if soleEntity == nil { chunk.entities.insert(entity, at: offset) }
-        chunk.keys.insert(contentsOf: keys, at: offset * keyCount)
+        for column in 0..<keyCount { chunk.keys[column].insert(keys[column], at: offset) }
         handleIndex.set(handle, chunk: chunk.id)
         sizes.add(1, at: slot)
         return sizes.prefix(slot) + offset
@@ -204,7 +209,7 @@ struct RowList {
               let offset = chunk.handles.firstIndex(of: handle) else { return false }
         chunk.handles.remove(at: offset)
         if soleEntity == nil { chunk.entities.remove(at: offset) }
-        chunk.keys.removeSubrange((offset * keyCount)..<((offset + 1) * keyCount))
+        for column in 0..<keyCount { chunk.keys[column].remove(at: offset) }
         sizes.add(-1, at: chunk.index)
         if chunk.count == 0 && chunks.count > 1 {
             chunkByID[Int(chunk.id)] = nil
@@ -221,10 +226,9 @@ struct RowList {
         let tail = makeChunk()
         tail.handles = Array(chunk.handles[half...])
         if soleEntity == nil { tail.entities = Array(chunk.entities[half...]) }
-        tail.keys = Array(chunk.keys[(half * keyCount)...])
+        tail.keys = (0..<keyCount).map { chunk.keys[$0].split(at: half) }
         chunk.handles.removeSubrange(half...)
         if soleEntity == nil { chunk.entities.removeSubrange(half...) }
-        chunk.keys.removeSubrange((half * keyCount)...)
         for handle in tail.handles { handleIndex.set(handle, chunk: tail.id) }
         chunks.insert(tail, at: slot + 1)
         renumber(from: slot + 1)

@@ -63,4 +63,33 @@ import Testing
         #expect(controller.fetchedObjects?.count == 5)
         #expect(ResultsCache.fileURL(forName: "../../etc/x").lastPathComponent.hasPrefix(".._.._etc_x-"))
     }
+
+    /// Per-row entities and every column form survive the file exactly (storage classes included).
+    @Test(arguments: [true, false])
+    func snapshotRoundTripsThroughTheFile(soleEntity: Bool) throws {
+        let name = "frc-roundtrip-\(UUID().uuidString)"
+        defer { FetchedResultsController.deleteCache(withName: name) }
+        var snapshot = ResultsCache.Snapshot()
+        snapshot.handles = [3, 1, 2, -5]
+        if soleEntity { snapshot.soleEntity = 4 } else { snapshot.entities = [4, 4, 6, 4] }
+        snapshot.keys = [.same("CA".databaseValue, count: 4), .integers([1, 2, 2, 9]), .reals([0.5, 1, 1, 2]),
+                         .values([.null, 1.databaseValue, 1.0.databaseValue, Data([7]).databaseValue])]
+        snapshot.sectionCounts = [4]
+        let cache = ResultsCache(url: ResultsCache.fileURL(forName: name), fingerprint: "f", keyCount: 4)
+        cache.store(snapshot, token: "t")
+        #expect(cache.load(token: "other") == nil)
+        let loaded = try #require(cache.load(token: "t"))
+        #expect(loaded.fromCache)
+        #expect(loaded.handles == snapshot.handles)
+        #expect(loaded.entities == snapshot.entities)
+        #expect(loaded.soleEntity == snapshot.soleEntity)
+        #expect(loaded.sectionCounts == snapshot.sectionCounts)
+        #expect(loaded.keys.count == snapshot.keys.count)
+        for (read, written) in zip(loaded.keys, snapshot.keys) {
+            #expect((0..<read.count).map { ExactValue(read[$0]) } == (0..<written.count).map { ExactValue(written[$0]) })
+        }
+        // Typed columns come back typed; the repeated value comes back as a column of its own kind.
+        #expect(loaded.keys[1] == .integers([1, 2, 2, 9]))
+        #expect(loaded.keys[2] == .reals([0.5, 1, 1, 2]))
+    }
 }

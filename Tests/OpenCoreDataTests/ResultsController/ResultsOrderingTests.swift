@@ -18,11 +18,21 @@ import Testing
         #expect(try orders([QuerySortDescriptor(key: "uuid")]) == nil)
 
         let numbersThenStrings: [ResultsOrdering.ExactOrder] = [.numbers, .strings]
-        #expect(ResultsOrdering.sqlOrderHolds(for: [.null, "a".databaseValue, 2.databaseValue, .null, 1.5.databaseValue, "b".databaseValue],
+        // Rows (nil, "a"), (2, nil), (1.5, "b"): numbers and nulls, then strings and nulls.
+        #expect(ResultsOrdering.sqlOrderHolds(for: [.values([.null, 2.databaseValue, 1.5.databaseValue]),
+                                                    .values(["a".databaseValue, .null, "b".databaseValue])],
                                               orders: numbersThenStrings))
-        #expect(!ResultsOrdering.sqlOrderHolds(for: [1.databaseValue, "a".databaseValue, "text".databaseValue, "b".databaseValue],
+        #expect(ResultsOrdering.sqlOrderHolds(for: [.reals([1.5, 2]), .same("a".databaseValue, count: 2)],
+                                              orders: numbersThenStrings))
+        #expect(ResultsOrdering.sqlOrderHolds(for: [.integers([1, 2]), .same(.null, count: 2)], orders: numbersThenStrings))
+        // Text in the number key; a number in the string key (typed, repeated, boxed).
+        #expect(!ResultsOrdering.sqlOrderHolds(for: [.values([1.databaseValue, "text".databaseValue]),
+                                                     .values(["a".databaseValue, "b".databaseValue])],
                                                orders: numbersThenStrings))
-        #expect(!ResultsOrdering.sqlOrderHolds(for: [1.databaseValue, 7.databaseValue], orders: numbersThenStrings))
+        #expect(!ResultsOrdering.sqlOrderHolds(for: [.integers([1]), .integers([7])], orders: numbersThenStrings))
+        #expect(!ResultsOrdering.sqlOrderHolds(for: [.integers([1]), .same(7.databaseValue, count: 1)], orders: numbersThenStrings))
+        #expect(!ResultsOrdering.sqlOrderHolds(for: [.same("x".databaseValue, count: 1), .same("a".databaseValue, count: 1)],
+                                               orders: numbersThenStrings))
     }
 
     @Test func textInANumberColumnIsOrderedInMemory() throws {

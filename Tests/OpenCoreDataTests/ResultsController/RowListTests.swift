@@ -11,8 +11,8 @@ import Testing
         var entity: Int32
     }
 
-    private static func less(_ lhs: ArraySlice<DatabaseValue>, _ lhsHandle: Int64,
-                             _ rhs: ArraySlice<DatabaseValue>, _ rhsHandle: Int64) -> Bool {
+    private static func less<Left: RandomAccessCollection<DatabaseValue>, Right: RandomAccessCollection<DatabaseValue>>(
+        _ lhs: Left, _ lhsHandle: Int64, _ rhs: Right, _ rhsHandle: Int64) -> Bool {
         let a = Int64.fromDatabaseValue(lhs[lhs.startIndex]) ?? 0, b = Int64.fromDatabaseValue(rhs[rhs.startIndex]) ?? 0
         return a != b ? a < b : lhsHandle < rhsHandle
     }
@@ -30,7 +30,7 @@ import Testing
         var reference = (1...1_500).map { Entry(key: Int64.random(in: 0..<300, using: &generator), handle: Int64($0), entity: 7) }
         reference.sort { $0.key != $1.key ? $0.key < $1.key : $0.handle < $1.handle }
         var list = RowList(keyCount: 1, sortedHandles: reference.map(\.handle), entities: reference.map(\.entity),
-                           keys: reference.map { $0.key.databaseValue })
+                           keys: [.integers(reference.map(\.key))])
         var nextHandle: Int64 = 1_501
         for step in 0..<3_000 {
             if Bool.random(using: &generator), let victim = reference.randomElement(using: &generator) {
