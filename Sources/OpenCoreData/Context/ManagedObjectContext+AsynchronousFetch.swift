@@ -169,55 +169,75 @@ extension AsynchronousFetchRequest: ContextExecutable {
 
     /// Registers the rows on the context's queue in slices, so other work on the queue keeps running,
     /// then applies pending changes and calls the completion.
+    ///
+    /// Each slice queues the next one when it ends. Queued all at once, they would run back to back: a
+    /// `perform` block submitted meanwhile would wait behind every one of them.
     private static func complete(result: AsynchronousFetchResult<Result>, context: ManagedObjectContext,
                                  request: FetchRequest<Result>, rows: [RowValues], prepared: [ManagedObject],
                                  ids: [ManagedObjectID], completion: UncheckedBox<((AsynchronousFetchResult<Result>) -> Void)?>) {
-        // Small slices keep each block on the context's queue short (other work interleaves).
-        let slice = 5_000
+        // A slice takes a few milliseconds; the registry grows (or is trimmed) once, first, not inside one.
+        let slice = 2_000
         let box = UncheckedBox((rows, prepared))
         let registered = UncheckedBox(ObjectAccumulator())
-        var start = 0
-        while start < rows.count {
-            let range = start..<min(start + slice, rows.count)
+        let chain = SliceChain()
+        chain.next = { start in
             context.perform {
-                guard let plan = try? FetchPlan(request: request, context: context) else { return }
-                let objects = (try? plan.materializeWithoutPending(box.value.0, range: range, prepared: box.value.1)) ?? []
-                registered.value.objects.append(contentsOf: objects)
-            }
-            start += slice
-        }
-        context.perform {
-            do {
-                let plan = try FetchPlan(request: request, context: context)
-                switch request.resultType {
-                case .managedObject:
-                    let objects: [ManagedObject]
-                    if context.parent != nil || rows.isEmpty && !ids.isEmpty {
-                        objects = try plan.applyPendingIfNeeded(ids.map { try context.object(with: $0) })
-                    } else {
-                        objects = try plan.applyPendingIfNeeded(registered.value.objects)
+                if start == 0 && !rows.isEmpty {
+                    context.prepareRegistry(forAdding: rows.count)
+                    registered.value.objects.reserveCapacity(rows.count)
+                }
+                if start < rows.count && !result.cancellation.isCancelled {
+                    let range = start..<min(start + slice, rows.count)
+                    if let plan = try? FetchPlan(request: request, context: context),
+                       let objects = try? plan.materializeWithoutPending(box.value.0, range: range, prepared: box.value.1) {
+                        registered.value.objects.append(contentsOf: objects)
                     }
-                    result.finalResult = Self.cast(objects)
-                case .managedObjectID:
-                    result.finalResult = Self.castIDs(try plan.finishIDs(ids))
-                case .count:
-                    let count = try plan.count()
-                    result.finalResult = [count as? Result].compactMap { $0 }
-                case .dictionary:
-                    result.finalResult = try plan.fetchDictionaries().compactMap { $0 as? Result }
+                    chain.next?(start + slice)
+                    return
                 }
-                if result.progress.totalUnitCount < 0 {
-                    result.progress.totalUnitCount = Int64(result.finalResult?.count ?? 0)
+                chain.next = nil
+                do {
+                    // Cancelled while registering: what was registered stays (unchanged objects), but the
+                    // request ends as cancelled, as it would have before.
+                    if result.cancellation.isCancelled { throw ObjectGraphError.cancelled }
+                    let plan = try FetchPlan(request: request, context: context)
+                    switch request.resultType {
+                    case .managedObject:
+                        let objects: [ManagedObject]
+                        if context.parent != nil || rows.isEmpty && !ids.isEmpty {
+                            objects = try plan.applyPendingIfNeeded(ids.map { try context.object(with: $0) })
+                        } else {
+                            objects = try plan.applyPendingIfNeeded(registered.value.objects)
+                        }
+                        result.finalResult = Self.cast(objects)
+                    case .managedObjectID:
+                        result.finalResult = Self.castIDs(try plan.finishIDs(ids))
+                    case .count:
+                        let count = try plan.count()
+                        result.finalResult = [count as? Result].compactMap { $0 }
+                    case .dictionary:
+                        result.finalResult = try plan.fetchDictionaries().compactMap { $0 as? Result }
+                    }
+                    if result.progress.totalUnitCount < 0 {
+                        result.progress.totalUnitCount = Int64(result.finalResult?.count ?? 0)
+                    }
+                    result.progress.completedUnitCount = max(result.progress.completedUnitCount,
+                                                             Int64(result.finalResult?.count ?? 0))
+                } catch {
+                    result.operationError = error
                 }
-                result.progress.completedUnitCount = max(result.progress.completedUnitCount,
-                                                         Int64(result.finalResult?.count ?? 0))
-            } catch {
-                result.operationError = error
+                result.finish()
+                completion.value?(result)
             }
-            result.finish()
-            completion.value?(result)
         }
+        chain.next?(0)
     }
+}
+
+/// The step that queues the next slice of a registration (cleared when the last one has run).
+final class SliceChain: @unchecked Sendable {
+    // @unchecked Sendable: set before the first slice is queued, then used only on the context's queue.
+    var next: ((Int) -> Void)?
 }
 
 /// Collects the objects registered slice by slice on the context's queue.

@@ -106,24 +106,27 @@ extension ManagedObjectContext {
             // by key: match them walking both; a key index is built only for IDs out of that order.
             var next = 0
             var byKey: [Int64: RowValues]?
-            func row(for key: Int64) -> RowValues? {
+            var objects: [ManagedObject] = []
+            objects.reserveCapacity(ids.count)
+            for id in ids {
+                let key = id.primaryKey
+                var row: RowValues?
                 if next < rows.count, rows[next].primaryKey == key {
+                    row = rows[next]
                     next += 1
-                    return rows[next - 1]
+                } else {
+                    if byKey == nil {
+                        var index: [Int64: RowValues] = Dictionary(minimumCapacity: rows.count)
+                        for row in rows { index[row.primaryKey] = row }
+                        byKey = index
+                    }
+                    row = byKey?[key]
                 }
-                if byKey == nil {
-                    var index: [Int64: RowValues] = Dictionary(minimumCapacity: rows.count)
-                    for row in rows { index[row.primaryKey] = row }
-                    byKey = index
-                }
-                return byKey?[key]
+                let object = register(row: row, id: id)
+                if row != nil { object.awakeFromFetch() }
+                objects.append(object)
             }
-            registry.reserveCapacity(registry.count + ids.count)
-            return ids.map { id in
-                let object = register(row: row(for: id.primaryKey), id: id)
-                if object.row != nil { object.awakeFromFetch() }
-                return object
-            }
+            return objects
         }
         let objects = try ids.map { try object(with: $0) }
         let faults = objects.filter { $0.isFault }
@@ -273,13 +276,7 @@ struct FetchPlan<T> {
         let identity = store.identity
         var objects: [ManagedObject] = []
         objects.reserveCapacity(range.count)
-        // Every object made here stays held by `objects`, so trimming the registry while it grows could
-        // only forget older objects: trim those once now instead of at each doubling inside the loop.
-        if context.registry.count + range.count >= context.registryTrimThreshold {
-            context.trimRegistry()
-            context.registryTrimThreshold = max(context.registryTrimThreshold, (context.registry.count + range.count) * 2)
-        }
-        context.registry.reserveCapacity(context.registry.count + range.count)
+        context.prepareRegistry(forAdding: range.count)
         // One query's rows have distinct keys: into an empty registry they go without looking up first.
         let registryWasEmpty = context.registry.isEmpty
         for index in range {

@@ -220,6 +220,18 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return object
     }
 
+    /// Makes room for `count` new objects at once: trims the registry now if they would cross the trim
+    /// threshold, raises the threshold past them, and grows the table once. Every object being added stays
+    /// held by the caller, so trimming while they are added could only forget older objects; and growing
+    /// (rehashing everything) in the middle of a long registration is what made one block on the queue long.
+    func prepareRegistry(forAdding count: Int) {
+        if registry.count + count >= registryTrimThreshold {
+            trimRegistry()
+            registryTrimThreshold = max(registryTrimThreshold, (registry.count + count) * 2)
+        }
+        registry.reserveCapacity(registry.count + count)
+    }
+
     /// Forgets objects nobody else holds and that have nothing unsaved, as Core Data's context holds such
     /// objects weakly. Run when the registry has doubled since the last trim, so the cost is amortized;
     /// a uniqueness check instead of weak references keeps fetches free of side-table costs.

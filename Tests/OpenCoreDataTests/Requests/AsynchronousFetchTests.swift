@@ -168,6 +168,26 @@ final class Collector<T>: @unchecked Sendable {
         #expect(try FetchPlanCount.count(stack, "Item") == 50_001)
     }
 
+    /// Registering the fetched objects takes several blocks on the context's queue, each queuing the next:
+    /// `perform` blocks submitted meanwhile run between them, with part of the objects registered.
+    @Test func performBlocksRunBetweenRegistrationSlices() throws {
+        let stack = try Self.populated(20_000)
+        let context = stack.context(.privateQueue)
+        let finished = Collector<Int>()
+        let request = AsynchronousFetchRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Item")) { result in
+            finished.append(result.finalResult?.count ?? -1)
+        }
+        _ = try run(context, request)
+        var seenRegistered: Set<Int> = []
+        while finished.values.isEmpty {
+            seenRegistered.insert(context.performAndWait { context.registeredObjects.count })
+        }
+        #expect(finished.values == [20_000])
+        // Some block ran when part of the 20,000 objects (ten slices) were registered. Queued all at once,
+        // the slices ran back to back and only 0 or 20,000 could be seen.
+        #expect(seenRegistered.contains { $0 > 0 && $0 < 20_000 }, "registered counts seen: \(seenRegistered.sorted())")
+    }
+
     @Test func asyncFetchCancelsWithItsTask() async throws {
         let stack = try Self.populated(200_000)
         let context = stack.context(.privateQueue)
