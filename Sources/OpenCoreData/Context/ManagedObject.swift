@@ -59,6 +59,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         static let registered = Flags(rawValue: 4)
         /// Write without the version check on the next save (overwrite merge policy).
         static let forceWrite = Flags(rawValue: 8)
+        /// Listed in the context's insertion order (listed once, even if deleted and inserted again).
+        static let listedForInsert = Flags(rawValue: 16)
     }
 
     /// Creates an object for the context (use ``ManagedObjectContext/insertNewObject(forEntityName:)`` or

@@ -3,7 +3,7 @@ import Foundation
 extension ManagedObjectContext {
     /// Pushes a child context's changes into its parent (the parent then holds them unsaved).
     func pushChanges(into parent: ManagedObjectContext) throws {
-        let inserted = insertedSet, updated = updatedSet, deleted = deletedSet
+        let inserted = insertedInOrder, updated = updatedSet, deleted = deletedSet
         struct Transfer { var id: ManagedObjectID; var changes: SlotChanges; var transient: [Int: Any] }
         let insertedTransfers = inserted.map { Transfer(id: $0.objectID, changes: $0.changes, transient: $0.transientValues) }
         let updatedTransfers = updated.filter { !$0.isDeleted }.map { Transfer(id: $0.objectID, changes: $0.changes, transient: $0.transientValues) }
@@ -18,7 +18,7 @@ extension ManagedObjectContext {
                     object.managedObjectContext = parent
                     object.flags.insert([.inserted, .registered])
                     parent.registry[transfer.id] = object
-                    parent.insertedSet.insert(object)
+                    parent.noteInserted(object)
                     if parent.tracksChanges { parent.pendingChangeRecord.inserted.insert(object) }
                 }
                 object.changes.merge(transfer.changes) { _, new in new }
@@ -36,7 +36,7 @@ extension ManagedObjectContext {
             parent.processPendingChanges()
         }
         // The child's objects now match the parent: fold their changes into their committed state.
-        for object in inserted.union(updated) where !object.isDeleted {
+        for object in updated.union(inserted) where !object.isDeleted {
             object.flags.remove(.inserted)
             object.changes = [:]
             object.committedToMany = [:]
@@ -47,7 +47,7 @@ extension ManagedObjectContext {
         saved.updatedObjectIDs = Set(updated.map(\.objectID))
         saved.deletedObjectIDs = Set(deletedIDs)
         for object in deleted { unregister(object) }
-        insertedSet = []
+        clearInserted()
         updatedSet = []
         deletedSet = []
         processPendingChanges()

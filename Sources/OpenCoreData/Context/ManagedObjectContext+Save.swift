@@ -16,8 +16,9 @@ extension ManagedObjectContext {
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let store = try coordinator.primaryStore()
-        // Keys are handed out in this order, so rows go into each table in key order.
-        let insertOrder = Array(insertedSet)
+        // Keys are handed out in insertion order, so rows go into each table in key order and new objects'
+        // keys follow the order they were made in.
+        let insertOrder = insertedInOrder
         try obtainPermanentIDs(for: insertOrder)
         let changes: StoreChangeSet
         do {
@@ -485,7 +486,7 @@ extension ManagedObjectContext {
         }
         if !saved.deletedObjectIDs.isEmpty { coordinator.rowCache.remove(saved.deletedObjectIDs) }
         if !saved.updatedObjectIDs.isEmpty { coordinator.rowCache.remove(saved.updatedObjectIDs) }
-        insertedSet = []
+        clearInserted()
         updatedSet = []
         deletedSet = []
         return saved

@@ -88,6 +88,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         didSet { registryTrimThreshold = registryTrimFloor }
     }
     @exclusivity(unchecked) var insertedSet: Set<ManagedObject> = []
+    /// The inserted objects in the order they were inserted (with any since deleted): new objects get their
+    /// primary keys in this order at save. Use `noteInserted`, `insertedInOrder` and `clearInserted`.
+    @exclusivity(unchecked) private var insertionOrder: [ManagedObject] = []
     @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = []
     @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
     /// Objects changed since the last `processPendingChanges` (for change observers).
@@ -220,6 +223,28 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return object
     }
 
+    /// Records an object as inserted: in the set, and once in the insertion order.
+    func noteInserted(_ object: ManagedObject) {
+        insertedSet.insert(object)
+        if !object.flags.contains(.listedForInsert) {
+            object.flags.insert(.listedForInsert)
+            insertionOrder.append(object)
+        }
+    }
+
+    /// The inserted objects, in the order they were first inserted.
+    var insertedInOrder: [ManagedObject] {
+        // Every member of the set is listed once; the list is longer only when some were removed since.
+        insertionOrder.count == insertedSet.count ? insertionOrder : insertionOrder.filter { insertedSet.contains($0) }
+    }
+
+    /// Forgets every inserted object (after a save, a rollback, a reset or a push to the parent).
+    func clearInserted() {
+        for object in insertionOrder { object.flags.remove(.listedForInsert) }
+        insertionOrder = []
+        insertedSet = []
+    }
+
     /// Makes room for `count` new objects at once: trims the registry now if they would cross the trim
     /// threshold, raises the threshold past them, and grows the table once. Every object being added stays
     /// held by the caller, so trimming while they are added could only forget older objects; and growing
@@ -292,14 +317,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             if object.isDeleted {
                 object.flags.remove(.deleted)
                 deletedSet.remove(object)
-                if object.row == nil { object.flags.insert(.inserted); insertedSet.insert(object) }
+                if object.row == nil { object.flags.insert(.inserted); noteInserted(object) }
             }
             return
         }
         object.managedObjectContext = self
         object.flags.insert([.inserted, .registered])
         registry[object.objectID] = object
-        insertedSet.insert(object)
+        noteInserted(object)
         // Defaults, converted once per entity when the model was built.
         if object.changes.isEmpty {
             object.changes = object.entity.defaultChanges
@@ -364,7 +389,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             object.changes = [:]
             object.committedToMany = [:]
         }
-        insertedSet = []
+        clearInserted()
         updatedSet = []
         deletedSet = []
         pendingChangeRecord = ChangeRecord()
@@ -375,7 +400,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func reset() {
         for object in registry.values { object.managedObjectContext = nil; object.flags.remove(.registered) }
         registry = [:]
-        insertedSet = []
+        clearInserted()
         updatedSet = []
         deletedSet = []
         pendingChangeRecord = ChangeRecord()

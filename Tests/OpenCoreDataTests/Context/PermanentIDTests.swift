@@ -12,6 +12,47 @@ import Testing
         for object in objects { #expect(context.registeredObject(for: object.objectID) === object) }
     }
 
+    /// New objects get their keys in the order they were inserted, whatever happened to others in between
+    /// (deleted before the save, deleted and inserted again), in a context and through a child context.
+    @Test func keysFollowInsertionOrder() throws {
+        let stack = try TestStack(model: TestModels.todo())
+        let context = stack.context()
+        var generator = SeededGenerator(seed: 7)
+        var kept: [ManagedObject] = []
+        var removed: [ManagedObject] = []
+        for index in 0..<300 {
+            let item = try context.insertNewObject(forEntityName: "Item")
+            try item.setValue("n\(index)", forKey: "name")
+            kept.append(item)
+            if Int.random(in: 0..<10, using: &generator) == 0, let victim = kept.randomElement(using: &generator) {
+                context.delete(victim)
+                kept.removeAll { $0 === victim }
+                removed.append(victim)
+            }
+        }
+        // One deleted object comes back: it keeps its first place in the order.
+        let returning = try #require(removed.first)
+        context.insert(returning)
+        let firstIndex = { (object: ManagedObject) in Int((try? object.value(forKey: "name") as? String)?.dropFirst() ?? "") ?? -1 }
+        kept.append(returning)
+        kept.sort { firstIndex($0) < firstIndex($1) }
+        try context.save()
+        let keys = kept.map(\.objectID.primaryKey)
+        #expect(keys == keys.sorted() && Set(keys).count == keys.count, "keys out of insertion order")
+
+        let child = ManagedObjectContext(concurrencyType: .confinement)
+        child.parent = context
+        let names = (0..<50).map { "child \($0)" }
+        for name in names { try child.insertNewObject(forEntityName: "Item").setValue(name, forKey: "name") }
+        try child.save()
+        try context.save()
+        let fetch = FetchRequest<ManagedObject>(entityName: "Item")
+        fetch.predicate = try QueryPredicate(format: "name BEGINSWITH 'child'")
+        let saved = try context.fetch(fetch).sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }
+            .map { try $0.value(forKey: "name") as? String }
+        #expect(saved == names)
+    }
+
     @Test func aContextOfOnlyNewObjectsIsRenamedWhole() throws {
         let stack = try TestStack(model: TestModels.todo())
         let context = stack.context()
