@@ -214,7 +214,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
            let sub = entity.managedObjectModel?.entity(number: Int(number)) {
             destination = sub
         }
-        return ManagedObjectID(entity: destination, primaryKey: key, store: objectID.store)
+        return ManagedObjectID(entity: destination, primaryKey: key, storeIndex: objectID.storeIndex)
     }
 
     /// The related objects' IDs of a to-many relationship, reading them from the store the first time.

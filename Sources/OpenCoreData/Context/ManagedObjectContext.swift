@@ -459,7 +459,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let rows = try coordinator.rows(for: ids)
         for row in rows {
             let id = ManagedObjectID(entity: coordinator.managedObjectModel.entity(number: row.entityNumber) ?? object.entity,
-                                     primaryKey: row.primaryKey, store: object.objectID.store)
+                                     primaryKey: row.primaryKey, storeIndex: object.objectID.storeIndex)
             if let target = registry[id], target.row == nil, !target.isInserted {
                 target.row = row
                 target.faultBatch = nil

@@ -2,9 +2,30 @@ import Foundation
 import Synchronization
 
 /// Identifies a store within a coordinator, for object IDs and their URIs.
+///
+/// Each identity gets a process-wide index, and object IDs hold that index rather than a reference: an ID is
+/// made for every row a fetch returns, and a reference would cost a retain and a release each time. The
+/// identities are kept for the life of the process (one small object per store opened) so an index always
+/// resolves.
 final class StoreIdentity: Sendable {
     let uuid: String
-    init(uuid: String) { self.uuid = uuid }
+    /// 1-based; 0 in an ID means "no store" (a temporary ID).
+    let index: UInt32
+
+    init(uuid: String) {
+        self.uuid = uuid
+        index = Self.lastIndex.add(1, ordering: .relaxed).newValue
+        Self.all.withLock { $0[index] = self }
+    }
+
+    private static let lastIndex = Atomic<UInt32>(0)
+    private static let all = Mutex<[UInt32: StoreIdentity]>([:])
+
+    /// The identity an ID's store index names.
+    static func identity(at index: UInt32) -> StoreIdentity? {
+        guard index > 0 else { return nil }
+        return all.withLock { $0[index] }
+    }
 }
 
 /// The identity of an object, valid in every context of the same coordinator.
@@ -22,7 +43,9 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The row's primary key (`Z_PK`); 0 for a temporary ID.
     public let primaryKey: Int64
     let temporaryKey: UInt64
-    let store: StoreIdentity?
+    /// The store's ``StoreIdentity/index`` (0 for a temporary ID).
+    let storeIndex: UInt32
+    var store: StoreIdentity? { StoreIdentity.identity(at: storeIndex) }
 
     static let temporaryCounter = Atomic<UInt64>(0)
 
@@ -30,14 +53,22 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         self.entity = entity
         self.primaryKey = primaryKey
         self.temporaryKey = 0
-        self.store = store
+        self.storeIndex = store?.index ?? 0
+    }
+
+    /// An ID in the same store as another (no lookup of the store's identity).
+    init(entity: EntityDescription, primaryKey: Int64, storeIndex: UInt32) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.temporaryKey = 0
+        self.storeIndex = storeIndex
     }
 
     init(temporaryFor entity: EntityDescription) {
         self.entity = entity
         self.primaryKey = 0
         self.temporaryKey = Self.temporaryCounter.add(1, ordering: .relaxed).newValue
-        self.store = nil
+        self.storeIndex = 0
     }
 
     /// Whether the object has not been saved yet.
@@ -56,7 +87,7 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         lhs.primaryKey == rhs.primaryKey && lhs.temporaryKey == rhs.temporaryKey && lhs.entity === rhs.entity
-            && lhs.store === rhs.store
+            && lhs.storeIndex == rhs.storeIndex
     }
 
     public func hash(into hasher: inout Hasher) {
