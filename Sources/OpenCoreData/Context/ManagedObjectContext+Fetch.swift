@@ -524,16 +524,27 @@ struct StoreQuery: @unchecked Sendable {
         let ids: [ManagedObjectID] = try store.read { db in
             var ids: [ManagedObjectID] = []
             var nextReport = progressInterval > 0 ? progressInterval : Int.max
-            // An entity alone in its table needs no entity column: every row is one of its objects.
-            try db.stepRows(sql: aloneInTable ? primaryKeysSQL : idsSQL, arguments: arguments,
-                            cancellation: cancellation) { handle in
-                if aloneInTable {
-                    ids.append(ManagedObjectID(entity: entity, primaryKey: sqlite3_column_int64(handle, 0), store: identity))
-                } else {
-                    let number = Int(sqlite3_column_int64(handle, 0))
-                    ids.append(ManagedObjectID(entity: model.entity(number: number) ?? entity,
-                                               primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+            if aloneInTable {
+                // An entity alone in its table needs no entity column: every row is one of its objects. The
+                // keys are collected first (8 bytes each), so the IDs (32 bytes each) are allocated once at
+                // their final size instead of being copied at every doubling.
+                var keys: [Int64] = []
+                try db.stepRows(sql: primaryKeysSQL, arguments: arguments, cancellation: cancellation) { handle in
+                    keys.append(sqlite3_column_int64(handle, 0))
+                    if keys.count == nextReport {
+                        progress?(keys.count)
+                        nextReport += progressInterval
+                    }
                 }
+                ids.reserveCapacity(keys.count)
+                let storeIndex = identity.index
+                for key in keys { ids.append(ManagedObjectID(entity: entity, primaryKey: key, storeIndex: storeIndex)) }
+                return ids
+            }
+            try db.stepRows(sql: idsSQL, arguments: arguments, cancellation: cancellation) { handle in
+                let number = Int(sqlite3_column_int64(handle, 0))
+                ids.append(ManagedObjectID(entity: model.entity(number: number) ?? entity,
+                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
                 if ids.count == nextReport {
                     progress?(ids.count)
                     nextReport += progressInterval
