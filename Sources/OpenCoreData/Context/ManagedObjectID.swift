@@ -15,16 +15,22 @@ final class StoreIdentity: Sendable {
     init(uuid: String) {
         self.uuid = uuid
         index = Self.lastIndex.add(1, ordering: .relaxed).newValue
-        Self.all.withLock { $0[index] = self }
+        Self.lock.lock()
+        Self.all[index] = self
+        Self.lock.unlock()
     }
 
     private static let lastIndex = Atomic<UInt32>(0)
-    private static let all = Mutex<[UInt32: StoreIdentity]>([:])
+    // Guarded by `lock` (a plain lock: ThreadSanitizer reports a global `Mutex` value as an access race).
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var all: [UInt32: StoreIdentity] = [:]
 
     /// The identity an ID's store index names.
     static func identity(at index: UInt32) -> StoreIdentity? {
         guard index > 0 else { return nil }
-        return all.withLock { $0[index] }
+        lock.lock()
+        defer { lock.unlock() }
+        return all[index]
     }
 }
 
