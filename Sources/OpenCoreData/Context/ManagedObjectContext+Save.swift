@@ -92,7 +92,7 @@ extension ManagedObjectContext {
         // A context holding only these new objects (a bulk insert) gets a registry built afresh at its final
         // size: one insertion per object instead of a removal and an insertion in the old table.
         let rebuild = registry.count == pending.count && pending.allSatisfy { $0.flags.contains(.registered) }
-        var rebuilt: [ManagedObjectID: ManagedObject] = [:]
+        var rebuilt = ObjectRegistry()
         if rebuild { rebuilt.reserveCapacity(pending.count) }
         for (position, object) in pending.enumerated() {
             // The same object listed twice is named once.
@@ -114,7 +114,7 @@ extension ManagedObjectContext {
         if rebuild {
             // Fewer distinct objects than entries (the list had repeats): keep the entries not renamed.
             if rebuilt.count != registry.count {
-                for (id, object) in registry where object.objectID == id { rebuilt[id] = object }
+                for object in registry.values where rebuilt[object.objectID] == nil { rebuilt[object.objectID] = object }
             }
             registry = rebuilt
         }

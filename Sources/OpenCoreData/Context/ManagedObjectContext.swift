@@ -80,7 +80,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }()
 
     // Object graph state; touched on the context's queue only.
-    @exclusivity(unchecked) var registry: [ManagedObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var registry = ObjectRegistry()
     /// Registry size at which objects nobody holds are forgotten (see `trimRegistry`).
     @exclusivity(unchecked) var registryTrimThreshold = 10_000
     /// The smallest threshold, so small contexts never pay for trimming.
@@ -254,28 +254,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             trimRegistry()
             registryTrimThreshold = max(registryTrimThreshold, (registry.count + count) * 2)
         }
-        registry.reserveCapacity(registry.count + count)
+        registry.reserveCapacity(count)
     }
 
     /// Forgets objects nobody else holds and that have nothing unsaved, as Core Data's context holds such
     /// objects weakly. Run when the registry has doubled since the last trim, so the cost is amortized;
     /// a uniqueness check instead of weak references keeps fetches free of side-table costs.
     func trimRegistry() {
-        var index = registry.values.startIndex
-        var forgotten: [ManagedObjectID] = []
-        while index != registry.values.endIndex {
-            // Checked before any local reference is taken, which would count as a second holder.
-            if isKnownUniquelyReferenced(&registry.values[index]) {
-                let object = registry.values[index]
-                if object.changes.isEmpty && !object.isInserted && !object.isDeleted { forgotten.append(object.objectID) }
-            }
-            registry.values.formIndex(after: &index)
-        }
-        for id in forgotten {
-            if let object = registry.removeValue(forKey: id) {
-                object.flags.remove(.registered)
-                object.contextReference = nil
-            }
+        let forgotten = registry.forgetUnreferenced { $0.changes.isEmpty && !$0.isInserted && !$0.isDeleted }
+        for object in forgotten {
+            object.flags.remove(.registered)
+            object.contextReference = nil
         }
         registryTrimThreshold = max(registryTrimFloor, registry.count * 2)
     }
@@ -399,7 +388,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Forgets every object: the context is as new. Objects handed out before are no longer usable.
     public func reset() {
         for object in registry.values { object.managedObjectContext = nil; object.flags.remove(.registered) }
-        registry = [:]
+        registry = ObjectRegistry()
         clearInserted()
         updatedSet = []
         deletedSet = []

@@ -80,6 +80,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     @exclusivity(unchecked) var storage: [StoreSchema.PropertyStorage] = []
     /// The entity's table in the store; set with the model's schema.
     @exclusivity(unchecked) var tableName = ""
+    /// The root entity's number: entities sharing it share a table and its primary keys.
+    @exclusivity(unchecked) var rootEntityNumber = 0
     /// How many columns that table has.
     @exclusivity(unchecked) var tableColumnCount = 0
     /// Default values of stored attributes, converted once: what a new object starts with.

@@ -110,6 +110,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
             let mapping = schema.mapping(for: entity)
             entity.storage = mapping.storage
             entity.tableName = mapping.tableName
+            entity.rootEntityNumber = entity.rootEntity.entityNumber
             entity.tableColumnCount = schema.table(named: mapping.tableName)?.columns.count ?? 0
             entity.hasRelationships = !entity.relationshipsByName.isEmpty
             for (slot, property) in entity.allProperties.enumerated() {

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import OpenCoreData
+
+/// The registry against a plain dictionary: random registrations, replacements and removals of dense keys,
+/// sparse keys, temporary IDs, entities sharing a table and two stores must find exactly what the
+/// dictionary finds.
+@Suite struct ObjectRegistryTests {
+    static func model() throws -> ManagedObjectModel {
+        try ManagedObjectModel {
+            EntityDescription("Animal") { Attribute("name", .string) }
+            EntityDescription("Dog", parent: "Animal") { Attribute("breed", .string) }
+            EntityDescription("Tag") { Attribute("label", .string) }
+        }
+    }
+
+    @Test func findsWhatADictionaryFinds() throws {
+        let model = try Self.model()
+        let entities = try ["Animal", "Dog", "Tag"].map { try #require(model.entitiesByName[$0]) }
+        let stores = [StoreIdentity(uuid: "REGISTRY-A"), StoreIdentity(uuid: "REGISTRY-B")]
+        var generator = SeededGenerator(seed: 11)
+        var registry = ObjectRegistry()
+        var reference: [ManagedObjectID: ManagedObject] = [:]
+        var known: [ManagedObjectID] = []
+
+        func randomID() -> ManagedObjectID {
+            let entity = entities.randomElement(using: &generator)!
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0: return ManagedObjectID(temporaryFor: entity)
+            case 1: return ManagedObjectID(entity: entity, primaryKey: Int64.random(in: 1...50_000_000, using: &generator),
+                                           store: stores[1])
+            case 2 where !known.isEmpty: return known.randomElement(using: &generator)!
+            default: return ManagedObjectID(entity: entity, primaryKey: Int64.random(in: 1...3_000, using: &generator),
+                                            store: stores[0])
+            }
+        }
+
+        for step in 0..<20_000 {
+            let id = randomID()
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<6:
+                let object = ManagedObject(entity: id.entity, id: id)
+                registry[id] = object
+                reference[id] = object
+                known.append(id)
+            case 6..<8:
+                #expect(registry.removeValue(forKey: id) === reference.removeValue(forKey: id), "step \(step): remove \(id)")
+            case 8:
+                if step % 500 == 0 { registry.reserveCapacity(Int.random(in: 0..<5_000, using: &generator)) }
+                registry[id] = nil
+                reference[id] = nil
+            default:
+                #expect(registry[id] === reference[id], "step \(step): lookup \(id)")
+            }
+            #expect(registry.count == reference.count, "step \(step): count")
+        }
+        for id in known { #expect(registry[id] === reference[id], "final lookup \(id)") }
+        let registered = registry.values.map(ObjectIdentifier.init)
+        #expect(registered.count == reference.count)
+        #expect(Set(registered) == Set(reference.values.map(ObjectIdentifier.init)))
+    }
+
+    /// A subentity's object and its table's other objects share one key space; an ID naming the same key
+    /// under another entity is a different ID, as in a dictionary.
+    @Test func sameKeyUnderAnotherEntityIsAnotherID() throws {
+        let model = try Self.model()
+        let animal = try #require(model.entitiesByName["Animal"])
+        let dog = try #require(model.entitiesByName["Dog"])
+        let store = StoreIdentity(uuid: "REGISTRY-C")
+        let dogID = ManagedObjectID(entity: dog, primaryKey: 7, store: store)
+        let animalID = ManagedObjectID(entity: animal, primaryKey: 7, store: store)
+        var registry = ObjectRegistry()
+        let rex = ManagedObject(entity: dog, id: dogID)
+        let other = ManagedObject(entity: animal, id: animalID)
+        registry[dogID] = rex
+        #expect(registry[animalID] == nil)
+        registry[animalID] = other
+        #expect(registry[dogID] === rex && registry[animalID] === other && registry.count == 2)
+        #expect(registry.removeValue(forKey: dogID) === rex)
+        #expect(registry[animalID] === other && registry.count == 1)
+    }
+
+    /// Trimming forgets only objects nobody else holds, in the array and in the dictionary.
+    @Test func forgetsOnlyUnheldObjects() throws {
+        let model = try Self.model()
+        let tag = try #require(model.entitiesByName["Tag"])
+        let store = StoreIdentity(uuid: "REGISTRY-D")
+        var registry = ObjectRegistry()
+        var held: [ManagedObject] = []
+        for key in 1...200 {
+            let id = key % 10 == 0 ? ManagedObjectID(temporaryFor: tag)
+                : ManagedObjectID(entity: tag, primaryKey: Int64(key % 7 == 0 ? key * 1_000_000 : key), store: store)
+            let object = ManagedObject(entity: tag, id: id)
+            registry[id] = object
+            if key % 3 == 0 { held.append(object) }
+        }
+        let forgotten = registry.forgetUnreferenced { _ in true }
+        #expect(forgotten.count == 200 - held.count)
+        #expect(registry.count == held.count)
+        for object in held { #expect(registry[object.objectID] === object) }
+        #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(held.map(ObjectIdentifier.init)))
+    }
+}
