@@ -103,8 +103,10 @@ extension ManagedObjectContext {
             // The common case (a fresh batch): read the rows, then make the objects with them.
             let rows = try coordinator.rows(for: ids)
             // SQLite returns `Z_PK IN (…)` rows in key order, which is the IDs' order for results sorted
-            // by key: match them walking both; a key index is built only for IDs out of that order.
+            // by key: match them walking both. IDs out of that order (a random batch) are found by binary
+            // search among the key-ordered rows; a key index is built only if the rows are not in order.
             var next = 0
+            var rowsAreOrdered: Bool?
             var byKey: [Int64: RowValues]?
             var objects: [ManagedObject] = []
             objects.reserveCapacity(ids.count)
@@ -115,12 +117,24 @@ extension ManagedObjectContext {
                     row = rows[next]
                     next += 1
                 } else {
-                    if byKey == nil {
-                        var index: [Int64: RowValues] = Dictionary(minimumCapacity: rows.count)
-                        for row in rows { index[row.primaryKey] = row }
-                        byKey = index
+                    if rowsAreOrdered == nil {
+                        rowsAreOrdered = zip(rows, rows.dropFirst()).allSatisfy { $0.primaryKey < $1.primaryKey }
                     }
-                    row = byKey?[key]
+                    if rowsAreOrdered == true {
+                        var low = 0, high = rows.count
+                        while low < high {
+                            let middle = (low + high) / 2
+                            if rows[middle].primaryKey < key { low = middle + 1 } else { high = middle }
+                        }
+                        if low < rows.count, rows[low].primaryKey == key { row = rows[low] }
+                    } else {
+                        if byKey == nil {
+                            var index: [Int64: RowValues] = Dictionary(minimumCapacity: rows.count)
+                            for row in rows { index[row.primaryKey] = row }
+                            byKey = index
+                        }
+                        row = byKey?[key]
+                    }
                 }
                 let object = register(row: row, id: id)
                 if row != nil { object.awakeFromFetch() }
