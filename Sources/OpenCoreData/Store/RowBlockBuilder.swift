@@ -26,7 +26,6 @@ struct RowBlockBuilder {
     }
 
     var isFull: Bool { rowCount == rowsPerBlock }
-    var isEmpty: Bool { rowCount == 0 }
 
     /// Appends the current row of a stepped statement.
     @inline(__always)

@@ -36,8 +36,6 @@ struct RowValues: RandomAccessCollection, MutableCollection, Sendable {
         self.init(block: RowBlock(values: ContiguousArray(repeating: value, count: count), width: count), start: 0)
     }
 
-    init() { self.init(repeating: .null, count: 0) }
-
     var startIndex: Int { 0 }
     var endIndex: Int { block.width }
     var count: Int { block.width }
