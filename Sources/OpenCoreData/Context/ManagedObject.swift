@@ -30,6 +30,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     public let entity: EntityDescription
     /// The object's identity. Temporary until the object is first saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
+    /// Declared right after `objectID` so the byte lands in the ID's tail padding: the object stays within
+    /// a 128-byte allocation even with the 16-byte row reference.
+    @exclusivity(unchecked) var flags: Flags = []
     /// The context that owns the object (nil once the object is deleted and saved, the context reset, or
     /// the context gone).
     public internal(set) var managedObjectContext: ManagedObjectContext? {
@@ -50,7 +53,6 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var transientValues: [Int: Any] = [:]
     /// The batch this fault belongs to, so firing it loads its neighbours too.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
-    @exclusivity(unchecked) var flags: Flags = []
 
     struct Flags: OptionSet {
         let rawValue: UInt8

@@ -42,7 +42,7 @@ final class KeyedRowReader: @unchecked Sendable {
         if let connection { sqlite3_close_v2(connection) }
     }
 
-    /// Steps the rows of `keys` (at most 500) in `table`, handing each to `body`. Nil when the connection
+    /// Steps the rows of `keys` (at most 500) in `table` into shared blocks, handing each to `body`. Nil when the connection
     /// is in use by another thread or cannot be opened: the caller reads through the pool then.
     func read(table: StoreSchema.Table, keys: ArraySlice<Int64>, _ body: (RowValues) throws -> Void) throws -> Bool? {
         guard !keys.isEmpty, lock.try() else { return nil }
@@ -56,12 +56,13 @@ final class KeyedRowReader: @unchecked Sendable {
             sqlite3_bind_int64(statement, index, key)
             index += 1
         }
-        let columnCount = table.columns.count
+        var builder = RowBlockBuilder(width: table.columns.count, expectedRows: keys.count)
         while true {
             let code = sqlite3_step(statement)
             if code == SQLITE_ROW {
-                try body(RowValues(statement: statement, columnCount: columnCount))
+                try builder.appendRow(of: statement, sealingFullBlockInto: body)
             } else if code == SQLITE_DONE {
+                try builder.sealBlock(body)
                 return true
             } else {
                 throw error(code: code, sql: String(cString: sqlite3_sql(statement)))

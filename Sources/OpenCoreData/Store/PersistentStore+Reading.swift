@@ -39,7 +39,7 @@ extension PersistentStore {
                     let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                     let sql = "SELECT \(selectList(for: table)) FROM \(tableName) t0 WHERE t0.Z_PK IN (\(placeholders))"
                     try db.fetchRowValues(sql: sql, arguments: chunk.map(\.databaseValue),
-                                          columnCount: table.columns.count) { result.append($0) }
+                                          columnCount: table.columns.count, expectedRows: chunk.count) { result.append($0) }
                 }
             }
         }

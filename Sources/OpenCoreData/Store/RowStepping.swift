@@ -2,30 +2,6 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// One row of an entity table, in the table's column order (Z_PK, Z_ENT, Z_OPT first).
-typealias RowValues = ContiguousArray<DatabaseValue>
-
-extension RowValues {
-    var primaryKey: Int64 { if case .int64(let v) = self[0].storage { return v } else { return 0 } }
-    var entityNumber: Int { if case .int64(let v) = self[1].storage { return Int(v) } else { return 0 } }
-    var version: Int64 { if case .int64(let v) = self[2].storage { return v } else { return 0 } }
-}
-
-extension RowValues {
-    /// The current row of a stepped statement, its first `columnCount` columns, written in place (no
-    /// growth checks per value: this runs for every row of every fetch).
-    init(statement: SQLiteStatement, columnCount: Int) {
-        // reserveCapacity + append, not `init(unsafeUninitializedCapacity:)`: the latter allocates through
-        // an unspecialized library path that looks the storage type's metadata up at run time (about 370
-        // instructions a row); these calls are specialized here and use cached metadata.
-        self.init()
-        reserveCapacity(columnCount)
-        for column in 0..<columnCount {
-            append(DatabaseValue.column(Int32(column), of: statement))
-        }
-    }
-}
-
 extension DatabaseValue {
     /// A column of the current row. Through `sqlite3_column_value` the type and the value are read from the
     /// value itself, one locked call per column instead of two; text is decoded from its known length
@@ -106,13 +82,16 @@ extension Database {
         }
     }
 
-    /// Reads full table rows.
-    func fetchRowValues(sql: String, arguments: [DatabaseValue], columnCount: Int,
+    /// Reads full table rows into shared blocks, handing each row to `body` in order once its block is
+    /// complete. `expectedRows`, when known, sizes the first block.
+    func fetchRowValues(sql: String, arguments: [DatabaseValue], columnCount: Int, expectedRows: Int? = nil,
                         cancellation: CancellationFlag? = nil,
                         _ body: (RowValues) throws -> Void) throws {
+        var builder = RowBlockBuilder(width: columnCount, expectedRows: expectedRows)
         try stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
-            try body(RowValues(statement: handle, columnCount: columnCount))
+            try builder.appendRow(of: handle, sealingFullBlockInto: body)
         }
+        try builder.sealBlock(body)
     }
 }
 

@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+import Testing
+@testable import OpenCoreData
+
+/// Rows that share a block behave as separate values: a write copies the row out first, unless the row is
+/// alone in a block nobody else refers to, and a save writes exactly the edited row.
+@Suite struct RowValuesTests {
+    /// Two rows of three values in one block.
+    private func twoRowsInOneBlock() -> (RowValues, RowValues) {
+        let values = ContiguousArray([1, 2, 3, 4, 5, 6].map { Int64($0).databaseValue })
+        let block = RowBlock(values: values, width: 3)
+        return (RowValues(block: block, start: 0), RowValues(block: block, start: 3))
+    }
+
+    @Test func rowsOfABlockReadTheirOwnValues() {
+        let (first, second) = twoRowsInOneBlock()
+        #expect(first.count == 3 && second.count == 3)
+        #expect(Array(first.indices) == [0, 1, 2])
+        #expect(first == [1.databaseValue, 2.databaseValue, 3.databaseValue])
+        #expect(Array(second) == [4.databaseValue, 5.databaseValue, 6.databaseValue])
+        #expect(second.primaryKey == 4 && second.entityNumber == 5 && second.version == 6)
+        #expect(first.sharesBlock(with: second))
+    }
+
+    @Test func writingARowOfASharedBlockLeavesTheOtherRowsAlone() {
+        let (first, second) = twoRowsInOneBlock()
+        var edited = second
+        edited[1] = "changed".databaseValue
+        #expect(edited == [4.databaseValue, "changed".databaseValue, 6.databaseValue])
+        #expect(second == [4.databaseValue, 5.databaseValue, 6.databaseValue])
+        #expect(first == [1.databaseValue, 2.databaseValue, 3.databaseValue])
+        #expect(!edited.sharesBlock(with: second))
+        let editedIsUnique = edited.isUniquelyOwned()
+        #expect(editedIsUnique)
+    }
+
+    @Test func theLastReferenceToAMultiRowBlockStillCopiesItsRowOut() {
+        var (first, _) = twoRowsInOneBlock()
+        // The other row is gone, but the block still holds its values: writing in place would keep them.
+        first[0] = 9.databaseValue
+        #expect(first == [9.databaseValue, 2.databaseValue, 3.databaseValue])
+        let firstIsUnique = first.isUniquelyOwned()
+        #expect(firstIsUnique)
+    }
+
+    @Test func aRowAloneInItsBlockIsWrittenInPlace() {
+        var row = RowValues(repeating: .null, count: 4)
+        let rowIsUnique = row.isUniquelyOwned()
+        #expect(rowIsUnique)
+        let before = row
+        row[2] = 7.databaseValue
+        // `before` still refers to the block, so this write copied; the next ones must not.
+        #expect(before == RowValues(repeating: .null, count: 4))
+        let copied = row.blockIdentity
+        row[3] = 8.databaseValue
+        row[0] = 1.databaseValue
+        #expect(row.blockIdentity == copied)
+        let rowStaysUnique = row.isUniquelyOwned()
+        #expect(rowStaysUnique)
+        #expect(row == [1.databaseValue, .null, 7.databaseValue, 8.databaseValue])
+    }
+
+    @Test func aSaveAfterEditingAnObjectOfASharedBlockWritesThatRowOnly() throws {
+        let stack = try TestStack(model: TestModels.todo())
+        let writer = stack.context()
+        for index in 0..<40 {
+            try writer.insertNewObject(forEntityName: "Item").setValue("Item \(index)", forKey: "name")
+        }
+        try writer.save()
+
+        let context = stack.context()
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        let items = try context.fetch(request)
+        #expect(items.count == 40)
+        let rows = items.map(\.row)
+        let firstRow = try #require(rows[0])
+        #expect(rows.allSatisfy { $0?.sharesBlock(with: firstRow) == true })
+
+        let edited = items[5]
+        let editedName = try #require(edited.value(forKey: "name") as? String)
+        try edited.setValue("edited", forKey: "name")
+        try context.save()
+        #expect(edited.row?.sharesBlock(with: firstRow) == false)
+
+        let store = try stack.coordinator.primaryStore()
+        let stored: [Int64: String] = try store.read { db in
+            var names: [Int64: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT Z_PK, ZNAME FROM ZITEM") { names[row[0]] = row[1] }
+            return names
+        }
+        #expect(stored.count == 40)
+        for item in items {
+            let expected = item === edited ? "edited" : try #require(item.value(forKey: "name") as? String)
+            #expect(stored[item.objectID.primaryKey] == expected)
+        }
+        #expect(stored.values.contains(editedName) == false)
+        // The rows that stayed in the block still read their own names.
+        #expect(items[6].row?.sharesBlock(with: firstRow) == true)
+    }
+}
