@@ -13,13 +13,15 @@ import GRDBSQLite
 /// Used by one thread at a time: a caller that finds it busy reads through the pool instead (returns
 /// nil), so concurrent contexts never wait for each other here.
 final class KeyedRowReader: @unchecked Sendable {
-    // @unchecked Sendable: `connection`, `statements` and `openFailed` are touched only while `lock` is held.
+    // @unchecked Sendable: `connection`, `statements`, `lastStatement` and `openFailed` are touched only while `lock` is held.
     private let lock = NSLock()
     private let path: String
     private let busyTimeout: TimeInterval
     private var connection: OpaquePointer?
     private var openFailed = false
     private var statements: [StatementKey: OpaquePointer] = [:]
+    /// The statement used last: consecutive batches mostly share one, found without hashing the key.
+    private var lastStatement: (key: StatementKey, statement: OpaquePointer)?
 
     private struct StatementKey: Hashable {
         let table: String
@@ -71,12 +73,19 @@ final class KeyedRowReader: @unchecked Sendable {
     }
 
     private func statement(table: StoreSchema.Table, count: Int) throws -> OpaquePointer? {
+        if let lastStatement, lastStatement.key.count == count, lastStatement.key.table == table.name {
+            return lastStatement.statement
+        }
         let key = StatementKey(table: table.name, count: count)
-        if let cached = statements[key] { return cached }
+        if let cached = statements[key] {
+            lastStatement = (key, cached)
+            return cached
+        }
         guard let connection = try open() else { return nil }
         if statements.count >= Self.statementLimit {
             for statement in statements.values { sqlite3_finalize(statement) }
             statements.removeAll()
+            lastStatement = nil
         }
         let columns = table.columns.map { "t0." + $0.name }.joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: count).joined(separator: ",")
@@ -88,6 +97,7 @@ final class KeyedRowReader: @unchecked Sendable {
             throw error(code: code, sql: sql)
         }
         statements[key] = statement
+        lastStatement = (key, statement)
         return statement
     }
 

@@ -10,13 +10,17 @@ extension PersistentStore {
 
     /// Reads rows by primary key, any entity of the model.
     func rows(for ids: [ManagedObjectID]) throws -> [RowValues] {
-        var byTable: [String: [Int64]] = [:]
-        if let table = ids.first?.entity.tableName, ids.allSatisfy({ $0.entity.tableName == table && !$0.isTemporaryID }) {
-            byTable[table] = ids.map(\.primaryKey)
+        // A batch is nearly always one entity's saved objects: checked by identity first, then by table.
+        var byTable: [(table: String, keys: [Int64])] = []
+        if let first = ids.first?.entity,
+           ids.allSatisfy({ ($0.entity === first || $0.entity.tableName == first.tableName) && !$0.isTemporaryID }) {
+            byTable = [(first.tableName, ids.map(\.primaryKey))]
         } else {
-            for id in ids where !id.isTemporaryID { byTable[id.entity.tableName, default: []].append(id.primaryKey) }
+            var grouped: [String: [Int64]] = [:]
+            for id in ids where !id.isTemporaryID { grouped[id.entity.tableName, default: []].append(id.primaryKey) }
+            byTable = grouped.map { ($0.key, $0.value) }
         }
-        let start = ContinuousClock.now
+        let start: ContinuousClock.Instant? = Self.sqlDebug ? .now : nil
         var result: [RowValues] = []
         result.reserveCapacity(ids.count)
         // The store's own reader connection, unless SQL is being logged (the pool's connections log it)
@@ -43,7 +47,7 @@ extension PersistentStore {
                 }
             }
         }
-        Self.logFetch(rows: result.count, since: start)
+        if let start { Self.logFetch(rows: result.count, since: start) }
         return result
     }
 
