@@ -21,6 +21,8 @@ struct ObjectRegistry {
 
     private var tables: [DenseTable] = []
     private var others: [ManagedObjectID: ManagedObject] = [:]
+    /// How many of `others` have saved IDs: while none do, a saved ID is looked up in the arrays alone.
+    private var savedInOthers = 0
     /// How many objects are expected soon (``reserveCapacity(_:)``): lets a table grow to their keys at once.
     private var expected = 0
     private(set) var count = 0
@@ -43,21 +45,24 @@ struct ObjectRegistry {
 
     subscript(id: ManagedObjectID) -> ManagedObject? {
         get {
-            if id.storeIndex != 0, id.primaryKey > 0, let table = tableIndex(for: id) {
+            if Self.isSaved(id), let table = tableIndex(for: id) {
                 let key = Int(id.primaryKey)
                 if key < tables[table].slots.count, let object = tables[table].slots[key], object.objectID == id {
                     return object
                 }
             }
-            return others.isEmpty ? nil : others[id]
+            return savedInOthers == 0 && Self.isSaved(id) || others.isEmpty ? nil : others[id]
         }
         set {
             if let newValue { insert(newValue, for: id) } else { removeValue(forKey: id) }
         }
     }
 
+    @inline(__always)
+    private static func isSaved(_ id: ManagedObjectID) -> Bool { id.storeIndex != 0 && id.primaryKey > 0 }
+
     private mutating func insert(_ object: ManagedObject, for id: ManagedObjectID) {
-        if id.storeIndex != 0, id.primaryKey > 0, object.objectID == id {
+        if Self.isSaved(id), object.objectID == id {
             let key = Int(id.primaryKey)
             var table = tableIndex(for: id)
             if table == nil {
@@ -66,11 +71,30 @@ struct ObjectRegistry {
             }
             if let table, placeDense(object, key: key, table: table) {
                 // The same ID may sit in the dictionary from when its key was too sparse for the array.
-                if !others.isEmpty, others.removeValue(forKey: id) != nil { count -= 1 }
+                if savedInOthers > 0, others.removeValue(forKey: id) != nil { count -= 1; savedInOthers -= 1 }
                 return
             }
         }
-        if others.updateValue(object, forKey: id) == nil { count += 1 }
+        if others.updateValue(object, forKey: id) == nil {
+            count += 1
+            if Self.isSaved(id) { savedInOthers += 1 }
+        }
+    }
+
+    /// Moves a table's entries that were too sparse for its array, and now fit, from the dictionary into it.
+    private mutating func adoptFittingEntries(into table: Int) {
+        let size = tables[table].slots.count
+        let root = tables[table].rootEntityNumber, store = tables[table].storeIndex
+        let fitting = others.filter { id, object in
+            Self.isSaved(id) && id.storeIndex == store && id.entity.rootEntityNumber == root
+                && Int(id.primaryKey) < size && object.objectID == id
+        }
+        for (id, object) in fitting where tables[table].slots[Int(id.primaryKey)] == nil {
+            tables[table].slots[Int(id.primaryKey)] = object
+            tables[table].filled += 1
+            others.removeValue(forKey: id)
+            savedInOthers -= 1
+        }
     }
 
     /// Puts the object in its table's array when the key fits (growing the array if that keeps it dense
@@ -84,6 +108,7 @@ struct ObjectRegistry {
             let grown = max(key + 1, min(allowed, max(size * 2, tables[table].filled + expected + 1, 64)))
             tables[table].slots.reserveCapacity(grown)
             tables[table].slots.append(contentsOf: repeatElement(nil, count: grown - size))
+            if savedInOthers > 0 { adoptFittingEntries(into: table) }
         }
         if let existing = tables[table].slots[key] {
             guard existing.objectID == object.objectID else { return false }
@@ -97,7 +122,7 @@ struct ObjectRegistry {
 
     @discardableResult
     mutating func removeValue(forKey id: ManagedObjectID) -> ManagedObject? {
-        if id.storeIndex != 0, id.primaryKey > 0, let table = tableIndex(for: id) {
+        if Self.isSaved(id), let table = tableIndex(for: id) {
             let key = Int(id.primaryKey)
             if key < tables[table].slots.count, let object = tables[table].slots[key], object.objectID == id {
                 tables[table].slots[key] = nil
@@ -108,6 +133,7 @@ struct ObjectRegistry {
         }
         guard !others.isEmpty, let object = others.removeValue(forKey: id) else { return nil }
         count -= 1
+        if Self.isSaved(id) { savedInOthers -= 1 }
         return object
     }
 
@@ -144,7 +170,11 @@ struct ObjectRegistry {
             others.values.formIndex(after: &index)
         }
         for id in forgottenIDs {
-            if let object = others.removeValue(forKey: id) { forgotten.append(object); count -= 1 }
+            if let object = others.removeValue(forKey: id) {
+                forgotten.append(object)
+                count -= 1
+                if Self.isSaved(id) { savedInOthers -= 1 }
+            }
         }
         return forgotten
     }

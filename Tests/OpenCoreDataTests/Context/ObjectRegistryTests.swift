@@ -30,12 +30,15 @@ import Testing
             case 1: return ManagedObjectID(entity: entity, primaryKey: Int64.random(in: 1...50_000_000, using: &generator),
                                            store: stores[1])
             case 2 where !known.isEmpty: return known.randomElement(using: &generator)!
+            // Too sparse for the array at first; adopted into it once the table holds enough objects.
+            case 3, 4: return ManagedObjectID(entity: entity, primaryKey: Int64.random(in: 1...40_000, using: &generator),
+                                              store: stores[0])
             default: return ManagedObjectID(entity: entity, primaryKey: Int64.random(in: 1...3_000, using: &generator),
                                             store: stores[0])
             }
         }
 
-        for step in 0..<20_000 {
+        for step in 0..<40_000 {
             let id = randomID()
             switch Int.random(in: 0..<10, using: &generator) {
             case 0..<6:
