@@ -104,8 +104,9 @@ struct ObjectRegistry {
         if key >= size {
             let allowed = Self.slotsPerObject * (tables[table].filled + 1 + expected) + Self.slotFloor
             guard key < allowed else { return false }
-            // Doubling (or straight to the expected objects' keys) keeps growth amortized.
-            let grown = max(key + 1, min(allowed, max(size * 2, tables[table].filled + expected + 1, 64)))
+            // At least doubling (or straight to the expected objects' keys), so growth stays amortized: growing
+            // only to the density bound would regrow, copying the array, every few objects.
+            let grown = max(key + 1, size * 2, tables[table].filled + expected + 1, 64)
             tables[table].slots.reserveCapacity(grown)
             tables[table].slots.append(contentsOf: repeatElement(nil, count: grown - size))
             if savedInOthers > 0 { adoptFittingEntries(into: table) }
