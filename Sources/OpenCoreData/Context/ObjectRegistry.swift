@@ -85,9 +85,10 @@ struct ObjectRegistry {
     private mutating func adoptFittingEntries(into table: Int) {
         let size = tables[table].slots.count
         let root = tables[table].rootEntityNumber, store = tables[table].storeIndex
-        let fitting = others.filter { id, object in
-            Self.isSaved(id) && id.storeIndex == store && id.entity.rootEntityNumber == root
-                && Int(id.primaryKey) < size && object.objectID == id
+        var fitting: [(ManagedObjectID, ManagedObject)] = []
+        for (id, object) in others where Self.isSaved(id) && id.storeIndex == store
+            && id.entity.rootEntityNumber == root && Int(id.primaryKey) < size && object.objectID == id {
+            fitting.append((id, object))
         }
         for (id, object) in fitting where tables[table].slots[Int(id.primaryKey)] == nil {
             tables[table].slots[Int(id.primaryKey)] = object

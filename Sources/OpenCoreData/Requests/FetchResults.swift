@@ -92,20 +92,11 @@ final class BatchedObjects {
         self.contextReference = context.reference
     }
 
-    /// Whether the context's registry was told how many objects this result may bring.
-    private var announcedToRegistry = false
-
     func object(at index: Int) -> ManagedObject {
         if let object = objects[index] { return object }
         let start = index - index % batchSize
         let range = start..<min(start + batchSize, count)
         if let context = contextReference.context {
-            // The first load tells the registry how many objects this result may bring: their keys go
-            // straight into its key-indexed array instead of starting out as too sparse for it.
-            if !announcedToRegistry {
-                announcedToRegistry = true
-                context.registry.reserveCapacity(count)
-            }
             do {
                 let loaded = try context.materializeBatch(range.map(id(at:)))
                 if !prefetchKeyPaths.isEmpty { try context.prefetch(prefetchKeyPaths, for: loaded) }
