@@ -91,16 +91,6 @@ extension RowValues {
     var version: Int64 { if case .int64(let v) = self[2].storage { return v } else { return 0 } }
 }
 
-extension RowValues {
-    /// The current row of a stepped statement, its first `columnCount` columns, in a block of its own.
-    init(statement: SQLiteStatement, columnCount: Int) {
-        var values = ContiguousArray<DatabaseValue>()
-        values.reserveCapacity(columnCount)
-        values.appendRow(of: statement, columnCount: columnCount)
-        self.init(block: RowBlock(values: values, width: columnCount), start: 0)
-    }
-}
-
 extension ContiguousArray<DatabaseValue> {
     /// Appends the current row of a stepped statement, its first `columnCount` columns. The caller reserves
     /// the room: reserveCapacity + append, not `init(unsafeUninitializedCapacity:)`, which allocates through
