@@ -1,36 +1,78 @@
 /// A context's objects by ID.
 ///
-/// Saved objects are found by primary key in a dense array per store table: store primary keys are handed
-/// out counting up from 1, so the keys a context holds are mostly close together, and an array slot costs
-/// 8 bytes where a hash table entry (a 28-byte ID key, the object, the load factor's slack) costs about 80.
-/// Registering a million fetched objects then writes one array in key order instead of hashing into a
-/// table ten times its size. Temporary IDs, and keys too sparse for their table's array, go into a
+/// Saved objects are found by primary key in a paged array per store table: store primary keys are handed
+/// out counting up from 1, so the keys a context holds mostly sit close together. A page holds 64
+/// consecutive keys (8 bytes a slot) and exists only once one of its keys is registered, so a context that
+/// holds scattered batches (random rows of a large table) pays a page per batch, not an array as long as
+/// the largest key; a hash table entry (a 28-byte ID key, the object, the load factor's slack) costs about
+/// 80 bytes. Registering a million fetched objects then writes pages in key order instead of hashing into
+/// a table ten times its size. Temporary IDs, and keys too scattered for their table's pages, go into a
 /// dictionary.
 ///
-/// An entry's key is always its object's `objectID` while the entry is in the array (the array finds an
+/// Pages are objects shared by copies of the registry: a context owns its one registry and never mutates a
+/// copy, and ``values`` reads the pages live.
+///
+/// An entry's key is always its object's `objectID` while the entry is in a page (the page finds an
 /// object by key and confirms it by comparing the object's ID). An object whose ID changes is removed
 /// under its old ID first; temporary IDs, the only ones that change, live in the dictionary.
 struct ObjectRegistry {
-    /// The objects of one store table, by primary key.
-    private struct DenseTable {
+    /// The objects of one store table, by primary key: `pages[key >> pageShift][key & pageMask]`.
+    private struct PagedTable {
         let storeIndex: UInt32
         let rootEntityNumber: Int
-        var slots: ContiguousArray<ManagedObject?> = []
+        /// Nil for a page no key of which is registered.
+        var pages: ContiguousArray<SlotPage?> = []
+        /// How many objects the pages hold.
         var filled = 0
+        /// How many pages are allocated.
+        var pageCount = 0
     }
 
-    private var tables: [DenseTable] = []
+    /// 64 slots of consecutive keys, written in place (no copy-on-write check per registration), with a
+    /// count of the filled ones.
+    fileprivate final class SlotPage: ManagedBuffer<Int, ManagedObject?> {
+        static func make() -> SlotPage {
+            let page = unsafeDowncast(SlotPage.create(minimumCapacity: pageSize) { _ in 0 }, to: SlotPage.self)
+            page.withUnsafeMutablePointerToElements { $0.initialize(repeating: nil, count: pageSize) }
+            return page
+        }
+
+        deinit { _ = withUnsafeMutablePointerToElements { $0.deinitialize(count: pageSize) } }
+
+        /// Through the header's pointer: the `header` property would be checked for exclusive access at run
+        /// time on every registration.
+        var filled: Int {
+            @inline(__always) get { withUnsafeMutablePointerToHeader { $0.pointee } }
+            @inline(__always) set { withUnsafeMutablePointerToHeader { $0.pointee = newValue } }
+        }
+
+        subscript(slot: Int) -> ManagedObject? {
+            @inline(__always) get { withUnsafeMutablePointerToElements { $0[slot] } }
+            @inline(__always) set { withUnsafeMutablePointerToElements { $0[slot] = newValue } }
+        }
+
+        /// For ``ObjectRegistry/forgetUnreferenced(where:)``: whether only this page holds the slot's object.
+        func holdsOnlyReference(at slot: Int) -> Bool {
+            withUnsafeMutablePointerToElements { isKnownUniquelyReferenced(&$0[slot]) }
+        }
+    }
+
+    fileprivate static let pageShift = 6
+    fileprivate static let pageSize = 1 << pageShift
+    fileprivate static let pageMask = pageSize - 1
+
+    private var tables: [PagedTable] = []
     private var others: [ManagedObjectID: ManagedObject] = [:]
-    /// How many of `others` have saved IDs: while none do, a saved ID is looked up in the arrays alone.
+    /// How many of `others` have saved IDs: while none do, a saved ID is looked up in the pages alone.
     private var savedInOthers = 0
-    /// How many objects are expected soon (``reserveCapacity(_:)``): lets a table grow to their keys at once.
+    /// How many objects are expected soon (``reserveCapacity(_:)``): lets a table allocate their pages at once.
     private var expected = 0
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
 
-    /// A table array may hold this many slots per object it holds (plus a floor), so sparse keys cost at
-    /// most about what the dictionary would.
+    /// A table's pages may hold this many slots per object it holds (plus a floor), so scattered keys cost
+    /// at most about what the dictionary would.
     private static let slotsPerObject = 8
     private static let slotFloor = 4_096
 
@@ -43,13 +85,19 @@ struct ObjectRegistry {
         return nil
     }
 
+    /// The object in a table's page slot for `key`, if that page exists.
+    @inline(__always)
+    private func pagedObject(table: Int, key: Int) -> ManagedObject? {
+        let page = key >> Self.pageShift
+        guard page < tables[table].pages.count else { return nil }
+        return tables[table].pages[page]?[key & Self.pageMask]
+    }
+
     subscript(id: ManagedObjectID) -> ManagedObject? {
         get {
-            if Self.isSaved(id), let table = tableIndex(for: id) {
-                let key = Int(id.primaryKey)
-                if key < tables[table].slots.count, let object = tables[table].slots[key], object.objectID == id {
-                    return object
-                }
+            if Self.isSaved(id), let table = tableIndex(for: id),
+               let object = pagedObject(table: table, key: Int(id.primaryKey)), object.objectID == id {
+                return object
             }
             return savedInOthers == 0 && Self.isSaved(id) || others.isEmpty ? nil : others[id]
         }
@@ -66,11 +114,11 @@ struct ObjectRegistry {
             let key = Int(id.primaryKey)
             var table = tableIndex(for: id)
             if table == nil {
-                tables.append(DenseTable(storeIndex: id.storeIndex, rootEntityNumber: id.entity.rootEntityNumber))
+                tables.append(PagedTable(storeIndex: id.storeIndex, rootEntityNumber: id.entity.rootEntityNumber))
                 table = tables.count - 1
             }
-            if let table, placeDense(object, key: key, table: table) {
-                // The same ID may sit in the dictionary from when its key was too sparse for the array.
+            if let table, placePaged(object, key: key, table: table) {
+                // The same ID may sit in the dictionary from when its key was too scattered for the pages.
                 if savedInOthers > 0, others.removeValue(forKey: id) != nil { count -= 1; savedInOthers -= 1 }
                 return
             }
@@ -81,44 +129,57 @@ struct ObjectRegistry {
         }
     }
 
-    /// Moves a table's entries that were too sparse for its array, and now fit, from the dictionary into it.
+    /// Moves a table's entries that were too scattered for its pages, and whose pages now exist, from the
+    /// dictionary into them.
     private mutating func adoptFittingEntries(into table: Int) {
-        let size = tables[table].slots.count
         let root = tables[table].rootEntityNumber, store = tables[table].storeIndex
         var fitting: [(ManagedObjectID, ManagedObject)] = []
         for (id, object) in others where Self.isSaved(id) && id.storeIndex == store
-            && id.entity.rootEntityNumber == root && Int(id.primaryKey) < size && object.objectID == id {
-            fitting.append((id, object))
+            && id.entity.rootEntityNumber == root && object.objectID == id {
+            let page = Int(id.primaryKey) >> Self.pageShift
+            if page < tables[table].pages.count, tables[table].pages[page] != nil { fitting.append((id, object)) }
         }
-        for (id, object) in fitting where tables[table].slots[Int(id.primaryKey)] == nil {
-            tables[table].slots[Int(id.primaryKey)] = object
+        for (id, object) in fitting {
+            let key = Int(id.primaryKey)
+            guard let page = tables[table].pages[key >> Self.pageShift], page[key & Self.pageMask] == nil else { continue }
+            page[key & Self.pageMask] = object
+            page.filled += 1
             tables[table].filled += 1
             others.removeValue(forKey: id)
             savedInOthers -= 1
         }
     }
 
-    /// Puts the object in its table's array when the key fits (growing the array if that keeps it dense
-    /// enough) and the slot is free or already holds the same ID.
-    private mutating func placeDense(_ object: ManagedObject, key: Int, table: Int) -> Bool {
-        let size = tables[table].slots.count
-        if key >= size {
+    /// Puts the object in its table's page for the key (allocating the page if that keeps the table dense
+    /// enough) when the slot is free or already holds the same ID.
+    private mutating func placePaged(_ object: ManagedObject, key: Int, table: Int) -> Bool {
+        let pageIndex = key >> Self.pageShift, slot = key & Self.pageMask
+        let page: SlotPage
+        if pageIndex < tables[table].pages.count, let existing = tables[table].pages[pageIndex] {
+            page = existing
+        } else {
             let allowed = Self.slotsPerObject * (tables[table].filled + 1 + expected) + Self.slotFloor
-            guard key < allowed else { return false }
-            // At least doubling (or straight to the expected objects' keys), so growth stays amortized: growing
-            // only to the density bound would regrow, copying the array, every few objects.
-            let grown = max(key + 1, size * 2, tables[table].filled + expected + 1, 64)
-            tables[table].slots.reserveCapacity(grown)
-            tables[table].slots.append(contentsOf: repeatElement(nil, count: grown - size))
+            // The page directory costs 8 bytes per page of keys, so it obeys the same bound in pages.
+            guard (tables[table].pageCount + 1) * Self.pageSize <= allowed, pageIndex < allowed else { return false }
+            if pageIndex >= tables[table].pages.count {
+                // At least doubling, so growth stays amortized.
+                let grown = max(pageIndex + 1, tables[table].pages.count * 2, 16)
+                tables[table].pages.reserveCapacity(grown)
+                tables[table].pages.append(contentsOf: repeatElement(nil, count: grown - tables[table].pages.count))
+            }
+            page = SlotPage.make()
+            tables[table].pages[pageIndex] = page
+            tables[table].pageCount += 1
             if savedInOthers > 0 { adoptFittingEntries(into: table) }
         }
-        if let existing = tables[table].slots[key] {
+        if let existing = page[slot] {
             guard existing.objectID == object.objectID else { return false }
         } else {
+            page.filled += 1
             tables[table].filled += 1
             count += 1
         }
-        tables[table].slots[key] = object
+        page[slot] = object
         return true
     }
 
@@ -126,10 +187,13 @@ struct ObjectRegistry {
     mutating func removeValue(forKey id: ManagedObjectID) -> ManagedObject? {
         if Self.isSaved(id), let table = tableIndex(for: id) {
             let key = Int(id.primaryKey)
-            if key < tables[table].slots.count, let object = tables[table].slots[key], object.objectID == id {
-                tables[table].slots[key] = nil
+            if let object = pagedObject(table: table, key: key), object.objectID == id,
+               let page = tables[table].pages[key >> Self.pageShift] {
+                page[key & Self.pageMask] = nil
+                page.filled -= 1
                 tables[table].filled -= 1
                 count -= 1
+                releasePageIfEmpty(table: table, page: key >> Self.pageShift)
                 return object
             }
         }
@@ -139,12 +203,19 @@ struct ObjectRegistry {
         return object
     }
 
+    /// Gives an emptied page's memory back.
+    private mutating func releasePageIfEmpty(table: Int, page: Int) {
+        guard let slots = tables[table].pages[page], slots.filled == 0 else { return }
+        tables[table].pages[page] = nil
+        tables[table].pageCount -= 1
+    }
+
     /// Expects `count` more objects: tables may grow to their keys in one step, the dictionary is sized once.
     mutating func reserveCapacity(_ additional: Int) {
         expected = additional
     }
 
-    /// Every registered object (tables first, in key order).
+    /// Every registered object (pages first, in key order).
     var values: Values { Values(registry: self) }
 
     /// Removes the objects `shouldForget` picks among those the registry alone holds. The uniqueness check
@@ -152,15 +223,20 @@ struct ObjectRegistry {
     mutating func forgetUnreferenced(where shouldForget: (ManagedObject) -> Bool) -> [ManagedObject] {
         var forgotten: [ManagedObject] = []
         for table in tables.indices {
-            for key in tables[table].slots.indices where isKnownUniquelyReferenced(&tables[table].slots[key]) {
-                guard let object = tables[table].slots[key], shouldForget(object) else { continue }
-                forgotten.append(object)
-                tables[table].slots[key] = nil
-                tables[table].filled -= 1
-                count -= 1
+            for pageIndex in tables[table].pages.indices {
+                guard let page = tables[table].pages[pageIndex] else { continue }
+                for slot in 0..<Self.pageSize where page.holdsOnlyReference(at: slot) {
+                    guard let object = page[slot], shouldForget(object) else { continue }
+                    forgotten.append(object)
+                    page[slot] = nil
+                    page.filled -= 1
+                    tables[table].filled -= 1
+                    count -= 1
+                }
+                releasePageIfEmpty(table: table, page: pageIndex)
             }
-            // A table left mostly empty gives its memory back.
-            if tables[table].filled == 0 { tables[table].slots = [] }
+            // A table left empty gives its directory back.
+            if tables[table].filled == 0 { tables[table].pages = [] }
         }
         var index = others.values.startIndex
         var forgottenIDs: [ManagedObjectID] = []
@@ -187,17 +263,23 @@ struct ObjectRegistry {
 
         func makeIterator() -> AnyIterator<ManagedObject> {
             let tables = registry.tables
-            var table = 0, key = 0
+            var table = 0, page = 0, slot = 0
             var others = registry.others.values.makeIterator()
             return AnyIterator {
                 while table < tables.count {
-                    let slots = tables[table].slots
-                    while key < slots.count {
-                        defer { key += 1 }
-                        if let object = slots[key] { return object }
+                    let pages = tables[table].pages
+                    while page < pages.count {
+                        if let slots = pages[page] {
+                            while slot < ObjectRegistry.pageSize {
+                                defer { slot += 1 }
+                                if let object = slots[slot] { return object }
+                            }
+                        }
+                        page += 1
+                        slot = 0
                     }
                     table += 1
-                    key = 0
+                    page = 0
                 }
                 return others.next()
             }
