@@ -14,15 +14,20 @@ struct RowBlockBuilder {
     let width: Int
     /// Rows a full block holds.
     let rowsPerBlock: Int
-    private var values = ContiguousArray<DatabaseValue>()
+    /// Rows the first block makes room for.
+    private let firstBlockRows: Int
+    /// The block being filled; made at the first row.
+    private var block: RowBlock?
     private var rowCount = 0
+    /// Whether a full block was handed out: more rows likely follow, so the next block starts full size.
+    private var sealedFullBlock = false
 
     /// `expectedRows`, when known (a read by keys), sizes the first block exactly; otherwise it starts
     /// small and grows by doubling, so a short fetch does not reserve a full block.
     init(width: Int, expectedRows: Int? = nil) {
         self.width = width
         rowsPerBlock = max(1, Self.valuesPerBlock / max(1, width))
-        values.reserveCapacity(width * min(rowsPerBlock, expectedRows ?? 16))
+        firstBlockRows = max(1, min(rowsPerBlock, expectedRows ?? 16))
     }
 
     var isFull: Bool { rowCount == rowsPerBlock }
@@ -30,22 +35,35 @@ struct RowBlockBuilder {
     /// Appends the current row of a stepped statement.
     @inline(__always)
     mutating func appendRow(of statement: SQLiteStatement) {
-        values.appendRow(of: statement, columnCount: width)
+        if let block, block.hasRoom(forRows: 1) {
+            block.appendRow(of: statement)
+        } else {
+            let next = makeRoom()
+            next.appendRow(of: statement)
+        }
         rowCount += 1
+    }
+
+    /// The block with room for one more row: the first one, or the current one moved into one twice its size.
+    private mutating func makeRoom() -> RowBlock {
+        let rows = block == nil ? (sealedFullBlock ? rowsPerBlock : firstBlockRows) : min(rowsPerBlock, max(1, rowCount * 2))
+        let grown = RowBlock.make(width: width, capacity: rows * width)
+        block?.moveValues(into: grown)
+        block = grown
+        return grown
     }
 
     /// Hands the collected rows to `body` in order, as rows of one new block, and starts the next block.
     mutating func sealBlock(_ body: (RowValues) throws -> Void) rethrows {
-        guard rowCount > 0 else { return }
-        let block = RowBlock(values: values, width: width)
+        guard rowCount > 0, let sealed = block else { return }
         let count = rowCount
-        values = ContiguousArray()
-        // After a full block more rows likely follow: room for a whole block at once, never regrown.
-        if count == rowsPerBlock { values.reserveCapacity(width * rowsPerBlock) }
+        // After a full block more rows likely follow: the next block gets room for a whole block at once.
+        sealedFullBlock = count == rowsPerBlock
+        block = nil
         rowCount = 0
         var start = 0
         for _ in 0..<count {
-            try body(RowValues(block: block, start: start))
+            try body(RowValues(block: sealed, start: start))
             start += width
         }
     }

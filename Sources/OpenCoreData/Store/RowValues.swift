@@ -1,28 +1,122 @@
 import GRDB
 import GRDBSQLite
 
-/// The values of many rows of one width, back to back: fetched rows share one allocation instead of one
-/// array each.
-final class RowBlock: @unchecked Sendable {
-    // @unchecked Sendable: a block holding several rows is never written after it is built; a single-row
-    // block is written only through a `RowValues` that holds the one reference to it (copy-on-write).
-    @exclusivity(unchecked) var values: ContiguousArray<DatabaseValue>
+/// What a ``RowBlock`` knows of itself.
+struct RowBlockHeader {
+    /// Values initialized so far.
+    var count: Int
+    /// Values the block has room for.
+    let capacity: Int
     /// Values per row.
     let width: Int
+}
 
-    init(values: ContiguousArray<DatabaseValue>, width: Int) {
-        self.values = values
-        self.width = width
+/// The values of many rows of one width, back to back in the block's own allocation: fetched rows share
+/// one allocation instead of one array each, and are decoded straight into place.
+final class RowBlock: ManagedBuffer<RowBlockHeader, DatabaseValue> {
+
+    /// An empty block with room for `capacity` values.
+    static func make(width: Int, capacity: Int) -> RowBlock {
+        let buffer = RowBlock.create(minimumCapacity: capacity) { _ in
+            RowBlockHeader(count: 0, capacity: capacity, width: width)
+        }
+        return unsafeDowncast(buffer, to: RowBlock.self)
     }
 
+    /// A block holding `values`.
+    static func make<Values: Collection>(values: Values, width: Int) -> RowBlock where Values.Element == DatabaseValue {
+        let block = make(width: width, capacity: values.count)
+        block.withUnsafeMutablePointers { header, elements in
+            var position = 0
+            for value in values {
+                (elements + position).initialize(to: value)
+                position += 1
+            }
+            header.pointee.count = position
+        }
+        return block
+    }
+
+    deinit {
+        _ = withUnsafeMutablePointers { header, elements in elements.deinitialize(count: header.pointee.count) }
+    }
+
+    // The header is read through its pointer: the `header` property is checked for exclusive access at run
+    // time on every use.
+
+    /// Values per row.
+    var width: Int { withUnsafeMutablePointerToHeader { $0.pointee.width } }
+
+    /// Values initialized so far.
+    var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+
     /// Whether the block holds one row only, so a sole owner may write it in place.
-    var holdsSingleRow: Bool { values.count == width }
+    var holdsSingleRow: Bool { withUnsafeMutablePointerToHeader { $0.pointee.count == $0.pointee.width } }
+
+    /// Whether `rows` more rows fit.
+    func hasRoom(forRows rows: Int) -> Bool {
+        withUnsafeMutablePointerToHeader { $0.pointee.count + rows * $0.pointee.width <= $0.pointee.capacity }
+    }
+
+    @inline(__always)
+    func value(at index: Int) -> DatabaseValue {
+        withUnsafeMutablePointers { header, elements in
+            precondition(index >= 0 && index < header.pointee.count, "RowBlock index out of range")
+            return elements[index]
+        }
+    }
+
+    @inline(__always)
+    func setValue(_ value: DatabaseValue, at index: Int) {
+        withUnsafeMutablePointers { header, elements in
+            precondition(index >= 0 && index < header.pointee.count, "RowBlock index out of range")
+            elements[index] = value
+        }
+    }
+
+    /// A new block holding a copy of `count` values from `start`.
+    func copy(start: Int, count: Int) -> RowBlock {
+        withUnsafeMutablePointers { header, elements in
+            precondition(start >= 0 && start + count <= header.pointee.count, "RowBlock range out of bounds")
+            return RowBlock.make(values: UnsafeBufferPointer(start: elements + start, count: count), width: header.pointee.width)
+        }
+    }
+
+    /// Moves every value into `other` (empty, with room for them), leaving this block empty.
+    func moveValues(into other: RowBlock) {
+        withUnsafeMutablePointers { header, elements in
+            other.withUnsafeMutablePointers { otherHeader, otherElements in
+                precondition(otherHeader.pointee.count == 0 && header.pointee.count <= otherHeader.pointee.capacity,
+                             "RowBlock move into a block without room")
+                otherElements.moveInitialize(from: elements, count: header.pointee.count)
+                otherHeader.pointee.count = header.pointee.count
+                header.pointee.count = 0
+            }
+        }
+    }
+
+    /// Appends the current row of a stepped statement, its first `width` columns, decoded in place. The
+    /// caller makes sure the row fits (``hasRoom(forRows:)``).
+    @inline(__always)
+    func appendRow(of statement: SQLiteStatement) {
+        withUnsafeMutablePointers { header, elements in
+            let width = header.pointee.width, start = header.pointee.count
+            precondition(start + width <= header.pointee.capacity, "RowBlock append without room")
+            for column in 0..<width {
+                (elements + start + column).initialize(to: DatabaseValue.column(Int32(column), of: statement))
+            }
+            header.pointee.count = start + width
+        }
+    }
 }
 
 /// One row of an entity table, in the table's column order (Z_PK, Z_ENT, Z_OPT first): a window of
 /// `count` values into a shared ``RowBlock``, with value semantics (a write copies the row out first
 /// unless the row is alone in a block nobody else refers to).
-struct RowValues: RandomAccessCollection, MutableCollection, Sendable {
+struct RowValues: RandomAccessCollection, MutableCollection, @unchecked Sendable {
+    // @unchecked Sendable (ManagedBuffer, under the block, is not Sendable): a block holding several rows
+    // is never written after it is built; a single-row block is written only through the one `RowValues`
+    // that refers to it (copy-on-write).
     private var block: RowBlock
     /// Where the row starts in `block.values`.
     private var start: Int
@@ -33,7 +127,7 @@ struct RowValues: RandomAccessCollection, MutableCollection, Sendable {
     }
 
     init(repeating value: DatabaseValue, count: Int) {
-        self.init(block: RowBlock(values: ContiguousArray(repeating: value, count: count), width: count), start: 0)
+        self.init(block: RowBlock.make(values: repeatElement(value, count: count), width: count), start: 0)
     }
 
     var startIndex: Int { 0 }
@@ -50,18 +144,18 @@ struct RowValues: RandomAccessCollection, MutableCollection, Sendable {
         get {
             // The block's own bounds check would let an index past the row read its neighbour.
             precondition(index >= 0 && index < block.width, "RowValues index out of range")
-            return block.values[start &+ index]
+            return block.value(at: start &+ index)
         }
         set {
             precondition(index >= 0 && index < block.width, "RowValues index out of range")
             if !isKnownUniquelyReferenced(&block) || !block.holdsSingleRow { copyToOwnBlock() }
-            block.values[index] = newValue
+            block.setValue(newValue, at: index)
         }
     }
 
     /// Moves the row into a fresh single-row block, leaving the shared one (and its other rows) untouched.
     private mutating func copyToOwnBlock() {
-        block = RowBlock(values: ContiguousArray(block.values[start..<(start + block.width)]), width: block.width)
+        block = block.copy(start: start, count: block.width)
         start = 0
     }
 
@@ -81,7 +175,7 @@ extension RowValues: Equatable {
 
 extension RowValues: ExpressibleByArrayLiteral {
     init(arrayLiteral elements: DatabaseValue...) {
-        self.init(block: RowBlock(values: ContiguousArray(elements), width: elements.count), start: 0)
+        self.init(block: RowBlock.make(values: elements, width: elements.count), start: 0)
     }
 }
 
@@ -89,17 +183,4 @@ extension RowValues {
     var primaryKey: Int64 { if case .int64(let v) = self[0].storage { return v } else { return 0 } }
     var entityNumber: Int { if case .int64(let v) = self[1].storage { return Int(v) } else { return 0 } }
     var version: Int64 { if case .int64(let v) = self[2].storage { return v } else { return 0 } }
-}
-
-extension ContiguousArray<DatabaseValue> {
-    /// Appends the current row of a stepped statement, its first `columnCount` columns. The caller reserves
-    /// the room: reserveCapacity + append, not `init(unsafeUninitializedCapacity:)`, which allocates through
-    /// an unspecialized library path that looks the storage type's metadata up at run time (about 370
-    /// instructions a row); these calls are specialized here and use cached metadata.
-    @inline(__always)
-    mutating func appendRow(of statement: SQLiteStatement, columnCount: Int) {
-        for column in 0..<columnCount {
-            append(DatabaseValue.column(Int32(column), of: statement))
-        }
-    }
 }

@@ -49,6 +49,16 @@ import Testing
         #expect(rows.allSatisfy { $0.sharesBlock(with: rows[0]) })
     }
 
+    /// A wrong guess of the row count only costs room: too few grows the block (moving the decoded rows),
+    /// too many leaves it part empty.
+    @Test(arguments: [(expected: 3, actual: 50), (expected: 20, actual: 5), (expected: 1, actual: 1)])
+    func aWrongExpectedRowCountStillReadsEveryRow(counts: (expected: Int, actual: Int)) throws {
+        let (rows, raw) = try read(try database(rows: counts.actual), expectedRows: counts.expected)
+        #expect(rows.count == counts.actual)
+        #expect(rows.map { Array($0) } == raw)
+        #expect(rows.allSatisfy { $0.sharesBlock(with: rows[0]) })
+    }
+
     @Test func storeReadsByKeyShareABlockPerBatch() throws {
         let stack = try TestStack(model: TestModels.todo())
         let context = stack.context()

@@ -9,7 +9,7 @@ import Testing
     /// Two rows of three values in one block.
     private func twoRowsInOneBlock() -> (RowValues, RowValues) {
         let values = ContiguousArray([1, 2, 3, 4, 5, 6].map { Int64($0).databaseValue })
-        let block = RowBlock(values: values, width: 3)
+        let block = RowBlock.make(values: values, width: 3)
         return (RowValues(block: block, start: 0), RowValues(block: block, start: 3))
     }
 
