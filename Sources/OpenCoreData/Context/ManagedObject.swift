@@ -132,6 +132,11 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         guard let slot = entity.slot(forKey: key) else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }
+        // The common read, an unchanged attribute of a fetched object, straight from the row.
+        if changes.isEmpty, !flags.contains(.inserted), let row, slot < entity.attributeColumns.count,
+           let attribute = entity.attributeColumns[slot] {
+            return ValueConversion.swiftValue(row[attribute.column], for: attribute.type)
+        }
         return try value(atSlot: slot)
     }
 

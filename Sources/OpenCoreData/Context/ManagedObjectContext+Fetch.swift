@@ -98,6 +98,15 @@ extension ManagedObjectContext {
 
     /// Reads a batch of objects by ID (one `Z_PK IN (…)` query), registering them.
     func materializeBatch(_ ids: [ManagedObjectID]) throws -> [ManagedObject] {
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(ids.count)
+        try materializeBatch(ids) { _, object in objects.append(object) }
+        return objects
+    }
+
+    /// Reads a batch of objects by ID (one `Z_PK IN (…)` query), registering them, and hands each to `body`
+    /// with its position in `ids`, in order.
+    func materializeBatch(_ ids: [ManagedObjectID], into body: (Int, ManagedObject) -> Void) throws {
         if parent == nil, let coordinator = persistentStoreCoordinator,
            ids.allSatisfy({ registry[$0] == nil }) {
             // The common case (a fresh batch): read the rows, then make the objects with them.
@@ -107,14 +116,12 @@ extension ManagedObjectContext {
             // search among the key-ordered rows; a key index is built only if the rows are not in order.
             var next = 0
             var rowsAreOrdered: Bool?
-            var byKey: [Int64: RowValues]?
-            var objects: [ManagedObject] = []
-            objects.reserveCapacity(ids.count)
-            for id in ids {
-                let key = id.primaryKey
-                var row: RowValues?
+            var byKey: [Int64: Int]?
+            for position in ids.indices {
+                let key = ids[position].primaryKey
+                var found: Int?
                 if next < rows.count, rows[next].primaryKey == key {
-                    row = rows[next]
+                    found = next
                     next += 1
                 } else {
                     if rowsAreOrdered == nil {
@@ -126,31 +133,37 @@ extension ManagedObjectContext {
                             let middle = (low + high) / 2
                             if rows[middle].primaryKey < key { low = middle + 1 } else { high = middle }
                         }
-                        if low < rows.count, rows[low].primaryKey == key { row = rows[low] }
+                        if low < rows.count, rows[low].primaryKey == key { found = low }
                     } else {
                         if byKey == nil {
-                            var index: [Int64: RowValues] = Dictionary(minimumCapacity: rows.count)
-                            for row in rows { index[row.primaryKey] = row }
+                            var index: [Int64: Int] = Dictionary(minimumCapacity: rows.count)
+                            for offset in rows.indices { index[rows[offset].primaryKey] = offset }
                             byKey = index
                         }
-                        row = byKey?[key]
+                        found = byKey?[key]
                     }
                 }
-                let object = register(row: row, id: id)
-                if row != nil { object.awakeFromFetch() }
-                objects.append(object)
+                let object = register(row: found.map { rows[$0] }, id: ids[position])
+                if found != nil { object.awakeFromFetch() }
+                body(position, object)
             }
-            return objects
+            return
         }
         let objects = try ids.map { try object(with: $0) }
+        try fillFaults(among: objects)
+        for (position, object) in objects.enumerated() { body(position, object) }
+    }
+
+    /// Reads the rows of the faults among `objects` with one query (through the parent for a child context).
+    private func fillFaults(among objects: [ManagedObject]) throws {
         let faults = objects.filter { $0.isFault }
-        guard !faults.isEmpty else { return objects }
+        guard !faults.isEmpty else { return }
         if let parent {
             // Read the batch into the root context with one query, then fill the faults from there.
             let ids = faults.map(\.objectID).filter { !$0.isTemporaryID }
             try parent.performAndWait { _ = try parent.materializeBatch(ids) }
             for fault in faults { try fulfillFault(fault) }
-            return objects
+            return
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let rows = try coordinator.rows(for: faults.map(\.objectID))
@@ -163,7 +176,6 @@ extension ManagedObjectContext {
                 fault.awakeFromFetch()
             }
         }
-        return objects
     }
 }
 

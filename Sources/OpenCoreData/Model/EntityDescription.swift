@@ -78,6 +78,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     @exclusivity(unchecked) var entityNumbersIncludingSubentities: [Int] = []
     /// Where each property (by slot) lives in the store; set with the model's schema.
     @exclusivity(unchecked) var storage: [StoreSchema.PropertyStorage] = []
+    /// For each slot, where a stored attribute's value sits in the row, with its type (nil for other
+    /// properties): what reading an attribute needs, without copying ``storage``'s strings.
+    @exclusivity(unchecked) var attributeColumns: [StoredAttributeColumn?] = []
     /// The entity's table in the store; set with the model's schema.
     @exclusivity(unchecked) var tableName = ""
     /// The root entity's number: entities sharing it share a table and its primary keys.

@@ -109,6 +109,12 @@ public final class ManagedObjectModel: @unchecked Sendable {
         for entity in numbered {
             let mapping = schema.mapping(for: entity)
             entity.storage = mapping.storage
+            entity.attributeColumns = zip(entity.allProperties, mapping.storage).map { property, storage in
+                guard case .attribute(_, let column) = storage, let attribute = property as? AttributeDescription else {
+                    return nil
+                }
+                return StoredAttributeColumn(column: column, type: attribute.attributeType)
+            }
             entity.tableName = mapping.tableName
             entity.rootEntityNumber = entity.rootEntity.entityNumber
             entity.tableColumnCount = schema.table(named: mapping.tableName)?.columns.count ?? 0
