@@ -26,8 +26,8 @@ enum SlotValue {
 /// Objects fetched from the store may be *faults*: their values are read from the store (a batch at a
 /// time when they came from one fetch) the first time a value is asked for.
 open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
-    /// The object's entity.
-    public let entity: EntityDescription
+    /// The object's entity (its ID's: one reference kept, not two).
+    public var entity: EntityDescription { objectID.entity }
     /// The object's identity. Temporary until the object is first saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// Declared right after `objectID` so the byte lands in the ID's tail padding: the object stays within
@@ -47,12 +47,42 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var row: RowValues?
     /// Values changed in memory since the row was read, by slot.
     @exclusivity(unchecked) var changes = SlotChanges()
+    /// What few objects need (to-many contents, transient values, a fault batch), made on first use: a
+    /// fetched object is smaller and quicker to make without three fields it mostly never sets.
+    @exclusivity(unchecked) private var extras: ManagedObjectExtras?
+
     /// To-many contents as last read from the store, by slot.
-    @exclusivity(unchecked) var committedToMany: [Int: OrderedSet<ManagedObjectID>] = [:]
+    var committedToMany: [Int: OrderedSet<ManagedObjectID>] {
+        get { extras?.committedToMany ?? [:] }
+        set {
+            if let extras { extras.committedToMany = newValue } else if !newValue.isEmpty { madeExtras().committedToMany = newValue }
+        }
+        _modify { yield &madeExtras().committedToMany }
+    }
+
     /// Transient values, by slot.
-    @exclusivity(unchecked) var transientValues: [Int: Any] = [:]
+    var transientValues: [Int: Any] {
+        get { extras?.transientValues ?? [:] }
+        set {
+            if let extras { extras.transientValues = newValue } else if !newValue.isEmpty { madeExtras().transientValues = newValue }
+        }
+        _modify { yield &madeExtras().transientValues }
+    }
+
     /// The batch this fault belongs to, so firing it loads its neighbours too.
-    @exclusivity(unchecked) var faultBatch: FaultBatch?
+    var faultBatch: FaultBatch? {
+        get { extras?.faultBatch }
+        set {
+            if let extras { extras.faultBatch = newValue } else if newValue != nil { madeExtras().faultBatch = newValue }
+        }
+    }
+
+    private func madeExtras() -> ManagedObjectExtras {
+        if let extras { return extras }
+        let made = ManagedObjectExtras()
+        extras = made
+        return made
+    }
 
     struct Flags: OptionSet {
         let rawValue: UInt8
@@ -68,7 +98,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// Creates an object for the context (use ``ManagedObjectContext/insertNewObject(forEntityName:)`` or
     /// ``init(entity:insertInto:)``).
     public required init(entity: EntityDescription, id: ManagedObjectID) {
-        self.entity = entity
+        // The entity is the ID's; the parameter stays for subclasses' required initializer.
+        assert(entity === id.entity, "ManagedObject(entity:id:) with an ID of another entity")
         self.objectID = id
     }
 

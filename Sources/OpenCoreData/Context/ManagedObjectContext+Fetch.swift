@@ -154,6 +154,58 @@ extension ManagedObjectContext {
         for (position, object) in objects.enumerated() { body(position, object) }
     }
 
+    /// A batch of a batched result whose entity is alone in its table, by primary key: when none of them is
+    /// registered yet (the usual case), reads their rows and registers new objects as the rows arrive (no
+    /// list of IDs or rows in between), handing each object to `body` with its position in `keys` (not
+    /// necessarily in order). Returns false, having done nothing, when the batch needs the general path
+    /// (``materializeBatch(_:into:)``).
+    func materializeFreshBatch(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>,
+                               into body: (Int, ManagedObject) -> Void) throws -> Bool {
+        guard parent == nil, storeIndex != 0, let coordinator = persistentStoreCoordinator,
+              !registry.containsAny(entity: entity, storeIndex: storeIndex, keys: keys) else { return false }
+        let store = try coordinator.primaryStore()
+        guard store.identity.index == storeIndex else { return false }
+        if registry.count + keys.count >= registryTrimThreshold { trimRegistry() }
+        // SQLite returns `Z_PK IN (…)` rows in key order: walk the keys in that order alongside them. Keys
+        // of a result sorted by key are in order already; others are sorted here (a batch is small).
+        let base = keys.startIndex
+        let byKey: [Int]? = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
+            ? nil : keys.indices.sorted { keys[$0] < keys[$1] }.map { $0 - base }
+        func position(_ rank: Int) -> Int { byKey?[rank] ?? rank }
+        let objectClass = entity.managedObjectClass
+        func make(_ key: Int64, at position: Int, row: RowValues?) {
+            let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: entity, primaryKey: key, storeIndex: storeIndex))
+            object.contextReference = reference
+            object.flags.insert(.registered)
+            registry[object.objectID] = object
+            if let row {
+                object.row = row
+                object.awakeFromFetch()
+            }
+            body(position, object)
+        }
+        var rank = 0
+        var missing: [Int] = []
+        try store.rows(inTable: entity.tableName, keys: keys) { row in
+            let key = row.primaryKey
+            while rank < keys.count, keys[base + position(rank)] < key {
+                missing.append(position(rank))
+                rank += 1
+            }
+            // A row out of key order (never seen from SQLite) leaves its object a fault, read when used.
+            guard rank < keys.count, keys[base + position(rank)] == key else { return }
+            make(key, at: position(rank), row: row)
+            rank += 1
+        }
+        while rank < keys.count {
+            missing.append(position(rank))
+            rank += 1
+        }
+        // Keys whose rows are gone (deleted in the store) become faults, as in the general path.
+        for position in missing { make(keys[base + position], at: position, row: nil) }
+        return true
+    }
+
     /// Reads the rows of the faults among `objects` with one query (through the parent for a child context).
     private func fillFaults(among objects: [ManagedObject]) throws {
         let faults = objects.filter { $0.isFault }

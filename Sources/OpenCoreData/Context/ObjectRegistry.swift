@@ -106,6 +106,17 @@ struct ObjectRegistry {
         }
     }
 
+    /// Whether an object of `entity` (alone in its table) with one of `keys` in the store is registered:
+    /// a batch check that builds no IDs while no saved ID sits in the dictionary.
+    func containsAny(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>) -> Bool {
+        let root = entity.rootEntityNumber
+        if let table = tables.firstIndex(where: { $0.rootEntityNumber == root && $0.storeIndex == storeIndex }) {
+            for key in keys where key > 0 && pagedObject(table: table, key: Int(key)) != nil { return true }
+        }
+        guard savedInOthers > 0 else { return false }
+        return keys.contains { others[ManagedObjectID(entity: entity, primaryKey: $0, storeIndex: storeIndex)] != nil }
+    }
+
     @inline(__always)
     private static func isSaved(_ id: ManagedObjectID) -> Bool { id.storeIndex != 0 && id.primaryKey > 0 }
 

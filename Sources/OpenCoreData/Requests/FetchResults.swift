@@ -6,17 +6,23 @@ import Foundation
 /// a time as they are used (`Z_PK IN (…)`), so a million-row result costs a million IDs, not a million
 /// objects. Use it on the context's queue, like the objects it hands out.
 public struct FetchResults<Element>: RandomAccessCollection {
+    // Element access is inlinable so it is specialized in the caller: a `FetchResults<ManagedObject>` then
+    // hands out batched objects with no generic copy, cast or extra retain.
+    @usableFromInline
     enum Storage {
         case materialized([Element])
         case batched(BatchedObjects)
     }
 
+    @usableFromInline
     let storage: Storage
 
     init(_ elements: [Element]) { storage = .materialized(elements) }
     init(batched: BatchedObjects) { storage = .batched(batched) }
 
+    @inlinable
     public var startIndex: Int { 0 }
+    @inlinable
     public var endIndex: Int {
         switch storage {
         case .materialized(let elements): return elements.count
@@ -24,13 +30,14 @@ public struct FetchResults<Element>: RandomAccessCollection {
         }
     }
 
+    @inlinable
     public subscript(position: Int) -> Element {
         switch storage {
         case .materialized(let elements): return elements[position]
         case .batched(let batched):
             let object = batched.object(at: position)
-            // The common `FetchRequest<ManagedObject>` needs no runtime cast (about 80 instructions an
-            // access); a typed request's class was checked when it was fetched.
+            // The common `FetchRequest<ManagedObject>` needs no runtime cast; a typed request's class was
+            // checked when it was fetched.
             if Element.self == ManagedObject.self { return unsafeBitCast(object, to: Element.self) }
             return object as! Element
         }
@@ -44,6 +51,7 @@ public struct FetchResults<Element>: RandomAccessCollection {
 }
 
 /// The IDs of a batched fetch, and the objects read so far.
+@usableFromInline
 final class BatchedObjects {
     /// The keys in order: full IDs, or — for an entity alone in its table — just the primary keys
     /// (8 bytes a row instead of an ID's 32).
@@ -52,6 +60,7 @@ final class BatchedObjects {
         case primaryKeys([Int64], entity: EntityDescription, store: StoreIdentity?)
     }
     private let keys: Keys
+    @usableFromInline
     let count: Int
 
     /// The IDs, in order.
@@ -97,6 +106,7 @@ final class BatchedObjects {
         self.contextReference = context.reference
     }
 
+    @usableFromInline
     func object(at index: Int) -> ManagedObject {
         if let object = objects[index] { return object }
         let start = index - index % batchSize
@@ -104,8 +114,14 @@ final class BatchedObjects {
         if let context = contextReference.context {
             do {
                 // Straight into the result's slots: no intermediate array of the batch's objects.
-                try context.materializeBatch(range.map(id(at:))) { offset, object in
-                    objects[start + offset] = object
+                try objects.withUnsafeMutableBufferPointer { slots in
+                    let store: (Int, ManagedObject) -> Void = { offset, object in slots[start + offset] = object }
+                    if case .primaryKeys(let keys, let entity, let storeIdentity) = keys,
+                       try context.materializeFreshBatch(entity: entity, storeIndex: storeIdentity?.index ?? 0,
+                                                         keys: keys[range], into: store) {
+                        return
+                    }
+                    try context.materializeBatch(range.map(id(at:)), into: store)
                 }
                 if !prefetchKeyPaths.isEmpty {
                     try context.prefetch(prefetchKeyPaths, for: objects[range].compactMap { $0 })

@@ -20,35 +20,50 @@ extension PersistentStore {
             for id in ids where !id.isTemporaryID { grouped[id.entity.tableName, default: []].append(id.primaryKey) }
             byTable = grouped.map { ($0.key, $0.value) }
         }
-        let start: ContinuousClock.Instant? = Self.sqlDebug ? .now : nil
         var result: [RowValues] = []
         result.reserveCapacity(ids.count)
+        for (tableName, keys) in byTable {
+            try rows(inTable: tableName, keys: keys[...]) { result.append($0) }
+        }
+        return result
+    }
+
+    /// Reads the rows of `keys` in one table, handing each to `body` in key order (SQLite's order for
+    /// `Z_PK IN (…)`). Keys without a row are skipped.
+    func rows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (RowValues) throws -> Void) throws {
+        if Self.sqlDebug {
+            let start = ContinuousClock.now
+            var count = 0
+            try readRows(inTable: tableName, keys: keys) { count += 1; try body($0) }
+            Self.logFetch(rows: count, since: start)
+        } else {
+            try readRows(inTable: tableName, keys: keys, body)
+        }
+    }
+
+    private func readRows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (RowValues) throws -> Void) throws {
+        guard let table = schema.table(named: tableName) else { return }
         // The store's own reader connection, unless SQL is being logged (the pool's connections log it)
         // or a write is under way (a read inside it must see its changes).
         let keyed = Self.sqlDebug || activeWrites.load(ordering: .relaxed) > 0 ? nil : keyedReader
-        for (tableName, keys) in byTable {
-            guard let table = schema.table(named: tableName) else { continue }
-            for chunkStart in stride(from: 0, to: keys.count, by: 500) {
-                let chunk = keys[chunkStart..<min(chunkStart + 500, keys.count)]
-                if let keyed {
-                    do {
-                        readCount.add(1, ordering: .relaxed)
-                        if try keyed.read(table: table, keys: chunk, { result.append($0) }) != nil { continue }
-                        readCount.subtract(1, ordering: .relaxed)
-                    } catch {
-                        throw StoreError.from(error, path: displayPath)
-                    }
-                }
-                try read { db in
-                    let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                    let sql = "SELECT \(selectList(for: table)) FROM \(tableName) t0 WHERE t0.Z_PK IN (\(placeholders))"
-                    try db.fetchRowValues(sql: sql, arguments: chunk.map(\.databaseValue),
-                                          columnCount: table.columns.count, expectedRows: chunk.count) { result.append($0) }
+        for chunkStart in stride(from: keys.startIndex, to: keys.endIndex, by: 500) {
+            let chunk = keys[chunkStart..<min(chunkStart + 500, keys.endIndex)]
+            if let keyed {
+                do {
+                    readCount.add(1, ordering: .relaxed)
+                    if try keyed.read(table: table, keys: chunk, body) != nil { continue }
+                    readCount.subtract(1, ordering: .relaxed)
+                } catch {
+                    throw StoreError.from(error, path: displayPath)
                 }
             }
+            try read { db in
+                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                let sql = "SELECT \(selectList(for: table)) FROM \(tableName) t0 WHERE t0.Z_PK IN (\(placeholders))"
+                try db.fetchRowValues(sql: sql, arguments: chunk.map(\.databaseValue),
+                                      columnCount: table.columns.count, expectedRows: chunk.count, body)
+            }
         }
-        if let start { Self.logFetch(rows: result.count, since: start) }
-        return result
     }
 
     /// Reads the IDs a to-many relationship of one object holds.

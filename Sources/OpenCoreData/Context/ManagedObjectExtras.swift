@@ -1,0 +1,11 @@
+import OrderedCollections
+
+/// The state of a ``ManagedObject`` that only some objects have, kept apart so the others stay small.
+final class ManagedObjectExtras {
+    /// To-many contents as last read from the store, by slot.
+    @exclusivity(unchecked) var committedToMany: [Int: OrderedSet<ManagedObjectID>] = [:]
+    /// Transient values, by slot.
+    @exclusivity(unchecked) var transientValues: [Int: Any] = [:]
+    /// The batch a fault belongs to, so firing it loads its neighbours too.
+    @exclusivity(unchecked) var faultBatch: FaultBatch?
+}
