@@ -100,9 +100,10 @@ struct ResultsChangeTracker {
     }
 
     func position(of indexPath: IndexPath) -> Int? {
-        guard sections.indices.contains(indexPath.section), indexPath.item >= 0,
-              indexPath.item < sizes.counts[indexPath.section] else { return nil }
-        return sizes.prefix(indexPath.section) + indexPath.item
+        // Each of IndexPath's accessors is a call into Foundation: read the two indexes once.
+        let section = indexPath.section, item = indexPath.item
+        guard sections.indices.contains(section), item >= 0, item < sizes.counts[section] else { return nil }
+        return sizes.prefix(section) + item
     }
 
     func sectionRange(_ section: Int) -> Range<Int>? {
