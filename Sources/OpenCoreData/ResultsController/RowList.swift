@@ -20,9 +20,11 @@ struct RowList {
         /// Stable while the chunk lives (its position in `chunks` is not).
         let id: UInt32
         init(id: UInt32) { self.id = id }
-        var handles: [Int64] = []
+        // Unchecked: read on every access to a row, and only ever touched by the list's own methods, whose
+        // accesses never overlap (the list lives on its controller's context's queue).
+        @exclusivity(unchecked) var handles: [Int64] = []
         /// Empty while the list has one entity for every row (`soleEntity`).
-        var entities: [Int32] = []
+        @exclusivity(unchecked) var entities: [Int32] = []
         /// One column per sort key.
         var keys: [KeyColumn] = []
         /// The chunk's position in `chunks`.
