@@ -69,8 +69,8 @@ struct CountedIndex {
         guard position >= 0 else { return nil }
         var index = 0
         var remaining = position
-        var step = 1
-        while step * 2 < tree.count { step *= 2 }
+        // The largest power of two below tree.count (at least 1), without a loop.
+        var step = 1 << (Int.bitWidth - 1 - ((tree.count - 1) | 1).leadingZeroBitCount)
         while step > 0 {
             let next = index + step
             if next < tree.count && tree[next] <= remaining {

@@ -267,8 +267,8 @@ public final class FetchedResultsController: @unchecked Sendable {
 
     /// The object at an index path (read with its batch when the request has a `fetchBatchSize`).
     public func object(at indexPath: IndexPath) throws -> ManagedObject {
-        if case .none = tracker { throw FetchedResultsError.notFetched }
         guard let (position, id) = tracker?.objectID(at: indexPath) else {
+            if case .none = tracker { throw FetchedResultsError.notFetched }
             throw FetchedResultsError.indexPathOutOfRange(indexPath)
         }
         let context = managedObjectContext

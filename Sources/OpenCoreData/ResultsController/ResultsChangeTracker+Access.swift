@@ -6,6 +6,8 @@ import Foundation
 /// on every call.
 extension ResultsChangeTracker {
     /// The position and object ID at an index path, or nil when it is out of range.
+    // Inlined: out of line, the caller destroys its optional result through generic metadata.
+    @inline(__always)
     mutating func objectID(at indexPath: IndexPath) -> (position: Int, id: ManagedObjectID)? {
         guard let position = position(of: indexPath), let row = rows.row(at: position),
               let id = objectID(handle: row.handle, entity: row.entity) else { return nil }

@@ -84,6 +84,9 @@ struct ResultsChangeTracker {
     }
 
     /// The ID a handle stands for.
+    // Inlined: called on the controller's stored tracker, a call first copies the whole tracker to the stack
+    // to pass it.
+    @inline(__always)
     func objectID(handle: Int64, entity: Int32) -> ManagedObjectID? {
         if handle < 0 { return temporaryIDs[handle] }
         return ManagedObjectID(entity: model.entity(number: Int(entity)) ?? fallbackEntity, primaryKey: handle,
@@ -99,6 +102,7 @@ struct ResultsChangeTracker {
         return IndexPath(item: item, section: section)
     }
 
+    @inline(__always)   // See objectID(handle:entity:).
     func position(of indexPath: IndexPath) -> Int? {
         // Each of IndexPath's accessors is a call into Foundation: read the two indexes once.
         let section = indexPath.section, item = indexPath.item
