@@ -99,8 +99,9 @@ struct RowList {
     }
 
     /// Calls `body` with the handle and entity of each row in a range of positions, in order; positions
-    /// past the end are skipped.
+    /// outside the list are skipped.
     func forEachRow(in range: Range<Int>, _ body: (_ handle: Int64, _ entity: Int32) throws -> Void) rethrows {
+        let range = range.clamped(to: 0..<count)
         guard !range.isEmpty, var (slot, offset) = sizes.locate(range.lowerBound) else { return }
         var remaining = range.count
         while remaining > 0 && slot < chunks.count {
