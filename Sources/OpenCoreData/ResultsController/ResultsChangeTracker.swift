@@ -104,8 +104,10 @@ struct ResultsChangeTracker {
 
     @inline(__always)   // See objectID(handle:entity:).
     func position(of indexPath: IndexPath) -> Int? {
-        // Each of IndexPath's accessors is a call into Foundation: read the two indexes once.
-        let section = indexPath.section, item = indexPath.item
+        // Each of IndexPath's accessors is a call into Foundation: its count once, then the two indexes
+        // (`section` and `item` would each ask for the count again).
+        let count = indexPath.count
+        let section = count > 0 ? indexPath[0] : 0, item = count > 1 ? indexPath[1] : 0
         guard sections.indices.contains(section), item >= 0, item < sizes.counts[section] else { return nil }
         return sizes.prefix(section) + item
     }
