@@ -1,9 +1,14 @@
 /// A Fenwick (binary indexed) tree over counts: prefix sums and "which slot holds position p" in
 /// O(log n), single-count updates in O(log n). The results controller keeps one over its row chunks and
 /// one over its sections, so index paths are found without walking every row.
+///
+/// While every slot but the last holds the same count (and the last no more), as a fetch leaves the row
+/// chunks until the first change, `locate` divides instead of searching.
 struct CountedIndex {
     private var tree: [Int]
     private(set) var counts: [Int]
+    /// The count of every slot but the last while they are uniform (see above); 0 otherwise.
+    private var uniformCount = 0
 
     init(_ counts: [Int] = []) {
         self.counts = counts
@@ -22,6 +27,12 @@ struct CountedIndex {
             if parent < tree.count { tree[parent] += tree[index] }
             index += 1
         }
+        uniformCount = Self.uniformCount(of: counts)
+    }
+
+    private static func uniformCount(of counts: [Int]) -> Int {
+        guard let first = counts.first, first > 0, let last = counts.last, last <= first else { return 0 }
+        return counts.dropLast().allSatisfy { $0 == first } ? first : 0
     }
 
     /// Replaces the counts wholesale.
@@ -45,6 +56,7 @@ struct CountedIndex {
     /// Adds `delta` to one slot's count.
     mutating func add(_ delta: Int, at slot: Int) {
         counts[slot] += delta
+        uniformCount = 0
         var index = slot + 1
         while index < tree.count {
             tree[index] += delta
@@ -67,10 +79,14 @@ struct CountedIndex {
     /// nil when past the end.
     func locate(_ position: Int) -> (slot: Int, offset: Int)? {
         guard position >= 0 else { return nil }
+        if uniformCount > 0 {
+            let (slot, offset) = position.quotientAndRemainder(dividingBy: uniformCount)
+            return slot < counts.count && offset < counts[slot] ? (slot, offset) : nil
+        }
         var index = 0
         var remaining = position
-        var step = 1
-        while step * 2 < tree.count { step *= 2 }
+        // The largest power of two below tree.count (at least 1), without a loop.
+        var step = 1 << (Int.bitWidth - 1 - ((tree.count - 1) | 1).leadingZeroBitCount)
         while step > 0 {
             let next = index + step
             if next < tree.count && tree[next] <= remaining {

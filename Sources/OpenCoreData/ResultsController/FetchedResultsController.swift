@@ -221,9 +221,7 @@ public final class FetchedResultsController: @unchecked Sendable {
         self.dependencyChainsForChanges = dependencyChains(ordering: query.ordering, entity: plan.entity)
         if snapshot.fromCache { statistics.cacheHits += 1 } else { statistics.queryFetches += 1 }
         if fetchRequest.fetchBatchSize == 0 && tracker.count > 0 {
-            _ = try context.materializeBatch(tracker.rows.handles(in: 0..<tracker.count).compactMap {
-                tracker.objectID(handle: $0.handle, entity: $0.entity)
-            })
+            _ = try context.materializeBatch(self.tracker?.objectIDs(in: 0..<tracker.count) ?? [])
         }
         if observerToken == nil {
             observerToken = context.addChangeObserver { [weak self] _, change in
@@ -269,8 +267,8 @@ public final class FetchedResultsController: @unchecked Sendable {
 
     /// The object at an index path (read with its batch when the request has a `fetchBatchSize`).
     public func object(at indexPath: IndexPath) throws -> ManagedObject {
-        if case .none = tracker { throw FetchedResultsError.notFetched }
         guard let (position, id) = tracker?.objectID(at: indexPath) else {
+            if case .none = tracker { throw FetchedResultsError.notFetched }
             throw FetchedResultsError.indexPathOutOfRange(indexPath)
         }
         let context = managedObjectContext
@@ -339,8 +337,8 @@ public final class FetchedResultsController: @unchecked Sendable {
     }
 
     func objectIDs(inSection section: Int) -> [ManagedObjectID] {
-        guard let tracker, let range = tracker.sectionRange(section) else { return [] }
-        return tracker.rows.handles(in: range).compactMap { tracker.objectID(handle: $0.handle, entity: $0.entity) }
+        guard let range = tracker?.sectionRange(section) else { return [] }
+        return tracker?.objectIDs(in: range) ?? []
     }
 
     /// The object IDs of every section, in order.
@@ -350,8 +348,7 @@ public final class FetchedResultsController: @unchecked Sendable {
     }
 
     private func results(forPositions range: Range<Int>) -> FetchResults<ManagedObject> {
-        guard let tracker else { return FetchResults([]) }
-        let ids = tracker.rows.handles(in: range).compactMap { tracker.objectID(handle: $0.handle, entity: $0.entity) }
+        guard let ids = tracker?.objectIDs(in: range) else { return FetchResults([]) }
         let batched = BatchedObjects(ids: ids, batchSize: max(1, fetchRequest.fetchBatchSize),
                                      context: managedObjectContext)
         batched.prefetchKeyPaths = fetchRequest.relationshipKeyPathsForPrefetching

@@ -67,19 +67,3 @@ extension FetchedResultsControllerDelegate {
     public func controller(_ controller: FetchedResultsController,
                            sectionIndexTitleForSectionName sectionName: String) -> String? { nil }
 }
-
-#if !canImport(UIKit) && !canImport(AppKit)
-// Apple's UI frameworks give IndexPath these; elsewhere the controller provides them.
-extension IndexPath {
-    /// An index path for an item (or table row) in a section.
-    public init(item: Int, section: Int) { self.init(indexes: [section, item]) }
-    /// An index path for a table row in a section (`row` is `item`).
-    public init(row: Int, section: Int) { self.init(indexes: [section, row]) }
-    /// The section (the first index; 0 for an empty path).
-    public var section: Int { count > 0 ? self[0] : 0 }
-    /// The item in the section (the second index; 0 for a shorter path).
-    public var item: Int { count > 1 ? self[1] : 0 }
-    /// The table row (`item`).
-    public var row: Int { item }
-}
-#endif

@@ -6,15 +6,22 @@ import Foundation
 /// on every call.
 extension ResultsChangeTracker {
     /// The position and object ID at an index path, or nil when it is out of range.
+    // Inlined: out of line, the caller destroys its optional result through generic metadata.
+    @inline(__always)
     mutating func objectID(at indexPath: IndexPath) -> (position: Int, id: ManagedObjectID)? {
-        guard let position = position(of: indexPath),
-              let row = rows.handles(in: position..<(position + 1)).first,
+        guard let position = position(of: indexPath), let row = rows.row(at: position),
               let id = objectID(handle: row.handle, entity: row.entity) else { return nil }
         return (position, id)
     }
 
-    /// The object IDs at a range of positions, in order.
+    /// The object IDs at a range of positions (clamped to the rows), in order.
     mutating func objectIDs(in range: Range<Int>) -> [ManagedObjectID] {
-        rows.handles(in: range.clamped(to: 0..<count)).compactMap { objectID(handle: $0.handle, entity: $0.entity) }
+        let range = range.clamped(to: 0..<count)
+        var ids: [ManagedObjectID] = []
+        ids.reserveCapacity(range.count)
+        rows.forEachRow(in: range) { handle, entity in
+            if let id = objectID(handle: handle, entity: entity) { ids.append(id) }
+        }
+        return ids
     }
 }

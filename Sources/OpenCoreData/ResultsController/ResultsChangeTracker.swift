@@ -84,6 +84,9 @@ struct ResultsChangeTracker {
     }
 
     /// The ID a handle stands for.
+    // Inlined: called on the controller's stored tracker, a call first copies the whole tracker to the stack
+    // to pass it.
+    @inline(__always)
     func objectID(handle: Int64, entity: Int32) -> ManagedObjectID? {
         if handle < 0 { return temporaryIDs[handle] }
         return ManagedObjectID(entity: model.entity(number: Int(entity)) ?? fallbackEntity, primaryKey: handle,
@@ -99,10 +102,14 @@ struct ResultsChangeTracker {
         return IndexPath(item: item, section: section)
     }
 
+    @inline(__always)   // See objectID(handle:entity:).
     func position(of indexPath: IndexPath) -> Int? {
-        guard sections.indices.contains(indexPath.section), indexPath.item >= 0,
-              indexPath.item < sizes.counts[indexPath.section] else { return nil }
-        return sizes.prefix(indexPath.section) + indexPath.item
+        // Each of IndexPath's accessors is a call into Foundation: its count once, then the two indexes
+        // (`section` and `item` would each ask for the count again).
+        let count = indexPath.count
+        let section = count > 0 ? indexPath[0] : 0, item = count > 1 ? indexPath[1] : 0
+        guard sections.indices.contains(section), item >= 0, item < sizes.counts[section] else { return nil }
+        return sizes.prefix(section) + item
     }
 
     func sectionRange(_ section: Int) -> Range<Int>? {

@@ -20,9 +20,11 @@ struct RowList {
         /// Stable while the chunk lives (its position in `chunks` is not).
         let id: UInt32
         init(id: UInt32) { self.id = id }
-        var handles: [Int64] = []
+        // Unchecked: read on every access to a row, and only ever touched by the list's own methods, whose
+        // accesses never overlap (the list lives on its controller's context's queue).
+        @exclusivity(unchecked) var handles: [Int64] = []
         /// Empty while the list has one entity for every row (`soleEntity`).
-        var entities: [Int32] = []
+        @exclusivity(unchecked) var entities: [Int32] = []
         /// One column per sort key.
         var keys: [KeyColumn] = []
         /// The chunk's position in `chunks`.
@@ -96,21 +98,23 @@ struct RowList {
         return (chunk.handles[offset], entity(chunk, offset))
     }
 
-    /// The handles of a range of positions, in order.
-    func handles(in range: Range<Int>) -> [(handle: Int64, entity: Int32)] {
-        var result: [(handle: Int64, entity: Int32)] = []
-        result.reserveCapacity(range.count)
-        guard !range.isEmpty, var (slot, offset) = sizes.locate(range.lowerBound) else { return result }
-        while result.count < range.count && slot < chunks.count {
+    /// Calls `body` with the handle and entity of each row in a range of positions, in order; positions
+    /// outside the list are skipped.
+    func forEachRow(in range: Range<Int>, _ body: (_ handle: Int64, _ entity: Int32) throws -> Void) rethrows {
+        let range = range.clamped(to: 0..<count)
+        guard !range.isEmpty, var (slot, offset) = sizes.locate(range.lowerBound) else { return }
+        var remaining = range.count
+        while remaining > 0 && slot < chunks.count {
             let chunk = chunks[slot]
-            while offset < chunk.count && result.count < range.count {
-                result.append((chunk.handles[offset], entity(chunk, offset)))
+            let end = min(chunk.count, offset + remaining)
+            remaining -= end - offset
+            while offset < end {
+                try body(chunk.handles[offset], entity(chunk, offset))
                 offset += 1
             }
             slot += 1
             offset = 0
         }
-        return result
     }
 
     /// Every row in order.

@@ -59,4 +59,52 @@ import Testing
             #expect(reference[found.position] == entry)
         }
     }
+
+    /// Rows by position and by range, over chunks made uneven by splits and removals, against the array.
+    @Test func rowsByPositionAndRange() throws {
+        var generator = SeededGenerator(seed: 21)
+        var reference = (1...1_000).map { Entry(key: Int64($0), handle: Int64($0), entity: 7) }
+        var list = RowList(keyCount: 1, sortedHandles: reference.map(\.handle), entities: reference.map(\.entity),
+                           keys: [.integers(reference.map(\.key))])
+        var nextHandle: Int64 = 1_001
+        for step in 0..<1_500 {
+            if step % 3 == 0, let victim = reference.randomElement(using: &generator) {
+                list.remove(victim.handle)
+                reference.removeAll { $0.handle == victim.handle }
+            } else {
+                let entry = Entry(key: Int64.random(in: 0..<300, using: &generator), handle: nextHandle, entity: step % 4 == 0 ? 9 : 7)
+                nextHandle += 1
+                try list.insert(handle: entry.handle, entity: entry.entity, keys: [entry.key.databaseValue], less: Self.less)
+                let at = reference.firstIndex { !Self.less([$0.key.databaseValue], $0.handle, [entry.key.databaseValue], entry.handle) }
+                    ?? reference.count
+                reference.insert(entry, at: at)
+            }
+        }
+        let rows = reference.map { Row(handle: $0.handle, entity: $0.entity) }
+        for position in rows.indices {
+            let row = try #require(list.row(at: position))
+            #expect(Row(handle: row.handle, entity: row.entity) == rows[position])
+        }
+        #expect(list.row(at: -1) == nil)
+        #expect(list.row(at: rows.count) == nil)
+        // Ranges at, across and beyond chunk boundaries and the list's ends.
+        var boundaries = [0]
+        for chunk in list.chunks { boundaries.append((boundaries.last ?? 0) + chunk.count) }
+        var ranges: [Range<Int>] = [0..<0, 0..<1, 0..<rows.count, -5..<3, -5..<(-1), rows.count - 2..<rows.count + 5,
+                                    rows.count..<rows.count + 3, rows.count + 10..<rows.count + 20]
+        for boundary in boundaries {
+            ranges += [boundary - 1..<boundary + 1, boundary..<boundary + 20, max(0, boundary - 20)..<boundary]
+        }
+        ranges.append(boundaries[1] - 3..<boundaries[3] + 3)
+        for range in ranges {
+            var visited: [Row] = []
+            list.forEachRow(in: range) { visited.append(Row(handle: $0, entity: $1)) }
+            #expect(visited == Array(rows[range.clamped(to: rows.indices)]), "range \(range)")
+        }
+    }
+
+    private struct Row: Equatable {
+        var handle: Int64
+        var entity: Int32
+    }
 }
