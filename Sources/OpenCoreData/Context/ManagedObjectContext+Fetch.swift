@@ -173,11 +173,12 @@ extension ManagedObjectContext {
             ? nil : keys.indices.sorted { keys[$0] < keys[$1] }.map { $0 - base }
         func position(_ rank: Int) -> Int { byKey?[rank] ?? rank }
         let objectClass = entity.managedObjectClass
+        let table = registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
         func make(_ key: Int64, at position: Int, row: RowValues?) {
             let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: entity, primaryKey: key, storeIndex: storeIndex))
             object.contextReference = reference
             object.flags.insert(.registered)
-            registry[object.objectID] = object
+            if !registry.insertSaved(object, key: key, table: table) { registry[object.objectID] = object }
             if let row {
                 object.row = row
                 object.awakeFromFetch()

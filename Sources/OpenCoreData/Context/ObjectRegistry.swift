@@ -26,6 +26,8 @@ struct ObjectRegistry {
         var filled = 0
         /// How many pages are allocated.
         var pageCount = 0
+        /// `pageCount` when dictionary entries were last moved into pages.
+        var pageCountAtAdoption = 0
     }
 
     /// 64 slots of consecutive keys, written in place (no copy-on-write check per registration), with a
@@ -53,7 +55,12 @@ struct ObjectRegistry {
 
         /// For ``ObjectRegistry/forgetUnreferenced(where:)``: whether only this page holds the slot's object.
         func holdsOnlyReference(at slot: Int) -> Bool {
-            withUnsafeMutablePointerToElements { isKnownUniquelyReferenced(&$0[slot]) }
+            withUnsafeMutablePointerToElements { slots in
+                // An empty slot is a null reference: tested by loading the word, no runtime call (a trim
+                // passes every slot of every page).
+                guard UnsafeRawPointer(slots + slot).load(as: UInt.self) != 0 else { return false }
+                return isKnownUniquelyReferenced(&slots[slot])
+            }
         }
     }
 
@@ -75,6 +82,9 @@ struct ObjectRegistry {
     /// at most about what the dictionary would.
     private static let slotsPerObject = 8
     private static let slotFloor = 4_096
+    /// The page directory (8 bytes per 64 keys) may always cover this many pages: keys up to about four
+    /// million, in at most 512 KB, so the batches of a large table are paged from the first one.
+    private static let directoryFloor = 1 << 16
 
     @inline(__always)
     private func tableIndex(for id: ManagedObjectID) -> Int? {
@@ -140,6 +150,25 @@ struct ObjectRegistry {
         }
     }
 
+    /// The table of saved objects whose entity's root is `rootEntityNumber` in a store, made if missing: found
+    /// once for a batch of ``insertSaved(_:key:table:)``.
+    mutating func table(rootEntityNumber: Int, storeIndex: UInt32) -> Int {
+        if let index = tables.firstIndex(where: { $0.rootEntityNumber == rootEntityNumber && $0.storeIndex == storeIndex }) {
+            return index
+        }
+        tables.append(PagedTable(storeIndex: storeIndex, rootEntityNumber: rootEntityNumber))
+        return tables.count - 1
+    }
+
+    /// Registers an object whose ID is saved, with primary key `key`, in a table from
+    /// ``table(rootEntityNumber:storeIndex:)``, without copying its ID. False when its key is too scattered
+    /// for the pages or its slot holds another object: then register it by ID.
+    mutating func insertSaved(_ object: ManagedObject, key: Int64, table: Int) -> Bool {
+        guard key > 0, placePaged(object, key: Int(key), table: table) else { return false }
+        if savedInOthers > 0, others.removeValue(forKey: object.objectID) != nil { count -= 1; savedInOthers -= 1 }
+        return true
+    }
+
     /// Moves a table's entries that were too scattered for its pages, and whose pages now exist, from the
     /// dictionary into them.
     private mutating func adoptFittingEntries(into table: Int) {
@@ -171,7 +200,8 @@ struct ObjectRegistry {
         } else {
             let allowed = Self.slotsPerObject * (tables[table].filled + 1 + expected) + Self.slotFloor
             // The page directory costs 8 bytes per page of keys, so it obeys the same bound in pages.
-            guard (tables[table].pageCount + 1) * Self.pageSize <= allowed, pageIndex < allowed else { return false }
+            guard (tables[table].pageCount + 1) * Self.pageSize <= allowed,
+                  pageIndex < max(allowed, Self.directoryFloor) else { return false }
             if pageIndex >= tables[table].pages.count {
                 // At least doubling, so growth stays amortized.
                 let grown = max(pageIndex + 1, tables[table].pages.count * 2, 16)
@@ -181,7 +211,12 @@ struct ObjectRegistry {
             page = SlotPage.make()
             tables[table].pages[pageIndex] = page
             tables[table].pageCount += 1
-            if savedInOthers > 0 { adoptFittingEntries(into: table) }
+            // Scattered entries move into pages made since, each time the page count doubles: a scan of the
+            // dictionary per new page would cost as much as the dictionary per registration.
+            if savedInOthers > 0, tables[table].pageCount >= 2 * max(8, tables[table].pageCountAtAdoption) {
+                adoptFittingEntries(into: table)
+                tables[table].pageCountAtAdoption = tables[table].pageCount
+            }
         }
         if let existing = page[slot] {
             guard existing.objectID == object.objectID else { return false }

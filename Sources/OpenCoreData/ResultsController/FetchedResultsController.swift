@@ -276,12 +276,25 @@ public final class FetchedResultsController: @unchecked Sendable {
         let batchSize = fetchRequest.fetchBatchSize
         if batchSize > 0 {
             let start = position - position % batchSize
+            let offset = position - start
+            // Saved objects of one entity (the usual batch): read by key, each object made as its row
+            // arrives, none listed in between.
+            if fetchRequest.relationshipKeyPathsForPrefetching.isEmpty,
+               let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
+                var asked: ManagedObject?
+                if try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
+                                                     into: { at, object in if at == offset { asked = object } }) {
+                    if let asked, asked.objectID == id, !asked.isFault { return asked }
+                    let object = try context.object(with: id)
+                    if object.isFault { _ = try context.materializeBatch([id]) }
+                    return object
+                }
+            }
             let batch = try context.materializeBatch(tracker?.objectIDs(in: start..<(start + batchSize)) ?? [])
             if !fetchRequest.relationshipKeyPathsForPrefetching.isEmpty {
                 try context.prefetch(fetchRequest.relationshipKeyPathsForPrefetching, for: batch)
             }
             // The batch comes back in the IDs' order: the object asked for needs no second lookup.
-            let offset = position - start
             if offset < batch.count, batch[offset].objectID == id, !batch[offset].isFault { return batch[offset] }
         }
         let object = try context.object(with: id)

@@ -24,4 +24,21 @@ extension ResultsChangeTracker {
         }
         return ids
     }
+
+    /// The primary keys at a range of positions, in order, when all are saved objects of one entity, with
+    /// that entity: what loading a batch by key needs. Nil otherwise (take ``objectIDs(in:)``).
+    mutating func uniformKeys(in range: Range<Int>) -> (entity: EntityDescription, keys: [Int64])? {
+        let range = range.clamped(to: 0..<count)
+        var keys: [Int64] = []
+        keys.reserveCapacity(range.count)
+        var entityNumber: Int32?
+        var uniform = true
+        rows.forEachRow(in: range) { handle, entity in
+            if handle < 0 || (entityNumber != nil && entityNumber != entity) { uniform = false }
+            entityNumber = entity
+            keys.append(handle)
+        }
+        guard uniform, let entityNumber, let entity = model.entity(number: Int(entityNumber)) else { return nil }
+        return (entity, keys)
+    }
 }

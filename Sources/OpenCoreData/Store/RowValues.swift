@@ -38,7 +38,11 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, DatabaseValue> {
     }
 
     deinit {
-        _ = withUnsafeMutablePointers { header, elements in elements.deinitialize(count: header.pointee.count) }
+        withUnsafeMutablePointers { header, elements in
+            // One value at a time: the specialized destroy of a `DatabaseValue` (a release only for text
+            // and blobs), where `deinitialize(count:)` goes through the runtime's generic array destroy.
+            for index in 0..<header.pointee.count { (elements + index).deinitialize(count: 1) }
+        }
     }
 
     // The header is read through its pointer: the `header` property is checked for exclusive access at run
