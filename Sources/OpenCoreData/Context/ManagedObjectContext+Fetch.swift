@@ -165,7 +165,8 @@ extension ManagedObjectContext {
               !registry.containsAny(entity: entity, storeIndex: storeIndex, keys: keys) else { return false }
         let store = try coordinator.primaryStore()
         guard store.identity.index == storeIndex else { return false }
-        if registry.count + keys.count >= registryTrimThreshold { trimRegistry() }
+        // As `register(row:id:)` does per object: trim before the batch would take the registry past the threshold.
+        if registry.count + keys.count > registryTrimThreshold { trimRegistry() }
         // SQLite returns `Z_PK IN (…)` rows in key order: walk the keys in that order alongside them. Keys
         // of a result sorted by key are in order already; others are sorted here (a batch is small).
         let base = keys.startIndex
