@@ -54,4 +54,44 @@ import Testing
             #expect(throws: FetchedResultsError.indexPathOutOfRange(path)) { try controller.object(at: path) }
         }
     }
+
+    /// Batches loaded by key as their rows arrive, in any order of access, against a plain fetch; a row
+    /// deleted behind the controller's back leaves a fault that reports it gone, and objects registered before
+    /// are handed out as they are.
+    @Test func objectsLoadedByBatchMatchAPlainFetch() throws {
+        let stack = try TestStack(model: TestModels.todo())
+        let writer = stack.context()
+        var generator = SeededGenerator(seed: 7)
+        for index in 0..<90 {
+            let item = try writer.insertNewObject(forEntityName: "Item")
+            try item.setValue("Item \(Int.random(in: 0..<500, using: &generator)) #\(index)", forKey: "name")
+        }
+        try writer.save()
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        let expected = try stack.context().fetch(request).map { try ($0.objectID, $0.value(forKey: "name") as! String) }
+
+        request.fetchBatchSize = 7
+        let context = stack.context()
+        let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        let early = try context.existingObject(with: expected[10].0)
+        let deleted: Set<ManagedObjectID> = [expected[3].0, expected[40].0, expected[89].0]
+        for id in deleted { writer.delete(try writer.existingObject(with: id)) }
+        try writer.save()
+
+        for position in (0..<expected.count).shuffled(using: &generator) {
+            let object = try controller.object(at: IndexPath(item: position, section: 0))
+            #expect(object.objectID == expected[position].0, "position \(position)")
+            #expect(context.registeredObject(for: object.objectID) === object)
+            if deleted.contains(object.objectID) {
+                #expect(object.isFault)
+                #expect(throws: ObjectGraphError.self) { try object.value(forKey: "name") }
+            } else {
+                #expect(try object.value(forKey: "name") as? String == expected[position].1, "position \(position)")
+            }
+        }
+        #expect(try controller.object(at: IndexPath(item: 10, section: 0)) === early)
+    }
 }
