@@ -164,9 +164,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }
         // The common read, an unchanged attribute of a fetched object, straight from the row.
-        if changes.isEmpty, !flags.contains(.inserted), let row, slot < entity.attributeColumns.count,
-           let attribute = entity.attributeColumns[slot] {
-            return ValueConversion.swiftValue(row[attribute.column], for: attribute.type)
+        if changes.isEmpty, !flags.contains(.inserted), slot < entity.attributeColumns.count,
+           let attribute = entity.attributeColumns[slot], let value = row?[attribute.column] {
+            return ValueConversion.swiftValue(value, for: attribute.type)
         }
         return try value(atSlot: slot)
     }

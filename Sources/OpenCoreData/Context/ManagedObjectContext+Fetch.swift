@@ -175,15 +175,16 @@ extension ManagedObjectContext {
         func position(_ rank: Int) -> Int { byKey?[rank] ?? rank }
         let objectClass = entity.managedObjectClass
         let table = registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
-        func make(_ key: Int64, at position: Int, row: RowValues?) {
+        func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
             let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: entity, primaryKey: key, storeIndex: storeIndex))
             object.contextReference = reference
             object.flags.insert(.registered)
             if !registry.insertSaved(object, key: key, table: table) { registry[object.objectID] = object }
-            if let row {
-                object.row = row
-                object.awakeFromFetch()
-            }
+            // Tested by pattern and then moved in: binding the row would copy it (a retain of its block).
+            let hasRow: Bool
+            if case .none = row { hasRow = false } else { hasRow = true }
+            object.row = row
+            if hasRow { object.awakeFromFetch() }
             body(position, object)
         }
         var rank = 0
@@ -196,7 +197,7 @@ extension ManagedObjectContext {
             }
             // A row out of key order (never seen from SQLite) leaves its object a fault, read when used.
             guard rank < keys.count, keys[base + position(rank)] == key else { return }
-            make(key, at: position(rank), row: row)
+            make(key, at: position(rank), row: consume row)
             rank += 1
         }
         while rank < keys.count {

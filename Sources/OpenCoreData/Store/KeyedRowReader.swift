@@ -46,7 +46,7 @@ final class KeyedRowReader: @unchecked Sendable {
 
     /// Steps the rows of `keys` (at most 500) in `table` into shared blocks, handing each to `body`. Nil when the connection
     /// is in use by another thread or cannot be opened: the caller reads through the pool then.
-    func read(table: StoreSchema.Table, keys: ArraySlice<Int64>, _ body: (RowValues) throws -> Void) throws -> Bool? {
+    func read(table: StoreSchema.Table, keys: ArraySlice<Int64>, _ body: (consuming RowValues) throws -> Void) throws -> Bool? {
         guard !keys.isEmpty, lock.try() else { return nil }
         defer { lock.unlock() }
         guard let statement = try statement(table: table, count: keys.count) else { return nil }

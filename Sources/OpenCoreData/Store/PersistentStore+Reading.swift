@@ -30,7 +30,7 @@ extension PersistentStore {
 
     /// Reads the rows of `keys` in one table, handing each to `body` in key order (SQLite's order for
     /// `Z_PK IN (…)`). Keys without a row are skipped.
-    func rows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (RowValues) throws -> Void) throws {
+    func rows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (consuming RowValues) throws -> Void) throws {
         if Self.sqlDebug {
             let start = ContinuousClock.now
             var count = 0
@@ -41,7 +41,7 @@ extension PersistentStore {
         }
     }
 
-    private func readRows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (RowValues) throws -> Void) throws {
+    private func readRows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (consuming RowValues) throws -> Void) throws {
         guard let table = schema.table(named: tableName) else { return }
         // The store's own reader connection, unless SQL is being logged (the pool's connections log it)
         // or a write is under way (a read inside it must see its changes).

@@ -18,6 +18,12 @@ struct RowBlockBuilder {
     private let firstBlockRows: Int
     /// The block being filled; made at the first row.
     private var block: RowBlock?
+    /// The block's header and values, written through while the builder holds the block: appending a row
+    /// then touches no reference count.
+    private var header: UnsafeMutablePointer<RowBlockHeader>?
+    private var values: UnsafeMutablePointer<DatabaseValue>?
+    /// Rows the block has room for.
+    private var blockRows = 0
     private var rowCount = 0
     /// Whether a full block was handed out: more rows likely follow, so the next block starts full size.
     private var sealedFullBlock = false
@@ -32,34 +38,41 @@ struct RowBlockBuilder {
 
     var isFull: Bool { rowCount == rowsPerBlock }
 
-    /// Appends the current row of a stepped statement.
+    /// Appends the current row of a stepped statement, decoded in place.
     @inline(__always)
     mutating func appendRow(of statement: SQLiteStatement) {
-        if let block, block.hasRoom(forRows: 1) {
-            block.appendRow(of: statement)
-        } else {
-            let next = makeRoom()
-            next.appendRow(of: statement)
+        if rowCount == blockRows { makeRoom() }
+        let start = rowCount * width
+        let row = values.unsafelyUnwrapped + start
+        for column in 0..<width {
+            (row + column).initialize(to: DatabaseValue.column(Int32(column), of: statement))
         }
+        header.unsafelyUnwrapped.pointee.count = start + width
         rowCount += 1
     }
 
-    /// The block with room for one more row: the first one, or the current one moved into one twice its size.
-    private mutating func makeRoom() -> RowBlock {
+    /// Room for one more row: the first block, or the current one moved into one twice its size.
+    private mutating func makeRoom() {
         let rows = block == nil ? (sealedFullBlock ? rowsPerBlock : firstBlockRows) : min(rowsPerBlock, max(1, rowCount * 2))
         let grown = RowBlock.make(width: width, capacity: rows * width)
         block?.moveValues(into: grown)
+        // A ManagedBuffer's header and elements stay where they are for the object's lifetime, and the
+        // builder holds the block until it hands it out.
+        (header, values) = grown.withUnsafeMutablePointers { ($0, $1) }
         block = grown
-        return grown
+        blockRows = rows
     }
 
     /// Hands the collected rows to `body` in order, as rows of one new block, and starts the next block.
-    mutating func sealBlock(_ body: (RowValues) throws -> Void) rethrows {
+    mutating func sealBlock(_ body: (consuming RowValues) throws -> Void) rethrows {
         guard rowCount > 0, let sealed = block else { return }
         let count = rowCount
         // After a full block more rows likely follow: the next block gets room for a whole block at once.
         sealedFullBlock = count == rowsPerBlock
         block = nil
+        header = nil
+        values = nil
+        blockRows = 0
         rowCount = 0
         var start = 0
         for _ in 0..<count {
@@ -70,7 +83,7 @@ struct RowBlockBuilder {
 
     /// Appends the current row and, when that fills the block, hands the block's rows to `body`.
     @inline(__always)
-    mutating func appendRow(of statement: SQLiteStatement, sealingFullBlockInto body: (RowValues) throws -> Void) rethrows {
+    mutating func appendRow(of statement: SQLiteStatement, sealingFullBlockInto body: (consuming RowValues) throws -> Void) rethrows {
         appendRow(of: statement)
         if isFull { try sealBlock(body) }
     }

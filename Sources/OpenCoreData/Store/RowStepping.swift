@@ -86,7 +86,7 @@ extension Database {
     /// complete. `expectedRows`, when known, sizes the first block.
     func fetchRowValues(sql: String, arguments: [DatabaseValue], columnCount: Int, expectedRows: Int? = nil,
                         cancellation: CancellationFlag? = nil,
-                        _ body: (RowValues) throws -> Void) throws {
+                        _ body: (consuming RowValues) throws -> Void) throws {
         var builder = RowBlockBuilder(width: columnCount, expectedRows: expectedRows)
         try stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
             try builder.appendRow(of: handle, sealingFullBlockInto: body)

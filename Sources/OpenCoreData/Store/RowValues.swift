@@ -57,11 +57,6 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, DatabaseValue> {
     /// Whether the block holds one row only, so a sole owner may write it in place.
     var holdsSingleRow: Bool { withUnsafeMutablePointerToHeader { $0.pointee.count == $0.pointee.width } }
 
-    /// Whether `rows` more rows fit.
-    func hasRoom(forRows rows: Int) -> Bool {
-        withUnsafeMutablePointerToHeader { $0.pointee.count + rows * $0.pointee.width <= $0.pointee.capacity }
-    }
-
     @inline(__always)
     func value(at index: Int) -> DatabaseValue {
         withUnsafeMutablePointers { header, elements in
@@ -96,20 +91,6 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, DatabaseValue> {
                 otherHeader.pointee.count = header.pointee.count
                 header.pointee.count = 0
             }
-        }
-    }
-
-    /// Appends the current row of a stepped statement, its first `width` columns, decoded in place. The
-    /// caller makes sure the row fits (``hasRoom(forRows:)``).
-    @inline(__always)
-    func appendRow(of statement: SQLiteStatement) {
-        withUnsafeMutablePointers { header, elements in
-            let width = header.pointee.width, start = header.pointee.count
-            precondition(start + width <= header.pointee.capacity, "RowBlock append without room")
-            for column in 0..<width {
-                (elements + start + column).initialize(to: DatabaseValue.column(Int32(column), of: statement))
-            }
-            header.pointee.count = start + width
         }
     }
 }
