@@ -30,8 +30,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     public var entity: EntityDescription { objectID.entity }
     /// The object's identity. Temporary until the object is first saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
-    /// Declared right after `objectID` so the byte lands in the ID's tail padding: the object stays within
-    /// a 128-byte allocation even with the 16-byte row reference.
+    /// Declared right after `objectID` so the byte lands in the ID's tail padding: with the 16-byte row
+    /// reference, the one-reference `SlotChanges` and rare state in `extras`, an object is 88 bytes, a
+    /// 96-byte malloc chunk (`ManagedObjectSizeTests`).
     @exclusivity(unchecked) var flags: Flags = []
     /// The context that owns the object (nil once the object is deleted and saved, the context reset, or
     /// the context gone).

@@ -2,10 +2,12 @@ import Foundation
 
 /// An object's unsaved values, by property slot: an array indexed by slot rather than a dictionary, so
 /// setting and reading a value costs an index, not a hash. Storage is allocated on the first change.
+///
+/// The array is empty exactly when no slot holds a change (it is dropped when the last change is removed), so
+/// emptiness needs no separate count: the struct is one reference, which keeps a fetched object within a
+/// smaller allocation class.
 struct SlotChanges: Sequence, ExpressibleByDictionaryLiteral {
     private var values: ContiguousArray<SlotValue?> = []
-    /// How many slots hold a change.
-    private(set) var count = 0
 
     init() {}
 
@@ -13,7 +15,16 @@ struct SlotChanges: Sequence, ExpressibleByDictionaryLiteral {
         for (slot, value) in elements { self[slot] = value }
     }
 
-    var isEmpty: Bool { count == 0 }
+    var isEmpty: Bool { values.isEmpty }
+
+    /// How many slots hold a change.
+    var count: Int {
+        values.withUnsafeBufferPointer { buffer in
+            var count = 0
+            for slot in buffer.indices { if case .some = buffer[slot] { count += 1 } }
+            return count
+        }
+    }
 
     subscript(slot: Int) -> SlotValue? {
         get { slot < values.count ? values[slot] : nil }
@@ -26,17 +37,17 @@ struct SlotChanges: Sequence, ExpressibleByDictionaryLiteral {
                 guard adding else { return }
                 values.append(contentsOf: repeatElement(nil, count: slot - values.count + 1))
             }
-            let had = values.withUnsafeBufferPointer { buffer in
-                if case .none = buffer[slot] { return false } else { return true }
-            }
             values[slot] = newValue
-            count += (adding ? 1 : 0) - (had ? 1 : 0)
+            guard !adding else { return }
+            let anyLeft = values.withUnsafeBufferPointer { buffer in
+                buffer.indices.contains { slot in if case .some = buffer[slot] { return true } else { return false } }
+            }
+            if !anyLeft { values = [] }
         }
     }
 
     /// Whether both hold changes in exactly the same slots (whatever the values).
     func hasSameSlots(as other: SlotChanges) -> Bool {
-        guard count == other.count else { return false }
         for slot in 0..<Swift.max(values.count, other.values.count) where (self[slot] == nil) != (other[slot] == nil) {
             return false
         }
