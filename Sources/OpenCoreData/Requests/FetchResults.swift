@@ -103,19 +103,41 @@ final class BatchedObjects {
         self.count = count
         self.batchSize = max(1, batchSize)
         self.objects = Array(repeating: nil, count: count)
+        self.loadedBatches = Array(repeating: 0, count: (count / max(1, batchSize) + 64) / 64)
+        self.writtenBatches = loadedBatches
         self.contextReference = context.reference
     }
 
+    /// A bit per batch, set once the batch is read: a batch not read yet is read without first looking at
+    /// its slots, which in a large result are a cache and TLB miss away (this stays in cache).
+    @exclusivity(unchecked) private var loadedBatches: [UInt64]
+    /// A bit per batch, set once any of its slots is written: the slots of a batch never written are all nil,
+    /// so they are initialized without loading the old values (a write the processor need not wait for).
+    @exclusivity(unchecked) private var writtenBatches: [UInt64]
+
+    private static func bit(_ batch: Int, in bits: [UInt64]) -> Bool { bits[batch >> 6] & (1 << UInt64(batch & 63)) != 0 }
+    private static func set(_ batch: Int, in bits: inout [UInt64]) { bits[batch >> 6] |= 1 << UInt64(batch & 63) }
+
     @usableFromInline
     func object(at index: Int) -> ManagedObject {
-        if let object = objects[index] { return object }
+        let batch = index / batchSize
+        if Self.bit(batch, in: loadedBatches), let object = objects[index] { return object }
         let start = index - index % batchSize
         let range = start..<min(start + batchSize, count)
         if let context = contextReference.context {
             do {
                 // Straight into the result's slots: no intermediate array of the batch's objects.
+                let fresh = !Self.bit(batch, in: writtenBatches)
+                Self.set(batch, in: &writtenBatches)
                 try objects.withUnsafeMutableBufferPointer { slots in
-                    let store: (Int, ManagedObject) -> Void = { offset, object in slots[start + offset] = object }
+                    let store: (Int, ManagedObject) -> Void = { offset, object in
+                        if fresh {
+                            // Each slot of a fresh batch is stored once: the batch loads hand out each position once.
+                            (slots.baseAddress.unsafelyUnwrapped + start + offset).initialize(to: object)
+                        } else {
+                            slots[start + offset] = object
+                        }
+                    }
                     if case .primaryKeys(let keys, let entity, let storeIdentity) = keys,
                        try context.materializeFreshBatch(entity: entity, storeIndex: storeIdentity?.index ?? 0,
                                                          keys: keys[range], into: store) {
@@ -123,6 +145,7 @@ final class BatchedObjects {
                     }
                     try context.materializeBatch(range.map(id(at:)), into: store)
                 }
+                Self.set(batch, in: &loadedBatches)
                 if !prefetchKeyPaths.isEmpty {
                     try context.prefetch(prefetchKeyPaths, for: objects[range].compactMap { $0 })
                 }
@@ -134,6 +157,7 @@ final class BatchedObjects {
         // The context is gone or the store refused: hand out a fault that reports the problem when used.
         let id = id(at: index)
         let fault = id.entity.managedObjectClass.init(entity: id.entity, id: id)
+        Self.set(batch, in: &writtenBatches)
         objects[index] = fault
         return fault
     }

@@ -59,4 +59,27 @@ import Testing
         // The same element twice is the same object.
         #expect(results[0] === results[0])
     }
+
+    /// Results that outlive their context hand out faults that report the problem when used, one per
+    /// position, and the batches read before stay readable.
+    @Test func resultsOutlivingTheirContextHandOutFaults() throws {
+        let stack = try TestStack(model: TestModels.todo(), inMemory: true)
+        let writer = stack.context()
+        for index in 0..<30 { try writer.insertNewObject(forEntityName: "Item").setValue("Item \(index)", forKey: "name") }
+        try writer.save()
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        request.fetchBatchSize = 10
+        var context: ManagedObjectContext? = stack.context()
+        let results = try #require(context).fetch(request)
+        let early = results[3]
+        #expect(try early.value(forKey: "name") as? String == "Item 11")
+        context = nil
+        let late = results[25]
+        #expect(late.isFault)
+        #expect(throws: ObjectGraphError.self) { try late.value(forKey: "name") }
+        #expect(results[25] === late)
+        #expect(results[3] === early)
+        #expect(try early.value(forKey: "name") as? String == "Item 11")
+    }
 }
