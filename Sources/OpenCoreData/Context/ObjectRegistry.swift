@@ -98,9 +98,36 @@ struct ObjectRegistry {
     /// The object in a table's page slot for `key`, if that page exists.
     @inline(__always)
     private func pagedObject(table: Int, key: Int) -> ManagedObject? {
-        let page = key >> Self.pageShift
-        guard page < tables[table].pages.count else { return nil }
-        return tables[table].pages[page]?[key & Self.pageMask]
+        guard let page = pageSlots(table: table, pageIndex: key >> Self.pageShift) else { return nil }
+        return page.slots[key & Self.pageMask]
+    }
+
+    /// Whether a table's slot for `key` holds an object, read without retaining anything.
+    @inline(__always)
+    private func isOccupied(table: Int, key: Int) -> Bool {
+        guard let page = pageSlots(table: table, pageIndex: key >> Self.pageShift) else { return false }
+        return UnsafeRawPointer(page.slots + (key & Self.pageMask)).load(as: UInt.self) != 0
+    }
+
+    /// A page's filled count and slots, reached without retaining the page (a retain and a release are
+    /// atomic operations, on every registration and lookup). Valid while the page stays in its table's
+    /// directory: only a removal that empties it, or a trim, takes it out, and neither runs while these
+    /// are in use.
+    private struct PageSlots {
+        let filled: UnsafeMutablePointer<Int>
+        let slots: UnsafeMutablePointer<ManagedObject?>
+    }
+
+    @inline(__always)
+    private func pageSlots(table: Int, pageIndex: Int) -> PageSlots? {
+        tables[table].pages.withUnsafeBufferPointer { pages -> PageSlots? in
+            guard pageIndex < pages.count,
+                  let bits = UnsafeRawPointer(pages.baseAddress.unsafelyUnwrapped + pageIndex).load(as: UnsafeRawPointer?.self)
+            else { return nil }
+            return Unmanaged<SlotPage>.fromOpaque(bits)._withUnsafeGuaranteedRef { page in
+                page.withUnsafeMutablePointers { PageSlots(filled: $0, slots: $1) }
+            }
+        }
     }
 
     subscript(id: ManagedObjectID) -> ManagedObject? {
@@ -121,7 +148,7 @@ struct ObjectRegistry {
     func containsAny(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>) -> Bool {
         let root = entity.rootEntityNumber
         if let table = tables.firstIndex(where: { $0.rootEntityNumber == root && $0.storeIndex == storeIndex }) {
-            for key in keys where key > 0 && pagedObject(table: table, key: Int(key)) != nil { return true }
+            for key in keys where key > 0 && isOccupied(table: table, key: Int(key)) { return true }
         }
         guard savedInOthers > 0 else { return false }
         return keys.contains { others[ManagedObjectID(entity: entity, primaryKey: $0, storeIndex: storeIndex)] != nil }
@@ -194,8 +221,8 @@ struct ObjectRegistry {
     /// enough) when the slot is free or already holds the same ID.
     private mutating func placePaged(_ object: ManagedObject, key: Int, table: Int) -> Bool {
         let pageIndex = key >> Self.pageShift, slot = key & Self.pageMask
-        let page: SlotPage
-        if pageIndex < tables[table].pages.count, let existing = tables[table].pages[pageIndex] {
+        let page: PageSlots
+        if let existing = pageSlots(table: table, pageIndex: pageIndex) {
             page = existing
         } else {
             let allowed = Self.slotsPerObject * (tables[table].filled + 1 + expected) + Self.slotFloor
@@ -208,8 +235,9 @@ struct ObjectRegistry {
                 tables[table].pages.reserveCapacity(grown)
                 tables[table].pages.append(contentsOf: repeatElement(nil, count: grown - tables[table].pages.count))
             }
-            page = SlotPage.make()
-            tables[table].pages[pageIndex] = page
+            let made = SlotPage.make()
+            tables[table].pages[pageIndex] = made
+            page = made.withUnsafeMutablePointers { PageSlots(filled: $0, slots: $1) }
             tables[table].pageCount += 1
             // Scattered entries move into pages made since, each time the page count doubles: a scan of the
             // dictionary per new page would cost as much as the dictionary per registration.
@@ -218,14 +246,14 @@ struct ObjectRegistry {
                 tables[table].pageCountAtAdoption = tables[table].pageCount
             }
         }
-        if let existing = page[slot] {
-            guard existing.objectID == object.objectID else { return false }
+        if UnsafeRawPointer(page.slots + slot).load(as: UInt.self) != 0 {
+            guard page.slots[slot]?.objectID == object.objectID else { return false }
         } else {
-            page.filled += 1
+            page.filled.pointee += 1
             tables[table].filled += 1
             count += 1
         }
-        page[slot] = object
+        page.slots[slot] = object
         return true
     }
 
