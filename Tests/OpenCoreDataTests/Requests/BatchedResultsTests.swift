@@ -46,15 +46,7 @@ import Testing
         try writer.save()
 
         for index in (0..<count).shuffled(using: &generator) {
-            let object = results[index]
-            #expect(object.objectID == expected[index].0, "position \(index)")
-            #expect(reader.registeredObject(for: object.objectID) === object)
-            if deleted.contains(object.objectID) {
-                #expect(object.isFault)
-                #expect(throws: ObjectGraphError.self) { try object.value(forKey: "name") }
-            } else {
-                #expect(try object.value(forKey: "name") as? String == expected[index].1, "position \(index)")
-            }
+            try expectLoadedObject(results[index], in: reader, matching: expected[index], deleted: deleted, position: index)
         }
         // The same element twice is the same object.
         #expect(results[0] === results[0])

@@ -83,14 +83,7 @@ import Testing
 
         for position in (0..<expected.count).shuffled(using: &generator) {
             let object = try controller.object(at: IndexPath(item: position, section: 0))
-            #expect(object.objectID == expected[position].0, "position \(position)")
-            #expect(context.registeredObject(for: object.objectID) === object)
-            if deleted.contains(object.objectID) {
-                #expect(object.isFault)
-                #expect(throws: ObjectGraphError.self) { try object.value(forKey: "name") }
-            } else {
-                #expect(try object.value(forKey: "name") as? String == expected[position].1, "position \(position)")
-            }
+            try expectLoadedObject(object, in: context, matching: expected[position], deleted: deleted, position: position)
         }
         #expect(try controller.object(at: IndexPath(item: 10, section: 0)) === early)
     }
