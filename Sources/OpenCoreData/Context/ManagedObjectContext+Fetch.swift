@@ -106,7 +106,7 @@ extension ManagedObjectContext {
 
     /// Reads a batch of objects by ID (one `Z_PK IN (…)` query), registering them, and hands each to `body`
     /// with its position in `ids`, in order.
-    func materializeBatch(_ ids: [ManagedObjectID], into body: (Int, ManagedObject) -> Void) throws {
+    func materializeBatch(_ ids: [ManagedObjectID], into body: (Int, consuming ManagedObject) -> Void) throws {
         if parent == nil, let coordinator = persistentStoreCoordinator,
            ids.allSatisfy({ registry[$0] == nil }) {
             // The common case (a fresh batch): read the rows, then make the objects with them.
@@ -145,7 +145,7 @@ extension ManagedObjectContext {
                 }
                 let object = register(row: found.map { rows[$0] }, id: ids[position])
                 if found != nil { object.awakeFromFetch() }
-                body(position, object)
+                body(position, consume object)
             }
             return
         }
@@ -160,7 +160,7 @@ extension ManagedObjectContext {
     /// necessarily in order). Returns false, having done nothing, when the batch needs the general path
     /// (``materializeBatch(_:into:)``).
     func materializeFreshBatch(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>,
-                               into body: (Int, ManagedObject) -> Void) throws -> Bool {
+                               into body: (Int, consuming ManagedObject) -> Void) throws -> Bool {
         guard parent == nil, storeIndex != 0, let coordinator = persistentStoreCoordinator,
               !registry.containsAny(entity: entity, storeIndex: storeIndex, keys: keys) else { return false }
         let store = try coordinator.primaryStore()
@@ -185,7 +185,8 @@ extension ManagedObjectContext {
             if case .none = row { hasRow = false } else { hasRow = true }
             object.row = row
             if hasRow { object.awakeFromFetch() }
-            body(position, object)
+            // Handed over, not shared: the receiver keeps this reference (no retain and release).
+            body(position, consume object)
         }
         var rank = 0
         var missing: [Int] = []

@@ -130,12 +130,12 @@ final class BatchedObjects {
                 let fresh = !Self.bit(batch, in: writtenBatches)
                 Self.set(batch, in: &writtenBatches)
                 try objects.withUnsafeMutableBufferPointer { slots in
-                    let store: (Int, ManagedObject) -> Void = { offset, object in
+                    let store: (Int, consuming ManagedObject) -> Void = { offset, object in
                         if fresh {
                             // Each slot of a fresh batch is stored once: the batch loads hand out each position once.
-                            (slots.baseAddress.unsafelyUnwrapped + start + offset).initialize(to: object)
+                            (slots.baseAddress.unsafelyUnwrapped + start + offset).initialize(to: consume object)
                         } else {
-                            slots[start + offset] = object
+                            slots[start + offset] = consume object
                         }
                     }
                     if case .primaryKeys(let keys, let entity, let storeIdentity) = keys,
