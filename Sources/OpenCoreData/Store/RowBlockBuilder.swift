@@ -1,13 +1,15 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 
 /// Collects stepped rows into shared ``RowBlock``s: one allocation per block of rows instead of one per
 /// row. A block is handed out only once it is complete, so a block that rows refer to is never written.
 struct RowBlockBuilder {
-    /// Values a full block holds (about 48 KB; 256 rows of eight columns). A block lives as long as any of
-    /// its rows is referenced, so a larger one could pin a lot of memory after most of its objects are
-    /// gone; this is large enough that the per-block allocation is noise beside the rows' decoding, and
-    /// small enough to stay under malloc's mmap threshold (128 KB), which would make each block a syscall.
+    /// Values a full block holds (about 18 KB of cells and kinds, plus its text: 256 rows of eight columns).
+    /// A block lives as long as any of its rows is referenced, so a larger one could pin a lot of memory after
+    /// most of its objects are gone; this is large enough that the per-block allocation is noise beside the
+    /// rows' decoding, and small enough to stay under malloc's mmap threshold (128 KB), which would make each
+    /// block a syscall.
     static let valuesPerBlock = 2048
 
     /// Values per row.
@@ -18,10 +20,11 @@ struct RowBlockBuilder {
     private let firstBlockRows: Int
     /// The block being filled; made at the first row.
     private var block: RowBlock?
-    /// The block's header and values, written through while the builder holds the block: appending a row
+    /// The block's header and cells, written through while the builder holds the block: appending a row
     /// then touches no reference count.
-    private var header: UnsafeMutablePointer<RowBlockHeader>?
-    private var values: UnsafeMutablePointer<DatabaseValue>?
+    private var cells: RowBlock.Cells?
+    /// Text and blob values in the first row of the last block: room for as many per row is made at once.
+    private var sideValuesPerRow = 0
     /// Rows the block has room for.
     private var blockRows = 0
     private var rowCount = 0
@@ -42,13 +45,23 @@ struct RowBlockBuilder {
     @inline(__always)
     mutating func appendRow(of statement: SQLiteStatement) {
         if rowCount == blockRows { makeRoom() }
+        let cells = self.cells.unsafelyUnwrapped
         let start = rowCount * width
-        let row = values.unsafelyUnwrapped + start
         for column in 0..<width {
-            (row + column).initialize(to: DatabaseValue.column(Int32(column), of: statement))
+            cells.decode(column: Int32(column), of: statement, into: start + column)
         }
-        header.unsafelyUnwrapped.pointee.count = start + width
+        cells.header.pointee.count = start + width
         rowCount += 1
+        if rowCount == 1 {
+            sideValuesPerRow = cells.header.pointee.side.count
+            reserveSideValues(rows: blockRows)
+        }
+    }
+
+    /// Makes room for the text and blob values of `rows` rows like the first, so the side list grows once.
+    private func reserveSideValues(rows: Int) {
+        guard sideValuesPerRow > 0, let cells else { return }
+        cells.header.pointee.side.reserveCapacity(sideValuesPerRow * rows)
     }
 
     /// Room for one more row: the first block, or the current one moved into one twice its size.
@@ -58,9 +71,10 @@ struct RowBlockBuilder {
         block?.moveValues(into: grown)
         // A ManagedBuffer's header and elements stay where they are for the object's lifetime, and the
         // builder holds the block until it hands it out.
-        (header, values) = grown.withUnsafeMutablePointers { ($0, $1) }
+        cells = grown.withCells { $0 }
         block = grown
         blockRows = rows
+        if rowCount > 0 { reserveSideValues(rows: rows) }
     }
 
     /// Hands the collected rows to `body` in order, as rows of one new block, and starts the next block.
@@ -70,8 +84,7 @@ struct RowBlockBuilder {
         // After a full block more rows likely follow: the next block gets room for a whole block at once.
         sealedFullBlock = count == rowsPerBlock
         block = nil
-        header = nil
-        values = nil
+        cells = nil
         blockRows = 0
         rowCount = 0
         var start = 0
@@ -86,5 +99,29 @@ struct RowBlockBuilder {
     mutating func appendRow(of statement: SQLiteStatement, sealingFullBlockInto body: (consuming RowValues) throws -> Void) rethrows {
         appendRow(of: statement)
         if isFull { try sealBlock(body) }
+    }
+}
+
+extension RowBlock.Cells {
+    /// Decodes a column of the current row into an empty cell. Through `sqlite3_column_value` the type and
+    /// the value are read from the value itself, one locked call per column instead of two; text is decoded
+    /// from its known length (no `strlen`).
+    @inline(__always)
+    func decode(column: Int32, of statement: SQLiteStatement, into index: Int) {
+        guard let value = sqlite3_column_value(statement, column) else { return setNull(index) }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: setInteger(index, sqlite3_value_int64(value))
+        case SQLITE_FLOAT: setReal(index, sqlite3_value_double(value))
+        case SQLITE_TEXT:
+            // The pointer first, then its length, as SQLite asks.
+            let text = sqlite3_value_text(value).map {
+                String(decoding: UnsafeBufferPointer(start: $0, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+            } ?? ""
+            appendSide(index, text.databaseValue)
+        case SQLITE_BLOB:
+            let bytes = sqlite3_value_blob(value).map { Data(bytes: $0, count: Int(sqlite3_value_bytes(value))) } ?? Data()
+            appendSide(index, bytes.databaseValue)
+        default: setNull(index)
+        }
     }
 }

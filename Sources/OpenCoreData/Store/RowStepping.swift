@@ -2,28 +2,6 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-extension DatabaseValue {
-    /// A column of the current row. Through `sqlite3_column_value` the type and the value are read from the
-    /// value itself, one locked call per column instead of two; text is decoded from its known length
-    /// (no `strlen`).
-    @inline(__always)
-    static func column(_ index: Int32, of statement: SQLiteStatement) -> DatabaseValue {
-        guard let value = sqlite3_column_value(statement, index) else { return .null }
-        switch sqlite3_value_type(value) {
-        case SQLITE_INTEGER: return sqlite3_value_int64(value).databaseValue
-        case SQLITE_FLOAT: return sqlite3_value_double(value).databaseValue
-        case SQLITE_TEXT:
-            guard let text = sqlite3_value_text(value) else { return "".databaseValue }
-            let count = Int(sqlite3_value_bytes(value))
-            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self).databaseValue
-        case SQLITE_BLOB:
-            guard let bytes = sqlite3_value_blob(value) else { return Data().databaseValue }
-            return Data(bytes: bytes, count: Int(sqlite3_value_bytes(value))).databaseValue
-        default: return .null
-        }
-    }
-}
-
 /// Checked while rows are stepped, so a long fetch stops when asked.
 final class CancellationFlag: @unchecked Sendable {
     // @unchecked Sendable: a single atomic-enough Bool read by the SQLite progress handler; a stale read

@@ -99,4 +99,32 @@ import Testing
         // The rows that stayed in the block still read their own names.
         #expect(items[6].row?.sharesBlock(with: firstRow) == true)
     }
+
+    /// Every kind of value reads back as written, through random writes of every kind over every kind, in
+    /// rows that share a block and in rows alone in theirs; a reference array of values is the model.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func cellsHoldEveryKindOfValueThroughRandomWrites(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let samples: [DatabaseValue] = [
+            .null, 0.databaseValue, Int64.min.databaseValue, Int64.max.databaseValue, (-1.5).databaseValue,
+            Double.infinity.databaseValue, "".databaseValue, "short".databaseValue,
+            String(repeating: "long text ✓ ", count: 20).databaseValue, Data().databaseValue,
+            Data([0, 1, 2, 255]).databaseValue,
+        ]
+        let width = 5
+        var model = (0..<(width * 4)).map { _ in samples[Int(random.next() % UInt64(samples.count))] }
+        let block = RowBlock.make(values: model, width: width)
+        var rows = (0..<4).map { RowValues(block: block, start: $0 * width) }
+        for _ in 0..<200 {
+            let row = Int(random.next() % 4), column = Int(random.next() % UInt64(width))
+            let value = samples[Int(random.next() % UInt64(samples.count))]
+            rows[row][column] = value
+            model[row * width + column] = value
+            for index in rows.indices { #expect(Array(rows[index]) == Array(model[(index * width)..<((index + 1) * width)])) }
+        }
+        // Rows copied out of a block carry only their own values.
+        let copied = rows.map { row in RowValues(block: RowBlock.make(values: Array(row), width: width), start: 0) }
+        #expect(copied == rows)
+    }
 }
+

@@ -1,0 +1,206 @@
+import Foundation
+import GRDB
+
+/// What a ``RowBlock`` knows of itself.
+struct RowBlockHeader {
+    /// Values initialized so far.
+    var count: Int
+    /// Values the block has room for.
+    let capacity: Int
+    /// Values per row.
+    let width: Int
+    /// The block's text and blob values, each referred to by the one cell that holds its index.
+    var side: ContiguousArray<DatabaseValue>
+}
+
+/// How a ``RowBlock`` cell holds its value.
+enum RowCellKind: UInt8 {
+    case null = 0
+    /// The cell's bits are an `Int64`.
+    case integer
+    /// The cell's bits are a `Double`.
+    case real
+    /// The cell's bits are an index into the header's `side` values (text or blob).
+    case side
+}
+
+/// The values of many rows of one width, back to back in the block's own allocation: fetched rows share
+/// one allocation instead of one array each, and are decoded straight into place.
+///
+/// Each value is an 8-byte cell with a kind byte, not a 24-byte `DatabaseValue`: a context's rows are most
+/// of the memory it holds, and every byte of a freshly read row is memory the processor has to fetch and
+/// write. Numbers live in the cell; text and blobs in the header's `side` list, by index. The kinds follow
+/// the cells in the same allocation (one byte per cell, rounded up to whole words).
+final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
+
+    /// Words holding the kind bytes of `capacity` cells.
+    private static func kindWords(_ capacity: Int) -> Int { (capacity + 7) / 8 }
+
+    /// An empty block with room for `capacity` values.
+    static func make(width: Int, capacity: Int) -> RowBlock {
+        let buffer = RowBlock.create(minimumCapacity: capacity + kindWords(capacity)) { _ in
+            RowBlockHeader(count: 0, capacity: capacity, width: width, side: [])
+        }
+        return unsafeDowncast(buffer, to: RowBlock.self)
+    }
+
+    /// A block holding `values`.
+    static func make<Values: Collection>(values: Values, width: Int) -> RowBlock where Values.Element == DatabaseValue {
+        let block = make(width: width, capacity: values.count)
+        block.withCells { cells in
+            var position = 0
+            for value in values {
+                cells.initialize(position, to: value)
+                position += 1
+            }
+            cells.header.pointee.count = position
+        }
+        return block
+    }
+
+    /// The block's cells, kinds and header, for reading and writing in place while the block is held.
+    struct Cells {
+        let header: UnsafeMutablePointer<RowBlockHeader>
+        let bits: UnsafeMutablePointer<UInt64>
+        let kinds: UnsafeMutablePointer<UInt8>
+
+        init(header: UnsafeMutablePointer<RowBlockHeader>, elements: UnsafeMutablePointer<UInt64>) {
+            self.header = header
+            bits = elements
+            kinds = UnsafeMutableRawPointer(elements + header.pointee.capacity).assumingMemoryBound(to: UInt8.self)
+        }
+
+        @inline(__always)
+        func value(at index: Int) -> DatabaseValue {
+            switch kinds[index] {
+            case RowCellKind.integer.rawValue: return Int64(bitPattern: bits[index]).databaseValue
+            case RowCellKind.real.rawValue: return Double(bitPattern: bits[index]).databaseValue
+            case RowCellKind.side.rawValue: return header.pointee.side[Int(truncatingIfNeeded: bits[index])]
+            default: return .null
+            }
+        }
+
+        /// Sets a cell that held nothing before (a side value goes to the end of the side list).
+        @inline(__always)
+        func initialize(_ index: Int, to value: DatabaseValue) {
+            switch value.storage {
+            case .null: setNull(index)
+            case .int64(let integer): setInteger(index, integer)
+            case .double(let real): setReal(index, real)
+            case .string, .blob: appendSide(index, value)
+            }
+        }
+
+        /// Sets a cell, reusing its side slot if it had one.
+        func assign(_ index: Int, to value: DatabaseValue) {
+            switch value.storage {
+            case .string, .blob:
+                if kinds[index] == RowCellKind.side.rawValue {
+                    header.pointee.side[Int(truncatingIfNeeded: bits[index])] = value
+                } else {
+                    appendSide(index, value)
+                }
+            default:
+                // A side value no cell refers to any more stays in the list until the block goes: only a
+                // block of a single row is ever written, and rows are written a few values at a time.
+                initialize(index, to: value)
+            }
+        }
+
+        @inline(__always)
+        func setNull(_ index: Int) {
+            bits[index] = 0
+            kinds[index] = RowCellKind.null.rawValue
+        }
+
+        @inline(__always)
+        func setInteger(_ index: Int, _ value: Int64) {
+            bits[index] = UInt64(bitPattern: value)
+            kinds[index] = RowCellKind.integer.rawValue
+        }
+
+        @inline(__always)
+        func setReal(_ index: Int, _ value: Double) {
+            bits[index] = value.bitPattern
+            kinds[index] = RowCellKind.real.rawValue
+        }
+
+        @inline(__always)
+        func appendSide(_ index: Int, _ value: DatabaseValue) {
+            bits[index] = UInt64(header.pointee.side.count)
+            kinds[index] = RowCellKind.side.rawValue
+            header.pointee.side.append(value)
+        }
+    }
+
+    @inline(__always)
+    func withCells<Result>(_ body: (Cells) throws -> Result) rethrows -> Result {
+        try withUnsafeMutablePointers { header, elements in try body(Cells(header: header, elements: elements)) }
+    }
+
+    // The header is read through its pointer: the `header` property is checked for exclusive access at run
+    // time on every use.
+
+    /// Values per row.
+    var width: Int { withUnsafeMutablePointerToHeader { $0.pointee.width } }
+
+    /// Values initialized so far.
+    var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+
+    /// Whether the block holds one row only, so a sole owner may write it in place.
+    var holdsSingleRow: Bool { withUnsafeMutablePointerToHeader { $0.pointee.count == $0.pointee.width } }
+
+    @inline(__always)
+    func value(at index: Int) -> DatabaseValue {
+        withCells { cells in
+            precondition(index >= 0 && index < cells.header.pointee.count, "RowBlock index out of range")
+            return cells.value(at: index)
+        }
+    }
+
+    @inline(__always)
+    func setValue(_ value: DatabaseValue, at index: Int) {
+        withCells { cells in
+            precondition(index >= 0 && index < cells.header.pointee.count, "RowBlock index out of range")
+            cells.assign(index, to: value)
+        }
+    }
+
+    /// A new block holding a copy of `count` values from `start` (with only the side values they refer to).
+    func copy(start: Int, count: Int) -> RowBlock {
+        withCells { cells in
+            precondition(start >= 0 && start + count <= cells.header.pointee.count, "RowBlock range out of bounds")
+            let copy = RowBlock.make(width: cells.header.pointee.width, capacity: count)
+            copy.withCells { target in
+                for offset in 0..<count {
+                    let index = start + offset
+                    if cells.kinds[index] == RowCellKind.side.rawValue {
+                        target.appendSide(offset, cells.header.pointee.side[Int(truncatingIfNeeded: cells.bits[index])])
+                    } else {
+                        target.bits[offset] = cells.bits[index]
+                        target.kinds[offset] = cells.kinds[index]
+                    }
+                }
+                target.header.pointee.count = count
+            }
+            return copy
+        }
+    }
+
+    /// Moves every value into `other` (empty, with room for them), leaving this block empty.
+    func moveValues(into other: RowBlock) {
+        withCells { cells in
+            other.withCells { target in
+                let count = cells.header.pointee.count
+                precondition(target.header.pointee.count == 0 && target.header.pointee.side.isEmpty
+                                 && count <= target.header.pointee.capacity,
+                             "RowBlock move into a block without room")
+                target.bits.update(from: cells.bits, count: count)
+                target.kinds.update(from: cells.kinds, count: count)
+                swap(&target.header.pointee.side, &cells.header.pointee.side)
+                target.header.pointee.count = count
+                cells.header.pointee.count = 0
+            }
+        }
+    }
+}
