@@ -9,8 +9,46 @@ struct RowBlockHeader {
     let capacity: Int
     /// Values per row.
     let width: Int
-    /// The block's text and blob values, each referred to by the one cell that holds its index.
-    var side: ContiguousArray<DatabaseValue>
+    /// The block's text and blob values, each referred to by the one cell that holds its index: memory
+    /// of the block's own (no array to check for uniqueness on every append, or to retain on every read).
+    var side: UnsafeMutablePointer<DatabaseValue>?
+    var sideCount = 0
+    var sideCapacity = 0
+
+    init(capacity: Int, width: Int) {
+        count = 0
+        self.capacity = capacity
+        self.width = width
+    }
+
+    /// Room for at least `capacity` side values in all.
+    mutating func reserveSide(_ capacity: Int) {
+        guard capacity > sideCapacity else { return }
+        let grown = UnsafeMutablePointer<DatabaseValue>.allocate(capacity: capacity)
+        if let side {
+            grown.moveInitialize(from: side, count: sideCount)
+            side.deallocate()
+        }
+        side = grown
+        sideCapacity = capacity
+    }
+
+    mutating func appendSide(_ value: DatabaseValue) -> Int {
+        if sideCount == sideCapacity { reserveSide(max(4, sideCapacity * 2)) }
+        (side.unsafelyUnwrapped + sideCount).initialize(to: value)
+        sideCount += 1
+        return sideCount - 1
+    }
+
+    /// Gives the side values back (the block is going).
+    mutating func releaseSide() {
+        guard let side else { return }
+        side.deinitialize(count: sideCount)
+        side.deallocate()
+        self.side = nil
+        sideCount = 0
+        sideCapacity = 0
+    }
 }
 
 /// How a ``RowBlock`` cell holds its value.
@@ -39,7 +77,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
     /// An empty block with room for `capacity` values.
     static func make(width: Int, capacity: Int) -> RowBlock {
         let buffer = RowBlock.create(minimumCapacity: capacity + kindWords(capacity)) { _ in
-            RowBlockHeader(count: 0, capacity: capacity, width: width, side: [])
+            RowBlockHeader(capacity: capacity, width: width)
         }
         return unsafeDowncast(buffer, to: RowBlock.self)
     }
@@ -75,7 +113,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             switch kinds[index] {
             case RowCellKind.integer.rawValue: return Int64(bitPattern: bits[index]).databaseValue
             case RowCellKind.real.rawValue: return Double(bitPattern: bits[index]).databaseValue
-            case RowCellKind.side.rawValue: return header.pointee.side[Int(truncatingIfNeeded: bits[index])]
+            case RowCellKind.side.rawValue: return header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])]
             default: return .null
             }
         }
@@ -96,7 +134,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             switch value.storage {
             case .string, .blob:
                 if kinds[index] == RowCellKind.side.rawValue {
-                    header.pointee.side[Int(truncatingIfNeeded: bits[index])] = value
+                    header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])] = value
                 } else {
                     appendSide(index, value)
                 }
@@ -127,10 +165,13 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
 
         @inline(__always)
         func appendSide(_ index: Int, _ value: DatabaseValue) {
-            bits[index] = UInt64(header.pointee.side.count)
+            bits[index] = UInt64(header.pointee.appendSide(value))
             kinds[index] = RowCellKind.side.rawValue
-            header.pointee.side.append(value)
         }
+    }
+
+    deinit {
+        withUnsafeMutablePointerToHeader { $0.pointee.releaseSide() }
     }
 
     @inline(__always)
@@ -158,6 +199,15 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         }
     }
 
+    /// The integer at `index`, 0 when the value is not an integer (the row's key, entity and version).
+    @inline(__always)
+    func integer(at index: Int) -> Int64 {
+        withCells { cells in
+            precondition(index >= 0 && index < cells.header.pointee.count, "RowBlock index out of range")
+            return cells.kinds[index] == RowCellKind.integer.rawValue ? Int64(bitPattern: cells.bits[index]) : 0
+        }
+    }
+
     @inline(__always)
     func setValue(_ value: DatabaseValue, at index: Int) {
         withCells { cells in
@@ -175,7 +225,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
                 for offset in 0..<count {
                     let index = start + offset
                     if cells.kinds[index] == RowCellKind.side.rawValue {
-                        target.appendSide(offset, cells.header.pointee.side[Int(truncatingIfNeeded: cells.bits[index])])
+                        target.appendSide(offset, cells.value(at: index))
                     } else {
                         target.bits[offset] = cells.bits[index]
                         target.kinds[offset] = cells.kinds[index]
@@ -192,12 +242,17 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         withCells { cells in
             other.withCells { target in
                 let count = cells.header.pointee.count
-                precondition(target.header.pointee.count == 0 && target.header.pointee.side.isEmpty
+                precondition(target.header.pointee.count == 0 && target.header.pointee.side == nil
                                  && count <= target.header.pointee.capacity,
                              "RowBlock move into a block without room")
                 target.bits.update(from: cells.bits, count: count)
                 target.kinds.update(from: cells.kinds, count: count)
-                swap(&target.header.pointee.side, &cells.header.pointee.side)
+                target.header.pointee.side = cells.header.pointee.side
+                target.header.pointee.sideCount = cells.header.pointee.sideCount
+                target.header.pointee.sideCapacity = cells.header.pointee.sideCapacity
+                cells.header.pointee.side = nil
+                cells.header.pointee.sideCount = 0
+                cells.header.pointee.sideCapacity = 0
                 target.header.pointee.count = count
                 cells.header.pointee.count = 0
             }

@@ -53,7 +53,7 @@ struct RowBlockBuilder {
         cells.header.pointee.count = start + width
         rowCount += 1
         if rowCount == 1 {
-            sideValuesPerRow = cells.header.pointee.side.count
+            sideValuesPerRow = cells.header.pointee.sideCount
             reserveSideValues(rows: blockRows)
         }
     }
@@ -61,7 +61,7 @@ struct RowBlockBuilder {
     /// Makes room for the text and blob values of `rows` rows like the first, so the side list grows once.
     private func reserveSideValues(rows: Int) {
         guard sideValuesPerRow > 0, let cells else { return }
-        cells.header.pointee.side.reserveCapacity(sideValuesPerRow * rows)
+        cells.header.pointee.reserveSide(sideValuesPerRow * rows)
     }
 
     /// Room for one more row: the first block, or the current one moved into one twice its size.

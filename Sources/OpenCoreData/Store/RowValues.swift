@@ -71,7 +71,15 @@ extension RowValues: ExpressibleByArrayLiteral {
 }
 
 extension RowValues {
-    var primaryKey: Int64 { if case .int64(let v) = self[0].storage { return v } else { return 0 } }
-    var entityNumber: Int { if case .int64(let v) = self[1].storage { return Int(v) } else { return 0 } }
-    var version: Int64 { if case .int64(let v) = self[2].storage { return v } else { return 0 } }
+    // Every entity table starts with these three integer columns.
+    var primaryKey: Int64 { integer(at: 0) }
+    var entityNumber: Int { Int(integer(at: 1)) }
+    var version: Int64 { integer(at: 2) }
+
+    /// An integer column's value straight from its cell (0 if it holds no integer).
+    @inline(__always)
+    private func integer(at index: Int) -> Int64 {
+        precondition(index < block.width, "RowValues index out of range")
+        return block.integer(at: start &+ index)
+    }
 }
