@@ -31,7 +31,7 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .long, help: "Comma-separated sizes, e.g. 10000,100000 (default: 10000,100000,1000000).")
     var sizes: String?
 
-    @Option(name: .customLong("repeat"), help: "Timed runs per side (default: 5, 3 at 1,000,000 rows or more; 1 with --quick).")
+    @Option(name: .customLong("repeat"), help: "Timed runs per side (default: 5, 3 at 1,000,000 rows or more, and more for short runs, up to 15 or about 2 s of timed work; 1 with --quick).")
     var repetitions: Int?
 
     @Flag(name: .long, help: "A small smoke run (2,000 rows, one run per side): checks it works, not how fast.")
@@ -66,6 +66,19 @@ struct BenchCommand: ParsableCommand {
         if let repetitions { return repetitions }
         if quick { return 1 }
         return size >= 1_000_000 ? 3 : 5
+    }
+
+    /// Most timed runs per side when runs are short and `--repeat` is not given: a run of a few milliseconds
+    /// swings with the machine more than a long one, so it gets more samples for its median.
+    static let shortRunRepetitionLimit = 15
+    /// Timed work (both sides) under which a scenario keeps adding runs, up to the limit above.
+    static let shortRunBudgetSeconds = 2.0
+
+    /// Whether another run of each side is worth it after `done` runs that took `seconds` in all.
+    func wantsAnotherRun(after done: Int, seconds: Double, size: Int) -> Bool {
+        if done < repetitions(for: size) { return true }
+        guard repetitions == nil, !quick else { return false }
+        return done < Self.shortRunRepetitionLimit && seconds < Self.shortRunBudgetSeconds
     }
 
     func selectedScenarios() -> [Scenario] {
@@ -144,7 +157,10 @@ struct BenchCommand: ParsableCommand {
             result.rows = run.rows
             result.note = run.note
             result.perRunDivisor = run.perRunDivisor
-            for repetition in 0..<repetitions(for: size) {
+            var repetition = 0
+            var timedSeconds = 0.0
+            while wantsAnotherRun(after: repetition, seconds: timedSeconds, size: size) {
+                defer { repetition += 1 }
                 let oursFirst = repetition % 2 == 0
                 var checksums = [0, 0]
                 let sides = run.raw == nil ? [true] : (oursFirst ? [true, false] : [false, true])
@@ -157,6 +173,7 @@ struct BenchCommand: ParsableCommand {
                         throw error
                     }
                     fixtures.removeScratch()
+                    timedSeconds += sample.seconds
                     if side {
                         result.oursSeconds.append(sample.seconds)
                         result.oursPeakBytes = max(result.oursPeakBytes, sample.peakBytes)
