@@ -136,13 +136,28 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
                 if kinds[index] == RowCellKind.side.rawValue {
                     header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])] = value
                 } else {
+                    // More side values than cells means some are no longer referred to: drop them first,
+                    // so a row written over and over keeps a bounded list.
+                    if header.pointee.sideCount >= header.pointee.count { compactSide() }
                     appendSide(index, value)
                 }
             default:
-                // A side value no cell refers to any more stays in the list until the block goes: only a
-                // block of a single row is ever written, and rows are written a few values at a time.
+                // A side value the cell referred to stays in the list until the next compaction (only a
+                // block of a single row is ever written).
                 initialize(index, to: value)
             }
+        }
+
+        /// Keeps only the side values some cell refers to, renumbering those cells.
+        func compactSide() {
+            var kept: [DatabaseValue] = []
+            for index in 0..<header.pointee.count where kinds[index] == RowCellKind.side.rawValue {
+                kept.append(header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])])
+                bits[index] = UInt64(kept.count - 1)
+            }
+            header.pointee.releaseSide()
+            header.pointee.reserveSide(kept.count)
+            for value in kept { _ = header.pointee.appendSide(value) }
         }
 
         @inline(__always)

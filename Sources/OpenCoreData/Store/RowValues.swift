@@ -56,6 +56,9 @@ struct RowValues: RandomAccessCollection, MutableCollection, @unchecked Sendable
     /// The block's identity, for tests.
     var blockIdentity: ObjectIdentifier { ObjectIdentifier(block) }
 
+    /// Text and blob values the row's block keeps (some perhaps no longer referred to), for tests.
+    var sideValueCount: Int { block.withCells { $0.header.pointee.sideCount } }
+
     /// Whether both rows lie in the same block, for tests.
     func sharesBlock(with other: RowValues) -> Bool { block === other.block }
 }

@@ -126,5 +126,18 @@ import Testing
         let copied = rows.map { row in RowValues(block: RowBlock.make(values: Array(row), width: width), start: 0) }
         #expect(copied == rows)
     }
-}
 
+    /// A row written over and over (text, then a number, then text again) keeps a bounded list of text
+    /// values: the ones no cell refers to are dropped.
+    @Test func rewritingTextAndNumbersKeepsTheSideListBounded() {
+        var row = RowValues(repeating: .null, count: 3)
+        for round in 0..<1_000 {
+            row[1] = "text \(round)".databaseValue
+            row[1] = Int64(round).databaseValue
+            row[2] = round % 3 == 0 ? Data([UInt8(round % 256)]).databaseValue : .null
+        }
+        row[0] = "last".databaseValue
+        #expect(row == ["last".databaseValue, 999.databaseValue, Data([UInt8(999 % 256)]).databaseValue])
+        #expect(row.sideValueCount <= 2 * row.count, "the side list holds \(row.sideValueCount) values")
+    }
+}
