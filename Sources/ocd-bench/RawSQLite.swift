@@ -150,6 +150,17 @@ enum Seed {
 
 /// The raw baselines, one function per scenario; each returns the same checksum as its `ours` twin.
 enum RawBaselines {
+    /// The keys a query returns, read through a connection of their own that is closed before the timed
+    /// work: the timed connection starts with an empty page cache, as ours' keyed reader does (ours reads
+    /// its IDs through the pool's reader, not the connection that loads the batches).
+    static func keys(path: String, sql: String) throws -> [Int64] {
+        let db = try RawConnection(path: path)
+        let select = try db.prepare(sql)
+        var keys: [Int64] = []
+        while try select.step() { keys.append(select.int64(0)) }
+        return keys
+    }
+
     /// The entity number of Item, as the library recorded it in Z_PRIMARYKEY.
     static func itemEntityNumber(_ db: RawConnection) throws -> Int64 {
         let statement = try db.prepare("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'")

@@ -220,10 +220,8 @@ enum ResultsControllerScenarios {
                 }
             }
         }, raw: {
+            let ids = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM ORDER BY ZCREATEDAT, Z_PK")
             let db = try RawConnection(path: url.path)
-            let select = try db.prepare("SELECT Z_PK FROM ZITEM ORDER BY ZCREATEDAT, Z_PK")
-            var ids: [Int64] = []
-            while try select.step() { ids.append(select.int64(0)) }
             let batches = batchIndexes.map { batch in
                 Array(ids[(batch * batchSize)..<min(batch * batchSize + batchSize, ids.count)])
             }

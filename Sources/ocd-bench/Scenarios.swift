@@ -263,10 +263,8 @@ enum Scenarios {
                 }
             }
         }, raw: {
+            let ids = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM")
             let db = try RawConnection(path: url.path)
-            let select = try db.prepare("SELECT Z_PK FROM ZITEM")
-            var ids: [Int64] = []
-            while try select.step() { ids.append(select.int64(0)) }
             let batches = batchIndexes.map { batch in Array(ids[(batch * 20)..<min(batch * 20 + 20, ids.count)]) }
             return { try RawBaselines.loadBatches(db, batches: batches) }
         }, note: "\(sampleCount) random batches of 20 per timed run", perRunDivisor: (key: "us_per_batch", count: sampleCount))
