@@ -79,6 +79,10 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         let buffer = RowBlock.create(minimumCapacity: capacity + kindWords(capacity)) { _ in
             RowBlockHeader(capacity: capacity, width: width)
         }
+        // The kinds' words are only ever read and written as bytes: bind them so (see `Cells.kinds`).
+        buffer.withUnsafeMutablePointerToElements { elements in
+            _ = UnsafeMutableRawPointer(elements + capacity).bindMemory(to: UInt8.self, capacity: kindWords(capacity) * 8)
+        }
         return unsafeDowncast(buffer, to: RowBlock.self)
     }
 
