@@ -157,6 +157,23 @@ struct BenchCommand: ParsableCommand {
             result.rows = run.rows
             result.note = run.note
             result.perRunDivisor = run.perRunDivisor
+            // Each side's memory run first (see `RunKind`): its peak is the figure, its time is not counted.
+            var memoryChecksums: [Int] = []
+            for side in run.raw == nil ? [true] : [true, false] {
+                let sample: RunSample
+                do {
+                    sample = try measure(.memory, side ? run.ours : run.raw!)
+                } catch {
+                    fixtures.removeScratch()
+                    throw error
+                }
+                fixtures.removeScratch()
+                if side { result.oursPeakBytes = sample.peakBytes } else { result.rawPeakBytes = sample.peakBytes }
+                memoryChecksums.append(sample.checksum)
+            }
+            guard memoryChecksums.count < 2 || memoryChecksums[0] == memoryChecksums[1] else {
+                throw ChecksumMismatch(ours: memoryChecksums[0], raw: memoryChecksums[1])
+            }
             var repetition = 0
             var timedSeconds = 0.0
             while wantsAnotherRun(after: repetition, seconds: timedSeconds, size: size) {
@@ -167,20 +184,14 @@ struct BenchCommand: ParsableCommand {
                 for side in sides {
                     let sample: RunSample
                     do {
-                        sample = try measure(side ? run.ours : run.raw!)
+                        sample = try measure(.timed, side ? run.ours : run.raw!)
                     } catch {
                         fixtures.removeScratch()
                         throw error
                     }
                     fixtures.removeScratch()
                     timedSeconds += sample.seconds
-                    if side {
-                        result.oursSeconds.append(sample.seconds)
-                        result.oursPeakBytes = max(result.oursPeakBytes, sample.peakBytes)
-                    } else {
-                        result.rawSeconds.append(sample.seconds)
-                        result.rawPeakBytes = max(result.rawPeakBytes, sample.peakBytes)
-                    }
+                    if side { result.oursSeconds.append(sample.seconds) } else { result.rawSeconds.append(sample.seconds) }
                     checksums[side ? 0 : 1] = sample.checksum
                 }
                 guard run.raw == nil || checksums[0] == checksums[1] else {

@@ -20,12 +20,16 @@ struct FigureSpec: Sendable {
     var summary: FigureSummary
     var target: Double?
     var unit: String
+    /// The runs whose samples count: latencies come from timed runs, memory from the memory run.
+    var measuredIn: RunKind
 
-    init(_ key: String, _ summary: FigureSummary = .median, target: Double? = nil, unit: String = "ms") {
+    init(_ key: String, _ summary: FigureSummary = .median, target: Double? = nil, unit: String = "ms",
+         measuredIn: RunKind = .timed) {
         self.key = key
         self.summary = summary
         self.target = target
         self.unit = unit
+        self.measuredIn = measuredIn
     }
 }
 
@@ -56,7 +60,9 @@ final class Figures: Sendable {
 
     init(_ specs: [FigureSpec]) { self.specs = specs }
 
+    /// Keeps a sample if the run in progress is of the kind the figure is measured in.
     func record(_ key: String, _ value: Double) {
+        if let spec = specs.first(where: { $0.key == key }), spec.measuredIn != RunKind.current { return }
         samples.withLock { $0[key, default: []].append(value) }
     }
 

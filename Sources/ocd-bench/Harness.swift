@@ -141,28 +141,46 @@ final class MemorySampler: Sendable {
     }
 }
 
-/// One timed run: what it took, how much memory it grew, and a checksum of the work it did.
+/// One run: what it took, how much memory it grew (memory runs only), and a checksum of the work it did.
 struct RunSample {
     var seconds: Double
     var peakBytes: Int
     var checksum: Int
 }
 
-/// Runs a prepared body under the clock and the memory sampler. `prepare` is not timed.
-func measure(_ prepare: () throws -> () throws -> Int) throws -> RunSample {
+/// What a run measures. Each side's first run at a size measures memory: the heap is trimmed first, so
+/// every page the run touches counts, and a thread samples the RSS. Its time is not counted. The timed
+/// runs after it start from the heap as the previous run left it, as work in a running process does: a
+/// trim before each of them made every byte a run allocated a page fault on both sides (a few
+/// microseconds each on this machine), which timed the kernel's zeroing of pages more than the work.
+enum RunKind: Sendable {
+    case memory
+    case timed
+
+    /// The kind of the run in progress (read by scenarios and figures that only make sense in one of them).
+    static var current: RunKind { currentIsMemory.load(ordering: .relaxed) ? .memory : .timed }
+    fileprivate static let currentIsMemory = Atomic<Bool>(false)
+}
+
+func measure(_ kind: RunKind, _ prepare: () throws -> () throws -> Int) throws -> RunSample {
     var body: (() throws -> Int)? = try prepare()
-    ProcessMemory.trimHeap()
-    let sampler = MemorySampler.start()
+    RunKind.currentIsMemory.store(kind == .memory, ordering: .relaxed)
+    defer { RunKind.currentIsMemory.store(false, ordering: .relaxed) }
+    var sampler: MemorySampler?
+    if kind == .memory {
+        ProcessMemory.trimHeap()
+        sampler = MemorySampler.start()
+    }
     let start = monotonicSeconds()
     var checksum = 0
     do {
         checksum = try body?() ?? 0
     } catch {
-        _ = sampler.stop()
+        _ = sampler?.stop()
         throw error
     }
     let seconds = monotonicSeconds() - start
-    let peak = sampler.stop()
+    let peak = sampler?.stop() ?? 0
     body = nil
     return RunSample(seconds: seconds, peakBytes: peak, checksum: checksum)
 }

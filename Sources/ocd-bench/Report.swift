@@ -33,8 +33,8 @@ struct ScenarioResult: Encodable {
     /// The figures plus, when the scenario bounds it, ours' peak memory above baseline.
     var allFigures: [FigureResult] {
         guard let limit = peakMemoryTargetMB else { return figures }
-        return figures + [FigureResult(spec: FigureSpec("peak_memory_above_baseline_mb", .max, target: limit, unit: "MB"),
-                                       value: Self.megabytes(oursPeakBytes), samples: oursSeconds.count)]
+        return figures + [FigureResult(spec: FigureSpec("peak_memory_above_baseline_mb", .max, target: limit, unit: "MB", measuredIn: .memory),
+                                       value: Self.megabytes(oursPeakBytes), samples: 1)]
     }
 
     /// The ratio within its target (when there is a ratio target) and every figure within its own.
