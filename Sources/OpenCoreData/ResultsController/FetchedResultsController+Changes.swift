@@ -140,6 +140,7 @@ extension FetchedResultsController {
     private func apply(_ candidates: [ResultsChangeTracker.Candidate]) throws {
         guard var tracker = self.tracker else { return }
         self.tracker = nil      // keep the state uniquely referenced while it changes
+        forgetRecentBatch()
         let outcome: ResultsChangeTracker.Outcome
         do {
             outcome = try tracker.apply(candidates)

@@ -59,6 +59,27 @@ public final class FetchedResultsController: @unchecked Sendable {
     }
 
     @exclusivity(unchecked) var tracker: ResultsChangeTracker?
+    /// The batch `object(at:)` loaded last: a screen asks for the rows of one batch in turn, and the rest
+    /// of them are answered from here by index path, without finding their IDs in the rows again. Dropped
+    /// whenever the rows change (`forgetRecentBatch()`).
+    @exclusivity(unchecked) private var recentBatch: RecentBatch?
+
+    /// The objects of a batch that fall in one section, from item `firstItem` on.
+    private struct RecentBatch {
+        let section: Int
+        let firstItem: Int
+        let objects: [ManagedObject?]
+
+        /// The object at `indexPath` if this batch holds it, still registered and not turned into a fault.
+        func object(at indexPath: IndexPath) -> ManagedObject? {
+            guard indexPath.count == 2, indexPath[0] == section else { return nil }
+            let index = indexPath[1] - firstItem
+            guard index >= 0, index < objects.count, let object = objects[index],
+                  object.flags.contains(.registered), !object.isFault else { return nil }
+            return object
+        }
+    }
+
     private var entity: EntityDescription?
     private var observerToken: UUID?
     let differenceStreams = ContinuationStore<FetchedResultsDifference>()
@@ -217,6 +238,7 @@ public final class FetchedResultsController: @unchecked Sendable {
         let (tracker, entity) = try buildTracker(snapshot, query: query)
         let plan = (entity: entity, ())
         self.tracker = tracker
+        forgetRecentBatch()
         self.entity = plan.entity
         self.dependencyChainsForChanges = dependencyChains(ordering: query.ordering, entity: plan.entity)
         if snapshot.fromCache { statistics.cacheHits += 1 } else { statistics.queryFetches += 1 }
@@ -267,6 +289,8 @@ public final class FetchedResultsController: @unchecked Sendable {
 
     /// The object at an index path (read with its batch when the request has a `fetchBatchSize`).
     public func object(at indexPath: IndexPath) throws -> ManagedObject {
+        // The tracker is not read on this path: reading it through the optional copies it.
+        if let object = recentBatch?.object(at: indexPath) { return object }
         guard let (position, id) = tracker?.objectID(at: indexPath) else {
             if case .none = tracker { throw FetchedResultsError.notFetched }
             throw FetchedResultsError.indexPathOutOfRange(indexPath)
@@ -281,16 +305,19 @@ public final class FetchedResultsController: @unchecked Sendable {
             // arrives, none listed in between.
             if fetchRequest.relationshipKeyPathsForPrefetching.isEmpty,
                let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
-                var asked: ManagedObject?
+                var loaded = [ManagedObject?](repeating: nil, count: batch.keys.count)
                 if try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
-                                                     into: { at, object in if at == offset { asked = object } }) {
-                    if let asked, asked.objectID == id, !asked.isFault { return asked }
+                                                     into: { at, object in loaded[at] = object }) {
+                    rememberBatch(loaded, start: start, askedFor: indexPath)
+                    if offset < loaded.count, let asked = loaded[offset], asked.objectID == id,
+                       !asked.isFault { return asked }
                     let object = try context.object(with: id)
                     if object.isFault { _ = try context.materializeBatch([id]) }
                     return object
                 }
             }
             let batch = try context.materializeBatch(tracker?.objectIDs(in: start..<(start + batchSize)) ?? [])
+            rememberBatch(batch, start: start, askedFor: indexPath)
             if !fetchRequest.relationshipKeyPathsForPrefetching.isEmpty {
                 try context.prefetch(fetchRequest.relationshipKeyPathsForPrefetching, for: batch)
             }
@@ -301,6 +328,19 @@ public final class FetchedResultsController: @unchecked Sendable {
         if object.isFault { _ = try context.materializeBatch([id]) }
         return object
     }
+
+    /// Keeps the part of a batch loaded for `indexPath` (positions from `start`) that lies in its section.
+    private func rememberBatch(_ objects: [ManagedObject?], start: Int, askedFor indexPath: IndexPath) {
+        let section = indexPath.count > 0 ? indexPath[0] : 0
+        guard indexPath.count == 2, let range = tracker?.sectionRange(section) else { return recentBatch = nil }
+        let lower = max(start, range.lowerBound), upper = min(start + objects.count, range.upperBound)
+        guard lower < upper else { return recentBatch = nil }
+        recentBatch = RecentBatch(section: section, firstItem: lower - range.lowerBound,
+                                  objects: Array(objects[(lower - start)..<(upper - start)]))
+    }
+
+    /// Called whenever the rows change: index paths in the recent batch may no longer be the same rows.
+    func forgetRecentBatch() { recentBatch = nil }
 
     /// The index path of an object, or nil when it is not in the results. O(log n).
     public func indexPath(forObject object: ManagedObject) -> IndexPath? {

@@ -87,4 +87,61 @@ import Testing
         }
         #expect(try controller.object(at: IndexPath(item: 10, section: 0)) === early)
     }
+
+    /// Reads inside the batch loaded last are answered from it; every change to the rows, a reset and a
+    /// refresh make it step aside. After each random change the controller's objects are checked against a
+    /// fresh fetch: the right ID at each position, loaded, and in the context.
+    @Test func recentBatchFollowsChangesResetsAndRefreshes() throws {
+        let stack = try TestStack(model: TestModels.todo())
+        var generator = SeededGenerator(seed: 11)
+        var serial = 0
+        func insertItem(into context: ManagedObjectContext) throws {
+            let item = try context.insertNewObject(forEntityName: "Item")
+            try item.setValue("Item \(Int.random(in: 0..<1000, using: &generator)) #\(serial)", forKey: "name")
+            serial += 1
+        }
+        // Saved by another context: the controller's context loads them from the store, by batch.
+        let writer = stack.context()
+        for _ in 0..<60 { try insertItem(into: writer) }
+        try writer.save()
+        let context = stack.context()
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        request.fetchBatchSize = 8
+        let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        let plain = FetchRequest<ManagedObject>(entityName: "Item")
+        plain.sortDescriptors = [QuerySortDescriptor(key: "name")]
+
+        for step in 0..<60 {
+            // Faults again, so the batch read next is loaded (and remembered) rather than found registered.
+            if Bool.random(using: &generator) { context.refreshAllObjects() }
+            // Read a whole batch, so the next reads may be answered from it.
+            // The reference comes from a context of its own: a plain fetch here would load every object.
+            var expected = try stack.context().fetch(plain).map(\.objectID)
+            let batchStart = Int.random(in: 0..<expected.count, using: &generator) / 8 * 8
+            for position in batchStart..<min(batchStart + 8, expected.count) {
+                #expect(try controller.object(at: IndexPath(item: position, section: 0)).objectID == expected[position])
+            }
+            let victim = try context.existingObject(with: expected[Int.random(in: 0..<expected.count, using: &generator)])
+            let change = Int.random(in: 0..<5, using: &generator)
+            switch change {
+            case 0: try insertItem(into: context); try context.save()
+            case 1: context.delete(victim); try context.save()
+            case 2: try victim.setValue("Item \(Int.random(in: 0..<1000, using: &generator)) moved", forKey: "name"); try context.save()
+            case 3: context.reset()
+            default: context.refresh(victim, mergeChanges: false)
+            }
+            expected = try stack.context().fetch(plain).map(\.objectID)
+            #expect(controller.sections?.first?.numberOfObjects == expected.count, "step \(step)")
+            let positions = Array(batchStart..<min(batchStart + 8, expected.count))
+                + (0..<expected.count).shuffled(using: &generator).prefix(10)
+            for position in positions {
+                let object = try controller.object(at: IndexPath(item: position, section: 0))
+                #expect(object.objectID == expected[position], "step \(step), change \(change), position \(position)")
+                #expect(!object.isFault && object.managedObjectContext === context, "step \(step), change \(change)")
+            }
+        }
+    }
 }
