@@ -63,6 +63,37 @@ import Testing
         #expect(Set(registered) == Set(reference.values.map(ObjectIdentifier.init)))
     }
 
+    /// The batch check before a fresh batch load (`containsAny`) against one lookup per key: batches of
+    /// consecutive keys within and across pages, shuffled, with keys that are zero, negative, in the
+    /// dictionary (too sparse for the pages) or past the page directory.
+    @Test func containsAnyAgreesWithLookups() throws {
+        let model = try Self.model()
+        let tag = try #require(model.entitiesByName["Tag"])
+        let store = StoreIdentity(uuid: "REGISTRY-CONTAINS")
+        var generator = SeededGenerator(seed: 23)
+        var registry = ObjectRegistry()
+        func id(_ key: Int64) -> ManagedObjectID { ManagedObjectID(entity: tag, primaryKey: key, store: store) }
+        var found = 0
+        for step in 0..<6_000 {
+            let key = Int.random(in: 0..<4, using: &generator) == 0
+                ? Int64.random(in: 1...5_000_000, using: &generator) : Int64.random(in: 1...4_000, using: &generator)
+            switch Int.random(in: 0..<4, using: &generator) {
+            case 0: registry[id(key)] = ManagedObject(entity: tag, id: id(key))
+            case 1: registry[id(key)] = nil
+            default:
+                let start = key - Int64.random(in: 0..<70, using: &generator)
+                var keys = Array(start..<(start + Int64.random(in: 1...30, using: &generator)))
+                if Bool.random(using: &generator) { keys.shuffle(using: &generator) }
+                let expected = keys.contains { $0 > 0 && registry[id($0)] != nil }
+                if expected { found += 1 }
+                #expect(registry.containsAny(entity: tag, storeIndex: store.index, keys: keys[...]) == expected,
+                        "step \(step): keys \(keys)")
+            }
+        }
+        // Both answers come up often enough to mean something.
+        #expect(found > 300 && found < 2_700)
+    }
+
     /// A subentity's object and its table's other objects share one key space; an ID naming the same key
     /// under another entity is a different ID, as in a dictionary.
     @Test func sameKeyUnderAnotherEntityIsAnotherID() throws {
