@@ -163,9 +163,10 @@ enum RunKind: Sendable {
 }
 
 func measure(_ kind: RunKind, _ prepare: () throws -> () throws -> Int) throws -> RunSample {
-    var body: (() throws -> Int)? = try prepare()
+    // Set before `prepare`: figures recorded while a run is set up belong to that run too.
     RunKind.currentIsMemory.store(kind == .memory, ordering: .relaxed)
     defer { RunKind.currentIsMemory.store(false, ordering: .relaxed) }
+    var body: (() throws -> Int)? = try prepare()
     var sampler: MemorySampler?
     if kind == .memory {
         ProcessMemory.trimHeap()
