@@ -31,7 +31,7 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .long, help: "Comma-separated sizes, e.g. 10000,100000 (default: 10000,100000,1000000).")
     var sizes: String?
 
-    @Option(name: .customLong("repeat"), help: "Timed runs per side (default: 5, 3 at 1,000,000 rows or more, and more for short runs, up to 15 or about 2 s of timed work; 1 with --quick).")
+    @Option(name: .customLong("repeat"), help: "Timed runs per side, after each side's untimed memory run (default: 5, 3 at 1,000,000 rows or more, and more for short runs, up to 15 or about 2 s of timed work; 1 with --quick).")
     var repetitions: Int?
 
     @Flag(name: .long, help: "A small smoke run (2,000 rows, one run per side): checks it works, not how fast.")
@@ -113,7 +113,7 @@ struct BenchCommand: ParsableCommand {
         }
 
         print("ocd-bench: \(scenarios.count) scenario(s) × sizes \(sizes.map(ScenarioResult.grouped).joined(separator: ", "))\(quick ? " (quick smoke run)" : "")")
-        print("stores in \(directory.path); WAL, synchronous = NORMAL on both sides; peak MB = RSS growth above the run's start")
+        print("stores in \(directory.path); WAL, synchronous = NORMAL on both sides; peak MB = RSS growth in each side's memory run (heap trimmed first; its time not counted)")
         print("")
         print(ScenarioResult.header)
 
