@@ -261,11 +261,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// objects weakly. Run when the registry has doubled since the last trim, so the cost is amortized;
     /// a uniqueness check instead of weak references keeps fetches free of side-table costs.
     func trimRegistry() {
-        let forgotten = registry.forgetUnreferenced { $0.changes.isEmpty && !$0.isInserted && !$0.isDeleted }
-        for object in forgotten {
+        // An object let go may still be reached through a weak reference taken meanwhile: it must then
+        // say it is no longer registered or in this context.
+        registry.forgetUnreferenced(where: { $0.changes.isEmpty && !$0.isInserted && !$0.isDeleted }, forget: { object in
             object.flags.remove(.registered)
             object.contextReference = nil
-        }
+        })
         registryTrimThreshold = max(registryTrimFloor, registry.count * 2)
     }
 

@@ -292,20 +292,25 @@ struct ObjectRegistry {
     /// Every registered object (pages first, in key order).
     var values: Values { Values(registry: self) }
 
-    /// Removes the objects `shouldForget` picks among those the registry alone holds. The uniqueness check
-    /// comes before any other reference is taken, which would count as a second holder.
-    mutating func forgetUnreferenced(where shouldForget: (ManagedObject) -> Bool) -> [ManagedObject] {
-        var forgotten: [ManagedObject] = []
+    /// Removes the objects `shouldForget` picks among those the registry alone holds, handing each to
+    /// `forget` just before letting it go: an object is let go (and, held by nobody, freed) while its memory
+    /// is still in cache from the check, not after the whole scan. The uniqueness check comes before any
+    /// other reference is taken, which would count as a second holder. Returns how many were forgotten.
+    @discardableResult
+    mutating func forgetUnreferenced(where shouldForget: (ManagedObject) -> Bool,
+                                     forget: (ManagedObject) -> Void = { _ in }) -> Int {
+        var forgotten = 0
         for table in tables.indices {
             for pageIndex in tables[table].pages.indices {
                 guard let page = tables[table].pages[pageIndex] else { continue }
                 for slot in 0..<Self.pageSize where page.holdsOnlyReference(at: slot) {
                     guard let object = page[slot], shouldForget(object) else { continue }
-                    forgotten.append(object)
+                    forget(object)
                     page[slot] = nil
                     page.filled -= 1
                     tables[table].filled -= 1
                     count -= 1
+                    forgotten += 1
                 }
                 releasePageIfEmpty(table: table, page: pageIndex)
             }
@@ -323,7 +328,8 @@ struct ObjectRegistry {
         }
         for id in forgottenIDs {
             if let object = others.removeValue(forKey: id) {
-                forgotten.append(object)
+                forget(object)
+                forgotten += 1
                 count -= 1
                 if Self.isSaved(id) { savedInOthers -= 1 }
             }

@@ -128,8 +128,11 @@ import Testing
             registry[id] = object
             if key % 3 == 0 { held.append(object) }
         }
-        let forgotten = registry.forgetUnreferenced { _ in true }
-        #expect(forgotten.count == 200 - held.count)
+        var handedOver: [ObjectIdentifier] = []
+        let forgotten = registry.forgetUnreferenced(where: { _ in true }, forget: { handedOver.append(ObjectIdentifier($0)) })
+        #expect(forgotten == 200 - held.count)
+        #expect(handedOver.count == forgotten)
+        #expect(Set(handedOver).isDisjoint(with: held.map(ObjectIdentifier.init)))
         #expect(registry.count == held.count)
         for object in held { #expect(registry[object.objectID] === object) }
         #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(held.map(ObjectIdentifier.init)))
