@@ -175,6 +175,19 @@ extension ManagedObjectContext {
         for (position, object) in objects.enumerated() { body(position, object) }
     }
 
+    /// A new object for a saved row's key that no registered object has (the caller knows), registered in
+    /// its table's pages (`table` from ``ObjectRegistry/table(rootEntityNumber:storeIndex:)``) or, for a key
+    /// too scattered for them, by ID. Its row is the caller's to set.
+    @inline(__always)
+    func makeRegisteredObject(_ objectClass: ManagedObject.Type, entity: EntityDescription, key: Int64,
+                              storeIndex: UInt32, table: Int) -> ManagedObject {
+        let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: entity, primaryKey: key, storeIndex: storeIndex))
+        object.contextReference = reference
+        object.flags.insert(.registered)
+        if !registry.insertSaved(object, key: key, table: table) { registry[object.objectID] = object }
+        return object
+    }
+
     /// A batch of a batched result whose entity is alone in its table, by primary key: when none of them is
     /// registered yet (the usual case), reads their rows and registers new objects as the rows arrive (no
     /// list of IDs or rows in between), handing each object to `body` with its position in `keys` (not
@@ -197,10 +210,7 @@ extension ManagedObjectContext {
         let objectClass = entity.managedObjectClass
         let table = registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
-            let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: entity, primaryKey: key, storeIndex: storeIndex))
-            object.contextReference = reference
-            object.flags.insert(.registered)
-            if !registry.insertSaved(object, key: key, table: table) { registry[object.objectID] = object }
+            let object = makeRegisteredObject(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table)
             // Tested by pattern and then moved in: binding the row would copy it (a retain of its block).
             let hasRow: Bool
             if case .none = row { hasRow = false } else { hasRow = true }
@@ -420,7 +430,6 @@ struct FetchPlan<T> {
     private func registerFresh(_ rows: [RowValues], range: Range<Int>, into objects: inout [ManagedObject]) {
         let model = coordinator.managedObjectModel
         let storeIndex = store.identity.index
-        let reference = context.reference
         var entityNumber = -1
         var rowEntity = entity
         var objectClass = entity.managedObjectClass
@@ -433,12 +442,8 @@ struct FetchPlan<T> {
                 objectClass = rowEntity.managedObjectClass
                 table = context.registry.table(rootEntityNumber: rowEntity.rootEntityNumber, storeIndex: storeIndex)
             }
-            let key = row.primaryKey
-            let object = objectClass.init(entity: rowEntity, id: ManagedObjectID(entity: rowEntity, primaryKey: key,
-                                                                                  storeIndex: storeIndex))
-            object.contextReference = reference
-            object.flags.insert(.registered)
-            if !context.registry.insertSaved(object, key: key, table: table) { context.registry[object.objectID] = object }
+            let object = context.makeRegisteredObject(objectClass, entity: rowEntity, key: row.primaryKey,
+                                                      storeIndex: storeIndex, table: table)
             object.row = consume row
             object.awakeFromFetch()
             objects.append(object)
