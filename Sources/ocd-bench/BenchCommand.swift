@@ -157,17 +157,16 @@ struct BenchCommand: ParsableCommand {
             result.rows = run.rows
             result.note = run.note
             result.perRunDivisor = run.perRunDivisor
+            // One run of one side; scratch files go afterwards, whatever happened.
+            func runSide(_ kind: RunKind, ours: Bool) throws -> RunSample {
+                defer { fixtures.removeScratch() }
+                guard !ours, let raw = run.raw else { return try measure(kind, run.ours) }
+                return try measure(kind, raw)
+            }
             // Each side's memory run first (see `RunKind`): its peak is the figure, its time is not counted.
             var memoryChecksums: [Int] = []
             for side in run.raw == nil ? [true] : [true, false] {
-                let sample: RunSample
-                do {
-                    sample = try measure(.memory, side ? run.ours : run.raw!)
-                } catch {
-                    fixtures.removeScratch()
-                    throw error
-                }
-                fixtures.removeScratch()
+                let sample = try runSide(.memory, ours: side)
                 if side { result.oursPeakBytes = sample.peakBytes } else { result.rawPeakBytes = sample.peakBytes }
                 memoryChecksums.append(sample.checksum)
             }
@@ -182,14 +181,7 @@ struct BenchCommand: ParsableCommand {
                 var checksums = [0, 0]
                 let sides = run.raw == nil ? [true] : (oursFirst ? [true, false] : [false, true])
                 for side in sides {
-                    let sample: RunSample
-                    do {
-                        sample = try measure(.timed, side ? run.ours : run.raw!)
-                    } catch {
-                        fixtures.removeScratch()
-                        throw error
-                    }
-                    fixtures.removeScratch()
+                    let sample = try runSide(.timed, ours: side)
                     timedSeconds += sample.seconds
                     if side { result.oursSeconds.append(sample.seconds) } else { result.rawSeconds.append(sample.seconds) }
                     checksums[side ? 0 : 1] = sample.checksum
