@@ -261,13 +261,27 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// objects weakly. Run when the registry has doubled since the last trim, so the cost is amortized;
     /// a uniqueness check instead of weak references keeps fetches free of side-table costs.
     func trimRegistry() {
-        // An object let go may still be reached through a weak reference taken meanwhile: it must then
-        // say it is no longer registered or in this context.
-        registry.forgetUnreferenced(where: { $0.changes.isEmpty && !$0.isInserted && !$0.isDeleted }, forget: { object in
-            object.flags.remove(.registered)
-            object.contextReference = nil
-        })
+        registry.forgetUnreferenced(where: Self.isForgettable, forget: Self.markForgotten)
         registryTrimThreshold = max(registryTrimFloor, registry.count * 2)
+    }
+
+    /// Lets go of objects a holder no longer needs, forgetting at once those nobody else holds and that have
+    /// nothing unsaved: what a trim would do to them, done while they are still in cache (see
+    /// ``ObjectRegistry/letGo(of:where:forget:)``). Leaves `objects` all nil.
+    func letGo(of objects: inout [ManagedObject?]) {
+        registry.letGo(of: &objects, where: Self.isForgettable, forget: Self.markForgotten)
+    }
+
+    /// Whether the registry may let an object go once nobody else holds it: nothing unsaved.
+    private static func isForgettable(_ object: ManagedObject) -> Bool {
+        object.changes.isEmpty && !object.isInserted && !object.isDeleted
+    }
+
+    /// An object let go may still be reached through a weak reference taken meanwhile: it must then say it
+    /// is no longer registered or in this context.
+    private static func markForgotten(_ object: ManagedObject) {
+        object.flags.remove(.registered)
+        object.contextReference = nil
     }
 
     func unregister(_ object: ManagedObject) {

@@ -39,7 +39,11 @@ struct ObjectRegistry {
             return page
         }
 
-        deinit { _ = withUnsafeMutablePointerToElements { $0.deinitialize(count: pageSize) } }
+        deinit {
+            // A page goes mostly once emptied: nil slots need no release each.
+            guard filled > 0 else { return }
+            _ = withUnsafeMutablePointerToElements { $0.deinitialize(count: pageSize) }
+        }
 
         /// Through the header's pointer: the `header` property would be checked for exclusive access at run
         /// time on every registration.
@@ -335,6 +339,77 @@ struct ObjectRegistry {
             }
         }
         return forgotten
+    }
+
+    /// ``forgetUnreferenced(where:forget:)`` for a few objects a holder is letting go of, rather than for the
+    /// whole registry: takes each object out of `objects` (leaving nil) and forgets it if the registry is then
+    /// its only holder and `shouldForget` picks it. A holder of short-lived objects (a results controller's
+    /// previous batch) so frees them at once, while their memory is still in cache, instead of leaving them
+    /// to the next trim. Returns how many were forgotten.
+    @discardableResult
+    mutating func letGo(of objects: inout [ManagedObject?], where shouldForget: (ManagedObject) -> Bool,
+                        forget: (ManagedObject) -> Void) -> Int {
+        var forgotten = 0
+        var table: Int?
+        for index in objects.indices {
+            // Moved out, not copied: a copy would be one more holder to the uniqueness check below.
+            guard let object = objects[index].take() else { continue }
+            let id = object.objectID
+            guard Self.isSaved(id) else {
+                letGoInDictionary(consume object, where: shouldForget, forget: forget, forgotten: &forgotten)
+                continue
+            }
+            if table == nil || tables[table.unsafelyUnwrapped].rootEntityNumber != id.entity.rootEntityNumber
+                || tables[table.unsafelyUnwrapped].storeIndex != id.storeIndex {
+                table = tableIndex(for: id)
+            }
+            let key = Int(id.primaryKey)
+            guard let table, let page = pageSlots(table: table, pageIndex: key >> Self.pageShift),
+                  UnsafeRawPointer(page.slots + (key & Self.pageMask)).load(as: UnsafeRawPointer?.self)
+                    == UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) else {
+                // Registered by ID (a key too scattered for the pages), or not registered at all.
+                if savedInOthers > 0 { letGoInDictionary(consume object, where: shouldForget, forget: forget, forgotten: &forgotten) }
+                continue
+            }
+            let slot = page.slots + (key & Self.pageMask)
+            // The registry's reference is taken out and the caller's dropped: the registry's is then unique
+            // exactly when nobody else holds the object.
+            var held = slot.move()
+            slot.initialize(to: nil)
+            _ = consume object
+            guard isKnownUniquelyReferenced(&held), let candidate = held, shouldForget(candidate) else {
+                slot.pointee = held
+                continue
+            }
+            forget(candidate)
+            page.filled.pointee -= 1
+            tables[table].filled -= 1
+            count -= 1
+            forgotten += 1
+            // An empty page left in place would count against the table's density bound.
+            if page.filled.pointee == 0 { releasePageIfEmpty(table: table, page: key >> Self.pageShift) }
+        }
+        return forgotten
+    }
+
+    /// ``letGo(of:where:forget:)`` for an object registered in the dictionary, if it is.
+    private mutating func letGoInDictionary(_ object: consuming ManagedObject, where shouldForget: (ManagedObject) -> Bool,
+                                            forget: (ManagedObject) -> Void, forgotten: inout Int) {
+        let id = object.objectID
+        guard !others.isEmpty, var held = others.removeValue(forKey: id) else { return }
+        guard held === object else {
+            others[id] = held
+            return
+        }
+        _ = consume object
+        guard isKnownUniquelyReferenced(&held), shouldForget(held) else {
+            others[id] = held
+            return
+        }
+        forget(held)
+        forgotten += 1
+        count -= 1
+        if Self.isSaved(id) { savedInOthers -= 1 }
     }
 
     /// The registered objects, as a sequence.

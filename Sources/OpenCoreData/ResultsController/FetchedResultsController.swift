@@ -63,6 +63,9 @@ public final class FetchedResultsController: @unchecked Sendable {
     /// of them are answered from here by index path, without finding their IDs in the rows again. Dropped
     /// whenever the rows change (`forgetRecentBatch()`).
     @exclusivity(unchecked) private var recentBatch: RecentBatch?
+    /// The objects of the batch loaded before it, kept while the screen may still move back to them (a row
+    /// on either side of a batch boundary then costs no reload), and let go when the next batch comes.
+    @exclusivity(unchecked) private var previousBatchObjects: [ManagedObject?] = []
 
     /// The objects of a batch that fall in one section, from item `firstItem` on.
     private struct RecentBatch {
@@ -330,17 +333,25 @@ public final class FetchedResultsController: @unchecked Sendable {
     }
 
     /// Keeps the part of a batch loaded for `indexPath` (positions from `start`) that lies in its section.
+    /// The batch loaded two batches ago is let go, and with it those of its objects nobody else holds: a
+    /// screen moving through a long list frees the rows it left behind while they are still in cache, and
+    /// the context's registry stays the size of a screen instead of growing to its next trim.
     private func rememberBatch(_ objects: [ManagedObject?], start: Int, askedFor indexPath: IndexPath) {
+        managedObjectContext.letGo(of: &previousBatchObjects)
+        previousBatchObjects = recentBatch.take()?.objects ?? []
         let section = indexPath.count > 0 ? indexPath[0] : 0
-        guard indexPath.count == 2, let range = tracker?.sectionRange(section) else { return recentBatch = nil }
+        guard indexPath.count == 2, let range = tracker?.sectionRange(section) else { return }
         let lower = max(start, range.lowerBound), upper = min(start + objects.count, range.upperBound)
-        guard lower < upper else { return recentBatch = nil }
+        guard lower < upper else { return }
         recentBatch = RecentBatch(section: section, firstItem: lower - range.lowerBound,
                                   objects: Array(objects[(lower - start)..<(upper - start)]))
     }
 
     /// Called whenever the rows change: index paths in the recent batch may no longer be the same rows.
-    func forgetRecentBatch() { recentBatch = nil }
+    func forgetRecentBatch() {
+        recentBatch = nil
+        previousBatchObjects = []
+    }
 
     /// The index path of an object, or nil when it is not in the results. O(log n).
     public func indexPath(forObject object: ManagedObject) -> IndexPath? {

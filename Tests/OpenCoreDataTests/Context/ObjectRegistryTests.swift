@@ -137,4 +137,57 @@ import Testing
         for object in held { #expect(registry[object.objectID] === object) }
         #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(held.map(ObjectIdentifier.init)))
     }
+
+    /// Letting go of some objects forgets exactly those the registry alone then holds and the predicate
+    /// picks (paged keys, scattered keys and temporary IDs alike), leaves everything else registered, and
+    /// frees what it forgets. An object that only shares a registered object's ID is not that object.
+    @Test func lettingGoForgetsExactlyTheUnheldObjects() throws {
+        let model = try Self.model()
+        let tag = try #require(model.entitiesByName["Tag"])
+        let animal = try #require(model.entitiesByName["Animal"])
+        let store = StoreIdentity(uuid: "REGISTRY-E")
+        var generator = SeededGenerator(seed: 23)
+        for round in 0..<20 {
+            var registry = ObjectRegistry()
+            var all: [ManagedObject] = []
+            for key in 1...300 {
+                let entity = key % 5 == 0 ? animal : tag
+                let id: ManagedObjectID
+                switch Int.random(in: 0..<10, using: &generator) {
+                case 0: id = ManagedObjectID(temporaryFor: entity)
+                case 1: id = ManagedObjectID(entity: entity, primaryKey: Int64(key) * 10_000_000, store: store)
+                default: id = ManagedObjectID(entity: entity, primaryKey: Int64(key), store: store)
+                }
+                let object = ManagedObject(entity: entity, id: id)
+                registry[id] = object
+                all.append(object)
+            }
+            var lettingGo = all.filter { _ in Bool.random(using: &generator) }
+            let heldElsewhere = lettingGo.filter { _ in Int.random(in: 0..<4, using: &generator) == 0 }
+            let kept = Set(lettingGo.filter { _ in Int.random(in: 0..<5, using: &generator) == 0 }.map(ObjectIdentifier.init))
+            let expectedForgotten = Set(lettingGo.map(ObjectIdentifier.init))
+                .subtracting(heldElsewhere.map(ObjectIdentifier.init)).subtracting(kept)
+            weak var someForgotten = lettingGo.first { expectedForgotten.contains(ObjectIdentifier($0)) }
+            let impostor = ManagedObject(entity: tag, id: all[all.count / 2].objectID)
+            var batch: [ManagedObject?] = lettingGo + [impostor, nil]
+            // Known by identity only from here: a reference kept here would count as another holder.
+            let stillRegistered = all.filter { !expectedForgotten.contains(ObjectIdentifier($0)) }
+                .map { (ObjectIdentifier($0), $0.objectID) }
+            let count = all.count
+            all = []
+            lettingGo = []
+            var handedOver: Set<ObjectIdentifier> = []
+            let forgotten = registry.letGo(of: &batch, where: { !kept.contains(ObjectIdentifier($0)) },
+                                           forget: { handedOver.insert(ObjectIdentifier($0)) })
+            #expect(batch.allSatisfy { $0 == nil }, "round \(round)")
+            #expect(forgotten == expectedForgotten.count && handedOver == expectedForgotten, "round \(round)")
+            #expect(registry.count == count - forgotten, "round \(round)")
+            for (identity, id) in stillRegistered {
+                #expect(registry[id].map(ObjectIdentifier.init) == identity, "round \(round)")
+            }
+            #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(stillRegistered.map(\.0)), "round \(round)")
+            if !expectedForgotten.isEmpty { #expect(someForgotten == nil, "round \(round): a forgotten object is still alive") }
+            withExtendedLifetime(heldElsewhere) {}
+        }
+    }
 }

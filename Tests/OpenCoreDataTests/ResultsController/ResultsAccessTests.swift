@@ -144,4 +144,66 @@ import Testing
             }
         }
     }
+
+    /// Moving through a long list, the controller lets go of the batches it left behind: the context's
+    /// registry stays the size of a few batches instead of growing to its trim, while objects the caller
+    /// still holds, and objects with unsaved changes, stay registered and keep their changes. A row on
+    /// either side of a batch boundary is answered without reloading either batch.
+    @Test func batchesLeftBehindAreLetGo() throws {
+        let stack = try TestStack(model: TestModels.todo())
+        let writer = stack.context()
+        for index in 0..<400 {
+            let item = try writer.insertNewObject(forEntityName: "Item")
+            try item.setValue(String(format: "Item %04d", index), forKey: "name")
+        }
+        try writer.save()
+        let context = stack.context()
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        request.fetchBatchSize = 20
+        let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+
+        var held: [Int: ManagedObject] = [:]
+        var edited: [Int: ManagedObjectID] = [:]
+        weak var firstUnheld: ManagedObject?
+        for position in 0..<400 {
+            let object = try controller.object(at: IndexPath(item: position, section: 0))
+            #expect(try object.value(forKey: "name") as? String == String(format: "Item %04d", position))
+            if position == 1 { firstUnheld = object }
+            if position % 37 == 0 { held[position] = object }
+            if position % 53 == 5 {
+                try object.setValue(String(format: "Item %04d edited", position), forKey: "name")
+                edited[position] = object.objectID
+            }
+            // Never more than two batches beyond what is held or edited.
+            #expect(context.registeredObjects.count <= held.count + edited.count + 40, "position \(position)")
+        }
+        #expect(firstUnheld == nil, "an object of a batch left behind, held by nobody, is still alive")
+        for (position, object) in held {
+            #expect(context.registeredObject(for: object.objectID) === object)
+            #expect(try controller.object(at: IndexPath(item: position, section: 0)) === object)
+        }
+        for (position, id) in edited {
+            let object = try #require(context.registeredObject(for: id), "edited object \(position) was let go")
+            #expect(object.hasChanges)
+            #expect(try object.value(forKey: "name") as? String == String(format: "Item %04d edited", position))
+        }
+        #expect(context.hasChanges)
+        try context.save()
+        let reader = stack.context()
+        let names = try reader.fetch(FetchRequest<ManagedObject>(entityName: "Item")).compactMap { try $0.value(forKey: "name") as? String }
+        #expect(names.filter { $0.hasSuffix("edited") }.count == edited.count)
+
+        // Back and forth across a batch boundary, from the later batch into the earlier one: both stay
+        // loaded. Held weakly only: a batch let go frees them, and a reload would hand out other instances.
+        weak var after = try controller.object(at: IndexPath(item: 100, section: 0))
+        weak var before = try controller.object(at: IndexPath(item: 99, section: 0))
+        #expect(after != nil && before != nil)
+        for _ in 0..<3 {
+            #expect(try controller.object(at: IndexPath(item: 100, section: 0)) === after)
+            #expect(try controller.object(at: IndexPath(item: 99, section: 0)) === before)
+        }
+    }
 }
