@@ -6,7 +6,7 @@ import OpenCoreData
 // sections by `category` (i mod 50).
 
 enum ResultsControllerScenarios {
-    static let all: [Scenario] = [fetch, fetchSections, insertOne, thousandChanges, batchOnAccess]
+    static let all: [Scenario] = [fetch, fetchSections, insertOne, thousandChanges, batchOnAccess, batchOnAccessTyped]
 
     static let batchSize = 20
 
@@ -188,48 +188,61 @@ enum ResultsControllerScenarios {
         }, raw: nil, note: "\(saves) saves of 1,000 inserts per timed run; the time column is their total", figures: figures)
     }
 
-    /// (7d) Batches of 20 loaded on access through the controller.
-    static let batchOnAccess = Scenario(
-        name: "frc-batch-on-access", targetRatio: 1.3,
-        summary: "A fetched controller over N items (batch size 20, sorted by createdAt; made and fetched untimed). Timed: min(1000, N/20) random batch-aligned runs of 20 index paths, object(at:) and name of each (the first access loads the batch). Raw: the same IDs in the same order, one prepared 20-placeholder SELECT … WHERE Z_PK IN (…) per batch."
-    ) { size, fixtures in
-        let url = try fixtures.populatedStore(size: size)
-        let batchCount = max(1, size / batchSize)
-        let sampleCount = min(1000, batchCount)
-        var generator = SeededGenerator(seed: 0xF2C_BA7C4 &+ UInt64(size))
-        var chosen = Array(0..<batchCount)
-        chosen.shuffle(using: &generator)
-        let batchIndexes = Array(chosen.prefix(sampleCount))
-        return ScenarioRun(rows: sampleCount * batchSize, ours: {
-            let coordinator = try fixtures.openCoordinator(url)
-            let context = fixtures.makeContext(coordinator)
-            let controller = try context.performAndWait {
-                let controller = try makeController(context, sections: false)
-                try controller.performFetch()
-                return controller
-            }
-            return {
-                try context.performAndWait {
-                    var checksum = 0
-                    let count = controller.sections?.first?.numberOfObjects ?? 0
-                    for batch in batchIndexes {
-                        let range = (batch * batchSize)..<min(batch * batchSize + batchSize, count)
-                        for index in range {
-                            let object = try controller.object(at: IndexPath(item: index, section: 0))
-                            checksum &+= (try object.value(forKey: "name") as? String)?.utf8.count ?? 0
-                        }
-                        checksum &+= range.count
-                    }
-                    return checksum
+    /// (7d) Batches of 20 loaded on access through the controller, each name read with `value(forKey:)`.
+    static let batchOnAccess = batchOnAccessScenario(typed: false)
+
+    /// (7e) The same, each name read through a typed `@Managed` property of an `Item` subclass.
+    static let batchOnAccessTyped = batchOnAccessScenario(typed: true)
+
+    static func batchOnAccessScenario(typed: Bool) -> Scenario {
+        Scenario(
+            name: typed ? "frc-batch-typed" : "frc-batch-on-access", targetRatio: 1.3,
+            summary: "A fetched controller over N items (batch size 20, sorted by createdAt; made and fetched untimed). Timed: min(1000, N/20) random batch-aligned runs of 20 index paths, object(at:) and name of each (the first access loads the batch)"
+                + (typed ? ", the name read through a typed @Managed property of an Item subclass" : ", the name read with value(forKey:)")
+                + ". Raw: the same IDs in the same order, one prepared 20-placeholder SELECT … WHERE Z_PK IN (…) per batch."
+        ) { size, fixtures in
+            let url = try fixtures.populatedStore(size: size)
+            let batchCount = max(1, size / batchSize)
+            let sampleCount = min(1000, batchCount)
+            var generator = SeededGenerator(seed: 0xF2C_BA7C4 &+ UInt64(size))
+            var chosen = Array(0..<batchCount)
+            chosen.shuffle(using: &generator)
+            let batchIndexes = Array(chosen.prefix(sampleCount))
+            return ScenarioRun(rows: sampleCount * batchSize, ours: {
+                let coordinator = try fixtures.openCoordinator(url, typed: typed)
+                let context = fixtures.makeContext(coordinator)
+                let controller = try context.performAndWait {
+                    let controller = try makeController(context, sections: false)
+                    try controller.performFetch()
+                    return controller
                 }
-            }
-        }, raw: {
-            let ids = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM ORDER BY ZCREATEDAT, Z_PK")
-            let db = try RawConnection(path: url.path)
-            let batches = batchIndexes.map { batch in
-                Array(ids[(batch * batchSize)..<min(batch * batchSize + batchSize, ids.count)])
-            }
-            return { try RawBaselines.loadBatches(db, batches: batches) }
-        }, note: "\(sampleCount) random batches of 20 per timed run", perRunDivisor: (key: "us_per_batch", count: sampleCount))
+                return {
+                    try context.performAndWait {
+                        var checksum = 0
+                        let count = controller.sections?.first?.numberOfObjects ?? 0
+                        for batch in batchIndexes {
+                            let range = (batch * batchSize)..<min(batch * batchSize + batchSize, count)
+                            for index in range {
+                                let object = try controller.object(at: IndexPath(item: index, section: 0))
+                                if typed {
+                                    checksum &+= (object as! BenchItem).name?.utf8.count ?? 0
+                                } else {
+                                    checksum &+= (try object.value(forKey: "name") as? String)?.utf8.count ?? 0
+                                }
+                            }
+                            checksum &+= range.count
+                        }
+                        return checksum
+                    }
+                }
+            }, raw: {
+                let ids = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM ORDER BY ZCREATEDAT, Z_PK")
+                let db = try RawConnection(path: url.path)
+                let batches = batchIndexes.map { batch in
+                    Array(ids[(batch * batchSize)..<min(batch * batchSize + batchSize, ids.count)])
+                }
+                return { try RawBaselines.loadBatches(db, batches: batches) }
+            }, note: "\(sampleCount) random batches of 20 per timed run", perRunDivisor: (key: "us_per_batch", count: sampleCount))
+        }
     }
 }

@@ -6,9 +6,11 @@ import OpenCoreData
 
 /// The benchmark's model: one to-do item entity (table ZITEM).
 enum BenchModel {
-    static func make() throws -> ManagedObjectModel {
+    /// `itemClass` is the class items are made as: a typed subclass for the scenarios that read through
+    /// typed properties (the same entity, table and version hashes either way).
+    static func make(itemClass: ManagedObject.Type = ManagedObject.self) throws -> ManagedObjectModel {
         try ManagedObjectModel {
-            EntityDescription("Item") {
+            EntityDescription("Item", class: itemClass) {
                 Attribute("name", .string)
                 Attribute("createdAt", .date)
                 Attribute("done", .boolean, default: false)
@@ -18,6 +20,12 @@ enum BenchModel {
             }
         }
     }
+}
+
+/// An item read through typed properties, as a Swift developer declares one.
+final class BenchItem: ManagedObject {
+    override class var entityName: String { "Item" }
+    @Managed("name") var name: String?
 }
 
 /// Thrown by a scenario that cannot run yet (a missing library feature); reported as skipped.
@@ -58,6 +66,8 @@ struct Scenario: Sendable {
 final class Fixtures {
     let directory: URL
     let model: ManagedObjectModel
+    /// The same model with items made as ``BenchItem``.
+    let typedModel: ManagedObjectModel
     private var populated: [Int: URL] = [:]
     private var counter = 0
     /// Per-run files, deleted by `removeScratch()` after the run (outside the timing).
@@ -66,6 +76,7 @@ final class Fixtures {
     init(directory: URL) throws {
         self.directory = directory
         self.model = try BenchModel.make()
+        self.typedModel = try BenchModel.make(itemClass: BenchItem.self)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
@@ -123,8 +134,8 @@ final class Fixtures {
     }
 
     /// A coordinator with the store at `url` open.
-    func openCoordinator(_ url: URL) throws -> PersistentStoreCoordinator {
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+    func openCoordinator(_ url: URL, typed: Bool = false) throws -> PersistentStoreCoordinator {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: typed ? typedModel : model)
         try coordinator.addPersistentStore(type: .sqlite, at: url)
         return coordinator
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// A Swift type that a ``Managed`` property can have: attribute values, related objects, and sets or
 /// arrays of related objects.
@@ -7,6 +8,36 @@ public protocol ManagedPropertyValue {
     static func fromManagedValue(_ value: Any?) -> Self?
     /// What `setValue(_:forKey:)` is given for this value.
     var managedValue: Any? { get }
+    /// Converts an attribute's stored value straight into this type, without boxing it in `Any` and
+    /// casting it back: the read of an unchanged fetched attribute, the most common one. Nil means "take
+    /// ``fromManagedValue(_:)``", which must give the same answer; the default always says so.
+    static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Self?
+}
+
+extension ManagedPropertyValue {
+    public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Self? { nil }
+}
+
+/// An attribute's value as the store holds it, with the attribute's type (see
+/// ``ManagedPropertyValue/fromStoredAttribute(_:)``).
+public struct StoredAttributeValue {
+    let value: DatabaseValue
+    let type: AttributeType
+
+    /// Whether the store holds NULL.
+    @usableFromInline
+    var isNull: Bool { value.isNull }
+
+    /// The integer of an integer attribute, truncated to the attribute's width as `value(forKey:)` does.
+    var integer: Int64? {
+        guard case .int64(let integer) = value.storage else { return nil }
+        switch type {
+        case .integer16: return Int64(Int16(truncatingIfNeeded: integer))
+        case .integer32: return Int64(Int32(truncatingIfNeeded: integer))
+        case .integer64: return integer
+        default: return nil
+        }
+    }
 }
 
 /// A typed property of a ``ManagedObject`` subclass, backed by the entity's property of that name: the
@@ -37,6 +68,9 @@ public struct Managed<Value: ManagedPropertyValue> {
         set { preconditionFailure("@Managed used outside a ManagedObject subclass") }
     }
 
+    // Inlinable so each property's getter is specialized where it is declared: unspecialized, every read
+    // looks up the generic metadata of its value, wrapper and key path types at run time.
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
@@ -44,6 +78,9 @@ public struct Managed<Value: ManagedPropertyValue> {
     ) -> Value {
         get {
             let key = object[keyPath: storageKeyPath].key
+            if let stored = object.storedAttributeValue(forKey: key), let value = Value.fromStoredAttribute(stored) {
+                return value
+            }
             let raw: Any?
             do { raw = try object.value(forKey: key) } catch {
                 preconditionFailure("\(object.entity.name).\(key): \(error)")
@@ -68,21 +105,45 @@ extension Optional: ManagedPropertyValue where Wrapped: ManagedPropertyValue {
         guard let wrapped = Wrapped.fromManagedValue(value) else { return nil }
         return .some(wrapped)
     }
+    // Inlinable so it is specialized for its `Wrapped` where used: unspecialized, it moves the value through
+    // generic metadata on every read.
+    @inlinable
+    public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Wrapped?? {
+        if stored.isNull { return .some(nil) }
+        guard let wrapped = Wrapped.fromStoredAttribute(stored) else { return nil }
+        return .some(wrapped)
+    }
     public var managedValue: Any? { self?.managedValue }
 }
 
 extension String: ManagedPropertyValue {
     public static func fromManagedValue(_ value: Any?) -> String? { value as? String }
+    public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> String? {
+        guard stored.type == .string, case .string(let text) = stored.value.storage else { return nil }
+        return text
+    }
     public var managedValue: Any? { self }
 }
 
 extension Bool: ManagedPropertyValue {
     public static func fromManagedValue(_ value: Any?) -> Bool? { value as? Bool }
+    public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Bool? {
+        guard stored.type == .boolean, case .int64(let integer) = stored.value.storage else { return nil }
+        return integer != 0
+    }
     public var managedValue: Any? { self }
 }
 
 extension Date: ManagedPropertyValue {
     public static func fromManagedValue(_ value: Any?) -> Date? { value as? Date }
+    public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Date? {
+        guard stored.type == .date else { return nil }
+        switch stored.value.storage {
+        case .double(let seconds): return Date(timeIntervalSinceReferenceDate: seconds)
+        case .int64(let seconds): return Date(timeIntervalSinceReferenceDate: Double(seconds))
+        default: return nil
+        }
+    }
     public var managedValue: Any? { self }
 }
 
@@ -117,6 +178,9 @@ extension ManagedPropertyValue where Self: FixedWidthInteger {
         default: return nil
         }
     }
+    public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Self? {
+        stored.integer.flatMap { Self(exactly: $0) }
+    }
     public var managedValue: Any? { self }
 }
 
@@ -130,6 +194,14 @@ extension Double: ManagedPropertyValue {
         switch value {
         case let v as Double: return v
         case let v as Float: return Double(v)
+        default: return nil
+        }
+    }
+    public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Double? {
+        guard stored.type == .double else { return nil }
+        switch stored.value.storage {
+        case .double(let v): return v
+        case .int64(let v): return Double(v)
         default: return nil
         }
     }

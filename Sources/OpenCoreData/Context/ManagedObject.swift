@@ -172,6 +172,17 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         return try value(atSlot: slot)
     }
 
+    /// An unchanged attribute of a fetched, loaded object as its row stores it, for typed reads that skip
+    /// `Any` (see ``Managed``); nil for anything else (a fault, a change, a relationship), which is then
+    /// read through ``value(forKey:)``.
+    @usableFromInline
+    func storedAttributeValue(forKey key: String) -> StoredAttributeValue? {
+        guard changes.isEmpty, !flags.contains(.inserted), let slot = entity.slot(forKey: key),
+              slot < entity.attributeColumns.count, let attribute = entity.attributeColumns[slot],
+              let value = row?[attribute.column] else { return nil }
+        return StoredAttributeValue(value: value, type: attribute.type)
+    }
+
     /// Sets a property's value, keeping relationship inverses in step on both sides at once.
     public func setValue(_ value: Any?, forKey key: String) throws {
         guard let slot = entity.slot(forKey: key) else {

@@ -167,7 +167,7 @@ import Testing
             let kept = Set(lettingGo.filter { _ in Int.random(in: 0..<5, using: &generator) == 0 }.map(ObjectIdentifier.init))
             let expectedForgotten = Set(lettingGo.map(ObjectIdentifier.init))
                 .subtracting(heldElsewhere.map(ObjectIdentifier.init)).subtracting(kept)
-            weak var someForgotten = lettingGo.first { expectedForgotten.contains(ObjectIdentifier($0)) }
+            weak let someForgotten = lettingGo.first { expectedForgotten.contains(ObjectIdentifier($0)) }
             let impostor = ManagedObject(entity: tag, id: all[all.count / 2].objectID)
             var batch: [ManagedObject?] = lettingGo + [impostor, nil]
             // Known by identity only from here: a reference kept here would count as another holder.
