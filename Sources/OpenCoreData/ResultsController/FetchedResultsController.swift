@@ -343,8 +343,9 @@ public final class FetchedResultsController: @unchecked Sendable {
         guard indexPath.count == 2, let range = tracker?.sectionRange(section) else { return }
         let lower = max(start, range.lowerBound), upper = min(start + objects.count, range.upperBound)
         guard lower < upper else { return }
-        recentBatch = RecentBatch(section: section, firstItem: lower - range.lowerBound,
-                                  objects: Array(objects[(lower - start)..<(upper - start)]))
+        // Mostly the batch lies in one section: kept as it is, not copied.
+        let inSection = lower == start && upper == start + objects.count ? objects : Array(objects[(lower - start)..<(upper - start)])
+        recentBatch = RecentBatch(section: section, firstItem: lower - range.lowerBound, objects: inSection)
     }
 
     /// Called whenever the rows change: index paths in the recent batch may no longer be the same rows.
