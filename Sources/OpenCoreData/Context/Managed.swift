@@ -19,7 +19,8 @@ extension ManagedPropertyValue {
 }
 
 /// An attribute's value as the store holds it, with the attribute's type (see
-/// ``ManagedPropertyValue/fromStoredAttribute(_:)``).
+/// ``ManagedPropertyValue/fromStoredAttribute(_:)``). Opaque: only the library's own conversions read it, so
+/// a conformance of your own keeps the default and converts in ``ManagedPropertyValue/fromManagedValue(_:)``.
 public struct StoredAttributeValue {
     let value: DatabaseValue
     let type: AttributeType
