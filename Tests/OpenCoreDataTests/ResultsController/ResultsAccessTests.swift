@@ -15,6 +15,17 @@ import Testing
         return (stack, controller)
     }
 
+    /// A fetched controller over the to-do model's items, by name, without sections.
+    private static func itemsByName(in context: ManagedObjectContext, batchSize: Int) throws -> FetchedResultsController {
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        request.fetchBatchSize = batchSize
+        let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        return controller
+    }
+
     private func idsInOrder(_ tracker: ResultsChangeTracker) throws -> [ManagedObjectID] {
         var ids: [ManagedObjectID] = []
         try tracker.rows.forEach { handle, entity, _ in ids.append(try #require(tracker.objectID(handle: handle, entity: entity))) }
@@ -105,12 +116,7 @@ import Testing
         for _ in 0..<60 { try insertItem(into: writer) }
         try writer.save()
         let context = stack.context()
-        let request = FetchRequest<ManagedObject>(entityName: "Item")
-        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
-        request.fetchBatchSize = 8
-        let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
-                                                      sectionNameKeyPath: nil, cacheName: nil)
-        try controller.performFetch()
+        let controller = try Self.itemsByName(in: context, batchSize: 8)
         let plain = FetchRequest<ManagedObject>(entityName: "Item")
         plain.sortDescriptors = [QuerySortDescriptor(key: "name")]
 
@@ -158,12 +164,7 @@ import Testing
         }
         try writer.save()
         let context = stack.context()
-        let request = FetchRequest<ManagedObject>(entityName: "Item")
-        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
-        request.fetchBatchSize = 20
-        let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
-                                                      sectionNameKeyPath: nil, cacheName: nil)
-        try controller.performFetch()
+        let controller = try Self.itemsByName(in: context, batchSize: 20)
 
         var held: [Int: ManagedObject] = [:]
         var edited: [Int: ManagedObjectID] = [:]
