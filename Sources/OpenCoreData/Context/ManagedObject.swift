@@ -174,7 +174,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
 
     /// An unchanged attribute of a fetched, loaded object as its row stores it, for typed reads that skip
     /// `Any` (see ``Managed``); nil for anything else (a fault, a change, a relationship), which is then
-    /// read through ``value(forKey:)``.
+    /// read through ``value(forKey:)``. The same test as that method's fast path, written out in both: a
+    /// shared helper returning this value cost `value(forKey:)` about 1 % more instructions in load-batch-by-id.
     @usableFromInline
     func storedAttributeValue(forKey key: String) -> StoredAttributeValue? {
         guard changes.isEmpty, !flags.contains(.inserted), let slot = entity.slot(forKey: key),
