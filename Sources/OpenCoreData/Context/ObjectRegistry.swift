@@ -354,16 +354,17 @@ struct ObjectRegistry {
         for index in objects.indices {
             // Moved out, not copied: a copy would be one more holder to the uniqueness check below.
             guard let object = objects[index].take() else { continue }
-            let id = object.objectID
-            guard Self.isSaved(id) else {
+            // The ID's parts are read in place: a copy of the ID retains and releases its entity.
+            let storeIndex = object.objectID.storeIndex, primaryKey = object.objectID.primaryKey
+            guard storeIndex != 0, primaryKey > 0 else {
                 letGoInDictionary(consume object, where: shouldForget, forget: forget, forgotten: &forgotten)
                 continue
             }
-            if table == nil || tables[table.unsafelyUnwrapped].rootEntityNumber != id.entity.rootEntityNumber
-                || tables[table.unsafelyUnwrapped].storeIndex != id.storeIndex {
-                table = tableIndex(for: id)
+            if table == nil || tables[table.unsafelyUnwrapped].storeIndex != storeIndex
+                || tables[table.unsafelyUnwrapped].rootEntityNumber != object.objectID.entity.rootEntityNumber {
+                table = tableIndex(for: object.objectID)
             }
-            let key = Int(id.primaryKey)
+            let key = Int(primaryKey)
             guard let table, let page = pageSlots(table: table, pageIndex: key >> Self.pageShift),
                   UnsafeRawPointer(page.slots + (key & Self.pageMask)).load(as: UnsafeRawPointer?.self)
                     == UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) else {
