@@ -10,8 +10,13 @@ enum ResultsControllerScenarios {
 
     static let batchSize = 20
 
-    static func makeController(_ context: ManagedObjectContext, sections: Bool) throws -> FetchedResultsController {
-        let request = FetchRequest<ManagedObject>(entityName: "Item")
+    static func makeController(_ context: ManagedObjectContext, sections: Bool) throws -> FetchedResultsController<ManagedObject> {
+        try makeController(context, sections: sections, request: FetchRequest<ManagedObject>(entityName: "Item"))
+    }
+
+    /// A controller of the request's result type (`FetchRequest<BenchItem>()` gives `BenchItem`s).
+    static func makeController<Result>(_ context: ManagedObjectContext, sections: Bool,
+                                       request: FetchRequest<Result>) throws -> FetchedResultsController<Result> {
         request.fetchBatchSize = batchSize
         request.sortDescriptors = sections
             ? [QuerySortDescriptor(key: "category"), QuerySortDescriptor(key: "createdAt")]
@@ -85,18 +90,18 @@ enum ResultsControllerScenarios {
     final class ReportClock: FetchedResultsControllerDelegate {
         var didChangeTimes: [Double] = []
         var objectChanges = 0
-        func controller(_ controller: FetchedResultsController, didChange object: ManagedObject,
+        func controller(_ controller: FetchedResultsController<ManagedObject>, didChange object: ManagedObject,
                         at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
             objectChanges += 1
         }
-        func controllerDidChangeContent(_ controller: FetchedResultsController) {
+        func controllerDidChangeContent(_ controller: FetchedResultsController<ManagedObject>) {
             didChangeTimes.append(monotonicSeconds())
         }
     }
 
     /// A controller over a private copy of the N-item store, fetched, with a delegate (all untimed).
     static func liveController(size: Int, fixtures: Fixtures)
-        throws -> (context: ManagedObjectContext, controller: FetchedResultsController, clock: ReportClock) {
+        throws -> (context: ManagedObjectContext, controller: FetchedResultsController<ManagedObject>, clock: ReportClock) {
         let coordinator = try fixtures.openCoordinator(try fixtures.copyOfPopulatedStore(size: size))
         let context = fixtures.makeContext(coordinator)
         let clock = ReportClock()
@@ -194,11 +199,29 @@ enum ResultsControllerScenarios {
     /// (7e) The same, each name read through a typed `@Managed` property of an `Item` subclass.
     static let batchOnAccessTyped = batchOnAccessScenario(typed: true)
 
+    /// The timed body of the batch-access scenarios: each chosen batch's 20 objects by index path, and
+    /// `read` of each.
+    static func readBatches<Result>(_ batchIndexes: [Int], of controller: FetchedResultsController<Result>,
+                                    in context: ManagedObjectContext, read: (Result) throws -> Int) throws -> Int {
+        try context.performAndWait {
+            var checksum = 0
+            let count = controller.sections?.first?.numberOfObjects ?? 0
+            for batch in batchIndexes {
+                let range = (batch * batchSize)..<min(batch * batchSize + batchSize, count)
+                for index in range {
+                    checksum &+= try read(try controller.object(at: IndexPath(item: index, section: 0)))
+                }
+                checksum &+= range.count
+            }
+            return checksum
+        }
+    }
+
     static func batchOnAccessScenario(typed: Bool) -> Scenario {
         Scenario(
             name: typed ? "frc-batch-typed" : "frc-batch-on-access", targetRatio: 1.3,
             summary: "A fetched controller over N items (batch size 20, sorted by createdAt; made and fetched untimed). Timed: min(1000, N/20) random batch-aligned runs of 20 index paths, object(at:) and name of each (the first access loads the batch)"
-                + (typed ? ", the name read through a typed @Managed property of an Item subclass" : ", the name read with value(forKey:)")
+                + (typed ? ", through a FetchedResultsController<Item> over FetchRequest<Item>() (Item a subclass), the name read through its typed @Managed property" : ", the name read with value(forKey:)")
                 + ". Raw: the same IDs in the same order, one prepared 20-placeholder SELECT … WHERE Z_PK IN (…) per batch."
         ) { size, fixtures in
             let url = try fixtures.populatedStore(size: size)
@@ -211,28 +234,23 @@ enum ResultsControllerScenarios {
             return ScenarioRun(rows: sampleCount * batchSize, ours: {
                 let coordinator = try fixtures.openCoordinator(url, typed: typed)
                 let context = fixtures.makeContext(coordinator)
+                if typed {
+                    // A typed controller hands out `BenchItem`s: no cast at the call site.
+                    let controller = try context.performAndWait {
+                        let controller = try makeController(context, sections: false, request: FetchRequest<BenchItem>())
+                        try controller.performFetch()
+                        return controller
+                    }
+                    return { try readBatches(batchIndexes, of: controller, in: context) { $0.name?.utf8.count ?? 0 } }
+                }
                 let controller = try context.performAndWait {
                     let controller = try makeController(context, sections: false)
                     try controller.performFetch()
                     return controller
                 }
                 return {
-                    try context.performAndWait {
-                        var checksum = 0
-                        let count = controller.sections?.first?.numberOfObjects ?? 0
-                        for batch in batchIndexes {
-                            let range = (batch * batchSize)..<min(batch * batchSize + batchSize, count)
-                            for index in range {
-                                let object = try controller.object(at: IndexPath(item: index, section: 0))
-                                if typed {
-                                    checksum &+= (object as! BenchItem).name?.utf8.count ?? 0
-                                } else {
-                                    checksum &+= (try object.value(forKey: "name") as? String)?.utf8.count ?? 0
-                                }
-                            }
-                            checksum &+= range.count
-                        }
-                        return checksum
+                    try readBatches(batchIndexes, of: controller, in: context) {
+                        (try $0.value(forKey: "name") as? String)?.utf8.count ?? 0
                     }
                 }
             }, raw: {

@@ -72,8 +72,12 @@ public final class FetchRequest<Result>: PersistentStoreRequest, @unchecked Send
     }
 
     /// A copy, for executing without later edits to the original showing.
-    func copy() -> FetchRequest<Result> {
-        let copy = FetchRequest<Result>(entityName: entityName)
+    func copy() -> FetchRequest<Result> { copy(as: Result.self) }
+
+    /// A copy with another result type: the same query, for code that works on objects whatever class the
+    /// caller asked for (a typed fetched results controller).
+    func copy<Other>(as type: Other.Type) -> FetchRequest<Other> {
+        let copy = FetchRequest<Other>(entityName: entityName)
         copy.predicate = predicate
         copy.sortDescriptors = sortDescriptors
         copy.fetchLimit = fetchLimit

@@ -4,6 +4,10 @@ import GRDB
 /// Keeps the results of a fetch request in sections and order for a list screen, and reports
 /// precisely what changed as the context changes.
 ///
+/// The result type is the request's: `FetchedResultsController<ManagedObject>` for a request by entity
+/// name, `FetchedResultsController<Bank>` for a request of a typed subclass (`FetchRequest<Bank>()`), whose
+/// ``object(at:)`` and ``fetchedObjects`` then hand out `Bank`s.
+///
 /// ```swift
 /// let request = FetchRequest<ManagedObject>(entityName: "FailedBankInfo")
 /// request.sortDescriptors = [QuerySortDescriptor(key: "state"),
@@ -26,12 +30,12 @@ import GRDB
 ///   changes, not with the number of rows.
 ///
 /// Use the controller on its context's queue, like the context's objects.
-public final class FetchedResultsController: @unchecked Sendable {
+public final class FetchedResultsController<ResultType: ManagedObject>: @unchecked Sendable {
     // @unchecked Sendable: all state is touched on the context's queue only (the async fetch reads the
     // store elsewhere and applies the result on the queue), the same contract as the context.
 
     /// The request; its sort descriptors and predicate define the results. Change it only before a fetch.
-    public let fetchRequest: FetchRequest<ManagedObject>
+    public let fetchRequest: FetchRequest<ResultType>
     /// The context the results live in.
     public let managedObjectContext: ManagedObjectContext
     /// The key path whose value names each object's section (nil: one section).
@@ -39,7 +43,7 @@ public final class FetchedResultsController: @unchecked Sendable {
     /// The name the computed results are cached under on disk (nil: no cache).
     public let cacheName: String?
     /// Hears about changes.
-    public weak var delegate: FetchedResultsControllerDelegate?
+    public weak var delegate: (any FetchedResultsControllerDelegate<ResultType>)?
     /// Called on the context's queue with each transaction's changes as a value.
     public var onDifference: ((FetchedResultsDifference) -> Void)?
 
@@ -99,7 +103,7 @@ public final class FetchedResultsController: @unchecked Sendable {
     /// sort descriptor's key must be that key path (it may go through to-one relationships).
     ///
     /// Throws ``FetchedResultsError`` naming what is wrong.
-    public init(fetchRequest: FetchRequest<ManagedObject>, managedObjectContext: ManagedObjectContext,
+    public init(fetchRequest: FetchRequest<ResultType>, managedObjectContext: ManagedObjectContext,
                 sectionNameKeyPath: String?, cacheName: String?) throws {
         guard let first = fetchRequest.sortDescriptors.first else {
             throw FetchedResultsError.missingSortDescriptors(entity: fetchRequest.entityName)
@@ -170,8 +174,9 @@ public final class FetchedResultsController: @unchecked Sendable {
     }
 
     private func prepare() throws -> ResultsQuery {
-        let request = fetchRequest.copy()
+        let request = fetchRequest.copy(as: ManagedObject.self)
         let plan = try FetchPlan(request: request, context: managedObjectContext)
+        try checkResultType(entity: plan.entity)
         let ordering = try ResultsOrdering(entity: plan.entity, sortDescriptors: request.sortDescriptors)
         let chains = dependencyChains(ordering: ordering, entity: plan.entity)
         let cacheable = !chains.contains { $0.contains { $0.isToMany } }
@@ -179,11 +184,25 @@ public final class FetchedResultsController: @unchecked Sendable {
                                 cacheName: cacheName, cacheable: cacheable)
     }
 
+    /// Refuses, before anything is read, an entity (or a sub-entity the results can include) whose objects
+    /// are not of the result type, so that ``object(at:)`` never meets one.
+    private func checkResultType(entity: EntityDescription) throws {
+        guard ResultType.self != ManagedObject.self else { return }
+        var pending = [entity]
+        while let current = pending.popLast() {
+            guard current.managedObjectClass is ResultType.Type else {
+                throw FetchedResultsError.resultTypeMismatch(entity: current.name, objectClass: "\(current.managedObjectClass)",
+                                                             resultType: "\(ResultType.self)")
+            }
+            if fetchRequest.includesSubentities { pending.append(contentsOf: current.subentities) }
+        }
+    }
+
     /// Builds the state from the store part, then applies the context's unsaved changes quietly.
     func buildTracker(_ snapshot: ResultsCache.Snapshot, query: ResultsQuery) throws -> (ResultsChangeTracker, EntityDescription) {
         let context = managedObjectContext
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        let plan = try FetchPlan(request: fetchRequest.copy(), context: context)
+        let plan = try FetchPlan(request: fetchRequest.copy(as: ManagedObject.self), context: context)
         var tracker = ResultsChangeTracker(ordering: query.ordering, hasSections: query.hasSections, snapshot: snapshot,
                                            model: coordinator.managedObjectModel, entity: plan.entity,
                                            storeIdentity: plan.store.identity)
@@ -273,7 +292,7 @@ public final class FetchedResultsController: @unchecked Sendable {
 
     /// Every fetched object in order (sections one after another); nil before a fetch. With a
     /// `fetchBatchSize` the collection holds IDs and reads objects a batch at a time as it is used.
-    public var fetchedObjects: FetchResults<ManagedObject>? {
+    public var fetchedObjects: FetchResults<ResultType>? {
         guard let tracker else { return nil }
         return results(forPositions: 0..<tracker.count)
     }
@@ -291,7 +310,21 @@ public final class FetchedResultsController: @unchecked Sendable {
     }
 
     /// The object at an index path (read with its batch when the request has a `fetchBatchSize`).
-    public func object(at indexPath: IndexPath) throws -> ManagedObject {
+    public func object(at indexPath: IndexPath) throws -> ResultType {
+        let object = try managedObject(at: indexPath)
+        // An object of exactly the result type (always, for `ManagedObject`) needs no cast through the
+        // runtime, which costs as much as reading the batch's row into the object.
+        if type(of: object) == ResultType.self { return unsafeDowncast(object, to: ResultType.self) }
+        // Checked when fetched; checked again here, since the request can be edited after the fetch.
+        guard let typed = object as? ResultType else {
+            throw FetchedResultsError.resultTypeMismatch(entity: object.entity.name, objectClass: "\(type(of: object))",
+                                                         resultType: "\(ResultType.self)")
+        }
+        return typed
+    }
+
+    /// ``object(at:)`` before its cast to the result type.
+    private func managedObject(at indexPath: IndexPath) throws -> ManagedObject {
         // The tracker is not read on this path: reading it through the optional copies it.
         if let object = recentBatch?.object(at: indexPath) { return object }
         guard let (position, id) = tracker?.objectID(at: indexPath) else {
@@ -412,7 +445,7 @@ public final class FetchedResultsController: @unchecked Sendable {
         return tracker.sections.indices.map { objectIDs(inSection: $0) }
     }
 
-    private func results(forPositions range: Range<Int>) -> FetchResults<ManagedObject> {
+    private func results<Element>(forPositions range: Range<Int>) -> FetchResults<Element> {
         guard let ids = tracker?.objectIDs(in: range) else { return FetchResults([]) }
         let batched = BatchedObjects(ids: ids, batchSize: max(1, fetchRequest.fetchBatchSize),
                                      context: managedObjectContext)
@@ -468,3 +501,5 @@ public final class FetchedResultsController: @unchecked Sendable {
         return paths
     }
 }
+
+extension FetchedResultsController: SectionContents {}

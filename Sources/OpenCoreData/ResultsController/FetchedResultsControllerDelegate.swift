@@ -27,10 +27,13 @@ public enum FetchedResultsChangeType: Sendable, Hashable, CustomStringConvertibl
 /// contract: deletions (of objects and sections) at old positions, insertions at new positions, moves
 /// from old to new, updates at old positions.
 ///
+/// The delegate names the controller's result type in its methods, and only a delegate of that type can
+/// be set: a method written for another type would otherwise never be called, without a word.
+///
 /// ```swift
 /// final class ListScreen: FetchedResultsControllerDelegate {
-///     func controllerWillChangeContent(_ controller: FetchedResultsController) { table.beginUpdates() }
-///     func controller(_ controller: FetchedResultsController, didChange object: ManagedObject,
+///     func controllerWillChangeContent(_ controller: FetchedResultsController<Item>) { table.beginUpdates() }
+///     func controller(_ controller: FetchedResultsController<Item>, didChange object: ManagedObject,
 ///                     at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
 ///         switch type {
 ///         case .insert: table.insertRows(at: [newIndexPath!])
@@ -39,31 +42,34 @@ public enum FetchedResultsChangeType: Sendable, Hashable, CustomStringConvertibl
 ///         case .update: table.reloadRows(at: [indexPath!])
 ///         }
 ///     }
-///     func controllerDidChangeContent(_ controller: FetchedResultsController) { table.endUpdates() }
+///     func controllerDidChangeContent(_ controller: FetchedResultsController<Item>) { table.endUpdates() }
 /// }
 /// ```
-public protocol FetchedResultsControllerDelegate: AnyObject {
+public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
+    /// The result type of the controllers this delegate hears (inferred from its methods).
+    associatedtype ResultType: ManagedObject = ManagedObject
     /// Changes are about to be reported.
-    func controllerWillChangeContent(_ controller: FetchedResultsController)
+    func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>)
     /// An object was inserted, deleted, moved or updated.
-    func controller(_ controller: FetchedResultsController, didChange object: ManagedObject,
+    func controller(_ controller: FetchedResultsController<ResultType>, didChange object: ManagedObject,
                     at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?)
     /// A section was inserted (at its new index) or deleted (at its old index).
-    func controller(_ controller: FetchedResultsController, didChange sectionInfo: SectionInfo,
+    func controller(_ controller: FetchedResultsController<ResultType>, didChange sectionInfo: SectionInfo,
                     atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType)
     /// Every change of this transaction has been reported.
-    func controllerDidChangeContent(_ controller: FetchedResultsController)
+    func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>)
     /// The index title for a section name; nil for the default (the name's first letter, capitalized).
-    func controller(_ controller: FetchedResultsController, sectionIndexTitleForSectionName sectionName: String) -> String?
+    func controller(_ controller: FetchedResultsController<ResultType>,
+                    sectionIndexTitleForSectionName sectionName: String) -> String?
 }
 
 extension FetchedResultsControllerDelegate {
-    public func controllerWillChangeContent(_ controller: FetchedResultsController) {}
-    public func controller(_ controller: FetchedResultsController, didChange object: ManagedObject,
+    public func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>) {}
+    public func controller(_ controller: FetchedResultsController<ResultType>, didChange object: ManagedObject,
                            at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {}
-    public func controller(_ controller: FetchedResultsController, didChange sectionInfo: SectionInfo,
+    public func controller(_ controller: FetchedResultsController<ResultType>, didChange sectionInfo: SectionInfo,
                            atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {}
-    public func controllerDidChangeContent(_ controller: FetchedResultsController) {}
-    public func controller(_ controller: FetchedResultsController,
+    public func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>) {}
+    public func controller(_ controller: FetchedResultsController<ResultType>,
                            sectionIndexTitleForSectionName sectionName: String) -> String? { nil }
 }

@@ -19,6 +19,9 @@ public enum FetchedResultsError: Error, CustomStringConvertible, LocalizedError,
     case indexPathOutOfRange(IndexPath)
     /// No section has this index title.
     case unknownSectionIndexTitle(String)
+    /// The controller's result type is a class the entity's objects are not (the entity, or a sub-entity the
+    /// results include, makes objects of `objectClass`).
+    case resultTypeMismatch(entity: String, objectClass: String, resultType: String)
 
     public var description: String {
         switch self {
@@ -38,6 +41,8 @@ public enum FetchedResultsError: Error, CustomStringConvertible, LocalizedError,
             return "No object at index path [section \(indexPath.section), item \(indexPath.item)]."
         case .unknownSectionIndexTitle(let title):
             return "No section has the index title '\(title)'."
+        case .resultTypeMismatch(let entity, let objectClass, let resultType):
+            return "Objects of entity '\(entity)' are \(objectClass), not \(resultType): make the controller's result type a class they are (or ManagedObject), or give the entity that class."
         }
     }
 

@@ -21,7 +21,7 @@ public struct SectionInfo {
     public let numberOfObjects: Int
     /// The section's position.
     public let index: Int
-    unowned let controller: FetchedResultsController
+    unowned let controller: any SectionContents
 
     /// The section's objects, in order. With a `fetchBatchSize` they are read a batch at a time as the
     /// collection is used.
@@ -33,4 +33,10 @@ public struct SectionInfo {
     public var objectIDs: [ManagedObjectID] {
         controller.objectIDs(inSection: index)
     }
+}
+
+/// What a ``SectionInfo`` reads its objects from: its controller, whatever the controller's result type.
+protocol SectionContents: AnyObject {
+    func objects(inSection section: Int) throws -> FetchResults<ManagedObject>
+    func objectIDs(inSection section: Int) -> [ManagedObjectID]
 }

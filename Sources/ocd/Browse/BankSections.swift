@@ -50,7 +50,7 @@ final class BankSections: @unchecked Sendable {
     /// ``deleteBank(at:)`` (which returns its own). Set with ``observeChanges(_:)``.
     private var onChange: (@Sendable (Change) -> Void)?
 
-    private var controller: FetchedResultsController?
+    private var controller: FetchedResultsController<ManagedObject>?
     private var isSavingOwnChange = false
     private var ownChange: Change?
     private let lock = NSLock()

@@ -146,7 +146,7 @@ import Testing
     }
 
     @Test func predicateKeyPathsAreFound() {
-        #expect(FetchedResultsController.dottedKeyPaths(in: "details.zip > 5 AND name == 'a.b' OR ANY items.tag == $X")
+        #expect(FetchedResultsController<ManagedObject>.dottedKeyPaths(in: "details.zip > 5 AND name == 'a.b' OR ANY items.tag == $X")
                 == ["details.zip", "items.tag"])
     }
 }

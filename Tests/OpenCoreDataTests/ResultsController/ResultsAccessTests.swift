@@ -5,7 +5,7 @@ import Testing
 /// The controller's per-access lookups (object(at:), objectIDs(in:)) against its rows read in order.
 @Suite struct ResultsAccessTests {
     /// 500 banks over two sections: three row chunks, sections not aligned with them.
-    private func fetchedController() throws -> (TestStack, FetchedResultsController) {
+    private func fetchedController() throws -> (TestStack, FetchedResultsController<ManagedObject>) {
         let stack = try TestStack(model: TestModels.banks())
         try BankFixture.seed(stack.context(), count: 500, states: ["CA", "NY"])
         let controller = try FetchedResultsController(fetchRequest: BankFixture.request(batchSize: 20),
@@ -16,7 +16,7 @@ import Testing
     }
 
     /// A fetched controller over the to-do model's items, by name, without sections.
-    private static func itemsByName(in context: ManagedObjectContext, batchSize: Int) throws -> FetchedResultsController {
+    private static func itemsByName(in context: ManagedObjectContext, batchSize: Int) throws -> FetchedResultsController<ManagedObject> {
         let request = FetchRequest<ManagedObject>(entityName: "Item")
         request.sortDescriptors = [QuerySortDescriptor(key: "name")]
         request.fetchBatchSize = batchSize

@@ -8,9 +8,9 @@ import Testing
         let writer = stack.context()
         let banks = try BankFixture.seed(writer, count: 40)
         let name = "frc-test-\(UUID().uuidString)"
-        defer { FetchedResultsController.deleteCache(withName: name) }
+        defer { FetchedResultsController<ManagedObject>.deleteCache(withName: name) }
         func fetch(_ request: FetchRequest<ManagedObject> = BankFixture.request(batchSize: 10))
-            throws -> FetchedResultsController {
+            throws -> FetchedResultsController<ManagedObject> {
             let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: stack.context(),
                                                           sectionNameKeyPath: "state", cacheName: name)
             try controller.performFetch()
@@ -44,7 +44,7 @@ import Testing
         other.sortDescriptors = [QuerySortDescriptor(key: "state"), QuerySortDescriptor(key: "name")]
         #expect(try fetch(other).statistics.queryFetches == 1)
 
-        FetchedResultsController.deleteCache(withName: name)
+        FetchedResultsController<ManagedObject>.deleteCache(withName: name)
         #expect(try fetch().statistics.queryFetches == 1)
     }
 
@@ -52,7 +52,7 @@ import Testing
         let stack = try TestStack(model: TestModels.banks())
         try BankFixture.seed(stack.context(), count: 5)
         let name = "frc-corrupt-\(UUID().uuidString)"
-        defer { FetchedResultsController.deleteCache(withName: name) }
+        defer { FetchedResultsController<ManagedObject>.deleteCache(withName: name) }
         let url = ResultsCache.fileURL(forName: name)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data("OCDFRC01garbage".utf8).write(to: url)
@@ -68,7 +68,7 @@ import Testing
     @Test(arguments: [true, false])
     func snapshotRoundTripsThroughTheFile(soleEntity: Bool) throws {
         let name = "frc-roundtrip-\(UUID().uuidString)"
-        defer { FetchedResultsController.deleteCache(withName: name) }
+        defer { FetchedResultsController<ManagedObject>.deleteCache(withName: name) }
         var snapshot = ResultsCache.Snapshot()
         snapshot.handles = [3, 1, 2, -5]
         if soleEntity { snapshot.soleEntity = 4 } else { snapshot.entities = [4, 4, 6, 4] }

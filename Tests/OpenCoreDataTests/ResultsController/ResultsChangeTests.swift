@@ -3,7 +3,7 @@ import Testing
 @testable import OpenCoreData
 
 @Suite struct ResultsChangeTests {
-    private func controller(_ context: ManagedObjectContext, batchSize: Int = 0) throws -> FetchedResultsController {
+    private func controller(_ context: ManagedObjectContext, batchSize: Int = 0) throws -> FetchedResultsController<ManagedObject> {
         let controller = try FetchedResultsController(fetchRequest: BankFixture.request(batchSize: batchSize),
                                                       managedObjectContext: context, sectionNameKeyPath: "state", cacheName: nil)
         try controller.performFetch()

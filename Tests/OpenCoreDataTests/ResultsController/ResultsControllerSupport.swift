@@ -55,17 +55,17 @@ final class ContractRecorder: FetchedResultsControllerDelegate {
     private var sectionInserts: [Int] = []
     private var updates: [(IndexPath, ManagedObjectID)] = []
 
-    init(_ controller: FetchedResultsController) {
+    init(_ controller: FetchedResultsController<ManagedObject>) {
         state = controller.sectionObjectIDs
         controller.delegate = self
     }
 
-    func controllerWillChangeContent(_ controller: FetchedResultsController) {
+    func controllerWillChangeContent(_ controller: FetchedResultsController<ManagedObject>) {
         deletes = []; inserts = []; sectionDeletes = []; sectionInserts = []; updates = []
         log = []; sectionLog = []
     }
 
-    func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+    func controller(_ controller: FetchedResultsController<ManagedObject>, didChange object: ManagedObject, at indexPath: IndexPath?,
                     for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
         log.append((type, indexPath, newIndexPath))
         switch type {
@@ -85,7 +85,7 @@ final class ContractRecorder: FetchedResultsControllerDelegate {
         }
     }
 
-    func controller(_ controller: FetchedResultsController, didChange sectionInfo: SectionInfo,
+    func controller(_ controller: FetchedResultsController<ManagedObject>, didChange sectionInfo: SectionInfo,
                     atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {
         sectionLog.append((type, sectionIndex, sectionInfo.name))
         switch type {
@@ -95,7 +95,7 @@ final class ContractRecorder: FetchedResultsControllerDelegate {
         }
     }
 
-    func controllerDidChangeContent(_ controller: FetchedResultsController) {
+    func controllerDidChangeContent(_ controller: FetchedResultsController<ManagedObject>) {
         transactions += 1
         var next = state
         for (path, id) in updates {

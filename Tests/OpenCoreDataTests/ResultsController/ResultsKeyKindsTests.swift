@@ -34,7 +34,7 @@ import Testing
         return item
     }
 
-    private func controller(_ context: ManagedObjectContext, key: String, sections: Bool) throws -> FetchedResultsController {
+    private func controller(_ context: ManagedObjectContext, key: String, sections: Bool) throws -> FetchedResultsController<ManagedObject> {
         let request = FetchRequest<ManagedObject>(entityName: "Item")
         request.sortDescriptors = [QuerySortDescriptor(key: key),
                                    QuerySortDescriptor(key: key == "name" ? "big" : "name", ascending: false)]
@@ -62,7 +62,7 @@ import Testing
         let reader = stack.context()
         let frc = try controller(reader, key: key, sections: sections)
         let recorder = ContractRecorder(frc)
-        func names(_ controller: FetchedResultsController) -> [String] { controller.sections?.map(\.name) ?? [] }
+        func names(_ controller: FetchedResultsController<ManagedObject>) -> [String] { controller.sections?.map(\.name) ?? [] }
         var serial = 1_500
         for round in 0..<40 {
             for _ in 0..<Int.random(in: 1...6, using: &rng) {

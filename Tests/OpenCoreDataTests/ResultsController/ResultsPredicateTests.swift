@@ -3,7 +3,7 @@ import Testing
 @testable import OpenCoreData
 
 @Suite struct ResultsPredicateTests {
-    func controller(_ context: ManagedObjectContext, predicate: String, batchSize: Int = 0) throws -> FetchedResultsController {
+    func controller(_ context: ManagedObjectContext, predicate: String, batchSize: Int = 0) throws -> FetchedResultsController<ManagedObject> {
         let request = BankFixture.request(batchSize: batchSize)
         request.predicate = try QueryPredicate(format: predicate)
         let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,

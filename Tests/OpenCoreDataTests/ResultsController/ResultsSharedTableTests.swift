@@ -23,7 +23,7 @@ import Testing
         return person
     }
 
-    private func controller(_ context: ManagedObjectContext, cacheName: String? = nil) throws -> FetchedResultsController {
+    private func controller(_ context: ManagedObjectContext, cacheName: String? = nil) throws -> FetchedResultsController<ManagedObject> {
         let request = FetchRequest<ManagedObject>(entityName: "Person")
         request.sortDescriptors = [QuerySortDescriptor(key: "rank"), QuerySortDescriptor(key: "name")]
         request.fetchBatchSize = 10
@@ -75,7 +75,7 @@ import Testing
 
         // Saved rows of both entities, through the cache file and back.
         let name = "frc-shared-\(UUID().uuidString)"
-        defer { FetchedResultsController.deleteCache(withName: name) }
+        defer { FetchedResultsController<ManagedObject>.deleteCache(withName: name) }
         let queried = try controller(stack.context(), cacheName: name)
         let cached = try controller(stack.context(), cacheName: name)
         #expect(queried.statistics.queryFetches == 1)
