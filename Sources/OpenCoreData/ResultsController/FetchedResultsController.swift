@@ -312,8 +312,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// The object at an index path (read with its batch when the request has a `fetchBatchSize`).
     public func object(at indexPath: IndexPath) throws -> ResultType {
         let object = try managedObject(at: indexPath)
-        // An object of exactly the result type (always, for `ManagedObject`) needs no cast through the
-        // runtime, which costs as much as reading the batch's row into the object.
+        // An object of exactly the result type (always, for `ManagedObject`) is handed out after comparing
+        // two type pointers, without the runtime's cast.
         if type(of: object) == ResultType.self { return unsafeDowncast(object, to: ResultType.self) }
         // Checked when fetched; checked again here, since the request can be edited after the fetch.
         guard let typed = object as? ResultType else {
