@@ -88,13 +88,8 @@ public struct Managed<Value: ManagedPropertyValue> {
             return value(of: object, forKey: key)
         }
         @inline(__always) set {
-            setValue(newValue, of: object, forKey: key(of: object, storageKeyPath))
+            setValue(newValue, of: object, forKey: object[keyPath: storageKeyPath].key)
         }
-    }
-
-    @inlinable @inline(__always)
-    static func key<Object: ManagedObject>(of object: Object, _ storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>) -> String {
-        object[keyPath: storageKeyPath].key
     }
 
     /// A read the row cannot answer directly: through `value(forKey:)` and its conversion.

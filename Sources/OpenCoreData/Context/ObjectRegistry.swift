@@ -159,7 +159,8 @@ struct ObjectRegistry {
     }
 
     @inline(__always)
-    private static func isSaved(_ id: ManagedObjectID) -> Bool { id.storeIndex != 0 && id.primaryKey > 0 }
+    private static func isSaved(_ id: ManagedObjectID) -> Bool { isSaved(storeIndex: id.storeIndex, primaryKey: id.primaryKey) }
+    private static func isSaved(storeIndex: UInt32, primaryKey: Int64) -> Bool { storeIndex != 0 && primaryKey > 0 }
 
     private mutating func insert(_ object: ManagedObject, for id: ManagedObjectID) {
         if Self.isSaved(id), object.objectID == id {
@@ -356,7 +357,7 @@ struct ObjectRegistry {
             guard let object = objects[index].take() else { continue }
             // The ID's parts are read in place: a copy of the ID retains and releases its entity.
             let storeIndex = object.objectID.storeIndex, primaryKey = object.objectID.primaryKey
-            guard storeIndex != 0, primaryKey > 0 else {
+            guard Self.isSaved(storeIndex: storeIndex, primaryKey: primaryKey) else {
                 letGoInDictionary(consume object, where: shouldForget, forget: forget, forgotten: &forgotten)
                 continue
             }

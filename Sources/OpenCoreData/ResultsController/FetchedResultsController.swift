@@ -188,13 +188,10 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// are not of the result type, so that ``object(at:)`` never meets one.
     private func checkResultType(entity: EntityDescription) throws {
         guard ResultType.self != ManagedObject.self else { return }
-        var pending = [entity]
-        while let current = pending.popLast() {
-            guard current.managedObjectClass is ResultType.Type else {
-                throw FetchedResultsError.resultTypeMismatch(entity: current.name, objectClass: "\(current.managedObjectClass)",
-                                                             resultType: "\(ResultType.self)")
-            }
-            if fetchRequest.includesSubentities { pending.append(contentsOf: current.subentities) }
+        for current in [entity] + (fetchRequest.includesSubentities ? entity.allSubentities : [])
+        where !(current.managedObjectClass is ResultType.Type) {
+            throw FetchedResultsError.resultTypeMismatch(entity: current.name, objectClass: "\(current.managedObjectClass)",
+                                                         resultType: "\(ResultType.self)")
         }
     }
 

@@ -199,8 +199,8 @@ import Testing
 
         // Back and forth across a batch boundary, from the later batch into the earlier one: both stay
         // loaded. Held weakly only: a batch let go frees them, and a reload would hand out other instances.
-        weak var after = try controller.object(at: IndexPath(item: 100, section: 0))
-        weak var before = try controller.object(at: IndexPath(item: 99, section: 0))
+        weak let after = try controller.object(at: IndexPath(item: 100, section: 0))
+        weak let before = try controller.object(at: IndexPath(item: 99, section: 0))
         #expect(after != nil && before != nil)
         for _ in 0..<3 {
             #expect(try controller.object(at: IndexPath(item: 100, section: 0)) === after)

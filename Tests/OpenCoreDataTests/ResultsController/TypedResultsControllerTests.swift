@@ -107,24 +107,20 @@ private final class BankListRecorder: FetchedResultsControllerDelegate {
     @Test func aResultTypeTheObjectsAreNotIsRefused() throws {
         let (stack, context) = try Self.animals()
         defer { withExtendedLifetime(stack) {} }
-        func controller<Result>(_ request: FetchRequest<Result>, subentities: Bool) throws -> FetchedResultsController<Result> {
-            try Self.controller(request, subentities: subentities, in: context)
-        }
-
-        let withFish = try controller(FetchRequest<AnimalObject>(entityName: "Animal"), subentities: true)
+        let withFish = try Self.controller(FetchRequest<AnimalObject>(entityName: "Animal"), subentities: true, in: context)
         #expect(throws: FetchedResultsError.resultTypeMismatch(entity: "Fish", objectClass: "ManagedObject",
                                                                 resultType: "AnimalObject")) { try withFish.performFetch() }
         #expect(withFish.sections == nil)
 
-        let dogsOverAnimals = try controller(FetchRequest<DogObject>(entityName: "Animal"), subentities: false)
+        let dogsOverAnimals = try Self.controller(FetchRequest<DogObject>(entityName: "Animal"), subentities: false, in: context)
         let refusal = #expect(throws: FetchedResultsError.self) { try dogsOverAnimals.performFetch() }
         #expect(refusal?.description.contains("Objects of entity 'Animal' are AnimalObject, not DogObject") == true)
 
-        let animalsOnly = try controller(FetchRequest<AnimalObject>(entityName: "Animal"), subentities: false)
+        let animalsOnly = try Self.controller(FetchRequest<AnimalObject>(entityName: "Animal"), subentities: false, in: context)
         try animalsOnly.performFetch()
         #expect(try #require(animalsOnly.fetchedObjects).map(\.name) == ["Animal"])
 
-        let dogs = try controller(FetchRequest<DogObject>(entityName: "Dog"), subentities: true)
+        let dogs = try Self.controller(FetchRequest<DogObject>(entityName: "Dog"), subentities: true, in: context)
         try dogs.performFetch()
         #expect(try dogs.object(at: IndexPath(item: 1, section: 0)).name == "Dog")
         #expect(try #require(dogs.fetchedObjects).count == 2)
