@@ -50,7 +50,7 @@ final class BankSections: @unchecked Sendable {
     /// ``deleteBank(at:)`` (which returns its own). Set with ``observeChanges(_:)``.
     private var onChange: (@Sendable (Change) -> Void)?
 
-    private var controller: FetchedResultsController<ManagedObject>?
+    private var controller: FetchedResultsController<FailedBankInfo>?
     private var isSavingOwnChange = false
     private var ownChange: Change?
     private let lock = NSLock()
@@ -72,8 +72,8 @@ final class BankSections: @unchecked Sendable {
     var count: Int { lock.withLock { snapshot.last?.rows.upperBound ?? 0 } }
 
     /// The seed's request: FailedBankInfo by state, then `details.closeDate` descending; batches of 20.
-    static func makeRequest() -> FetchRequest<ManagedObject> {
-        let request = FetchRequest<ManagedObject>(entityName: "FailedBankInfo")
+    static func makeRequest() -> FetchRequest<FailedBankInfo> {
+        let request = FetchRequest<FailedBankInfo>()
         request.sortDescriptors = [QuerySortDescriptor(key: "state", ascending: true),
                                    QuerySortDescriptor(key: "details.closeDate", ascending: false),
                                    QuerySortDescriptor(key: "name", ascending: true)]
@@ -177,7 +177,7 @@ final class BankSections: @unchecked Sendable {
         return try context.performAndWait {
             guard let controller else { return nil }
             let bank = try controller.object(at: indexPath)
-            let name = (try bank.value(forKey: "name") as? String) ?? "?"
+            let name = bank.name ?? "?"
             context.delete(bank)
             isSavingOwnChange = true
             ownChange = nil
@@ -208,12 +208,11 @@ struct BankRow: Sendable, Equatable {
         self.closeDate = closeDate
     }
 
-    init(_ bank: ManagedObject) {
-        name = (try? bank.value(forKey: "name") as? String) ?? "?"
-        city = (try? bank.value(forKey: "city") as? String) ?? ""
-        state = (try? bank.value(forKey: "state") as? String) ?? ""
-        let details = (try? bank.value(forKey: "details")) as? ManagedObject
-        closeDate = (try? details?.value(forKey: "closeDate")) as? Date
+    init(_ bank: FailedBankInfo) {
+        name = bank.name ?? "?"
+        city = bank.city ?? ""
+        state = bank.state ?? ""
+        closeDate = bank.details?.closeDate
     }
 
     /// `2011-10-21`, in UTC as the list's dates are.

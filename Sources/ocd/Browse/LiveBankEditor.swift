@@ -53,9 +53,9 @@ final class LiveBankEditor: @unchecked Sendable {
                     let request = BankSections.makeRequest()
                     request.fetchLimit = 1
                     guard let bank = try context.fetch(request).first else { return "nothing to edit" }
-                    let name = (try bank.value(forKey: "name") as? String) ?? "?"
-                    let city = (try bank.value(forKey: "city") as? String) ?? ""
-                    try bank.setValue(city.hasSuffix(" (edited)") ? city : city + " (edited)", forKey: "city")
+                    let name = bank.name ?? "?"
+                    let city = bank.city ?? ""
+                    bank.city = city.hasSuffix(" (edited)") ? city : city + " (edited)"
                     try context.save()
                     return "updated \(name)"
                 default:
