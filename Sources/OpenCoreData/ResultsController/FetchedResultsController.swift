@@ -34,7 +34,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     // @unchecked Sendable: all state is touched on the context's queue only (the async fetch reads the
     // store elsewhere and applies the result on the queue), the same contract as the context.
 
-    /// The request; its sort descriptors and predicate define the results. Change it only before a fetch.
+    /// The request; its sort descriptors and predicate define the results. Edits take effect at the next
+    /// fetch: until then the controller follows the request as it was when it last fetched.
     public let fetchRequest: FetchRequest<ResultType>
     /// The context the results live in.
     public let managedObjectContext: ManagedObjectContext
@@ -63,6 +64,10 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     }
 
     @exclusivity(unchecked) var tracker: ResultsChangeTracker?
+    /// A copy of the request as it was at the last fetch. Changes are matched, and batches read, by it: an
+    /// edit to ``fetchRequest`` before the next fetch would otherwise apply to new changes only, and the
+    /// rows would no longer be what any one request selects.
+    @exclusivity(unchecked) var fetchedRequest: FetchRequest<ManagedObject>?
     /// The batch `object(at:)` loaded last: a screen asks for the rows of one batch in turn, and the rest
     /// of them are answered from here by index path, without finding their IDs in the rows again. Dropped
     /// whenever the rows change (`forgetRecentBatch()`).
@@ -173,12 +178,13 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         init(_ snapshot: ResultsCache.Snapshot) { self.snapshot = snapshot }
     }
 
-    private func prepare() throws -> ResultsQuery {
-        let request = fetchRequest.copy(as: ManagedObject.self)
+    /// The query for `request` (by default a copy of ``fetchRequest`` as it is now).
+    private func prepare(_ request: FetchRequest<ManagedObject>? = nil) throws -> ResultsQuery {
+        let request = request ?? fetchRequest.copy(as: ManagedObject.self)
         let plan = try FetchPlan(request: request, context: managedObjectContext)
-        try checkResultType(entity: plan.entity)
+        try checkResultType(entity: plan.entity, includesSubentities: request.includesSubentities)
         let ordering = try ResultsOrdering(entity: plan.entity, sortDescriptors: request.sortDescriptors)
-        let chains = dependencyChains(ordering: ordering, entity: plan.entity)
+        let chains = dependencyChains(ordering: ordering, entity: plan.entity, predicate: request.predicate)
         let cacheable = !chains.contains { $0.contains { $0.isToMany } }
         return try ResultsQuery(request: request, plan: plan, ordering: ordering, hasSections: sectionNameKeyPath != nil,
                                 cacheName: cacheName, cacheable: cacheable)
@@ -186,9 +192,9 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
 
     /// Refuses, before anything is read, an entity (or a sub-entity the results can include) whose objects
     /// are not of the result type, so that ``object(at:)`` never meets one.
-    private func checkResultType(entity: EntityDescription) throws {
+    private func checkResultType(entity: EntityDescription, includesSubentities: Bool) throws {
         guard ResultType.self != ManagedObject.self else { return }
-        for current in [entity] + (fetchRequest.includesSubentities ? entity.allSubentities : [])
+        for current in [entity] + (includesSubentities ? entity.allSubentities : [])
         where !(current.managedObjectClass is ResultType.Type) {
             throw FetchedResultsError.resultTypeMismatch(entity: current.name, objectClass: "\(current.managedObjectClass)",
                                                          resultType: "\(ResultType.self)")
@@ -199,13 +205,13 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     func buildTracker(_ snapshot: ResultsCache.Snapshot, query: ResultsQuery) throws -> (ResultsChangeTracker, EntityDescription) {
         let context = managedObjectContext
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        let plan = try FetchPlan(request: fetchRequest.copy(as: ManagedObject.self), context: context)
+        let plan = try FetchPlan(request: query.request, context: context)
         var tracker = ResultsChangeTracker(ordering: query.ordering, hasSections: query.hasSections, snapshot: snapshot,
                                            model: coordinator.managedObjectModel, entity: plan.entity,
                                            storeIdentity: plan.store.identity)
         // Unsaved changes to related objects (a bank's details) move their owners too; the store does not
         // know them yet.
-        let chains = dependencyChains(ordering: query.ordering, entity: plan.entity)
+        let chains = dependencyChains(ordering: query.ordering, entity: plan.entity, predicate: query.request.predicate)
         var relatedOwners: [ManagedObject] = []
         if !chains.isEmpty {
             var ancestor: ManagedObjectContext? = context
@@ -213,7 +219,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
                 let changedIDs: [ManagedObjectID] = current.performAndWait {
                     current.updatedSet.union(current.insertedSet).union(current.deletedSet).map(\.objectID)
                 }
-                for id in changedIDs where !(fetchRequest.includesSubentities ? id.entity.isKind(of: plan.entity)
+                for id in changedIDs where !(query.request.includesSubentities ? id.entity.isKind(of: plan.entity)
                                                                             : id.entity === plan.entity) {
                     guard let object = try? context.object(with: id) else { continue }
                     relatedOwners.append(contentsOf: owners(of: object, chains: chains))
@@ -228,7 +234,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
             for owner in relatedOwners where !pendingIDs.contains(owner.objectID) && seen.insert(ObjectIdentifier(owner)).inserted {
                 let id = owner.objectID
                 try tracker.quietlyRemove(ResultsChangeTracker.handle(for: id))
-                if try matches(owner, entity: plan.entity) {
+                if try matches(owner, entity: plan.entity, request: query.request) {
                     try tracker.quietlyInsert(handle: ResultsChangeTracker.handle(for: id), entity: Int32(id.entity.entityNumber),
                                               keys: query.ordering.keyValues(of: owner), id: id)
                 }
@@ -237,7 +243,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         if plan.hasPendingChanges {
             for id in plan.pendingDeleted { try tracker.quietlyRemove(ResultsChangeTracker.handle(for: id)) }
             for object in plan.pendingUpdated { try tracker.quietlyRemove(ResultsChangeTracker.handle(for: object.objectID)) }
-            for object in plan.pendingUpdated + plan.pendingInserted where try matches(object, entity: plan.entity) {
+            for object in plan.pendingUpdated + plan.pendingInserted where try matches(object, entity: plan.entity, request: query.request) {
                 let id = object.objectID
                 try tracker.quietlyInsert(handle: ResultsChangeTracker.handle(for: id), entity: Int32(id.entity.entityNumber),
                                           keys: query.ordering.keyValues(of: object), id: id)
@@ -246,22 +252,23 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         return (tracker, plan.entity)
     }
 
-    /// A fresh state from the store and the context, not installed.
+    /// A fresh state from the store and the context for the request of the last fetch, not installed.
     func freshTracker() throws -> ResultsChangeTracker {
-        let query = try prepare()
+        let query = try prepare(fetchedRequest)
         return try buildTracker(query.load(), query: query).0
     }
 
     private func install(_ snapshot: ResultsCache.Snapshot, query: ResultsQuery) throws {
         let context = managedObjectContext
         let (tracker, entity) = try buildTracker(snapshot, query: query)
-        let plan = (entity: entity, ())
         self.tracker = tracker
+        fetchedRequest = query.request
         forgetRecentBatch()
-        self.entity = plan.entity
-        self.dependencyChainsForChanges = dependencyChains(ordering: query.ordering, entity: plan.entity)
+        self.entity = entity
+        self.dependencyChainsForChanges = dependencyChains(ordering: query.ordering, entity: entity,
+                                                           predicate: query.request.predicate)
         if snapshot.fromCache { statistics.cacheHits += 1 } else { statistics.queryFetches += 1 }
-        if fetchRequest.fetchBatchSize == 0 && tracker.count > 0 {
+        if query.request.fetchBatchSize == 0 && tracker.count > 0 {
             _ = try context.materializeBatch(self.tracker?.objectIDs(in: 0..<tracker.count) ?? [])
         }
         if observerToken == nil {
@@ -271,17 +278,18 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         }
     }
 
+    /// Whether an object belongs in the results of the last fetch's request.
     func matches(_ object: ManagedObject) throws -> Bool {
-        guard let entity else { return false }
-        return try matches(object, entity: entity)
+        guard let entity, let fetchedRequest else { return false }
+        return try matches(object, entity: entity, request: fetchedRequest)
     }
 
-    private func matches(_ object: ManagedObject, entity: EntityDescription) throws -> Bool {
-        guard fetchRequest.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity else {
+    private func matches(_ object: ManagedObject, entity: EntityDescription, request: FetchRequest<ManagedObject>) throws -> Bool {
+        guard request.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity else {
             return false
         }
         if object.isDeleted { return false }
-        guard let predicate = fetchRequest.predicate else { return true }
+        guard let predicate = request.predicate else { return true }
         return try predicate.evaluate(with: object)
     }
 
@@ -312,7 +320,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         // An object of exactly the result type (always, for `ManagedObject`) is handed out after comparing
         // two type pointers, without the runtime's cast.
         if type(of: object) == ResultType.self { return unsafeDowncast(object, to: ResultType.self) }
-        // Checked when fetched; checked again here, since the request can be edited after the fetch.
+        // Checked when fetched, for the request as fetched (which the controller follows until the next
+        // fetch); checked again so that a class the check missed throws instead of crashing.
         guard let typed = object as? ResultType else {
             throw FetchedResultsError.resultTypeMismatch(entity: object.entity.name, objectClass: "\(type(of: object))",
                                                          resultType: "\(ResultType.self)")
@@ -330,13 +339,14 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         }
         let context = managedObjectContext
         if let object = context.registeredObject(for: id), !object.isFault { return object }
-        let batchSize = fetchRequest.fetchBatchSize
-        if batchSize > 0 {
+        let request = fetchedRequest
+        let batchSize = request?.fetchBatchSize ?? 0
+        if let request, batchSize > 0 {
             let start = position - position % batchSize
             let offset = position - start
             // Saved objects of one entity (the usual batch): read by key, each object made as its row
             // arrives, none listed in between.
-            if fetchRequest.relationshipKeyPathsForPrefetching.isEmpty,
+            if request.relationshipKeyPathsForPrefetching.isEmpty,
                let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
                 var loaded = [ManagedObject?](repeating: nil, count: batch.keys.count)
                 if try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
@@ -351,8 +361,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
             }
             let batch = try context.materializeBatch(tracker?.objectIDs(in: start..<(start + batchSize)) ?? [])
             rememberBatch(batch, start: start, askedFor: indexPath)
-            if !fetchRequest.relationshipKeyPathsForPrefetching.isEmpty {
-                try context.prefetch(fetchRequest.relationshipKeyPathsForPrefetching, for: batch)
+            if !request.relationshipKeyPathsForPrefetching.isEmpty {
+                try context.prefetch(request.relationshipKeyPathsForPrefetching, for: batch)
             }
             // The batch comes back in the IDs' order: the object asked for needs no second lookup.
             if offset < batch.count, batch[offset].objectID == id, !batch[offset].isFault { return batch[offset] }
@@ -444,9 +454,9 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
 
     private func results<Element>(forPositions range: Range<Int>) -> FetchResults<Element> {
         guard let ids = tracker?.objectIDs(in: range) else { return FetchResults([]) }
-        let batched = BatchedObjects(ids: ids, batchSize: max(1, fetchRequest.fetchBatchSize),
+        let batched = BatchedObjects(ids: ids, batchSize: max(1, fetchedRequest?.fetchBatchSize ?? 0),
                                      context: managedObjectContext)
-        batched.prefetchKeyPaths = fetchRequest.relationshipKeyPathsForPrefetching
+        batched.prefetchKeyPaths = fetchedRequest?.relationshipKeyPathsForPrefetching ?? []
         return FetchResults(batched: batched)
     }
 
@@ -454,9 +464,10 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
 
     /// The relationship chains whose destination objects' changes can change a row's keys or match:
     /// sort keys through relationships, and dotted key paths in the predicate's format.
-    private func dependencyChains(ordering: ResultsOrdering, entity: EntityDescription) -> [[RelationshipDescription]] {
+    private func dependencyChains(ordering: ResultsOrdering, entity: EntityDescription,
+                                  predicate: QueryPredicate?) -> [[RelationshipDescription]] {
         var chains = ordering.keys.map(\.relationships).filter { !$0.isEmpty }
-        if let format = fetchRequest.predicate?.predicateFormat {
+        if let format = predicate?.predicateFormat {
             for path in Self.dottedKeyPaths(in: format) {
                 var current = entity
                 var chain: [RelationshipDescription] = []

@@ -7,7 +7,10 @@ import GRDBSQLite
 /// order. Built on the context's queue, run anywhere (it holds no object), so the async fetch can run
 /// it on a background reader.
 struct ResultsQuery: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is an immutable value or an immutable model object.
+    // @unchecked Sendable: every stored property is an immutable value or an immutable model object (the
+    // request is the controller's own copy, never edited).
+    /// The request as it was when the query was made: the controller follows it until its next fetch.
+    let request: FetchRequest<ManagedObject>
     let store: PersistentStore
     let sql: String
     let arguments: [DatabaseValue]
@@ -22,6 +25,7 @@ struct ResultsQuery: @unchecked Sendable {
 
     init(request: FetchRequest<ManagedObject>, plan: FetchPlan<ManagedObject>, ordering: ResultsOrdering,
          hasSections: Bool, cacheName: String?, cacheable: Bool) throws {
+        self.request = request
         store = plan.store
         self.ordering = ordering
         self.hasSections = hasSections
