@@ -68,28 +68,26 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// edit to ``fetchRequest`` before the next fetch would otherwise apply to new changes only, and the
     /// rows would no longer be what any one request selects.
     @exclusivity(unchecked) var fetchedRequest: FetchRequest<ManagedObject>?
-    /// The batch `object(at:)` loaded last: a screen asks for the rows of one batch in turn, and the rest
-    /// of them are answered from here by index path, without finding their IDs in the rows again. Dropped
-    /// whenever the rows change (`forgetRecentBatch()`).
-    @exclusivity(unchecked) private var recentBatch: RecentBatch?
+    /// The batch `object(at:)` loaded last, as far as it lies in one section: its objects from item
+    /// `recentFirstItem` of section `recentSection` on (-1: none). A screen asks for the rows of one batch
+    /// in turn, and the rest of them are answered from here by index path, without finding their IDs in
+    /// the rows again. Dropped whenever the rows change (`forgetRecentBatch()`). Kept in three fields, not
+    /// one optional struct: reading the struct copied it, a retain and a release of its array per row.
+    @exclusivity(unchecked) private var recentSection = -1
+    @exclusivity(unchecked) private var recentFirstItem = 0
+    @exclusivity(unchecked) private var recentObjects: [ManagedObject?] = []
     /// The objects of the batch loaded before it, kept while the screen may still move back to them (a row
     /// on either side of a batch boundary then costs no reload), and let go when the next batch comes.
     @exclusivity(unchecked) private var previousBatchObjects: [ManagedObject?] = []
 
-    /// The objects of a batch that fall in one section, from item `firstItem` on.
-    private struct RecentBatch {
-        let section: Int
-        let firstItem: Int
-        let objects: [ManagedObject?]
-
-        /// The object at `indexPath` if this batch holds it, still registered and not turned into a fault.
-        func object(at indexPath: IndexPath) -> ManagedObject? {
-            guard indexPath.count == 2, indexPath[0] == section else { return nil }
-            let index = indexPath[1] - firstItem
-            guard index >= 0, index < objects.count, let object = objects[index],
-                  object.flags.contains(.registered), !object.isFault else { return nil }
-            return object
-        }
+    /// The object at `indexPath` if the recent batch holds it, still registered and not turned into a fault.
+    @inline(__always)
+    private func recentObject(at indexPath: IndexPath) -> ManagedObject? {
+        guard indexPath.count == 2, indexPath[0] == recentSection else { return nil }
+        let index = indexPath[1] - recentFirstItem
+        guard index >= 0, index < recentObjects.count, let object = recentObjects[index],
+              object.flags.contains(.registered), !object.isFault else { return nil }
+        return object
     }
 
     private var entity: EntityDescription?
@@ -332,7 +330,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// ``object(at:)`` before its cast to the result type.
     private func managedObject(at indexPath: IndexPath) throws -> ManagedObject {
         // The tracker is not read on this path: reading it through the optional copies it.
-        if let object = recentBatch?.object(at: indexPath) { return object }
+        if let object = recentObject(at: indexPath) { return object }
         guard let (position, id) = tracker?.objectID(at: indexPath) else {
             if case .none = tracker { throw FetchedResultsError.notFetched }
             throw FetchedResultsError.indexPathOutOfRange(indexPath)
@@ -378,19 +376,24 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// the context's registry stays the size of a screen instead of growing to its next trim.
     private func rememberBatch(_ objects: [ManagedObject?], start: Int, askedFor indexPath: IndexPath) {
         managedObjectContext.letGo(of: &previousBatchObjects)
-        previousBatchObjects = recentBatch.take()?.objects ?? []
+        swap(&previousBatchObjects, &recentObjects)
+        recentObjects = []
+        recentSection = -1
         let section = indexPath.count > 0 ? indexPath[0] : 0
         guard indexPath.count == 2, let range = tracker?.sectionRange(section) else { return }
         let lower = max(start, range.lowerBound), upper = min(start + objects.count, range.upperBound)
         guard lower < upper else { return }
         // Mostly the batch lies in one section: kept as it is, not copied.
         let inSection = lower == start && upper == start + objects.count ? objects : Array(objects[(lower - start)..<(upper - start)])
-        recentBatch = RecentBatch(section: section, firstItem: lower - range.lowerBound, objects: inSection)
+        recentObjects = inSection
+        recentFirstItem = lower - range.lowerBound
+        recentSection = section
     }
 
     /// Called whenever the rows change: index paths in the recent batch may no longer be the same rows.
     func forgetRecentBatch() {
-        recentBatch = nil
+        recentSection = -1
+        recentObjects = []
         previousBatchObjects = []
     }
 
