@@ -98,7 +98,7 @@ extension FetchedResultsController {
 
     private func isResultEntity(_ candidate: EntityDescription) -> Bool {
         guard let entity = tracker?.ordering.entity else { return false }
-        return fetchedRequest?.includesSubentities ?? true ? candidate.isKind(of: entity) : candidate === entity
+        return (fetchedRequest?.includesSubentities ?? true) ? candidate.isKind(of: entity) : candidate === entity
     }
 
     private func isOnDependencyChain(_ candidate: EntityDescription) -> Bool {
