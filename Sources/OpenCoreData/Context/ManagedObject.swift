@@ -166,8 +166,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         }
         // The common read, an unchanged attribute of a fetched object, straight from the row.
         if changes.isEmpty, !flags.contains(.inserted), slot < entity.attributeColumns.count,
-           let attribute = entity.attributeColumns[slot], let value = row?[attribute.column] {
-            return ValueConversion.swiftValue(value, for: attribute.type)
+           let attribute = entity.attributeColumns[slot], let (cells, start) = row?.cellsInPlace {
+            return cells.swiftValue(start: start, column: attribute.column, for: attribute.type)
         }
         return try value(atSlot: slot)
     }
@@ -180,8 +180,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     func storedAttributeValue(forKey key: String) -> StoredAttributeValue? {
         guard changes.isEmpty, !flags.contains(.inserted), let slot = entity.slot(forKey: key),
               slot < entity.attributeColumns.count, let attribute = entity.attributeColumns[slot],
-              let value = row?[attribute.column] else { return nil }
-        return StoredAttributeValue(value: value, type: attribute.type)
+              let (cells, start) = row?.cellsInPlace else { return nil }
+        precondition(attribute.column < cells.header.pointee.width, "RowValues index out of range")
+        return StoredAttributeValue(value: cells.value(at: start &+ attribute.column), type: attribute.type)
     }
 
     /// Sets a property's value, keeping relationship inverses in step on both sides at once.

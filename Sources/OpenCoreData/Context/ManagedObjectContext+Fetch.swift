@@ -193,7 +193,12 @@ extension ManagedObjectContext {
     /// list of IDs or rows in between), handing each object to `body` with its position in `keys` (not
     /// necessarily in order). Returns false, having done nothing, when the batch needs the general path
     /// (``materializeBatch(_:into:)``).
+    ///
+    /// `beforeMaking` runs once, after the rows are read and before the first object is made: a holder
+    /// letting go of older objects does it there, so their memory is free again just when the new objects
+    /// are allocated (before the read, SQLite's own allocations would merge it away first).
     func materializeFreshBatch(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>,
+                               beforeMaking: () -> Void = {},
                                into body: (Int, consuming ManagedObject) -> Void) throws -> Bool {
         guard parent == nil, storeIndex != 0, let coordinator = persistentStoreCoordinator,
               !registry.containsAny(entity: entity, storeIndex: storeIndex, keys: keys) else { return false }
@@ -214,14 +219,19 @@ extension ManagedObjectContext {
             // Tested by pattern and then moved in: binding the row would copy it (a retain of its block).
             let hasRow: Bool
             if case .none = row { hasRow = false } else { hasRow = true }
-            object.row = row
+            object.row = consume row
             if hasRow { object.awakeFromFetch() }
             // Handed over, not shared: the receiver keeps this reference (no retain and release).
             body(position, consume object)
         }
         var rank = 0
         var missing: [Int] = []
+        var madeAny = false
         try store.rows(inTable: entity.tableName, keys: keys) { row in
+            if !madeAny {
+                madeAny = true
+                beforeMaking()
+            }
             let key = row.primaryKey
             while rank < keys.count, keys[base + position(rank)] < key {
                 missing.append(position(rank))
@@ -236,6 +246,7 @@ extension ManagedObjectContext {
             missing.append(position(rank))
             rank += 1
         }
+        if !madeAny { beforeMaking() }
         // Keys whose rows are gone (deleted in the store) become faults, as in the general path.
         for position in missing { make(keys[base + position], at: position, row: nil) }
         return true

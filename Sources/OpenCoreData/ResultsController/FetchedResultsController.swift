@@ -348,6 +348,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
                let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
                 var loaded = [ManagedObject?](repeating: nil, count: batch.keys.count)
                 if try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
+                                                     beforeMaking: { context.letGo(of: &previousBatchObjects) },
                                                      into: { at, object in loaded[at] = object }) {
                     rememberBatch(loaded, start: start, askedFor: indexPath)
                     if offset < loaded.count, let asked = loaded[offset], asked.objectID == id,

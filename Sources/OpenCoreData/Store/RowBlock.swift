@@ -122,6 +122,31 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             }
         }
 
+        /// The value of a row's column for an attribute of `type`, as `value(forKey:)` returns it: the common
+        /// exact types straight from the cell, the rest through ``ValueConversion/swiftValue(_:for:)``.
+        /// `column` is checked against the row's width; `start` is the row's first cell.
+        @inline(__always)
+        func swiftValue(start: Int, column: Int, for type: AttributeType) -> Any? {
+            precondition(column >= 0 && column < header.pointee.width, "RowValues index out of range")
+            let cell = start &+ column
+            switch kinds[cell] {
+            case RowCellKind.side.rawValue:
+                if type == .string,
+                   case .string(let text) = header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[cell])].storage {
+                    return text
+                }
+            case RowCellKind.integer.rawValue:
+                if type == .integer64 { return Int64(bitPattern: bits[cell]) }
+                if type == .boolean { return bits[cell] != 0 }
+            case RowCellKind.real.rawValue:
+                if type == .double { return Double(bitPattern: bits[cell]) }
+                if type == .date { return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits[cell])) }
+            default:
+                return nil
+            }
+            return ValueConversion.swiftValue(value(at: cell), for: type)
+        }
+
         /// Sets a cell that held nothing before (a side value goes to the end of the side list).
         @inline(__always)
         func initialize(_ index: Int, to value: DatabaseValue) {

@@ -44,6 +44,12 @@ struct RowValues: RandomAccessCollection, MutableCollection, @unchecked Sendable
         }
     }
 
+    /// The block's cells and where this row starts in them: for reading a row held in a stored property
+    /// without copying it. Only pointers come back, so the caller's copy of the row (a retain of its block)
+    /// ends here; they stay valid while the holder keeps the row unchanged.
+    @inline(__always)
+    var cellsInPlace: (cells: RowBlock.Cells, start: Int) { (block.withCells { $0 }, start) }
+
     /// Moves the row into a fresh single-row block, leaving the shared one (and its other rows) untouched.
     private mutating func copyToOwnBlock() {
         block = block.copy(start: start, count: block.width)
