@@ -331,39 +331,39 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     private func managedObject(at indexPath: IndexPath) throws -> ManagedObject {
         // The tracker is not read on this path: reading it through the optional copies it.
         if let object = recentObject(at: indexPath) { return object }
-        guard let (position, id) = tracker?.objectID(at: indexPath) else {
+        guard let position = tracker?.checkedPosition(of: indexPath) else {
             if case .none = tracker { throw FetchedResultsError.notFetched }
             throw FetchedResultsError.indexPathOutOfRange(indexPath)
         }
         let context = managedObjectContext
-        if let object = context.registeredObject(for: id), !object.isFault { return object }
         let request = fetchedRequest
         let batchSize = request?.fetchBatchSize ?? 0
-        if let request, batchSize > 0 {
-            let start = position - position % batchSize
-            let offset = position - start
-            // Saved objects of one entity (the usual batch): read by key, each object made as its row
-            // arrives, none listed in between.
-            if request.relationshipKeyPathsForPrefetching.isEmpty,
-               let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
-                var loaded = [ManagedObject?](repeating: nil, count: batch.keys.count)
-                if try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
-                                                     beforeMaking: { context.letGo(of: &previousBatchObjects) },
-                                                     into: { at, object in loaded[at] = object }) {
-                    rememberBatch(loaded, start: start, askedFor: indexPath)
-                    if offset < loaded.count, let asked = loaded[offset], asked.objectID == id,
-                       !asked.isFault { return asked }
-                    let object = try context.object(with: id)
-                    if object.isFault { _ = try context.materializeBatch([id]) }
-                    return object
-                }
+        let start = batchSize > 0 ? position - position % batchSize : position
+        // Saved objects of one entity, none of them registered yet (the usual batch): read by key, each
+        // object made as its row arrives, none listed in between. Tried before looking the object up by
+        // ID: the fresh read refuses a batch holding any registered object, the asked one included, which
+        // the general path below then finds.
+        if let request, batchSize > 0, request.relationshipKeyPathsForPrefetching.isEmpty,
+           let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
+            var loaded = [ManagedObject?](repeating: nil, count: batch.keys.count)
+            if try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
+                                                 beforeMaking: { context.letGo(of: &previousBatchObjects) },
+                                                 into: { at, object in loaded[at] = object }) {
+                rememberBatch(loaded, start: start, askedFor: indexPath)
+                let offset = position - start
+                if offset < loaded.count, let asked = loaded[offset], !asked.isFault { return asked }
             }
+        }
+        guard let (_, id) = tracker?.objectID(at: indexPath) else { throw FetchedResultsError.indexPathOutOfRange(indexPath) }
+        if let object = context.registeredObject(for: id), !object.isFault { return object }
+        if let request, batchSize > 0 {
             let batch = try context.materializeBatch(tracker?.objectIDs(in: start..<(start + batchSize)) ?? [])
             rememberBatch(batch, start: start, askedFor: indexPath)
             if !request.relationshipKeyPathsForPrefetching.isEmpty {
                 try context.prefetch(request.relationshipKeyPathsForPrefetching, for: batch)
             }
             // The batch comes back in the IDs' order: the object asked for needs no second lookup.
+            let offset = position - start
             if offset < batch.count, batch[offset].objectID == id, !batch[offset].isFault { return batch[offset] }
         }
         let object = try context.object(with: id)

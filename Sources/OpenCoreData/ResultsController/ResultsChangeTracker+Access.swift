@@ -14,6 +14,10 @@ extension ResultsChangeTracker {
         return (position, id)
     }
 
+    /// The position of an index path, or nil when it is out of range.
+    @inline(__always)
+    mutating func checkedPosition(of indexPath: IndexPath) -> Int? { position(of: indexPath) }
+
     /// The object IDs at a range of positions (clamped to the rows), in order.
     mutating func objectIDs(in range: Range<Int>) -> [ManagedObjectID] {
         let range = range.clamped(to: 0..<count)
