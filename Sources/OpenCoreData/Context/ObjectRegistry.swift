@@ -79,6 +79,10 @@ struct ObjectRegistry {
     /// How many objects are expected soon (``reserveCapacity(_:)``): lets a table allocate their pages at once.
     private var expected = 0
     private(set) var count = 0
+    /// The last page emptied, kept for the next page needed: a results controller moving through a list
+    /// empties a page and needs a new one for about every batch, and reusing it saves an allocation, its
+    /// clearing and its release each time.
+    private var sparePage: SlotPage?
 
     var isEmpty: Bool { count == 0 }
 
@@ -240,7 +244,8 @@ struct ObjectRegistry {
                 tables[table].pages.reserveCapacity(grown)
                 tables[table].pages.append(contentsOf: repeatElement(nil, count: grown - tables[table].pages.count))
             }
-            let made = SlotPage.make()
+            // An emptied page holds only nil slots, as a new one does.
+            let made = sparePage.take() ?? SlotPage.make()
             tables[table].pages[pageIndex] = made
             page = made.withUnsafeMutablePointers { PageSlots(filled: $0, slots: $1) }
             tables[table].pageCount += 1
@@ -287,6 +292,7 @@ struct ObjectRegistry {
         guard let slots = tables[table].pages[page], slots.filled == 0 else { return }
         tables[table].pages[page] = nil
         tables[table].pageCount -= 1
+        if sparePage == nil { sparePage = slots }
     }
 
     /// Expects `count` more objects: tables may grow to their keys in one step, the dictionary is sized once.
