@@ -346,9 +346,17 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         if let request, batchSize > 0, request.relationshipKeyPathsForPrefetching.isEmpty,
            let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
             var loaded = [ManagedObject?](repeating: nil, count: batch.keys.count)
-            if try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
-                                                 beforeMaking: { context.letGo(of: &previousBatchObjects) },
-                                                 into: { at, object in loaded[at] = object }) {
+            let fresh = try loaded.withUnsafeMutableBufferPointer { slots in
+                try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
+                                                  beforeMaking: { context.letGo(of: &previousBatchObjects) },
+                                                  into: { at, object in
+                    // Each position comes once, into a nil slot (nothing to release): written in place,
+                    // without the array's uniqueness and bounds checks per object.
+                    assert(at < slots.count && slots[at] == nil, "a batch position handed out twice")
+                    (slots.baseAddress.unsafelyUnwrapped + at).initialize(to: consume object)
+                })
+            }
+            if fresh {
                 rememberBatch(loaded, start: start, askedFor: indexPath)
                 let offset = position - start
                 if offset < loaded.count, let asked = loaded[offset], !asked.isFault { return asked }
