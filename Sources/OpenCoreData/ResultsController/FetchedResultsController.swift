@@ -359,7 +359,12 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
             if fresh {
                 rememberBatch(loaded, start: start, askedFor: indexPath)
                 let offset = position - start
-                if offset < loaded.count, let asked = loaded[offset], !asked.isFault { return asked }
+                if offset < loaded.count, let asked = loaded[offset] {
+                    // A fault here had no row when the batch was read (deleted in the store since the fetch):
+                    // it is tried once more alone, as firing the fault would.
+                    if asked.isFault { _ = try context.materializeBatch([asked.objectID]) }
+                    return asked
+                }
             }
         }
         guard let (_, id) = tracker?.objectID(at: indexPath) else { throw FetchedResultsError.indexPathOutOfRange(indexPath) }
