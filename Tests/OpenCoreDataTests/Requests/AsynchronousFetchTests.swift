@@ -178,13 +178,24 @@ final class Collector<T>: @unchecked Sendable {
             finished.append(result.finalResult?.count ?? -1)
         }
         _ = try run(context, request)
-        var seenRegistered: Set<Int> = []
-        while finished.values.isEmpty {
-            seenRegistered.insert(context.performAndWait { context.registeredObjects.count })
+        // An observer that queues its next look from inside each look: one of them is always waiting on the
+        // context's queue, so it runs before any slice queued after it, whatever the threads' scheduling.
+        // (Looking from another thread with `performAndWait` depended on that thread being scheduled between
+        // two slices, which a loaded machine need not do.)
+        let seen = Collector<Int>()
+        @Sendable func look() {
+            context.perform {
+                seen.append(context.registeredObjects.count)
+                if finished.values.isEmpty { look() }
+            }
         }
+        look()
+        while finished.values.isEmpty { Thread.sleep(forTimeInterval: 0.001) }
+        context.performAndWait {}
         #expect(finished.values == [20_000])
         // Some block ran when part of the 20,000 objects (ten slices) were registered. Queued all at once,
         // the slices ran back to back and only 0 or 20,000 could be seen.
+        let seenRegistered = Set(seen.values)
         #expect(seenRegistered.contains { $0 > 0 && $0 < 20_000 }, "registered counts seen: \(seenRegistered.sorted())")
     }
 
