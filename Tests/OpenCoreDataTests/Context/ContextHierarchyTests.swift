@@ -68,8 +68,8 @@ import Testing
         }
         let saved = await saves.next()
         #expect(saved?.updatedObjectIDs == [id])
-        // The merge runs on the reader's queue after the save; a perform queued after it sees it.
-        try await Task.sleep(for: .milliseconds(50))
+        // The save queues the merge on the reader's queue before it returns: a perform queued after the save
+        // runs after the merge and sees it (no waiting on the clock).
         let second: String? = try await reader.perform {
             try reader.existingObject(with: id).value(forKey: "name") as? String
         }
