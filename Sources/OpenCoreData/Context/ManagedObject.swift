@@ -78,6 +78,10 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the object holds anything beyond its row and changes (to-many contents, transient values, a
+    /// fault batch).
+    var hasExtras: Bool { extras != nil }
+
     private func madeExtras() -> ManagedObjectExtras {
         if let extras { return extras }
         let made = ManagedObjectExtras()

@@ -214,8 +214,18 @@ extension ManagedObjectContext {
         func position(_ rank: Int) -> Int { byKey?[rank] ?? rank }
         let objectClass = entity.managedObjectClass
         let table = registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
+        // Spares the holder let go of in `beforeMaking` that nothing reused are freed when the read ends.
+        defer { if !spareObjects.isEmpty { spareObjects.removeAll(keepingCapacity: true) } }
+        let sparesFit = objectClass == ManagedObject.self
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
-            let object = makeRegisteredObject(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table)
+            let object: ManagedObject
+            if sparesFit, let spare = spareObjects.last, spare.objectID.entity === entity,
+               spare.objectID.storeIndex == storeIndex {
+                object = spareObjects.removeLast()
+                reuseSpare(object, key: key, table: table)
+            } else {
+                object = makeRegisteredObject(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table)
+            }
             // Tested by pattern and then moved in: binding the row would copy it (a retain of its block).
             let hasRow: Bool
             if case .none = row { hasRow = false } else { hasRow = true }

@@ -81,6 +81,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // Object graph state; touched on the context's queue only.
     @exclusivity(unchecked) var registry = ObjectRegistry()
+    /// Objects let go of and kept for the next batch read to reuse (see ``letGo(of:keepingSpares:)``); empty
+    /// outside that read.
+    @exclusivity(unchecked) var spareObjects: [ManagedObject] = []
+    /// Spare objects given another row so far (tests and diagnostics).
+    @exclusivity(unchecked) var reusedSpareCount = 0
     /// Registry size at which objects nobody holds are forgotten (see `trimRegistry`).
     @exclusivity(unchecked) var registryTrimThreshold = 10_000
     /// The smallest threshold, so small contexts never pay for trimming.
@@ -268,8 +273,41 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Lets go of objects a holder no longer needs, forgetting at once those nobody else holds and that have
     /// nothing unsaved: what a trim would do to them, done while they are still in cache (see
     /// ``ObjectRegistry/letGo(of:where:forget:)``). Leaves `objects` all nil.
-    func letGo(of objects: inout [ManagedObject?]) {
-        registry.letGo(of: &objects, where: Self.isForgettable, forget: Self.markForgotten)
+    ///
+    /// With `keepingSpares`, those of them that can be given another row unseen (see ``isSpare(_:)``) are
+    /// kept in ``spareObjects`` for the next batch read instead of being freed.
+    func letGo(of objects: inout [ManagedObject?], keepingSpares: Bool = false) {
+        if keepingSpares {
+            registry.letGo(of: &objects, where: Self.isForgettable, forget: Self.markForgotten,
+                           spares: &spareObjects, isSpare: Self.isSpare)
+        } else {
+            var none: [ManagedObject] = []
+            registry.letGo(of: &objects, where: Self.isForgettable, forget: Self.markForgotten,
+                           spares: &none, isSpare: { _ in false })
+        }
+    }
+
+    /// Whether an object the registry is letting go of (held by nobody else, nothing unsaved) can be made
+    /// into another row's object without anyone telling: a plain `ManagedObject` (a subclass may keep state
+    /// of its own, or count its instances), with nothing beyond its row, and no weak or unowned reference
+    /// left to it, which would see the object turn into another. Reusing such an object saves freeing one
+    /// object and allocating the next, and the retains and releases of its entity and context.
+    private static func isSpare(_ object: ManagedObject) -> Bool {
+        type(of: object) == ManagedObject.self && !object.hasExtras
+            && _getWeakRetainCount(object) == 1 && _getUnownedRetainCount(object) == 1
+    }
+
+    /// Gives a spare object (from ``spareObjects``) the saved row of `key` in the same entity and store,
+    /// registered, as ``makeRegisteredObject(_:entity:key:storeIndex:table:)`` would make it new. Its row
+    /// is the caller's to set.
+    @inline(__always)
+    func reuseSpare(_ object: ManagedObject, key: Int64, table: Int) {
+        // Only the key changes: the entity, store, context and class stay, so nothing is retained or released.
+        assert(!object.objectID.isTemporaryID, "a spare object with a temporary ID")
+        object.objectID.primaryKey = key
+        object.flags = [.registered]
+        reusedSpareCount &+= 1
+        if !registry.insertSaved(object, key: key, table: table) { registry[object.objectID] = object }
     }
 
     /// Whether the registry may let an object go once nobody else holds it: nothing unsaved.

@@ -353,9 +353,14 @@ struct ObjectRegistry {
     /// its only holder and `shouldForget` picks it. A holder of short-lived objects (a results controller's
     /// previous batch) so frees them at once, while their memory is still in cache, instead of leaving them
     /// to the next trim. Returns how many were forgotten.
+    ///
+    /// A forgotten object that `isSpare` picks goes to `spares` instead of being forgotten: taken out of the
+    /// registry, nobody else's, for the caller to give another row (see
+    /// ``ManagedObjectContext/reuseSpare(_:key:)``) or drop.
     @discardableResult
     mutating func letGo(of objects: inout [ManagedObject?], where shouldForget: (ManagedObject) -> Bool,
-                        forget: (ManagedObject) -> Void) -> Int {
+                        forget: (ManagedObject) -> Void, spares: inout [ManagedObject],
+                        isSpare: (ManagedObject) -> Bool) -> Int {
         var forgotten = 0
         var table: Int?
         for index in objects.indices {
@@ -364,7 +369,8 @@ struct ObjectRegistry {
             // The ID's parts are read in place: a copy of the ID retains and releases its entity.
             let storeIndex = object.objectID.storeIndex, primaryKey = object.objectID.primaryKey
             guard Self.isSaved(storeIndex: storeIndex, primaryKey: primaryKey) else {
-                letGoInDictionary(consume object, where: shouldForget, forget: forget, forgotten: &forgotten)
+                letGoInDictionary(consume object, where: shouldForget, forget: forget, spares: &spares, isSpare: isSpare,
+                                  forgotten: &forgotten)
                 continue
             }
             if table == nil || tables[table.unsafelyUnwrapped].storeIndex != storeIndex
@@ -376,7 +382,10 @@ struct ObjectRegistry {
                   UnsafeRawPointer(page.slots + (key & Self.pageMask)).load(as: UnsafeRawPointer?.self)
                     == UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) else {
                 // Registered by ID (a key too scattered for the pages), or not registered at all.
-                if savedInOthers > 0 { letGoInDictionary(consume object, where: shouldForget, forget: forget, forgotten: &forgotten) }
+                if savedInOthers > 0 {
+                    letGoInDictionary(consume object, where: shouldForget, forget: forget, spares: &spares, isSpare: isSpare,
+                                      forgotten: &forgotten)
+                }
                 continue
             }
             let slot = page.slots + (key & Self.pageMask)
@@ -385,24 +394,33 @@ struct ObjectRegistry {
             var held = slot.move()
             slot.initialize(to: nil)
             _ = consume object
-            guard isKnownUniquelyReferenced(&held), let candidate = held, shouldForget(candidate) else {
+            guard isKnownUniquelyReferenced(&held), let candidate = held.take() else {
                 slot.pointee = held
                 continue
             }
-            forget(candidate)
+            guard shouldForget(candidate) else {
+                slot.pointee = candidate
+                continue
+            }
             page.filled.pointee -= 1
             tables[table].filled -= 1
             count -= 1
             forgotten += 1
             // An empty page left in place would count against the table's density bound.
             if page.filled.pointee == 0 { releasePageIfEmpty(table: table, page: key >> Self.pageShift) }
+            if isSpare(candidate) {
+                spares.append(consume candidate)
+            } else {
+                forget(candidate)
+            }
         }
         return forgotten
     }
 
     /// ``letGo(of:where:forget:)`` for an object registered in the dictionary, if it is.
     private mutating func letGoInDictionary(_ object: consuming ManagedObject, where shouldForget: (ManagedObject) -> Bool,
-                                            forget: (ManagedObject) -> Void, forgotten: inout Int) {
+                                            forget: (ManagedObject) -> Void, spares: inout [ManagedObject],
+                                            isSpare: (ManagedObject) -> Bool, forgotten: inout Int) {
         let id = object.objectID
         guard !others.isEmpty, var held = others.removeValue(forKey: id) else { return }
         guard held === object else {
@@ -414,10 +432,10 @@ struct ObjectRegistry {
             others[id] = held
             return
         }
-        forget(held)
         forgotten += 1
         count -= 1
         if Self.isSaved(id) { savedInOthers -= 1 }
+        if isSpare(held) { spares.append(consume held) } else { forget(held) }
     }
 
     /// The registered objects, as a sequence.

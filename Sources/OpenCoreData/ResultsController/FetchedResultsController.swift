@@ -348,7 +348,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
             var loaded = [ManagedObject?](repeating: nil, count: batch.keys.count)
             let fresh = try loaded.withUnsafeMutableBufferPointer { slots in
                 try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
-                                                  beforeMaking: { context.letGo(of: &previousBatchObjects) },
+                                                  beforeMaking: { context.letGo(of: &previousBatchObjects, keepingSpares: true) },
                                                   into: { at, object in
                     // Each position comes once, into a nil slot (nothing to release): written in place,
                     // without the array's uniqueness and bounds checks per object.

@@ -208,3 +208,89 @@ import Testing
         }
     }
 }
+
+/// A subclass with state of its own: the context must never hand one of these out for another row.
+final class NotedItem: ManagedObject {
+    override class var entityName: String { "Item" }
+    var note = ""
+}
+
+/// Objects a controller lets go of are given later batches' rows instead of being freed, but only where
+/// nobody can tell: never an object still held, strongly or weakly, and never an instance of a subclass.
+@Suite struct SpareObjectReuseTests {
+    private static func seededStack(objectClass: ManagedObject.Type = ManagedObject.self) throws -> (TestStack, [(ManagedObjectID, String)]) {
+        let model = try ManagedObjectModel {
+            EntityDescription("Item", class: objectClass) {
+                Attribute("name", .string)
+                Attribute("scratch", .string, transient: true)
+            }
+        }
+        let stack = try TestStack(model: model)
+        let writer = stack.context()
+        for index in 0..<120 {
+            let item = try writer.insertNewObject(forEntityName: "Item")
+            try item.setValue("Item \(1000 + (index * 37) % 120)", forKey: "name")
+        }
+        try writer.save()
+        let expected = try stack.context().fetch(byName()).map { try ($0.objectID, $0.value(forKey: "name") as! String) }
+        return (stack, expected)
+    }
+
+    private static func byName(batchSize: Int = 0) -> FetchRequest<ManagedObject> {
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        request.fetchBatchSize = batchSize
+        return request
+    }
+
+    @Test func objectsLetGoAreReusedOnlyWhenNobodyHoldsThem() throws {
+        let (stack, expected) = try Self.seededStack()
+        let context = stack.context()
+        let controller = try FetchedResultsController(fetchRequest: Self.byName(batchSize: 10), managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        let held = try controller.object(at: IndexPath(item: 0, section: 0))
+        weak let weakly = try controller.object(at: IndexPath(item: 1, section: 0))
+        let transient = try controller.object(at: IndexPath(item: 2, section: 0))
+        try transient.setValue("kept", forKey: "scratch")
+        let transientID = transient.objectID
+        _ = consume transient
+        for round in 0..<2 {
+            for position in 0..<expected.count {
+                let object = try controller.object(at: IndexPath(item: position, section: 0))
+                #expect(object.objectID == expected[position].0, "round \(round), position \(position)")
+                #expect(try object.value(forKey: "name") as? String == expected[position].1, "round \(round), position \(position)")
+                #expect(!object.isFault && !object.hasChanges)
+                #expect(context.registeredObject(for: object.objectID) === object)
+                // Alive or freed, but never turned into another row's object.
+                if let weakly, weakly.objectID != expected[1].0 {
+                    Issue.record("round \(round), position \(position): the object let go came back as \(weakly.objectID)")
+                }
+            }
+        }
+        #expect(context.reusedSpareCount > 0)
+        #expect(held.objectID == expected[0].0)
+        #expect(try held.value(forKey: "name") as? String == expected[0].1)
+        #expect(weakly == nil, "an object let go by the controller is still alive")
+        let again = try context.existingObject(with: transientID)
+        #expect(again.objectID == transientID)
+    }
+
+    @Test func subclassInstancesAreNeverReused() throws {
+        let (stack, expected) = try Self.seededStack(objectClass: NotedItem.self)
+        let context = stack.context()
+        let controller = try FetchedResultsController(fetchRequest: Self.byName(batchSize: 10), managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        for round in 0..<2 {
+            for position in 0..<expected.count {
+                let object = try #require(controller.object(at: IndexPath(item: position, section: 0)) as? NotedItem)
+                #expect(object.objectID == expected[position].0)
+                // Each object is noted with its own name: a reused instance would arrive noted for another row.
+                #expect(object.note.isEmpty || object.note == expected[position].1, "round \(round), position \(position)")
+                object.note = expected[position].1
+            }
+        }
+        #expect(context.reusedSpareCount == 0)
+    }
+}
