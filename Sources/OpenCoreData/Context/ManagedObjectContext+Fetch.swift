@@ -218,14 +218,17 @@ extension ManagedObjectContext {
         defer { if !spareObjects.isEmpty { spareObjects.removeAll(keepingCapacity: true) } }
         let sparesFit = objectClass == ManagedObject.self
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
-            let object: ManagedObject
-            if sparesFit, let spare = spareObjects.last, spare.objectID.entity === entity,
-               spare.objectID.storeIndex == storeIndex {
-                object = spareObjects.removeLast()
-                reuseSpare(object, key: key, table: table)
-            } else {
-                object = makeRegisteredObject(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table)
+            var made: ManagedObject?
+            // Taken out before it is looked at: bound in place, it would be retained and released.
+            if sparesFit, let spare = spareObjects.popLast() {
+                if spare.objectID.entity === entity && spare.objectID.storeIndex == storeIndex {
+                    reuseSpare(spare, key: key, table: table)
+                    made = consume spare
+                } else {
+                    spareObjects.append(consume spare)
+                }
             }
+            let object = made.take() ?? makeRegisteredObject(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table)
             // Tested by pattern and then moved in: binding the row would copy it (a retain of its block).
             let hasRow: Bool
             if case .none = row { hasRow = false } else { hasRow = true }
