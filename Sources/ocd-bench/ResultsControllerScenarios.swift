@@ -231,8 +231,11 @@ enum ResultsControllerScenarios {
             var chosen = Array(0..<batchCount)
             chosen.shuffle(using: &generator)
             let batchIndexes = Array(chosen.prefix(sampleCount))
+            // The store stays open across runs on both sides, as in an app: each run is a new screen.
+            let coordinator = try fixtures.openCoordinator(url, typed: typed)
+            let rawIDs = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM ORDER BY ZCREATEDAT, Z_PK")
+            let rawDB = try RawConnection(path: url.path)
             return ScenarioRun(rows: sampleCount * batchSize, ours: {
-                let coordinator = try fixtures.openCoordinator(url, typed: typed)
                 let context = fixtures.makeContext(coordinator)
                 if typed {
                     // A typed controller hands out `BenchItem`s: no cast at the call site.
@@ -254,8 +257,7 @@ enum ResultsControllerScenarios {
                     }
                 }
             }, raw: {
-                let ids = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM ORDER BY ZCREATEDAT, Z_PK")
-                let db = try RawConnection(path: url.path)
+                let ids = rawIDs, db = rawDB
                 let batches = batchIndexes.map { batch in
                     Array(ids[(batch * batchSize)..<min(batch * batchSize + batchSize, ids.count)])
                 }
