@@ -113,6 +113,12 @@ public struct Managed<Value: ManagedPropertyValue> {
     }
 }
 
+/// What a `@Managed` property stores in its object: its key only (see
+/// ``ManagedObjectContext/classKeepsNoStateOfItsOwn(_:)``).
+protocol ManagedPropertyStorage {}
+
+extension Managed: ManagedPropertyStorage {}
+
 extension Optional: ManagedPropertyValue where Wrapped: ManagedPropertyValue {
     public static func fromManagedValue(_ value: Any?) -> Wrapped?? {
         guard let value, !(value is NSNull) else { return .some(nil) }

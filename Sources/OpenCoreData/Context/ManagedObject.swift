@@ -25,6 +25,11 @@ enum SlotValue {
 ///
 /// Objects fetched from the store may be *faults*: their values are read from the store (a batch at a
 /// time when they came from one fetch) the first time a value is asked for.
+///
+/// As in Core Data, set an object up in ``awakeFromFetch()`` or ``awakeFromInsert()``, not in an initializer
+/// or `deinit`: an object the context lets go of, that nobody holds any more (no strong, weak or unowned
+/// reference), may be given another row of its entity instead of being freed, when its class stores nothing
+/// but `@Managed` properties. A results controller moving through a long list does this with each batch.
 open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// The object's entity (its ID's: one reference kept, not two).
     public var entity: EntityDescription { objectID.entity }

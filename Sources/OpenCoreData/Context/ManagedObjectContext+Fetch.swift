@@ -216,12 +216,11 @@ extension ManagedObjectContext {
         let table = registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
         // Spares the holder let go of in `beforeMaking` that nothing reused are freed when the read ends.
         defer { if !spareObjects.isEmpty { spareObjects.removeAll(keepingCapacity: true) } }
-        let sparesFit = objectClass == ManagedObject.self
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
             var made: ManagedObject?
             // Taken out before it is looked at: bound in place, it would be retained and released.
-            if sparesFit, let spare = spareObjects.popLast() {
-                if spare.objectID.entity === entity && spare.objectID.storeIndex == storeIndex {
+            if let spare = spareObjects.popLast() {
+                if type(of: spare) == objectClass && spare.objectID.entity === entity && spare.objectID.storeIndex == storeIndex {
                     reuseSpare(spare, key: key, table: table)
                     made = consume spare
                 } else {

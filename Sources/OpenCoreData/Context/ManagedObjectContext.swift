@@ -84,6 +84,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Objects let go of and kept for the next batch read to reuse (see ``letGo(of:keepingSpares:)``); empty
     /// outside that read.
     @exclusivity(unchecked) var spareObjects: [ManagedObject] = []
+    /// The class ``isSpare(_:)`` last looked at, and whether its instances can be reused.
+    @exclusivity(unchecked) private var lastSpareClass: ObjectIdentifier?
+    @exclusivity(unchecked) private var lastSpareClassFits = false
     /// Spare objects given another row so far (tests and diagnostics).
     @exclusivity(unchecked) var reusedSpareCount = 0
     /// Registry size at which objects nobody holds are forgotten (see `trimRegistry`).
@@ -279,7 +282,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     func letGo(of objects: inout [ManagedObject?], keepingSpares: Bool = false) {
         if keepingSpares {
             registry.letGo(of: &objects, where: Self.isForgettable, forget: Self.markForgotten,
-                           spares: &spareObjects, isSpare: Self.isSpare)
+                           spares: &spareObjects, isSpare: isSpare)
         } else {
             var none: [ManagedObject] = []
             registry.letGo(of: &objects, where: Self.isForgettable, forget: Self.markForgotten,
@@ -288,13 +291,38 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Whether an object the registry is letting go of (held by nobody else, nothing unsaved) can be made
-    /// into another row's object without anyone telling: a plain `ManagedObject` (a subclass may keep state
-    /// of its own, or count its instances), with nothing beyond its row, and no weak or unowned reference
-    /// left to it, which would see the object turn into another. Reusing such an object saves freeing one
-    /// object and allocating the next, and the retains and releases of its entity and context.
-    private static func isSpare(_ object: ManagedObject) -> Bool {
-        type(of: object) == ManagedObject.self && !object.hasExtras
-            && _getWeakRetainCount(object) == 1 && _getUnownedRetainCount(object) == 1
+    /// into another row's object without anyone telling: nothing beyond its row, no weak or unowned reference
+    /// left to it (which would see the object turn into another), and a class that keeps no state of its own
+    /// (see ``classKeepsNoStateOfItsOwn(_:)``). Reusing such an object saves freeing one object and allocating
+    /// the next, and the retains and releases of its entity and context.
+    private func isSpare(_ object: ManagedObject) -> Bool {
+        guard !object.hasExtras, _getWeakRetainCount(object) == 1, _getUnownedRetainCount(object) == 1 else { return false }
+        let objectClass = type(of: object)
+        if objectClass == ManagedObject.self { return true }
+        // Batches let go of hold one class, mostly: the answer for the last class is kept.
+        let identity = ObjectIdentifier(objectClass)
+        if identity != lastSpareClass {
+            lastSpareClass = identity
+            lastSpareClassFits = Self.classKeepsNoStateOfItsOwn(object)
+        }
+        return lastSpareClassFits
+    }
+
+    /// Whether `object`'s class adds no stored state to `ManagedObject` but `@Managed` properties (which hold
+    /// only their key, the same in every instance): such an instance given another row is, to its class,
+    /// the same as a new one. Read from the class's reflection once per class. A class level without stored
+    /// properties is not trusted (its module may have been built without reflection metadata), nor is a class
+    /// with a mirror of its own.
+    static func classKeepsNoStateOfItsOwn(_ object: ManagedObject) -> Bool {
+        guard !(object is CustomReflectable) else { return false }
+        var level: Mirror? = Mirror(reflecting: object)
+        while let mirror = level, mirror.subjectType != ManagedObject.self {
+            guard !mirror.children.isEmpty, mirror.children.allSatisfy({ $0.value is any ManagedPropertyStorage }) else {
+                return false
+            }
+            level = mirror.superclassMirror
+        }
+        return level != nil
     }
 
     /// Gives a spare object (from ``spareObjects``) the saved row of `key` in the same entity and store,

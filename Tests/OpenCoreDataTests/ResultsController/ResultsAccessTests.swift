@@ -209,10 +209,27 @@ import Testing
     }
 }
 
-/// A subclass with state of its own: the context must never hand one of these out for another row.
+/// A subclass with state of its own besides its typed property: the context must never hand one of these out
+/// for another row.
 final class NotedItem: ManagedObject {
     override class var entityName: String { "Item" }
+    @Managed("name") var name: String?
     var note = ""
+}
+
+/// Subclasses with typed properties only, over two levels: instances may be reused.
+class NamedItem: ManagedObject {
+    override class var entityName: String { "Item" }
+    @Managed("name") var name: String?
+}
+final class ScratchedItem: NamedItem {
+    @Managed("scratch") var scratch: String?
+}
+/// A level adding nothing: its reflection cannot be told from one left out, so it is not trusted.
+final class PlainNamedItem: NamedItem {}
+/// A mirror of its own hides what the class stores.
+final class MirroredItem: NamedItem, CustomReflectable {
+    var customMirror: Mirror { Mirror(self, children: [:]) }
 }
 
 /// Objects a controller lets go of are given later batches' rows instead of being freed, but only where
@@ -276,7 +293,40 @@ final class NotedItem: ManagedObject {
         #expect(again.objectID == transientID)
     }
 
-    @Test func subclassInstancesAreNeverReused() throws {
+    @Test func classesKeepingNoStateOfTheirOwnAreRecognized() throws {
+        let entity = try ManagedObjectModel { EntityDescription("Item") { Attribute("name", .string) } }.entitiesByName["Item"]!
+        func keepsNone(_ type: ManagedObject.Type) -> Bool {
+            ManagedObjectContext.classKeepsNoStateOfItsOwn(type.init(entity: entity, id: ManagedObjectID(temporaryFor: entity)))
+        }
+        #expect(keepsNone(ManagedObject.self))
+        #expect(keepsNone(NamedItem.self))
+        #expect(keepsNone(ScratchedItem.self))
+        #expect(!keepsNone(NotedItem.self))
+        #expect(!keepsNone(PlainNamedItem.self))
+        #expect(!keepsNone(MirroredItem.self))
+    }
+
+    @Test func typedSubclassInstancesAreReused() throws {
+        let (stack, expected) = try Self.seededStack(objectClass: ScratchedItem.self)
+        let context = stack.context()
+        let request = FetchRequest<ScratchedItem>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        request.fetchBatchSize = 10
+        let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        for round in 0..<2 {
+            for position in 0..<expected.count {
+                let object = try controller.object(at: IndexPath(item: position, section: 0))
+                #expect(object.objectID == expected[position].0, "round \(round), position \(position)")
+                #expect(object.name == expected[position].1, "round \(round), position \(position)")
+                #expect(object.scratch == nil)
+            }
+        }
+        #expect(context.reusedSpareCount > 0)
+    }
+
+    @Test func subclassesWithStateOfTheirOwnAreNeverReused() throws {
         let (stack, expected) = try Self.seededStack(objectClass: NotedItem.self)
         let context = stack.context()
         let controller = try FetchedResultsController(fetchRequest: Self.byName(batchSize: 10), managedObjectContext: context,
