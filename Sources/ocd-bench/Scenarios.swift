@@ -254,8 +254,11 @@ enum Scenarios {
         var chosen = Array(0..<batchCount)
         chosen.shuffle(using: &generator)
         let batchIndexes = Array(chosen.prefix(sampleCount))
+        // The store stays open across runs on both sides, as in an app (see frc-batch-on-access).
+        let coordinator = try fixtures.openCoordinator(url)
+        let rawIDs = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM")
+        let rawDB = try RawConnection(path: url.path)
         return ScenarioRun(rows: sampleCount * 20, ours: {
-            let coordinator = try fixtures.openCoordinator(url)
             let context = fixtures.makeContext(coordinator)
             let request = FetchRequest<ManagedObject>(entityName: "Item")
             request.fetchBatchSize = 20
@@ -274,8 +277,7 @@ enum Scenarios {
                 }
             }
         }, raw: {
-            let ids = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM")
-            let db = try RawConnection(path: url.path)
+            let ids = rawIDs, db = rawDB
             let batches = batchIndexes.map { batch in Array(ids[(batch * 20)..<min(batch * 20 + 20, ids.count)]) }
             return { try RawBaselines.loadBatches(db, batches: batches) }
         }, note: "\(sampleCount) random batches of 20 per timed run", perRunDivisor: (key: "us_per_batch", count: sampleCount))
