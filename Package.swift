@@ -17,9 +17,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
+        // Declarations of the Swift runtime's own functions that have no Swift spelling (see its header).
+        .target(name: "CSwiftRuntime"),
         .target(
             name: "OpenCoreData",
             dependencies: [
+                "CSwiftRuntime",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

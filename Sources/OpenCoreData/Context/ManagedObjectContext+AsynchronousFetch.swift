@@ -140,12 +140,23 @@ extension AsynchronousFetchRequest: ContextExecutable {
                     rows = try query.readRows(cancellation: cancellation, progressInterval: interval) { result.report($0) }
                     // Objects are allocated here, off the context's queue; the queue only registers them.
                     prepared.reserveCapacity(rows.count)
-                    for row in rows {
+                    // Each object's ID holds its entity: the references are added in bulk (`SharedReferences`),
+                    // anew whenever the rows' entity changes.
+                    let storeIndex = query.store.identity.index
+                    var entity = query.entity
+                    var entityReferences = SharedReferences(to: entity)
+                    defer { entityReferences.finish() }
+                    for (index, row) in rows.enumerated() {
                         if cancellation.isCancelled { throw ObjectGraphError.cancelled }
-                        let entity = query.model.entity(number: row.entityNumber) ?? query.entity
+                        let rowEntity = query.model.entity(number: row.entityNumber) ?? query.entity
+                        if rowEntity !== entity {
+                            entity = rowEntity
+                            entityReferences.finish()
+                            entityReferences = SharedReferences(to: entity)
+                        }
                         let object = entity.managedObjectClass.init(
-                            entity: entity, id: ManagedObjectID(entity: entity, primaryKey: row.primaryKey,
-                                                                store: query.store.identity))
+                            entity: entity, id: ManagedObjectID(entity: entityReferences.take(expecting: rows.count - index),
+                                                                primaryKey: row.primaryKey, storeIndex: storeIndex))
                         object.row = row
                         prepared.append(object)
                     }

@@ -178,11 +178,16 @@ extension ManagedObjectContext {
     /// A new object for a saved row's key that no registered object has (the caller knows), registered in
     /// its table's pages (`table` from ``ObjectRegistry/table(rootEntityNumber:storeIndex:)``) or, for a key
     /// too scattered for them, by ID. Its row is the caller's to set.
+    ///
+    /// `entityReference` and `contextReference` are the references the object keeps to its entity (in its
+    /// ID) and to the context: callers making many objects take them from ``SharedReferences``.
     @inline(__always)
     func makeRegisteredObject(_ objectClass: ManagedObject.Type, entity: EntityDescription, key: Int64,
-                              storeIndex: UInt32, table: Int) -> ManagedObject {
-        let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: entity, primaryKey: key, storeIndex: storeIndex))
-        object.contextReference = reference
+                              storeIndex: UInt32, table: Int, entityReference: consuming EntityDescription,
+                              contextReference: consuming ContextReference) -> ManagedObject {
+        let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: consume entityReference, primaryKey: key,
+                                                                          storeIndex: storeIndex))
+        object.contextReference = consume contextReference
         object.flags.insert(.registered)
         if !registry.insertSaved(object, key: key, table: table) { registry[object.objectID] = object }
         return object
@@ -214,20 +219,43 @@ extension ManagedObjectContext {
         func position(_ rank: Int) -> Int { byKey?[rank] ?? rank }
         let objectClass = entity.managedObjectClass
         let table = registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
+        // Each object made new holds the entity (in its ID) and the context: their references are added for
+        // the whole batch at once (one atomic increment each, not one an object), each new object takes one,
+        // and those left (objects reused) are given back at the end. Kept as constants and counted on the
+        // context: a counter or struct captured by the row closure below would be checked for exclusive
+        // access on every use, and its reference hand-over would not compile down to nothing.
+        let entityReferences = Unmanaged.passUnretained(entity)
+        let contextReferences = Unmanaged.passUnretained(reference)
+        entityReferences.retain(count: keys.count)
+        contextReferences.retain(count: keys.count)
+        let madeBefore = freshObjectsMade
+        defer {
+            let unused = keys.count - (freshObjectsMade &- madeBefore)
+            entityReferences.release(count: unused)
+            contextReferences.release(count: unused)
+        }
         // Spares the holder let go of in `beforeMaking` that nothing reused are freed when the read ends.
         defer { if !spareObjects.isEmpty { spareObjects.removeAll(keepingCapacity: true) } }
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
-            var made: ManagedObject?
+            var reused: ManagedObject?
             // Taken out before it is looked at: bound in place, it would be retained and released.
             if let spare = spareObjects.popLast() {
                 if type(of: spare) == objectClass && spare.objectID.entity === entity && spare.objectID.storeIndex == storeIndex {
                     reuseSpare(spare, key: key, table: table)
-                    made = consume spare
+                    reused = consume spare
                 } else {
                     spareObjects.append(consume spare)
                 }
             }
-            let object = made.take() ?? makeRegisteredObject(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table)
+            let object: ManagedObject
+            if let reused = reused.take() {
+                object = reused
+            } else {
+                freshObjectsMade &+= 1
+                object = makeRegisteredObject(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table,
+                                              entityReference: entityReferences.takeRetainedValue(),
+                                              contextReference: contextReferences.takeRetainedValue())
+            }
             // Tested by pattern and then moved in: binding the row would copy it (a retain of its block).
             let hasRow: Bool
             if case .none = row { hasRow = false } else { hasRow = true }
@@ -419,6 +447,9 @@ struct FetchPlan<T> {
             registerFresh(rows, range: range, into: &objects)
             return try finish(rows, range: range, objects: objects, applyingPending: applyingPending)
         }
+        // Objects made off the queue get the context's reference here, added for all of them at once.
+        var contextReferences = SharedReferences(to: context.reference)
+        defer { contextReferences.finish() }
         for index in range {
             let row = rows[index]
             let id = prepared?[index].objectID ?? ManagedObjectID(entity: model.entity(number: row.entityNumber) ?? entity,
@@ -431,7 +462,7 @@ struct FetchPlan<T> {
                 }
                 objects.append(existing)
             } else if let object = prepared?[index] {
-                object.managedObjectContext = context
+                object.contextReference = contextReferences.take(expecting: range.upperBound - index)
                 object.flags.insert(.registered)
                 context.registry[id] = object
                 object.awakeFromFetch()
@@ -457,6 +488,14 @@ struct FetchPlan<T> {
         var rowEntity = entity
         var objectClass = entity.managedObjectClass
         var table = 0
+        // Each object holds its entity and the context: their references are added in bulk (see
+        // `SharedReferences`), the entity's anew whenever the rows' entity changes.
+        var entityReferences = SharedReferences(to: entity)
+        var contextReferences = SharedReferences(to: context.reference)
+        defer {
+            entityReferences.finish()
+            contextReferences.finish()
+        }
         for index in range {
             let row = rows[index]
             if row.entityNumber != entityNumber {
@@ -464,9 +503,13 @@ struct FetchPlan<T> {
                 rowEntity = model.entity(number: entityNumber) ?? entity
                 objectClass = rowEntity.managedObjectClass
                 table = context.registry.table(rootEntityNumber: rowEntity.rootEntityNumber, storeIndex: storeIndex)
+                entityReferences.finish()
+                entityReferences = SharedReferences(to: rowEntity)
             }
             let object = context.makeRegisteredObject(objectClass, entity: rowEntity, key: row.primaryKey,
-                                                      storeIndex: storeIndex, table: table)
+                                                      storeIndex: storeIndex, table: table,
+                                                      entityReference: entityReferences.take(expecting: range.upperBound - index),
+                                                      contextReference: contextReferences.take(expecting: range.upperBound - index))
             object.row = consume row
             object.awakeFromFetch()
             objects.append(object)
@@ -711,7 +754,12 @@ struct StoreQuery: @unchecked Sendable {
                 }
                 ids.reserveCapacity(keys.count)
                 let storeIndex = identity.index
-                for key in keys { ids.append(ManagedObjectID(entity: entity, primaryKey: key, storeIndex: storeIndex)) }
+                // Every ID holds the entity: its references are added at once, and each ID takes one.
+                let sharedEntity = Unmanaged.passUnretained(entity)
+                sharedEntity.retain(count: keys.count)
+                for key in keys {
+                    ids.append(ManagedObjectID(entity: sharedEntity.takeRetainedValue(), primaryKey: key, storeIndex: storeIndex))
+                }
                 return ids
             }
             try db.stepRows(sql: idsSQL, arguments: arguments, cancellation: cancellation) { handle in

@@ -87,6 +87,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The class ``isSpare(_:)`` last looked at, and whether its instances can be reused.
     @exclusivity(unchecked) private var lastSpareClass: ObjectIdentifier?
     @exclusivity(unchecked) private var lastSpareClassFits = false
+    /// Objects `materializeFreshBatch` made new so far: how many of the references it added in bulk were
+    /// taken (a counter here is not checked for exclusive access on every use, as one its closure captured
+    /// would be).
+    @exclusivity(unchecked) var freshObjectsMade = 0
     /// Spare objects given another row so far (tests and diagnostics).
     @exclusivity(unchecked) var reusedSpareCount = 0
     /// Registry size at which objects nobody holds are forgotten (see `trimRegistry`).

@@ -87,9 +87,12 @@ struct RowBlockBuilder {
         cells = nil
         blockRows = 0
         rowCount = 0
+        // Each row holds the block: the references are added at once (one atomic increment, not one a row).
+        var references = SharedReferences(to: sealed)
+        defer { references.finish() }
         var start = 0
-        for _ in 0..<count {
-            try body(RowValues(block: sealed, start: start))
+        for row in 0..<count {
+            try body(RowValues(block: references.take(expecting: count - row), start: start))
             start += width
         }
     }

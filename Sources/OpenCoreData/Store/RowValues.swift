@@ -12,6 +12,9 @@ struct RowValues: RandomAccessCollection, MutableCollection, @unchecked Sendable
     /// Where the row starts in `block.values`.
     private var start: Int
 
+    /// The block the row is in (for checks that its references balance).
+    var storageBlock: RowBlock { block }
+
     init(block: RowBlock, start: Int) {
         self.block = block
         self.start = start
