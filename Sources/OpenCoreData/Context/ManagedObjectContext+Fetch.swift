@@ -239,7 +239,8 @@ extension ManagedObjectContext {
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
             var reused: ManagedObject?
             // Taken out before it is looked at: bound in place, it would be retained and released.
-            if let spare = spareObjects.popLast() {
+            if !spareObjects.isEmpty {
+                let spare = spareObjects.removeLast()
                 if type(of: spare) == objectClass && spare.objectID.entity === entity && spare.objectID.storeIndex == storeIndex {
                     reuseSpare(spare, key: key, table: table)
                     reused = consume spare
