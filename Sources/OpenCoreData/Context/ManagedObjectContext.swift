@@ -279,7 +279,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Lets go of objects a holder no longer needs, forgetting at once those nobody else holds and that have
     /// nothing unsaved: what a trim would do to them, done while they are still in cache (see
-    /// ``ObjectRegistry/letGo(of:where:forget:)``). Leaves `objects` all nil.
+    /// ``ObjectRegistry/letGo(of:where:forget:spares:isSpare:)``). Leaves `objects` all nil.
     ///
     /// With `keepingSpares`, those of them that can be given another row unseen (see ``isSpare(_:)``) are
     /// kept in ``spareObjects`` for the next batch read instead of being freed.
@@ -330,8 +330,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Gives a spare object (from ``spareObjects``) the saved row of `key` in the same entity and store,
-    /// registered, as ``makeRegisteredObject(_:entity:key:storeIndex:table:)`` would make it new. Its row
-    /// is the caller's to set.
+    /// registered, as
+    /// ``makeRegisteredObject(_:entity:key:storeIndex:table:entityReference:contextReference:)``
+    /// would make it new. Its row is the caller's to set.
     @inline(__always)
     func reuseSpare(_ object: ManagedObject, key: Int64, table: Int) {
         // Only the key changes: the entity, store, context and class stay, so nothing is retained or released.

@@ -356,7 +356,7 @@ struct ObjectRegistry {
     ///
     /// A forgotten object that `isSpare` picks goes to `spares` instead of being forgotten: taken out of the
     /// registry, nobody else's, for the caller to give another row (see
-    /// ``ManagedObjectContext/reuseSpare(_:key:)``) or drop.
+    /// ``ManagedObjectContext/reuseSpare(_:key:table:)``) or drop.
     @discardableResult
     mutating func letGo(of objects: inout [ManagedObject?], where shouldForget: (ManagedObject) -> Bool,
                         forget: (ManagedObject) -> Void, spares: inout [ManagedObject],
@@ -417,7 +417,7 @@ struct ObjectRegistry {
         return forgotten
     }
 
-    /// ``letGo(of:where:forget:)`` for an object registered in the dictionary, if it is.
+    /// ``letGo(of:where:forget:spares:isSpare:)`` for an object registered in the dictionary, if it is.
     private mutating func letGoInDictionary(_ object: consuming ManagedObject, where shouldForget: (ManagedObject) -> Bool,
                                             forget: (ManagedObject) -> Void, spares: inout [ManagedObject],
                                             isSpare: (ManagedObject) -> Bool, forgotten: inout Int) {
