@@ -249,21 +249,14 @@ final class MirroredItem: NamedItem, CustomReflectable {
             try item.setValue("Item \(1000 + (index * 37) % 120)", forKey: "name")
         }
         try writer.save()
-        let expected = try stack.context().fetch(byName()).map { try ($0.objectID, $0.value(forKey: "name") as! String) }
+        let expected = try stack.context().fetch(FetchRequest.itemsByName()).map { try ($0.objectID, $0.value(forKey: "name") as! String) }
         return (stack, expected)
-    }
-
-    private static func byName(batchSize: Int = 0) -> FetchRequest<ManagedObject> {
-        let request = FetchRequest<ManagedObject>(entityName: "Item")
-        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
-        request.fetchBatchSize = batchSize
-        return request
     }
 
     @Test func objectsLetGoAreReusedOnlyWhenNobodyHoldsThem() throws {
         let (stack, expected) = try Self.seededStack()
         let context = stack.context()
-        let controller = try FetchedResultsController(fetchRequest: Self.byName(batchSize: 10), managedObjectContext: context,
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest.itemsByName(batchSize: 10), managedObjectContext: context,
                                                       sectionNameKeyPath: nil, cacheName: nil)
         try controller.performFetch()
         let held = try controller.object(at: IndexPath(item: 0, section: 0))
@@ -329,7 +322,7 @@ final class MirroredItem: NamedItem, CustomReflectable {
     @Test func subclassesWithStateOfTheirOwnAreNeverReused() throws {
         let (stack, expected) = try Self.seededStack(objectClass: NotedItem.self)
         let context = stack.context()
-        let controller = try FetchedResultsController(fetchRequest: Self.byName(batchSize: 10), managedObjectContext: context,
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest.itemsByName(batchSize: 10), managedObjectContext: context,
                                                       sectionNameKeyPath: nil, cacheName: nil)
         try controller.performFetch()
         for round in 0..<2 {

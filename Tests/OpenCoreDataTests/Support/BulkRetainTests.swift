@@ -37,26 +37,19 @@ import Testing
         return stack
     }
 
-    private static func byName(batchSize: Int = 0) -> FetchRequest<ManagedObject> {
-        let request = FetchRequest<ManagedObject>(entityName: "Item")
-        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
-        request.fetchBatchSize = batchSize
-        return request
-    }
-
     @Test func everyBulkPathLeavesTheCountsAsItFoundThem() throws {
         let stack = try Self.seeded()
         let entity = try #require(stack.model.entitiesByName["Item"])
         let context = stack.context()
         // One read first, so caches made once (statements, the keyed reader) are there before counting.
-        _ = try context.fetch(Self.byName())
+        _ = try context.fetch(FetchRequest.itemsByName())
         context.reset()
         let entityBefore = _getRetainCount(entity)
         let referenceBefore = _getRetainCount(context.reference)
         weak var block: RowBlock?
         do {
             // A plain fetch into an empty registry: objects made in one go.
-            let all = try context.fetch(Self.byName())
+            let all = try context.fetch(FetchRequest.itemsByName())
             #expect(all.count == 300)
             block = all.first?.row?.storageBlock
             #expect(block != nil)
@@ -66,7 +59,7 @@ import Testing
         #expect(block == nil, "a row block outlived every row and object")
         do {
             // A batched fetch, loaded a batch at a time by key.
-            let batched = try context.fetch(Self.byName(batchSize: 20))
+            let batched = try context.fetch(FetchRequest.itemsByName(batchSize: 20))
             var names = 0
             for object in batched { names += (try object.value(forKey: "name") as? String) == nil ? 0 : 1 }
             #expect(names == 300)
@@ -74,7 +67,7 @@ import Testing
         context.reset()
         do {
             // A controller moving through its batches, reusing the objects it lets go of.
-            let controller = try FetchedResultsController(fetchRequest: Self.byName(batchSize: 20), managedObjectContext: context,
+            let controller = try FetchedResultsController(fetchRequest: FetchRequest.itemsByName(batchSize: 20), managedObjectContext: context,
                                                           sectionNameKeyPath: nil, cacheName: nil)
             try controller.performFetch()
             for position in 0..<300 { _ = try controller.object(at: IndexPath(item: position, section: 0)) }
@@ -98,7 +91,7 @@ import Testing
         let before = context.performAndWait { counts() }
         for _ in 0..<2 {
             let count: Int = try await withCheckedThrowingContinuation { continuation in
-                let request = AsynchronousFetchRequest(fetchRequest: Self.byName()) { result in
+                let request = AsynchronousFetchRequest(fetchRequest: FetchRequest.itemsByName()) { result in
                     continuation.resume(returning: result.finalResult?.count ?? -1)
                 }
                 context.perform {

@@ -88,3 +88,13 @@ struct TestStack {
         return context
     }
 }
+
+extension FetchRequest where Result == ManagedObject {
+    /// The to-do model's items by name, read `batchSize` at a time (0: all at once).
+    static func itemsByName(batchSize: Int = 0) -> FetchRequest<ManagedObject> {
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+        request.fetchBatchSize = batchSize
+        return request
+    }
+}
