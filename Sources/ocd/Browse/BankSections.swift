@@ -144,7 +144,8 @@ final class BankSections: @unchecked Sendable {
         var start = 0
         let ranges = (controller?.sections ?? []).map { info -> Section in
             defer { start += info.numberOfObjects }
-            return Section(name: info.name.isEmpty ? "—" : info.name, rows: start..<(start + info.numberOfObjects))
+            return Section(name: info.name.isEmpty ? "—" : TerminalText.escaped(info.name),
+                           rows: start..<(start + info.numberOfObjects))
         }
         lock.withLock { snapshot = ranges }
     }
@@ -209,9 +210,10 @@ struct BankRow: Sendable, Equatable {
     }
 
     init(_ bank: FailedBankInfo) {
-        name = bank.name ?? "?"
-        city = bank.city ?? ""
-        state = bank.state ?? ""
+        // Stored text goes to the terminal: its control characters are shown escaped, never obeyed.
+        name = TerminalText.escaped(bank.name ?? "?")
+        city = TerminalText.escaped(bank.city ?? "")
+        state = TerminalText.escaped(bank.state ?? "")
         closeDate = bank.details?.closeDate
     }
 

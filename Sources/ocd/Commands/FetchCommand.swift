@@ -32,10 +32,10 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print only the number of matching objects.")
     var count = false
 
-    @Option(name: .long, help: "Comma-separated keys to print (dotted paths through to-one relationships).")
+    @Option(name: .long, help: "Comma-separated key paths to print (through relationships; @count, @sum.k, @avg.k, @min.k, @max.k after a to-many).")
     var keys: String?
 
-    @Flag(name: .long, help: "One JSON object per line (dates in ISO 8601).")
+    @Flag(name: .long, help: "One JSON object per line (dates in ISO 8601 with fractional seconds).")
     var json = false
 
     @Flag(name: .long, help: "Print every SQL statement to stderr.")
@@ -74,8 +74,10 @@ struct FetchCommand: AsyncParsableCommand {
                 throw OCDError("--predicate '\(predicate)': \(error)")
             }
         }
-        let keyPaths = keys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-            ?? description.allProperties.compactMap { $0 as? AttributeDescription }.map(\.name)
+        let keyPaths = try (keys.map { $0.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) } }
+            ?? description.allProperties.compactMap { $0 as? AttributeDescription }.map(\.name))
+            .map { try KeyPathReader($0, entity: description) }
         let context = opened.newContext()
         try context.performAndWait {
             do {
@@ -84,7 +86,7 @@ struct FetchCommand: AsyncParsableCommand {
                     return
                 }
                 for object in try context.fetch(request) {
-                    let values = try keyPaths.map { ($0, try ValueText.value(of: object, keyPath: $0)) }
+                    let values = try keyPaths.map { ($0.path, try $0.value(of: object)) }
                     if json {
                         Console.line("{" + values.map { "\(ValueText.quoted($0.0)):\(ValueText.json($0.1))" }.joined(separator: ",") + "}")
                     } else {

@@ -14,7 +14,7 @@ enum AttributeValueConverter {
     static func value(_ field: ImportField, for attribute: AttributeDescription) throws -> (any Sendable)? {
         let type = attribute.attributeType
         func refuse(_ why: String = "") -> Refusal {
-            Refusal(description: "\(attribute.name): \(field) is not a valid \(type.rawValue)\(why)")
+            Refusal(description: "\(field) is not a valid \(type.rawValue)\(why)")
         }
         if case .null = field { return nil }
         if case .nested = field { throw refuse() }
@@ -22,7 +22,10 @@ enum AttributeValueConverter {
         switch type {
         case .string:
             switch field {
-            case .text(let text): return text
+            case .text(let text):
+                // The store refuses NUL in strings; refusing here keeps it to this row.
+                guard !text.unicodeScalars.contains("\0") else { throw refuse(" (it holds a NUL character)") }
+                return text
             case .integer(let value): return "\(value)"
             case .number(let value): return "\(value)"
             case .bool(let value): return value ? "true" : "false"
@@ -57,13 +60,20 @@ enum AttributeValueConverter {
                 number = parsed
             default: throw refuse()
             }
-            return type == .float ? Float(number) : number
+            guard type == .float else { return number }
+            let narrowed = Float(number)
+            guard narrowed.isFinite else { throw refuse(" (out of range)") }
+            return narrowed
         case .decimal:
             switch field {
             case .integer(let value): return Decimal(value)
             case .number(let value): return Decimal(value)
             case .text(let text):
-                guard let parsed = Decimal(string: text.trimmingCharacters(in: .whitespaces), locale: Locale(identifier: "en_US_POSIX")) else {
+                // Decimal(string:) stops at the first character it cannot read ("12abc" gives 12), so
+                // the whole text must be a number first.
+                let trimmed = text.trimmingCharacters(in: .whitespaces)
+                guard isDecimalNumber(trimmed),
+                      let parsed = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")), !parsed.isNaN else {
                     throw refuse()
                 }
                 return parsed
@@ -108,7 +118,27 @@ enum AttributeValueConverter {
             }
             return data
         case .transformable, .objectID:
-            throw Refusal(description: "\(attribute.name): \(type.rawValue) attributes cannot be imported from text")
+            throw Refusal(description: "\(type.rawValue) attributes cannot be imported from text")
         }
+    }
+
+    /// Whether `text` is one plain decimal number: an optional sign, digits with at most one point, and
+    /// an optional exponent (`-12.5`, `.5`, `1e-3`).
+    static func isDecimalNumber(_ text: String) -> Bool {
+        var scalars = Substring(text).unicodeScalars[...]
+        if let first = scalars.first, first == "+" || first == "-" { scalars = scalars.dropFirst() }
+        var digits = 0, points = 0
+        while let scalar = scalars.first, scalar == "." || ("0"..."9").contains(scalar) {
+            if scalar == "." { points += 1 } else { digits += 1 }
+            scalars = scalars.dropFirst()
+        }
+        guard digits > 0, points <= 1 else { return false }
+        if let marker = scalars.first, marker == "e" || marker == "E" {
+            scalars = scalars.dropFirst()
+            if let sign = scalars.first, sign == "+" || sign == "-" { scalars = scalars.dropFirst() }
+            guard let digit = scalars.first, ("0"..."9").contains(digit) else { return false }
+            while let scalar = scalars.first, ("0"..."9").contains(scalar) { scalars = scalars.dropFirst() }
+        }
+        return scalars.isEmpty
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import OpenCoreData
 
 /// Which attribute each column (or JSON key) of an import file fills: `--map column=attribute` first,
-/// then the attribute of the same name, ignoring case. Columns that match no attribute are ignored
+/// then the attribute of exactly the same name, then of the same name ignoring case. Columns that match no attribute are ignored
 /// (and listed); relationships are not filled by import.
 struct ColumnMapping {
     /// Column name → attribute.
@@ -33,9 +33,16 @@ struct ColumnMapping {
             explicit[column] = target
         }
         var mapped = explicit
-        var ignored: [String] = []
+        // Exact names first, so a column `name` fills `name` even when a column `NAME` comes before it;
+        // then the rest ignoring case. A column named like an attribute that another column already
+        // fills is ignored.
         for column in columns where explicit[column] == nil {
-            // A column named like an attribute that --map already fills from another column is ignored.
+            if let target = stored.first(where: { $0.name == column }), !mapped.values.contains(where: { $0 === target }) {
+                mapped[column] = target
+            }
+        }
+        var ignored: [String] = []
+        for column in columns where mapped[column] == nil {
             if let target = attribute(named: column), !mapped.values.contains(where: { $0 === target }) {
                 mapped[column] = target
             } else {

@@ -1,21 +1,102 @@
 import Foundation
 
 /// The date forms `ocd import` reads: ISO 8601 (a day `2011-10-21`, read as midnight UTC, or a
-/// date-time with a zone `2011-10-21T09:30:00Z`, fractional seconds allowed), the FDIC list's
-/// `21-Oct-11`, or a number of seconds since 2001-01-01 (Core Data's reference date).
+/// date-time with a zone `2011-10-21T09:30:00Z` or `…+02:00`, fractional seconds allowed), the FDIC
+/// list's `21-Oct-11`, or a number of seconds since 2001-01-01 (Core Data's reference date).
+///
+/// Parsing is strict: a day that does not exist (`2011-02-30`), a time past `23:59:59` or a zone offset
+/// beyond ±18:00 is refused rather than rolled over into another date, as a lenient formatter would.
 enum ImportDate {
     static func parse(_ text: String) -> Date? {
         if let seconds = Double(text), seconds.isFinite { return Date(timeIntervalSinceReferenceDate: seconds) }
         if let date = ClosingDate.parse(text) { return date }
-        let withTime = ISO8601DateFormatter()
-        withTime.formatOptions = [.withInternetDateTime]
-        if let date = withTime.date(from: text) { return date }
-        withTime.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = withTime.date(from: text) { return date }
-        let day = ISO8601DateFormatter()
-        day.formatOptions = [.withFullDate]
-        day.timeZone = TimeZone(identifier: "UTC")
-        if text.count == 10, let date = day.date(from: text) { return date }
-        return nil
+        return iso8601(text)
+    }
+
+    /// Largest zone offset accepted, in minutes: ISO 8601 itself allows any, but real zones stay within
+    /// ±14 hours and common date libraries refuse past ±18.
+    private static let maximumOffsetMinutes = 18 * 60
+
+    /// `YYYY-MM-DD`, or `YYYY-MM-DDThh:mm[:ss[.fff…]]` followed by `Z` or `±hh:mm` (also `±hhmm`).
+    static func iso8601(_ text: String) -> Date? {
+        var reader = DigitReader(Array(text.utf8))
+        guard let year = reader.number(digits: 4), reader.skip("-"),
+              let month = reader.number(digits: 2), reader.skip("-"),
+              let day = reader.number(digits: 2) else { return nil }
+        var hour = 0, minute = 0, second = 0, fraction = 0.0, offsetMinutes = 0
+        if !reader.atEnd {
+            guard reader.skip("T") || reader.skip(" "),
+                  let readHour = reader.number(digits: 2), reader.skip(":"),
+                  let readMinute = reader.number(digits: 2) else { return nil }
+            hour = readHour
+            minute = readMinute
+            if reader.skip(":") {
+                guard let readSecond = reader.number(digits: 2) else { return nil }
+                second = readSecond
+                if reader.skip(".") || reader.skip(",") {
+                    guard let digits = reader.digitRun(), digits.count <= 9 else { return nil }
+                    fraction = Double("0." + digits) ?? 0
+                }
+            }
+            if reader.skip("Z") || reader.skip("z") {
+                offsetMinutes = 0
+            } else {
+                let sign: Int
+                if reader.skip("+") { sign = 1 } else if reader.skip("-") { sign = -1 } else { return nil }
+                guard let offsetHour = reader.number(digits: 2) else { return nil }
+                _ = reader.skip(":")
+                guard let offsetMinute = reader.number(digits: 2), offsetMinute < 60 else { return nil }
+                offsetMinutes = sign * (offsetHour * 60 + offsetMinute)
+                guard abs(offsetMinutes) <= maximumOffsetMinutes else { return nil }
+            }
+            guard reader.atEnd else { return nil }
+        }
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else {
+            return nil
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        guard let utc = TimeZone(identifier: "UTC") else { return nil }
+        calendar.timeZone = utc
+        let components = DateComponents(year: year, month: month, day: day)
+        guard let midnight = calendar.date(from: components),
+              calendar.dateComponents([.year, .month, .day], from: midnight) == DateComponents(
+                year: year, month: month, day: day) else { return nil }   // refuses 2011-02-30
+        let seconds = Double(hour * 3600 + minute * 60 + second - offsetMinutes * 60) + fraction
+        return midnight.addingTimeInterval(seconds)
+    }
+
+    /// Reads fixed-width ASCII digit groups and separators from the front of a text.
+    private struct DigitReader {
+        let bytes: [UInt8]
+        var position = 0
+
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        var atEnd: Bool { position == bytes.count }
+
+        mutating func skip(_ character: Character) -> Bool {
+            guard let ascii = character.asciiValue, position < bytes.count, bytes[position] == ascii else { return false }
+            position += 1
+            return true
+        }
+
+        /// Exactly `digits` digits, as a number.
+        mutating func number(digits: Int) -> Int? {
+            guard position + digits <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[position..<position + digits] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            position += digits
+            return value
+        }
+
+        /// One or more digits, as text.
+        mutating func digitRun() -> String? {
+            let start = position
+            while position < bytes.count, (48...57).contains(bytes[position]) { position += 1 }
+            return position > start ? String(decoding: bytes[start..<position], as: UTF8.self) : nil
+        }
     }
 }

@@ -35,7 +35,7 @@ enum ImportField: Sendable, Equatable, Decodable, CustomStringConvertible {
         case .bool(let value): return value ? "true" : "false"
         case .integer(let value): return "\(value)"
         case .number(let value): return "\(value)"
-        case .text(let value): return "'\(value)'"
+        case .text(let value): return "'\(TerminalText.escaped(value))'"
         case .nested: return "a nested JSON value"
         }
     }

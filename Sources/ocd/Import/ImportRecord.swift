@@ -45,7 +45,8 @@ enum ImportRecordReader {
         var columns: [String] = []
         var seen = Set<String>()
         var records: [ImportRecord] = []
-        for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Split on every line ending: "\r\n" is one Character, so splitting on "\n" alone misses it.
+        for (offset, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { continue }
             let location = "line \(offset + 1)"

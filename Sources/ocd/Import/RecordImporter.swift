@@ -31,9 +31,14 @@ enum RecordImporter {
             }
             do {
                 var values: [String: any Sendable] = [:]
-                for (column, field) in record.fields {
+                for (column, field) in record.fields.sorted(by: { $0.key < $1.key }) {
                     guard let attribute = mapping.attributes[column] else { continue }
-                    if let value = try AttributeValueConverter.value(field, for: attribute) { values[attribute.name] = value }
+                    do {
+                        if let value = try AttributeValueConverter.value(field, for: attribute) { values[attribute.name] = value }
+                    } catch {
+                        let target = column == attribute.name ? "" : " (\(attribute.name))"
+                        throw AttributeValueConverter.Refusal(description: "column '\(column)'\(target): \(error)")
+                    }
                 }
                 if let missing = required.first(where: { values[$0.name] == nil }) {
                     throw AttributeValueConverter.Refusal(description: "\(missing.name) is required but has no value")

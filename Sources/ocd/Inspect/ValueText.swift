@@ -1,8 +1,9 @@
 import Foundation
 import OpenCoreData
 
-/// How `inspect` and `fetch` write attribute values: plain text, or JSON (dates in ISO 8601, objects as
-/// their URI, binary data as base64).
+/// How `inspect` and `fetch` write attribute values: plain text (control characters escaped, so a stored
+/// value cannot drive the terminal), or JSON (dates in ISO 8601 with their fractional seconds, decimals
+/// with all their digits, objects as their URI, binary data as base64, collections as arrays).
 enum ValueText {
     static func plain(_ value: Any?) -> String {
         switch value {
@@ -11,9 +12,10 @@ enum ValueText {
         case let object as ManagedObject: return object.objectID.uriRepresentation().absoluteString
         case let objects as Set<ManagedObject>: return "\(objects.count) objects"
         case let objects as [ManagedObject]: return "\(objects.count) objects"
+        case let values as [Any]: return "[" + values.map { plain($0) }.joined(separator: ", ") + "]"
         case let data as Data: return "<\(data.count) bytes>"
-        case let string as String: return string
-        case let some?: return "\(some)"
+        case let string as String: return TerminalText.escaped(string)
+        case let some?: return TerminalText.escaped("\(some)")
         }
     }
 
@@ -34,14 +36,28 @@ enum ValueText {
         case let objects as Set<ManagedObject>:
             return "[" + objects.map { json($0) }.sorted().joined(separator: ",") + "]"
         case let objects as [ManagedObject]: return "[" + objects.map { json($0) }.joined(separator: ",") + "]"
+        case let values as [Any]: return "[" + values.map { json($0) }.joined(separator: ",") + "]"
         case let some?: return quoted("\(some)")
         }
     }
 
+    /// `2011-10-21T09:30:00Z`, with the fraction of a second when the date has one (to the microsecond,
+    /// trailing zeros left off): Core Data keeps dates as seconds in a double, so sub-second parts are
+    /// real data.
     static func iso8601(_ date: Date) -> String {
+        var whole = date.timeIntervalSinceReferenceDate.rounded(.down)
+        var micros = Int(((date.timeIntervalSinceReferenceDate - whole) * 1_000_000).rounded())
+        if micros == 1_000_000 {
+            whole += 1
+            micros = 0
+        }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        let text = formatter.string(from: Date(timeIntervalSinceReferenceDate: whole))
+        guard micros != 0, text.hasSuffix("Z") else { return text }
+        var fraction = String(format: "%06d", micros)
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return text.dropLast() + "." + fraction + "Z"
     }
 
     /// A JSON string literal.
@@ -61,13 +77,4 @@ enum ValueText {
         return out + "\""
     }
 
-    /// The value at a dotted key path, following to-one relationships (`details.closeDate`).
-    static func value(of object: ManagedObject, keyPath: String) throws -> Any? {
-        var current: Any? = object
-        for key in keyPath.split(separator: ".", omittingEmptySubsequences: false) {
-            guard let next = current as? ManagedObject else { return nil }
-            current = try next.value(forKey: String(key))
-        }
-        return current
-    }
 }

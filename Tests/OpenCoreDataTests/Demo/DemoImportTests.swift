@@ -63,13 +63,13 @@ struct DemoImportTests {
         #expect(refused.status != 0)
         let errors = refused.stderr.split(separator: "\n").filter { $0.hasPrefix("Error:") }
         #expect(errors.count == 1, "\(refused.stderr)")
-        #expect(errors.first?.contains("row 3: pageCount: 'many' is not a valid Integer 16") == true, "\(refused.stderr)")
+        #expect(errors.first?.contains("row 3: column 'pages' (pageCount): 'many' is not a valid Integer 16") == true, "\(refused.stderr)")
         #expect(errors.first?.contains("nothing was imported") == true)
 
         let skipped = try library.run(arguments + ["--skip-bad-rows"])
         #expect(skipped.status == 0, "\(skipped.stderr)")
         #expect(skipped.stdout.contains("Imported 2 rows into Book"), "\(skipped.stdout)")
-        #expect(skipped.stdout.contains("Refused 1 row:\n  row 3: pageCount: 'many' is not a valid Integer 16"), "\(skipped.stdout)")
+        #expect(skipped.stdout.contains("Refused 1 row:\n  row 3: column 'pages' (pageCount): 'many' is not a valid Integer 16"), "\(skipped.stdout)")
         #expect(skipped.stdout.contains("Ignoring columns that match no attribute: Notes"))
 
         let books = try library.books()
@@ -87,14 +87,14 @@ struct DemoImportTests {
 
         let refused = try library.run(arguments)
         #expect(refused.status != 0)
-        #expect(refused.stderr.contains("line 3: pageCount: 'many' is not a valid Integer 16"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("line 3: column 'pageCount': 'many' is not a valid Integer 16"), "\(refused.stderr)")
         // The store was not even created, and certainly holds nothing.
         #expect(!FileManager.default.fileExists(atPath: library.store))
 
         let skipped = try library.run(arguments + ["--skip-bad-rows"])
         #expect(skipped.status == 0, "\(skipped.stderr)")
         #expect(skipped.stdout.contains("Imported 2 rows into Book"), "\(skipped.stdout)")
-        #expect(skipped.stdout.contains("line 3: pageCount"))
+        #expect(skipped.stdout.contains("line 3: column 'pageCount'"))
         let books = try library.books()
         #expect(books.map { $0["title"] as? String } == ["Ulysses", "Walden"])
         #expect(books.first?["rating"] as? Double == 4.5)
