@@ -57,6 +57,9 @@ enum AsyncFetchScenarios {
                 for item in items { sum &+= Int(item.primaryKey) }
                 return sum
             }
+        }, peer: {
+            let pool = try PeerBaselines.pool(url)
+            return { try PeerBaselines.asyncFetchAll(pool) }
         }, figures: figures)
     }
 
@@ -92,6 +95,9 @@ enum AsyncFetchScenarios {
                 for id in ids { sum &+= Int(id) }
                 return sum
             }
+        }, peer: {
+            let pool = try PeerBaselines.pool(url)
+            return { try PeerBaselines.asyncFetchKeys(pool) }
         })
     }
 

@@ -58,6 +58,9 @@ enum BatchScenarios {
                 try db.execute("UPDATE ZITEM SET ZDONE = 1, Z_OPT = Z_OPT + 1 WHERE \(rawMatching)")
                 return db.changes
             }
+        }, peer: {
+            let pool = try PeerBaselines.pool(try fixtures.copyOfPopulatedStore(size: size))
+            return { try PeerBaselines.batchUpdateCount(pool) }
         }, note: "the per-object path (fetch, setValue, save) for the same rows is update-per-object")
     }
 
@@ -86,6 +89,9 @@ enum BatchScenarios {
                 for key in keys { sum &+= Int(key) }
                 return sum
             }
+        }, peer: {
+            let pool = try PeerBaselines.pool(try fixtures.copyOfPopulatedStore(size: size))
+            return { try PeerBaselines.batchUpdateKeys(pool) }
         })
     }
 
@@ -147,6 +153,13 @@ enum BatchScenarios {
             let entity = try RawBaselines.itemEntityNumber(db)
             let names = (1...size).map(Seed.name)
             return { try insertPrecomputed(db, names: names, entity: entity) }
+        }, peer: {
+            let url = fixtures.freshURL("batch-insert-peer")
+            try fixtures.createEmptyStore(at: url)
+            let pool = try PeerBaselines.pool(url)
+            let entity = try PeerBaselines.itemEntityNumber(pool)
+            let names = (1...size).map(Seed.name)
+            return { try PeerBaselines.insert(pool, count: size, entity: entity, name: { names[$0 - 1] }) }
         })
     }
 
@@ -168,6 +181,9 @@ enum BatchScenarios {
                 try db.execute("DELETE FROM ZITEM WHERE \(rawMatching)")
                 return db.changes
             }
+        }, peer: {
+            let pool = try PeerBaselines.pool(try fixtures.copyOfPopulatedStore(size: size))
+            return { try PeerBaselines.batchDelete(pool) }
         })
     }
 

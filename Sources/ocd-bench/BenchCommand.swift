@@ -9,11 +9,12 @@ import Glibc
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ocd-bench",
-        abstract: "Runs OpenCoreData's benchmark scenarios against raw SQLite doing the same work.",
+        abstract: "Runs OpenCoreData's benchmark scenarios against raw SQLite and GRDB's record layer doing the same work.",
         discussion: """
             Each scenario runs through OpenCoreData ("ours") and through SQLite's C API with prepared \
-            statements ("raw"), interleaved, several times; medians are compared against the scenario's \
-            target ratio. Stores are files in WAL mode with synchronous = NORMAL on both sides.
+            statements ("raw") and through GRDB's record layer as its guide writes it ("peer"), \
+            interleaved, several times; ours/raw medians are compared against the scenario's target ratio, \
+            and ours/peer is reported beside it. Stores are files in WAL mode with synchronous = NORMAL on every side.
             """)
 
     static let fullSizes = [10_000, 100_000, 1_000_000]
@@ -113,7 +114,7 @@ struct BenchCommand: ParsableCommand {
         }
 
         print("ocd-bench: \(scenarios.count) scenario(s) × sizes \(sizes.map(ScenarioResult.grouped).joined(separator: ", "))\(quick ? " (quick smoke run)" : "")")
-        print("stores in \(directory.path); WAL, synchronous = NORMAL on both sides; peak MB = RSS growth in each side's memory run (heap trimmed first; its time not counted)")
+        print("stores in \(directory.path); WAL, synchronous = NORMAL on every side; peak MB = RSS growth in each side's memory run (heap trimmed first; its time not counted)")
         print("")
         print(ScenarioResult.header)
 
@@ -123,6 +124,7 @@ struct BenchCommand: ParsableCommand {
                 let result = runScenario(scenario, size: size, fixtures: fixtures)
                 print(result.line)
                 if let note = result.note, result.status == .ok { print("    note: \(note)") }
+                if let missing = result.peerMissing, result.status == .ok { print("    no peer: \(missing)") }
                 if result.status == .ok {
                     for figure in result.allFigures { print("    \(figure.line)") }
                 }
@@ -147,7 +149,12 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    /// Runs one scenario at one size: ours and raw interleaved (alternating which goes first).
+    /// The sides of a scenario's run, in the order the first repetition runs them.
+    enum Side: CaseIterable {
+        case ours, raw, peer
+    }
+
+    /// Runs one scenario at one size: ours, raw and the peer interleaved (rotating which goes first).
     func runScenario(_ scenario: Scenario, size: Int, fixtures: Fixtures) -> ScenarioResult {
         var result = ScenarioResult(scenario: scenario.name, size: size, rows: size,
                                     targetRatio: scenario.targetRatio, status: .ok)
@@ -157,38 +164,51 @@ struct BenchCommand: ParsableCommand {
             result.rows = run.rows
             result.note = run.note
             result.perRunDivisor = run.perRunDivisor
+            if run.peer == nil { result.peerMissing = PeerBaselines.missing[scenario.name] ?? "no peer side" }
+            let bodies: [(Side, PreparedRun)] = [(.ours, run.ours)] + (run.raw.map { [(.raw, $0)] } ?? [])
+                + (run.peer.map { [(.peer, $0)] } ?? [])
             // One run of one side; scratch files go afterwards, whatever happened.
-            func runSide(_ kind: RunKind, ours: Bool) throws -> RunSample {
+            func runSide(_ kind: RunKind, _ body: PreparedRun) throws -> RunSample {
                 defer { fixtures.removeScratch() }
-                guard !ours, let raw = run.raw else { return try measure(kind, run.ours) }
-                return try measure(kind, raw)
+                return try measure(kind, body)
+            }
+            func checkSameWork(_ checksums: [(Side, Int)]) throws {
+                guard let (_, expected) = checksums.first else { return }
+                if let (side, other) = checksums.first(where: { $0.1 != expected }) {
+                    throw ChecksumMismatch(ours: expected, other: other, side: side)
+                }
             }
             // Each side's memory run first (see `RunKind`): its peak is the figure, its time is not counted.
-            var memoryChecksums: [Int] = []
-            for side in run.raw == nil ? [true] : [true, false] {
-                let sample = try runSide(.memory, ours: side)
-                if side { result.oursPeakBytes = sample.peakBytes } else { result.rawPeakBytes = sample.peakBytes }
-                memoryChecksums.append(sample.checksum)
+            var memoryChecksums: [(Side, Int)] = []
+            for (side, body) in bodies {
+                let sample = try runSide(.memory, body)
+                switch side {
+                case .ours: result.oursPeakBytes = sample.peakBytes
+                case .raw: result.rawPeakBytes = sample.peakBytes
+                case .peer: result.peerPeakBytes = sample.peakBytes
+                }
+                memoryChecksums.append((side, sample.checksum))
             }
-            guard memoryChecksums.count < 2 || memoryChecksums[0] == memoryChecksums[1] else {
-                throw ChecksumMismatch(ours: memoryChecksums[0], raw: memoryChecksums[1])
-            }
+            try checkSameWork(memoryChecksums)
             var repetition = 0
             var timedSeconds = 0.0
             while wantsAnotherRun(after: repetition, seconds: timedSeconds, size: size) {
                 defer { repetition += 1 }
-                let oursFirst = repetition % 2 == 0
-                var checksums = [0, 0]
-                let sides = run.raw == nil ? [true] : (oursFirst ? [true, false] : [false, true])
-                for side in sides {
-                    let sample = try runSide(.timed, ours: side)
+                // Rotate the order, so no side always runs first (or right after another's writes).
+                let shift = repetition % bodies.count
+                var checksums: [(Side, Int)] = []
+                for (side, body) in bodies[shift...] + bodies[..<shift] {
+                    let sample = try runSide(.timed, body)
                     timedSeconds += sample.seconds
-                    if side { result.oursSeconds.append(sample.seconds) } else { result.rawSeconds.append(sample.seconds) }
-                    checksums[side ? 0 : 1] = sample.checksum
+                    switch side {
+                    case .ours: result.oursSeconds.append(sample.seconds)
+                    case .raw: result.rawSeconds.append(sample.seconds)
+                    case .peer: result.peerSeconds.append(sample.seconds)
+                    }
+                    checksums.append((side, sample.checksum))
                 }
-                guard run.raw == nil || checksums[0] == checksums[1] else {
-                    throw ChecksumMismatch(ours: checksums[0], raw: checksums[1])
-                }
+                checksums.sort { Side.allCases.firstIndex(of: $0.0)! < Side.allCases.firstIndex(of: $1.0)! }
+                try checkSameWork(checksums)
             }
             result.figures = run.figures?.results() ?? []
         } catch let skipped as ScenarioSkipped {
@@ -196,6 +216,7 @@ struct BenchCommand: ParsableCommand {
             result.message = skipped.reason
             result.oursSeconds = []
             result.rawSeconds = []
+            result.peerSeconds = []
         } catch {
             result.status = .failed
             result.message = "\(error)"
@@ -206,8 +227,9 @@ struct BenchCommand: ParsableCommand {
 
 struct ChecksumMismatch: Error, CustomStringConvertible {
     var ours: Int
-    var raw: Int
-    var description: String { "ours and raw did different work (checksum \(ours) vs \(raw))" }
+    var other: Int
+    var side: BenchCommand.Side
+    var description: String { "ours and \(side) did different work (checksum \(ours) vs \(other))" }
 }
 
 struct BenchFailure: Error, CustomStringConvertible {

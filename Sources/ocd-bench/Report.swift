@@ -17,8 +17,12 @@ struct ScenarioResult: Encodable {
     var note: String?
     var oursSeconds: [Double] = []
     var rawSeconds: [Double] = []
+    var peerSeconds: [Double] = []
     var oursPeakBytes = 0
     var rawPeakBytes = 0
+    var peerPeakBytes = 0
+    /// Why there is no peer side, when there is none.
+    var peerMissing: String?
     var perRunDivisor: (key: String, count: Int)?
     /// Scenario-specific figures, summarized after the runs.
     var figures: [FigureResult] = []
@@ -26,9 +30,15 @@ struct ScenarioResult: Encodable {
 
     var oursMedian: Double? { median(oursSeconds) }
     var rawMedian: Double? { median(rawSeconds) }
+    var peerMedian: Double? { median(peerSeconds) }
     var ratio: Double? {
         guard let ours = oursMedian, let raw = rawMedian, raw > 0 else { return nil }
         return ours / raw
+    }
+    /// Ours over the peer: below 1 where ours is ahead.
+    var ratioToPeer: Double? {
+        guard let ours = oursMedian, let peer = peerMedian, peer > 0 else { return nil }
+        return ours / peer
     }
     /// The figures plus, when the scenario bounds it, ours' peak memory above baseline.
     var allFigures: [FigureResult] {
@@ -73,6 +83,9 @@ struct ScenarioResult: Encodable {
         try container.encode(oursMedian, forKey: Key("ours_median_s"))
         try container.encode(rawMedian, forKey: Key("raw_median_s"))
         try container.encode(ratio, forKey: Key("ratio"))
+        try container.encode(peerMedian, forKey: Key("peer_median_s"))
+        try container.encode(ratioToPeer, forKey: Key("ratio_to_peer"))
+        if let peerMissing { try container.encode(peerMissing, forKey: Key("peer_note")) }
         try container.encode(targetRatio, forKey: Key("target_ratio"))
         try container.encode(status == .ok ? Self.megabytes(oursPeakBytes) : nil, forKey: Key("peak_memory_mb"))
         // Scenario-specific and supporting figures.
@@ -82,6 +95,9 @@ struct ScenarioResult: Encodable {
         try container.encode(status == .ok ? Self.megabytes(rawPeakBytes) : nil, forKey: Key("raw_peak_memory_mb"))
         try container.encode(oursSeconds, forKey: Key("ours_runs_s"))
         try container.encode(rawSeconds, forKey: Key("raw_runs_s"))
+        try container.encode(peerSeconds, forKey: Key("peer_runs_s"))
+        try container.encode(status == .ok && !peerSeconds.isEmpty ? Self.megabytes(peerPeakBytes) : nil,
+                             forKey: Key("peer_peak_memory_mb"))
         if let message { try container.encode(message, forKey: Key("message")) }
         if let note { try container.encode(note, forKey: Key("note")) }
         for figure in allFigures {
@@ -95,6 +111,7 @@ struct ScenarioResult: Encodable {
         if let divisor = perRunDivisor, divisor.count > 0 {
             try container.encode(oursMedian.map { $0 / Double(divisor.count) * 1e6 }, forKey: Key("ours_\(divisor.key)"))
             try container.encode(rawMedian.map { $0 / Double(divisor.count) * 1e6 }, forKey: Key("raw_\(divisor.key)"))
+            try container.encode(peerMedian.map { $0 / Double(divisor.count) * 1e6 }, forKey: Key("peer_\(divisor.key)"))
         }
     }
 
@@ -103,7 +120,7 @@ struct ScenarioResult: Encodable {
     static let header = [
         pad("scenario", 26), pad("rows", 10, right: true), pad("ours (s)", 11, right: true),
         pad("raw (s)", 11, right: true), pad("ratio", 8, right: true), pad("target", 8, right: true),
-        pad("peak MB", 9, right: true), "  result",
+        pad("peak MB", 9, right: true), pad("peer (s)", 11, right: true), pad("vs peer", 9, right: true), "  result",
     ].joined()
 
     var line: String {
@@ -118,6 +135,8 @@ struct ScenarioResult: Encodable {
                 Self.pad(ratio.map { String(format: "%.2fx", $0) } ?? "-", 8, right: true),
                 Self.pad(targetText, 8, right: true),
                 Self.pad(String(format: "%.1f", Self.megabytes(oursPeakBytes)), 9, right: true),
+                Self.pad(peerMedian.map { Self.seconds($0) } ?? "-", 11, right: true),
+                Self.pad(ratioToPeer.map { String(format: "%.2fx", $0) } ?? "-", 9, right: true),
                 "  " + verdict,
             ].joined()
         case .skipped:
@@ -158,17 +177,19 @@ enum Report {
     /// The Markdown table BENCHMARKS.md shows.
     static func markdown(_ results: [ScenarioResult]) -> String {
         var lines = [
-            "| scenario | rows | ours median (s) | raw median (s) | ratio | target | peak MB (ours) | peak MB (raw) | result |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+            "| scenario | rows | raw median (s) | peer median (s) | ours median (s) | ours/raw | target | ours/peer | peak MB (ours) | peak MB (raw) | result |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
         for result in results {
             let rows = ScenarioResult.grouped(result.rows)
             switch result.status {
             case .ok:
                 let verdict = result.meetsTarget == nil ? "–" : (result.meetsTarget! ? "ok" : "**misses**")
-                lines.append("| \(result.scenario) | \(rows) | \(result.oursMedian.map(ScenarioResult.seconds) ?? "-") | \(result.rawMedian.map(ScenarioResult.seconds) ?? "–") | \(result.ratio.map { String(format: "%.2f×", $0) } ?? "–") | \(result.markdownTarget) | \(String(format: "%.1f", Double(result.oursPeakBytes) / 1_048_576)) | \(String(format: "%.1f", Double(result.rawPeakBytes) / 1_048_576)) | \(verdict) |")
+                let peer = result.peerMedian.map(ScenarioResult.seconds) ?? "–"
+                let versusPeer = result.ratioToPeer.map { String(format: "%.2f×", $0) } ?? "–"
+                lines.append("| \(result.scenario) | \(rows) | \(result.rawMedian.map(ScenarioResult.seconds) ?? "–") | \(peer) | \(result.oursMedian.map(ScenarioResult.seconds) ?? "-") | \(result.ratio.map { String(format: "%.2f×", $0) } ?? "–") | \(result.markdownTarget) | \(versusPeer) | \(String(format: "%.1f", Double(result.oursPeakBytes) / 1_048_576)) | \(String(format: "%.1f", Double(result.rawPeakBytes) / 1_048_576)) | \(verdict) |")
             case .skipped, .failed:
-                lines.append("| \(result.scenario) | \(rows) | – | – | – | \(result.markdownTarget) | – | – | \(result.status.rawValue): \(result.message ?? "") |")
+                lines.append("| \(result.scenario) | \(rows) | – | – | – | – | \(result.markdownTarget) | – | – | – | \(result.status.rawValue): \(result.message ?? "") |")
             }
         }
         let withFigures = results.filter { $0.status == .ok && !$0.allFigures.isEmpty }

@@ -44,6 +44,9 @@ struct ScenarioRun {
     var ours: PreparedRun
     /// nil for scenarios with an absolute target only (nothing raw to compare with).
     var raw: PreparedRun?
+    /// GRDB's record layer doing the same work the way its documentation recommends (PeerGRDB.swift);
+    /// nil where it has none (`PeerBaselines.missing` says why).
+    var peer: PreparedRun? = nil
     /// Printed with the result (fallbacks, what was averaged).
     var note: String?
     /// Extra figures for the JSON: name → value per timed run of each side, derived from seconds.
@@ -185,6 +188,12 @@ enum Scenarios {
             return {
                 return try RawBaselines.insert(db, count: size, entity: entity)
             }
+        }, peer: {
+            let url = fixtures.freshURL("insert-peer")
+            try fixtures.createEmptyStore(at: url)
+            let pool = try PeerBaselines.pool(url)
+            let entity = try PeerBaselines.itemEntityNumber(pool)
+            return { try PeerBaselines.insert(pool, count: size, entity: entity, name: Seed.name) }
         })
     }
 
@@ -212,6 +221,9 @@ enum Scenarios {
         }, raw: {
             let db = try RawConnection(path: url.path)
             return { try RawBaselines.fetchAll(db) }
+        }, peer: {
+            let pool = try PeerBaselines.pool(url)
+            return { try PeerBaselines.fetchAll(pool) }
         })
     }
 
@@ -239,6 +251,9 @@ enum Scenarios {
         }, raw: {
             let db = try RawConnection(path: url.path)
             return { try RawBaselines.idsThenBatches(db, batchSize: 20, touch: 100) }
+        }, peer: {
+            let pool = try PeerBaselines.pool(url)
+            return { try PeerBaselines.idsThenBatches(pool, batchSize: 20, touch: 100) }
         })
     }
 
@@ -258,6 +273,7 @@ enum Scenarios {
         let coordinator = try fixtures.openCoordinator(url)
         let rawIDs = try RawBaselines.keys(path: url.path, sql: "SELECT Z_PK FROM ZITEM")
         let rawDB = try RawConnection(path: url.path)
+        let peerPool = try PeerBaselines.pool(url)
         return ScenarioRun(rows: sampleCount * 20, ours: {
             let context = fixtures.makeContext(coordinator)
             let request = FetchRequest<ManagedObject>(entityName: "Item")
@@ -280,6 +296,10 @@ enum Scenarios {
             let ids = rawIDs, db = rawDB
             let batches = batchIndexes.map { batch in Array(ids[(batch * 20)..<min(batch * 20 + 20, ids.count)]) }
             return { try RawBaselines.loadBatches(db, batches: batches) }
+        }, peer: {
+            let ids = rawIDs, pool = peerPool
+            let batches = batchIndexes.map { batch in Array(ids[(batch * 20)..<min(batch * 20 + 20, ids.count)]) }
+            return { try PeerBaselines.loadBatches(pool, batches: batches) }
         }, note: "\(sampleCount) random batches of 20 per timed run", perRunDivisor: (key: "us_per_batch", count: sampleCount))
     }
 
@@ -315,6 +335,9 @@ enum Scenarios {
         }, raw: {
             let db = try RawConnection(path: url.path)
             return { try RawBaselines.count(db, whereClause: "ZDONE = 0", times: times) }
+        }, peer: {
+            let pool = try PeerBaselines.pool(url)
+            return { try PeerBaselines.countNotDone(pool, times: times) }
         }, note: "\(times) counts per timed run")
     }
 
@@ -369,6 +392,9 @@ enum Scenarios {
             return {
                 return try RawBaselines.updateRowByRow(db, selection: selection)
             }
+        }, peer: {
+            let pool = try PeerBaselines.pool(try fixtures.copyOfPopulatedStore(size: size))
+            return { try PeerBaselines.updatePerRecord(pool, selection: selection) }
         }, note: note)
     }
 }
