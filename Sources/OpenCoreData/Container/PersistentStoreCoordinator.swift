@@ -20,6 +20,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private var stores: [PersistentStore] = []
     private var automaticMergeContexts: [ObjectIdentifier: WeakContext] = [:]
     private(set) var rowCache = RowCache(capacity: 100_000)
+    /// Watchers of stores opened with remote-change notifications.
+    let remoteChangeState = RemoteChangeState()
 
     private struct WeakContext { weak var context: ManagedObjectContext? }
 
@@ -44,13 +46,24 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             stores.append(store)
             if stores.count == 1 { rowCache = RowCache(capacity: options.rowCacheCapacity) }
         }
+        do {
+            try startWatching(store)
+        } catch {
+            lock.withLock { stores.removeAll { $0 === store } }
+            throw error
+        }
         return store
     }
 
     /// Closes a store.
     public func remove(_ store: PersistentStore) {
+        remoteChangeState.remove(store)
         lock.withLock { stores.removeAll { $0 === store } }
         rowCache.removeAll()
+    }
+
+    deinit {
+        remoteChangeState.removeAll()
     }
 
     /// The store that objects are read from and saved to.

@@ -7,12 +7,13 @@ protocol ContextExecutable {
 
 extension ManagedObjectContext {
     /// Executes a request: an asynchronous fetch (returns at once with an ``AsynchronousFetchResult``),
-    /// or a batch update, delete or insert. Call it on the context's queue.
+    /// a batch update, delete or insert, or a persistent-history fetch or delete. Call it on the context's
+    /// queue.
     public func execute<Request: PersistentStoreRequest>(_ request: Request) throws -> PersistentStoreResult {
         guard let executable = request as? ContextExecutable else {
             throw ObjectGraphError.invalidRequest("\(type(of: request)) cannot be executed by a context")
         }
-        return try executable.execute(in: self)
+        return try HistoryAuthorship.$current.withValue(historyAuthorship) { try executable.execute(in: self) }
     }
 
     /// Starts an asynchronous fetch and returns its result object at once.

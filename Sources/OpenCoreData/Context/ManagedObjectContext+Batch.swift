@@ -34,7 +34,7 @@ extension BatchUpdateRequest: ContextExecutable {
                                             whereSQL: whereSQL, filterArguments: compiled.arguments,
                                             returningIDs: resultType == .objectIDs)
         coordinator.rowCache.removeAll()
-        return BatchResult(resultType: resultType, count: outcome.count, objectIDs: outcome.ids)
+        return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
     }
 }
 
@@ -133,7 +133,7 @@ extension BatchInsertRequest: ContextExecutable {
             }
             throw error
         }
-        return BatchResult(resultType: resultType, count: outcome.count, objectIDs: outcome.ids)
+        return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
     }
 }
 

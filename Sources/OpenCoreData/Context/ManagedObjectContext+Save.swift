@@ -28,7 +28,11 @@ extension ManagedObjectContext {
                 try self.resolve(conflicts)
                 return try self.makeChangeSet(store: store, insertOrder: insertOrder)
             }
-            changes = try store.apply(makeChangeSet(store: store, insertOrder: insertOrder), resolvingConflicts: resolver)
+            let history = store.history == nil ? [] : historyChanges(insertOrder: insertOrder)
+            changes = try HistoryAuthorship.$current.withValue(self.historyAuthorship) {
+                try store.apply(makeChangeSet(store: store, insertOrder: insertOrder), history: history,
+                                resolvingConflicts: resolver)
+            }
         } catch let conflicts as StoreConflicts {
             throw ObjectGraphError.mergeConflict(conflicts.conflicts.map { describe($0) })
         } catch let error as StoreError {
@@ -444,6 +448,25 @@ extension ManagedObjectContext {
     // MARK: After the save
 
     /// Folds the saved changes into the objects' committed state and reports what was saved.
+    /// The save's inserts and updates as the store's history records them (deletes it sees for itself).
+    private func historyChanges(insertOrder: [ManagedObject]) -> [HistoryEntry.Change] {
+        var changes: [HistoryEntry.Change] = []
+        for object in insertOrder where object.isInserted {
+            changes.append(HistoryEntry.Change(type: .insert, entityNumber: object.entity.entityNumber,
+                                               primaryKey: object.objectID.primaryKey))
+        }
+        for object in updatedSet where !object.isDeleted {
+            var slots: [Int] = []
+            for (slot, _) in object.changes { slots.append(slot) }
+            changes.append(HistoryEntry.Change(type: .update, entityNumber: object.entity.entityNumber,
+                                               primaryKey: object.objectID.primaryKey, updatedSlots: slots.sorted()))
+        }
+        return changes
+    }
+
+    /// The author and name the store's history records for this context's commits.
+    var historyAuthorship: HistoryAuthorship { HistoryAuthorship(author: transactionAuthor, contextName: name) }
+
     private func didSave(coordinator: PersistentStoreCoordinator, insertOrder: [ManagedObject],
                          changes: StoreChangeSet) -> ContextDidSave {
         var saved = ContextDidSave()

@@ -40,8 +40,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// How the context runs its work.
     public let concurrencyType: ConcurrencyType
-    /// A name for logs and debugging.
+    /// A name for logs and debugging; the persistent history records it with each transaction.
     public var name: String?
+    /// Who the context's saves and batch requests are by, as the persistent history records them (Core
+    /// Data's `transactionAuthor`): an importer, a sync engine, a user's edits. Readers of the history
+    /// use it to skip their own changes.
+    public var transactionAuthor: String?
     /// How optimistic-locking conflicts at save are resolved.
     public var mergePolicy: MergePolicy = .error
     /// Whether saves of the parent context (or, for a context on a coordinator, of sibling contexts) are

@@ -22,10 +22,21 @@ extension PersistentStore {
             sql = "UPDATE \(table) AS t0 SET \(setParts.joined(separator: ", "))\(whereSQL)"
         }
         arguments += filterArguments
-        if returningIDs { sql += " RETURNING Z_ENT, Z_PK" }
+        // The history lists every row changed, so it needs their keys even when the caller does not.
+        let needsIDs = returningIDs || history != nil
+        if needsIDs { sql += " RETURNING Z_ENT, Z_PK" }
         let model = self.model, identity = self.identity
-        return try write { db in
-            if !returningIDs {
+        let slots = assignments.compactMap { assignment in
+            entity.storage.firstIndex { storage in
+                if case .attribute(let column, _) = storage { return column == assignment.column }
+                return false
+            }
+        }
+        return try writeRecordingHistory({ outcome in
+            outcome.ids.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber,
+                                                  primaryKey: $0.primaryKey, updatedSlots: slots) }
+        }) { db in
+            if !needsIDs {
                 try db.execute(sql: sql, arguments: StatementArguments(arguments))
                 return (db.changesCount, [])
             }
@@ -51,9 +62,14 @@ extension PersistentStore {
                 return candidate.tableName == table || relationship.destinationEntity.tableName == table
             }
         }
+        // Deletes reach the history through its delete triggers; rows whose foreign keys were cleared are
+        // updates (which key changed is not tracked here: their changed keys are left unknown).
+        let updatedByNullifying: ((count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])) -> [HistoryEntry.Change] = { outcome in
+            outcome.updated.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
+        }
         if !touchesRelationships && initial == nil {
             // Nothing points in or out: one DELETE, as raw SQL would do it.
-            return try write { db in
+            return try writeRecordingHistory(updatedByNullifying) { db in
                 guard needsIDs else {
                     try db.execute(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: StatementArguments(filterArguments))
                     return (db.changesCount, [], [])
@@ -67,7 +83,7 @@ extension PersistentStore {
                 return (deleted.count, deleted, [])
             }
         }
-        return try write { db in
+        return try writeRecordingHistory(updatedByNullifying) { db in
             var updated: [ManagedObjectID] = []
             // 1. The rows the request names.
             var deleted: [ManagedObjectID] = []
@@ -217,8 +233,13 @@ extension PersistentStore {
         throws -> (count: Int, ids: [ManagedObjectID]) {
         guard let table = schema.table(named: entity.tableName), count > 0 else { return (0, []) }
         let identity = self.identity
-        return try write { db in
+        var firstKey: Int64 = 0
+        return try writeRecordingHistory({ _ in
+            (0..<count).map { HistoryEntry.Change(type: .insert, entityNumber: entity.entityNumber,
+                                                  primaryKey: firstKey + Int64($0)) }
+        }) { db in
             let first = try reservePrimaryKeys(root: entity.rootEntity, count: count, in: db)
+            firstKey = first
             let insert = try BoundWrite(db, sql: insertSQL(table: table.name))
             var ids: [ManagedObjectID] = []
             if returningIDs { ids.reserveCapacity(count) }

@@ -29,14 +29,27 @@ public struct StoreOptions: Sendable, Hashable {
     /// file damaged inside its pages is refused before anything writes to it (opening a WAL pool writes). It
     /// reads every page: about a millisecond per megabyte when cached. 0 turns it off.
     public var integrityCheckLimit = 64 << 20
+    /// Record every commit (saves, batch requests) in the store's persistent history, in Core Data's history
+    /// tables, in the same transaction as the data (Core Data's `NSPersistentHistoryTrackingKey`).
+    /// Read it with ``PersistentHistoryChangeRequest``.
+    public var persistentHistoryTracking = false
+    /// Watch the file for commits by other processes and coordinators and post
+    /// ``PersistentStoreCoordinator/remoteChangeNotification`` for each (Core Data's
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`). With history tracking on, the
+    /// notification carries the newest history token and the coordinator's automatically merging contexts
+    /// receive the changes.
+    public var remoteChangeNotifications = false
 
     public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000,
-                updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20) {
+                updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20,
+                persistentHistoryTracking: Bool = false, remoteChangeNotifications: Bool = false) {
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout
         self.rowCacheCapacity = rowCacheCapacity
         self.updatesMetadataWhenSchemaMatches = updatesMetadataWhenSchemaMatches
         self.integrityCheckLimit = integrityCheckLimit
+        self.persistentHistoryTracking = persistentHistoryTracking
+        self.remoteChangeNotifications = remoteChangeNotifications
     }
 }
 
@@ -71,6 +84,8 @@ public final class PersistentStore: @unchecked Sendable {
     let activeWrites = Atomic<Int>(0)
     /// The connection for loads by primary key (file stores opened writable; nil otherwise).
     let keyedReader: KeyedRowReader?
+    /// Writes the persistent history (stores opened writable with history tracking; nil otherwise).
+    let history: HistoryRecorder?
     var schema: StoreSchema { model.schema }
     var displayPath: String { url?.path ?? ":memory:" }
 
@@ -170,6 +185,7 @@ public final class PersistentStore: @unchecked Sendable {
         // stores and in-memory stores have no second connection to open).
         keyedReader = KeyedRowReader.isEnabled && type == .sqlite && !options.readOnly && writer is DatabasePool
             ? KeyedRowReader(path: path, busyTimeout: options.busyTimeout) : nil
+        history = options.persistentHistoryTracking && !options.readOnly ? HistoryRecorder(model: model) : nil
     }
 
     /// What checking an existing store file found.
@@ -323,7 +339,9 @@ public final class PersistentStore: @unchecked Sendable {
     /// How the store's tables differ from what the model implies (empty when they match).
     private static func schemaDifferences(_ db: Database, model: ManagedObjectModel, tableSet: Set<String>) throws -> [String] {
             var differences: [String] = []
-            let numbers = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
+            // Numbers from 16000 up are Core Data's own (persistent history), never a model's entities.
+            let numbers = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
+                                           arguments: [HistoryTables.firstReservedEntityNumber])
             var nameByNumber: [Int: String] = [:]
             for row in numbers { nameByNumber[row[0]] = row[1] }
             for entity in model.entitiesByNumber {

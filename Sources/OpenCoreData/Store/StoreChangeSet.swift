@@ -87,10 +87,13 @@ extension PersistentStore {
     /// them now go to `resolve` (the merge policy), whose change set is written instead, all inside this
     /// transaction: it holds the write lock, so no other writer can move a row again between the resolution
     /// and the write, and a merging policy cannot lose to a busy store.
+    ///
+    /// With history tracking on, `history` lists the save's inserts and updates for the store's history,
+    /// recorded in the same transaction.
     @discardableResult
-    func apply(_ changes: StoreChangeSet,
+    func apply(_ changes: StoreChangeSet, history: [HistoryEntry.Change] = [],
                resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)? = nil) throws -> StoreChangeSet {
-        try write { db in
+        try writeRecordingHistory({ _ in history }) { db in
             var attempt = changes
             var conflicts: [StoreConflict] = []
             // Under the lock, one resolution normally settles it; the bound only guards against a resolver that

@@ -1,0 +1,36 @@
+import Foundation
+
+extension PersistentHistoryChangeRequest: ContextExecutable {
+    func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
+        guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        return try coordinator.primaryStore().execute(self)
+    }
+}
+
+extension ManagedObjectContext {
+    /// Brings transactions read from the persistent history into this context, as a save made elsewhere:
+    /// updated objects are refreshed, deleted ones become deleted, inserted ones can be fetched; results
+    /// controllers on the context report the changes as for a local save.
+    ///
+    /// ```swift
+    /// let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: lastToken)) as! PersistentHistoryResult
+    /// context.mergeChanges(fromHistory: result.transactions)
+    /// lastToken = result.transactions.last?.token ?? lastToken
+    /// ```
+    public func mergeChanges(fromHistory transactions: [PersistentHistoryTransaction]) {
+        let saved = transactions.contextDidSave
+        guard !saved.isEmpty else { return }
+        persistentStoreCoordinator?.rowCache.remove(saved.updatedObjectIDs.union(saved.deletedObjectIDs))
+        mergeChanges(fromContextDidSave: saved)
+    }
+}
+
+extension PersistentStoreCoordinator {
+    /// The token of the newest transaction in the stores' history (Core Data's
+    /// `currentPersistentHistoryToken(fromStores:)`); nil without a store.
+    /// - Throws: `StoreError` when the store cannot be read.
+    public func currentPersistentHistoryToken() throws -> PersistentHistoryToken? {
+        guard let store = persistentStores.first else { return nil }
+        return try store.currentHistoryToken()
+    }
+}

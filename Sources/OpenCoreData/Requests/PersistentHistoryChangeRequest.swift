@@ -1,0 +1,118 @@
+import Foundation
+
+/// Reads or prunes a store's persistent history (Core Data's `NSPersistentHistoryChangeRequest`).
+///
+/// The store must be opened with ``StoreOptions/persistentHistoryTracking`` for saves to be recorded.
+///
+/// ```swift
+/// let request = PersistentHistoryChangeRequest.fetchHistory(after: lastToken)
+/// request.predicate = try QueryPredicate(format: "author != %@", "importer")
+/// let result = try context.execute(request) as! PersistentHistoryResult
+/// for transaction in result.transactions { context.mergeChanges(fromContextDidSave: transaction.contextDidSave) }
+/// ```
+public final class PersistentHistoryChangeRequest: PersistentStoreRequest, @unchecked Sendable {
+    // @unchecked Sendable: configured first, then executed, as every request.
+
+    /// Which transactions the request covers.
+    public enum Scope: Sendable, Hashable {
+        /// After a token (every transaction when nil).
+        case afterToken(PersistentHistoryToken?)
+        /// Committed after a date.
+        case afterDate(Date)
+        /// Exactly these transactions, by number.
+        case transactions(Set<Int64>)
+    }
+
+    /// What the request does with them.
+    public enum Operation: Sendable, Hashable {
+        case fetch
+        /// Deletes the transactions *before* the scope's point (and their changes).
+        case delete
+    }
+
+    /// What a fetch returns (`NSPersistentHistoryResultType`).
+    public enum ResultType: Sendable, Hashable {
+        case transactionsAndChanges
+        case transactionsOnly
+        case changesOnly
+        case count
+        case transactionIDs
+        case statusOnly
+    }
+
+    public var affectedStores: [PersistentStore] = []
+    public let scope: Scope
+    public let operation: Operation
+    public var resultType: ResultType = .transactionsAndChanges
+    /// Keeps only the transactions it matches (keys of ``PersistentHistoryTransaction``: `author`,
+    /// `contextName`, `timestamp`…), evaluated in memory on what the store returns.
+    public var predicate: QueryPredicate?
+    /// Keeps only the changes it matches (keys of ``PersistentHistoryChange``: `changeType`, `entityName`…).
+    public var changePredicate: QueryPredicate?
+    /// At most this many transactions (0: no limit), oldest first.
+    public var fetchLimit = 0
+
+    init(scope: Scope, operation: Operation) {
+        self.scope = scope
+        self.operation = operation
+    }
+
+    /// The transactions after `token` (every one when nil).
+    public static func fetchHistory(after token: PersistentHistoryToken?) -> PersistentHistoryChangeRequest {
+        PersistentHistoryChangeRequest(scope: .afterToken(token), operation: .fetch)
+    }
+
+    /// The transactions committed after `date`.
+    public static func fetchHistory(after date: Date) -> PersistentHistoryChangeRequest {
+        PersistentHistoryChangeRequest(scope: .afterDate(date), operation: .fetch)
+    }
+
+    /// The transactions after `transaction` (every one when nil).
+    public static func fetchHistory(after transaction: PersistentHistoryTransaction?) -> PersistentHistoryChangeRequest {
+        fetchHistory(after: transaction?.token)
+    }
+
+    /// Exactly these transactions, by number.
+    public static func fetchHistory(withTransactionNumbers numbers: Set<Int64>) -> PersistentHistoryChangeRequest {
+        PersistentHistoryChangeRequest(scope: .transactions(numbers), operation: .fetch)
+    }
+
+    /// Deletes the transactions up to and including `token`'s.
+    public static func deleteHistory(before token: PersistentHistoryToken?) -> PersistentHistoryChangeRequest {
+        PersistentHistoryChangeRequest(scope: .afterToken(token), operation: .delete)
+    }
+
+    /// Deletes the transactions committed before `date`.
+    public static func deleteHistory(before date: Date) -> PersistentHistoryChangeRequest {
+        PersistentHistoryChangeRequest(scope: .afterDate(date), operation: .delete)
+    }
+
+    /// Deletes `transaction` and every earlier one.
+    public static func deleteHistory(before transaction: PersistentHistoryTransaction?) -> PersistentHistoryChangeRequest {
+        deleteHistory(before: transaction?.token)
+    }
+}
+
+/// What a ``PersistentHistoryChangeRequest`` returns (`NSPersistentHistoryResult`).
+public final class PersistentHistoryResult: PersistentStoreResult, @unchecked Sendable {
+    // @unchecked Sendable: immutable.
+
+    public let resultType: PersistentHistoryChangeRequest.ResultType
+    /// The transactions, oldest first (with their changes for `.transactionsAndChanges`).
+    public let transactions: [PersistentHistoryTransaction]
+    /// The changes of every transaction, for `.changesOnly`.
+    public let changes: [PersistentHistoryChange]
+    /// Transactions fetched, or deleted.
+    public let count: Int
+    /// The numbers of the transactions, for `.transactionIDs`.
+    public let transactionNumbers: [Int64]
+
+    init(resultType: PersistentHistoryChangeRequest.ResultType, transactions: [PersistentHistoryTransaction] = [],
+         changes: [PersistentHistoryChange] = [], count: Int, transactionNumbers: [Int64] = []) {
+        self.resultType = resultType
+        self.transactions = transactions
+        self.changes = changes
+        self.count = count
+        self.transactionNumbers = transactionNumbers
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// What a commit tells the history about itself: who made it, and the objects it inserted and updated.
+/// Deletes are not listed: the store's delete triggers see every one, cascades and batch deletes included.
+struct HistoryEntry: Sendable {
+    /// One object inserted or updated.
+    struct Change: Sendable {
+        var type: PersistentHistoryChangeType
+        var entityNumber: Int
+        var primaryKey: Int64
+        /// For an update: the changed properties' slots in the entity's `allProperties` (the bits of
+        /// `ZCOLUMNS`).
+        var updatedSlots: [Int] = []
+    }
+
+    var author: String?
+    var contextName: String?
+    var changes: [Change] = []
+
+    init(author: String? = nil, contextName: String? = nil, changes: [Change] = []) {
+        self.author = author
+        self.contextName = contextName
+        self.changes = changes
+    }
+}
+
+/// Writes a store's history, inside the commit it describes: the transaction row, one change row per
+/// object, interned names. Owned by a store opened with history tracking.
+final class HistoryRecorder: Sendable {
+    private let model: ManagedObjectModel
+    /// Whether this store's writing connection has its tables and delete triggers (set once per store).
+    private let prepared = Atomic<Bool>(false)
+    /// The transactions this store's own commits recorded, so its coordinator can tell remote commits
+    /// from its own.
+    let recordedTransactions = Mutex<Set<Int64>>([])
+
+    static let processName = ProcessInfo.processInfo.processName
+    static let processID = String(ProcessInfo.processInfo.processIdentifier)
+
+    init(model: ManagedObjectModel) {
+        self.model = model
+    }
+
+    /// Before a commit's statements: the tables exist and deletes are captured.
+    func prepare(_ db: Database) throws {
+        if !prepared.load(ordering: .acquiring) {
+            try HistoryTables.create(in: db, model: model)
+            try HistoryTables.installDeleteCapture(in: db, model: model)
+            prepared.store(true, ordering: .releasing)
+        }
+        try db.execute(sql: "DELETE FROM \(HistoryTables.deletedRowsTable)")
+    }
+
+    /// After a commit's statements, before it commits: writes its transaction and changes. Returns the
+    /// transaction's number, or nil when the commit changed nothing.
+    @discardableResult
+    func record(_ entry: HistoryEntry, in db: Database) throws -> Int64? {
+        var deleted: [(entity: Int, key: Int64, tombstone: [DatabaseValue])] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(HistoryTables.deletedRowsTable)")
+        while let row = try rows.next() {
+            deleted.append((row[0], row[1], (2..<max(2, row.count)).map { row[$0] as DatabaseValue }))
+        }
+        try db.execute(sql: "DELETE FROM \(HistoryTables.deletedRowsTable)")
+        let changeCount = entry.changes.count + deleted.count
+        guard changeCount > 0 else { return nil }
+
+        let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: db)
+        // Author, bundle, context and process, each an interned name.
+        let names = try [entry.author, Self.processName, entry.contextName, Self.processID].map { try intern($0, in: db) }
+        try db.execute(sql: """
+            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
+            VALUES (?, ?, 1, ?, ?, ?, ?, ?)
+            """, arguments: [transaction, HistoryTables.transactionEntity, names[0], names[1], names[2], names[3],
+                             Date().timeIntervalSinceReferenceDate])
+
+        var key = try reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: db)
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS)
+            VALUES (?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?, ?)
+            """)
+        for change in entry.changes {
+            let columns = change.type == .update ? Self.bitmap(change.updatedSlots) : nil
+            try insert.execute(arguments: [key, change.type.rawValue, change.entityNumber, change.primaryKey,
+                                           transaction, columns])
+            key += 1
+        }
+        for row in deleted {
+            let tombstoneCount = model.entity(number: row.entity).map { HistoryTables.preservedAttributes(of: $0).count } ?? 0
+            let tombstone = Array(row.tombstone.prefix(tombstoneCount))
+            let columns = tombstone.indices.map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
+            let placeholders = String(repeating: ", ?", count: tombstone.count)
+            try db.execute(sql: """
+                INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID\(columns))
+                VALUES (?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?\(placeholders))
+                """, arguments: StatementArguments([key.databaseValue, PersistentHistoryChangeType.delete.rawValue.databaseValue,
+                                                     row.entity.databaseValue, row.key.databaseValue,
+                                                     transaction.databaseValue] + tombstone))
+            key += 1
+        }
+        recordedTransactions.withLock { _ = $0.insert(transaction) }
+        return transaction
+    }
+
+    /// The key of a name in ATRANSACTIONSTRING, adding it the first time; nil for no name.
+    private func intern(_ name: String?, in db: Database) throws -> Int64? {
+        guard let name else { return nil }
+        if let key = try Int64.fetchOne(db, sql: "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1", arguments: [name]) {
+            return key
+        }
+        let key = try reserveKeys(entity: HistoryTables.stringEntity, count: 1, in: db)
+        try db.execute(sql: "INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)",
+                       arguments: [key, HistoryTables.stringEntity, name])
+        return key
+    }
+
+    /// Reserves `count` keys for a history table in Z_PRIMARYKEY; returns the first.
+    private func reserveKeys(entity: Int, count: Int, in db: Database) throws -> Int64 {
+        guard let last = try Int64.fetchOne(db, sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = IFNULL(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX",
+                                            arguments: [count, entity]) else {
+            throw StoreError.corrupt(path: db.description, reason: "Z_PRIMARYKEY has no row for history entity \(entity)")
+        }
+        return last - Int64(count) + 1
+    }
+
+    /// `ZCOLUMNS`: bit `slot` set for each changed property (byte slot / 8, bit slot % 8).
+    static func bitmap(_ slots: [Int]) -> Data? {
+        guard let highest = slots.max() else { return nil }
+        var bytes = [UInt8](repeating: 0, count: highest / 8 + 1)
+        for slot in slots where slot >= 0 { bytes[slot / 8] |= 1 << UInt8(slot % 8) }
+        return Data(bytes)
+    }
+
+    /// The slots a `ZCOLUMNS` bitmap names.
+    static func slots(in bitmap: Data) -> [Int] {
+        var slots: [Int] = []
+        for (index, byte) in bitmap.enumerated() where byte != 0 {
+            for bit in 0..<8 where byte & (1 << UInt8(bit)) != 0 { slots.append(index * 8 + bit) }
+        }
+        return slots
+    }
+}

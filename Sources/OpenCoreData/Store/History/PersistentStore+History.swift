@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+
+/// Who is committing: the context's author and name, set around a save or a batch request so the store's
+/// history can say who made each transaction without every write path passing them along.
+struct HistoryAuthorship: Sendable {
+    var author: String?
+    var contextName: String?
+
+    @TaskLocal static var current = HistoryAuthorship()
+}
+
+extension PersistentStore {
+    /// Runs a commit and, when the store tracks history, records it in the same transaction: the commit and
+    /// its history rows are written together or not at all. `entry` describes the inserts and updates from
+    /// the commit's result; deletes are captured as they happen.
+    func writeRecordingHistory<T>(_ entry: (T) -> [HistoryEntry.Change], _ body: (Database) throws -> T) throws -> T {
+        guard let history else { return try write(body) }
+        let authorship = HistoryAuthorship.current
+        return try write { db in
+            try history.prepare(db)
+            let result = try body(db)
+            try history.record(HistoryEntry(author: authorship.author, contextName: authorship.contextName,
+                                            changes: entry(result)), in: db)
+            return result
+        }
+    }
+
+    /// Runs a fetch or a delete of history.
+    /// - Throws: `StoreError` when the store cannot be read or written.
+    func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
+        let reader = HistoryReader(model: model, identity: identity)
+        if request.operation == .delete {
+            let count = try write { db in try reader.delete(db, scope: request.scope) }
+            return PersistentHistoryResult(resultType: .count, count: count)
+        }
+        let withChanges = request.resultType == .transactionsAndChanges || request.resultType == .changesOnly
+        var transactions = try read { db in
+            try reader.transactions(db, scope: request.scope, withChanges: withChanges, limit: request.fetchLimit)
+        }
+        if let predicate = request.predicate {
+            transactions = try transactions.filter { try predicate.evaluate(with: $0) }
+        }
+        if let changePredicate = request.changePredicate, withChanges {
+            transactions = try transactions.map { transaction in
+                let kept = try (transaction.changes ?? []).filter { try changePredicate.evaluate(with: $0) }
+                return PersistentHistoryTransaction(
+                    transactionNumber: transaction.transactionNumber, timestamp: transaction.timestamp,
+                    author: transaction.author, contextName: transaction.contextName, bundleID: transaction.bundleID,
+                    processID: transaction.processID, storeIdentifier: transaction.storeIdentifier, changes: kept)
+            }
+        }
+        switch request.resultType {
+        case .transactionsAndChanges, .transactionsOnly:
+            return PersistentHistoryResult(resultType: request.resultType, transactions: transactions, count: transactions.count)
+        case .changesOnly:
+            let changes = transactions.flatMap { $0.changes ?? [] }
+            return PersistentHistoryResult(resultType: .changesOnly, changes: changes, count: changes.count)
+        case .count:
+            return PersistentHistoryResult(resultType: .count, count: transactions.count)
+        case .transactionIDs:
+            return PersistentHistoryResult(resultType: .transactionIDs, count: transactions.count,
+                                           transactionNumbers: transactions.map(\.transactionNumber))
+        case .statusOnly:
+            return PersistentHistoryResult(resultType: .statusOnly, count: transactions.count)
+        }
+    }
+
+    /// The token of the newest transaction in the store's history (transaction 0 when there is none).
+    /// - Throws: `StoreError` when the store cannot be read.
+    func currentHistoryToken() throws -> PersistentHistoryToken {
+        let reader = HistoryReader(model: model, identity: identity)
+        return PersistentHistoryToken(storeIdentifier: identifier,
+                                      transactionNumber: try read { try reader.lastTransactionNumber($0) })
+    }
+}
