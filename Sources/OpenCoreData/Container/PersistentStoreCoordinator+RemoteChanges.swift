@@ -74,7 +74,7 @@ extension PersistentStoreCoordinator {
     /// Starts watching a store opened with remote-change notifications.
     func startWatching(_ store: PersistentStore) throws {
         guard store.options.remoteChangeNotifications, store.type == .sqlite, let url = store.url else { return }
-        let start = store.history == nil ? 0 : (try store.currentHistoryToken().transactionNumber)
+        let start = try store.currentHistoryToken().transactionNumber
         let watcher = try RemoteChangeWatcher(path: url.path) { [weak self, weak store] in
             guard let self, let store else { return }
             self.storeChangedElsewhere(store)
@@ -87,15 +87,17 @@ extension PersistentStoreCoordinator {
     /// tell the app.
     private func storeChangedElsewhere(_ store: PersistentStore) {
         rowCache.removeAll()
+        // A store with history (tracked here or by whoever wrote it) says what changed; one without can
+        // only say that something did.
         var token: PersistentHistoryToken?
-        if let recorder = store.history, let current = try? store.currentHistoryToken() {
+        if let current = try? store.currentHistoryToken(), current.transactionNumber > 0 {
             token = current
             if let previous = remoteChangeState.advance(store, to: current.transactionNumber),
                current.transactionNumber > previous {
                 let request = PersistentHistoryChangeRequest.fetchHistory(
                     after: PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: previous))
                 if let result = try? store.execute(request) {
-                    let own = recorder.recordedTransactions.withLock { $0 }
+                    let own = store.history?.takeRecorded(through: current.transactionNumber) ?? []
                     let remote = result.transactions.filter { !own.contains($0.transactionNumber) }
                     let saved = remote.contextDidSave
                     if !saved.isEmpty { broadcast(saved, from: nil) }

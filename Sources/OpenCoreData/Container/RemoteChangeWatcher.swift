@@ -44,8 +44,21 @@ final class RemoteChangeWatcher: @unchecked Sendable {
             throw StoreError.fromOpening(error, path: path)
         }
         _ = pipe(&wakePipe)
+        // The starting version and the folder watch are taken before init returns: a commit made right
+        // after the store is opened must not be folded into the starting point, nor happen before the watch.
+        let initialVersion = Self.dataVersion(connection)
+        #if os(Linux)
+        let notify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        if notify >= 0 {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            _ = inotify_add_watch(notify, folder, UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO))
+        }
+        #else
+        let notify: Int32 = -1
+        #endif
         let thread = Thread { [self] in
-            run(connection)
+            run(connection, version: initialVersion, notify: notify)
+            if notify >= 0 { close(notify) }
             try? connection.close()
             finished.signal()
         }
@@ -73,24 +86,14 @@ final class RemoteChangeWatcher: @unchecked Sendable {
         for descriptor in wakePipe where descriptor >= 0 { close(descriptor) }
     }
 
-    private func dataVersion(_ connection: DatabaseQueue) -> Int? {
+    private static func dataVersion(_ connection: DatabaseQueue) -> Int? {
         try? connection.read { try Int.fetchOne($0, sql: "PRAGMA data_version") }
     }
 
-    private func run(_ connection: DatabaseQueue) {
-        var version = dataVersion(connection)
-        #if os(Linux)
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        let notify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        if notify >= 0 {
-            _ = inotify_add_watch(notify, folder, UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO))
-        }
-        defer { if notify >= 0 { close(notify) } }
+    /// The watching loop: sleeps until the folder changes (or the timer runs out), then compares versions.
+    private func run(_ connection: DatabaseQueue, version initial: Int?, notify: Int32) {
+        var version = initial
         let timeout = notify >= 0 ? Self.backstopMilliseconds : Self.pollingMilliseconds
-        #else
-        let notify: Int32 = -1
-        let timeout = Self.pollingMilliseconds
-        #endif
         var descriptors = [pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0),
                            pollfd(fd: notify, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -103,7 +106,7 @@ final class RemoteChangeWatcher: @unchecked Sendable {
                 // The events only say "look now"; drain them.
                 while read(notify, &buffer, buffer.count) > 0 {}
             }
-            let current = dataVersion(connection)
+            let current = Self.dataVersion(connection)
             if current != version {
                 version = current
                 onChange()

@@ -133,6 +133,14 @@ public struct PersistentHistoryTransaction: Sendable, Hashable, KeyValueCoding {
         return saved
     }
 
+    /// The same transaction with only the changes `isIncluded` keeps.
+    public func keepingChanges(where isIncluded: (PersistentHistoryChange) throws -> Bool) rethrows -> PersistentHistoryTransaction {
+        PersistentHistoryTransaction(
+            transactionNumber: transactionNumber, timestamp: timestamp, author: author, contextName: contextName,
+            bundleID: bundleID, processID: processID, storeIdentifier: storeIdentifier,
+            changes: try changes.map { try $0.filter(isIncluded) })
+    }
+
     /// Keys for predicates on transactions: `author`, `contextName`, `bundleID`, `processID`, `timestamp`,
     /// `transactionNumber`.
     public func value(forKey key: String) throws -> Any? {

@@ -185,7 +185,7 @@ public final class PersistentStore: @unchecked Sendable {
         // stores and in-memory stores have no second connection to open).
         keyedReader = KeyedRowReader.isEnabled && type == .sqlite && !options.readOnly && writer is DatabasePool
             ? KeyedRowReader(path: path, busyTimeout: options.busyTimeout) : nil
-        history = options.persistentHistoryTracking && !options.readOnly ? HistoryRecorder(model: model) : nil
+        history = options.persistentHistoryTracking && !options.readOnly ? HistoryRecorder(model: model, remembersOwnTransactions: options.remoteChangeNotifications) : nil
     }
 
     /// What checking an existing store file found.

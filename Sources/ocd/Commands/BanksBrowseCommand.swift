@@ -19,7 +19,8 @@ struct BanksBrowseCommand: AsyncParsableCommand {
     func run() async throws {
         storeArguments.configureLogging()
         let store = try OpenedStore.open(path: storeArguments.path(defaultName: BanksCommand.defaultStoreName),
-                                         model: BankModel.make())
+                                         model: BankModel.make(), history: storeArguments.history,
+                                         watch: true)
         let context = store.newContext()
         if try BankImporter.count(in: context) == 0 {
             // A first run: fill the store, so browse works on its own.

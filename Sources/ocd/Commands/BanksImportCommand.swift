@@ -33,7 +33,7 @@ struct BanksImportCommand: AsyncParsableCommand {
             throw OCDError("\(csv ?? "failed-banks.csv"): \(error)")
         }
         let store = try OpenedStore.open(path: storeArguments.path(defaultName: BanksCommand.defaultStoreName),
-                                         model: BankModel.make())
+                                         model: BankModel.make(), history: storeArguments.history)
         let context = store.newContext()
         let existing = try BankImporter.count(in: context)
         if existing > 0 {

@@ -41,6 +41,12 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print every SQL statement to stderr.")
     var sqlDebug = false
 
+    @Flag(name: .long, help: "Record persistent history in the store (kept on for stores that already have it).")
+    var history = false
+
+    @Option(name: .long, help: "The transaction author the history records (with --history).")
+    var author = "ocd import"
+
     func validate() throws {
         guard (csv == nil) != (jsonl == nil) else { throw ValidationError("give exactly one of --csv and --jsonl") }
     }
@@ -76,9 +82,11 @@ struct ImportCommand: AsyncParsableCommand {
             let more = refused.count > 1 ? " (and \(refused.count - 1) more bad row\(refused.count == 2 ? "" : "s"))" : ""
             throw OCDError("\(first.description)\(more); nothing was imported (--skip-bad-rows imports the other rows)")
         }
-        let opened = try OpenedStore.open(path: store, model: loaded)
+        let opened = try OpenedStore.open(path: store, model: loaded, history: history)
         if !rows.isEmpty {
-            try RecordImporter.insert(rows, entity: entity, into: opened.newContext(),
+            let context = opened.newContext()
+            context.transactionAuthor = author
+            try RecordImporter.insert(rows, entity: entity, into: context,
                                       progress: ProgressBar(title: "Importing", total: rows.count))
         }
         Console.line("Imported \(rows.count) row\(rows.count == 1 ? "" : "s") into \(entity) (\(opened.url.path)).")

@@ -16,7 +16,7 @@ struct TodoDoneCommand: AsyncParsableCommand {
     func run() async throws {
         storeArguments.configureLogging()
         let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName),
-                                         model: TodoModel.make())
+                                         model: TodoModel.make(), history: storeArguments.history)
         try TodoDoneCommand.markAllRead(store, compare: compare, indent: "")
     }
 

@@ -18,7 +18,7 @@ struct TodoPopulateCommand: AsyncParsableCommand {
     func run() async throws {
         storeArguments.configureLogging()
         let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName),
-                                         model: TodoModel.make())
+                                         model: TodoModel.make(), history: storeArguments.history)
         let (items, sessions) = try TodoPopulation.populate(store, count: count,
                                                            progress: ProgressBar(title: "Inserting", total: count))
         Console.line("Inserted \(items) items and \(sessions) sessions into \(store.url.path).")

@@ -14,9 +14,10 @@ enum ModelLocator {
     }
 
     /// Opens `storePath` read-only with `--model`, or with whichever built-in model fits it.
-    static func openReadOnly(storePath: String, modelPath: String?) throws -> (OpenedStore, modelName: String) {
+    /// `watch` turns on remote-change notifications for the store.
+    static func openReadOnly(storePath: String, modelPath: String?, watch: Bool = false) throws -> (OpenedStore, modelName: String) {
         if let modelPath {
-            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath), readOnly: true),
+            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath), readOnly: true, watch: watch),
                     URL(fileURLWithPath: modelPath).lastPathComponent)
         }
         var isDirectory: ObjCBool = false
@@ -26,7 +27,7 @@ enum ModelLocator {
         var lastError: Error?
         for (name, make) in [("ocd's to-do model", TodoModel.make), ("seed 004's FailedBanks model", BankModel.make)] {
             do {
-                return (try OpenedStore.open(path: storePath, model: make(), readOnly: true), name)
+                return (try OpenedStore.open(path: storePath, model: make(), readOnly: true, watch: watch), name)
             } catch {
                 lastError = error
             }

@@ -1,13 +1,16 @@
 import ArgumentParser
 import Foundation
 
-/// `--store` and `--sql-debug`, shared by the `todo` and `banks` subcommands.
+/// `--store`, `--sql-debug` and `--history`, shared by the `todo` and `banks` subcommands.
 struct StoreArguments: ParsableArguments {
     @Option(name: .long, help: "The store file (default: a file in the current folder).")
     var store: String?
 
     @Flag(name: .long, help: "Print every SQL statement and fetch timing to stderr.")
     var sqlDebug = false
+
+    @Flag(name: .long, help: "Record persistent history in the store (kept on for stores that already have it).")
+    var history = false
 
     /// The store path, or `defaultName` in the current folder.
     func path(defaultName: String) -> String {

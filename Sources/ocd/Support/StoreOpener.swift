@@ -6,8 +6,11 @@ struct OpenedStore: Sendable {
     let coordinator: PersistentStoreCoordinator
     let url: URL
 
-    /// Opens (creating if needed, unless read-only) the store at `path` for `model`.
-    static func open(path: String, model: ManagedObjectModel, readOnly: Bool = false) throws -> OpenedStore {
+    /// Opens (creating if needed, unless read-only) the store at `path` for `model`. A writable open tracks
+    /// persistent history when `history` asks for it or the store already has history, so every writer
+    /// keeps it complete; `watch` turns on remote-change notifications.
+    static func open(path: String, model: ManagedObjectModel, readOnly: Bool = false, history: Bool = false,
+                     watch: Bool = false) throws -> OpenedStore {
         let url = URL(fileURLWithPath: path)
         if readOnly {
             var isDirectory: ObjCBool = false
@@ -18,7 +21,9 @@ struct OpenedStore: Sendable {
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         do {
-            try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: readOnly))
+            let tracking = readOnly ? false : try history || PersistentStore.hasPersistentHistory(at: url)
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(
+                readOnly: readOnly, persistentHistoryTracking: tracking, remoteChangeNotifications: watch))
         } catch {
             throw OCDError("cannot open \(path): \(error)")
         }

@@ -39,8 +39,22 @@ final class HistoryRecorder: Sendable {
     static let processName = ProcessInfo.processInfo.processName
     static let processID = String(ProcessInfo.processInfo.processIdentifier)
 
-    init(model: ManagedObjectModel) {
+    /// Whether `recordedTransactions` is kept (only a store watched for remote changes reads it back).
+    private let remembersOwnTransactions: Bool
+
+    init(model: ManagedObjectModel, remembersOwnTransactions: Bool) {
         self.model = model
+        self.remembersOwnTransactions = remembersOwnTransactions
+    }
+
+    /// The transactions this store recorded up to `number`, forgotten as they are handed out (the
+    /// coordinator asks once per transaction it reads back).
+    func takeRecorded(through number: Int64) -> Set<Int64> {
+        recordedTransactions.withLock { recorded in
+            let taken = recorded.filter { $0 <= number }
+            recorded.subtract(taken)
+            return taken
+        }
     }
 
     /// Before a commit's statements: the tables exist and deletes are captured.
@@ -99,7 +113,7 @@ final class HistoryRecorder: Sendable {
                                                      transaction.databaseValue] + tombstone))
             key += 1
         }
-        recordedTransactions.withLock { _ = $0.insert(transaction) }
+        if remembersOwnTransactions { recordedTransactions.withLock { _ = $0.insert(transaction) } }
         return transaction
     }
 

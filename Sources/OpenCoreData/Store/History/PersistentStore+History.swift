@@ -43,11 +43,7 @@ extension PersistentStore {
         }
         if let changePredicate = request.changePredicate, withChanges {
             transactions = try transactions.map { transaction in
-                let kept = try (transaction.changes ?? []).filter { try changePredicate.evaluate(with: $0) }
-                return PersistentHistoryTransaction(
-                    transactionNumber: transaction.transactionNumber, timestamp: transaction.timestamp,
-                    author: transaction.author, contextName: transaction.contextName, bundleID: transaction.bundleID,
-                    processID: transaction.processID, storeIdentifier: transaction.storeIdentifier, changes: kept)
+                try transaction.keepingChanges { try changePredicate.evaluate(with: $0) }
             }
         }
         switch request.resultType {
@@ -72,5 +68,21 @@ extension PersistentStore {
         let reader = HistoryReader(model: model, identity: identity)
         return PersistentHistoryToken(storeIdentifier: identifier,
                                       transactionNumber: try read { try reader.lastTransactionNumber($0) })
+    }
+
+    /// Whether the store file at `url` has persistent-history tables (written by this library or by Core
+    /// Data), read without changing the file. Tools use it to keep tracking history on stores that have it.
+    /// - Throws: `StoreError` when the file exists but cannot be read as SQLite.
+    public static func hasPersistentHistory(at url: URL) throws -> Bool {
+        guard FileManager.default.fileExists(atPath: url.path) else { return false }
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            defer { try? queue.close() }
+            return try queue.read { try HistoryTables.exist(in: $0) }
+        } catch let error as DatabaseError {
+            throw StoreError.fromOpening(error, path: url.path)
+        }
     }
 }
