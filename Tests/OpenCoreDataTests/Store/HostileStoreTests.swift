@@ -4,7 +4,7 @@ import Testing
 @testable import OpenCoreData
 
 /// Store files are outside input: what they carry beyond Core Data's layout must not act on the library's
-/// writes, their metadata must not be skipped, and opening one must not change it.
+/// writes, their metadata must not be skipped or expand without bound, and opening one must not change it.
 @Suite struct HostileStoreTests {
     private func model() throws -> ManagedObjectModel {
         try ManagedObjectModel { EntityDescription("Item") { Attribute("name", .string) } }
@@ -98,5 +98,76 @@ import Testing
         // Bytes 40-43: the schema cookie, which changes whenever the schema does.
         #expect(after[40..<44] == before[40..<44])
         #expect(after == before)
+    }
+
+    @Test func primaryKeysAtTheLimitAreRefusedBeforeAnythingIsWritten() throws {
+        let directory = TemporaryDirectory()
+        let url = try store(with: [], in: directory)
+        try alter(url, "UPDATE Z_PRIMARYKEY SET Z_MAX = ?", arguments: [Int64.max - 2])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        // The last two keys are still there to take.
+        for name in ["a", "b"] { try context.insertNewObject(forEntityName: "Item").setValue(name, forKey: "name") }
+        try context.save()
+        let keys = try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")).map(\.objectID.primaryKey)
+        #expect(keys.sorted() == [Int64.max - 1, Int64.max])
+
+        try context.insertNewObject(forEntityName: "Item").setValue("c", forKey: "name")
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case StoreError.primaryKeysExhausted(url.path, "Item", let maximum) = error else { return false }
+            return maximum == String(Int64.max)
+        }
+        let (count, maximum) = try DatabaseQueue(path: url.path, configuration: {
+            var configuration = Configuration(); configuration.readonly = true; return configuration
+        }()).read { db in
+            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ZITEM"), try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY"))
+        }
+        #expect(count == 2 && maximum == Int64.max)
+    }
+
+    /// A binary property list whose top object is an array naming object 1, a data object of `size` bytes,
+    /// `references` times.
+    private func sharedDataPlist(size: Int, references: Int) -> Data {
+        func bigEndian(_ value: Int, _ width: Int) -> [UInt8] { (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * (width - 1 - $0))) } }
+        var bytes = Array("bplist00".utf8)
+        let arrayOffset = bytes.count
+        bytes += [0xAF, 0x12] + bigEndian(references, 4) + [UInt8](repeating: 1, count: references)
+        let dataOffset = bytes.count
+        bytes += [0x4F, 0x12] + bigEndian(size, 4) + [UInt8](repeating: 0xAB, count: size)
+        let tableOffset = bytes.count
+        bytes += bigEndian(arrayOffset, 4) + bigEndian(dataOffset, 4)
+        bytes += [0, 0, 0, 0, 0, 0, 4, 1] + bigEndian(2, 8) + bigEndian(0, 8) + bigEndian(tableOffset, 8)
+        return Data(bytes)
+    }
+
+    @Test func sharedObjectsCannotExpandAPropertyListWithoutBound() throws {
+        // 100 KB named 2,000 times: 200 MB from a 102 KB list.
+        #expect(throws: BinaryPropertyListReader.Failure.self) {
+            try BinaryPropertyListReader.read(sharedDataPlist(size: 100_000, references: 2_000))
+        }
+        // One byte named 50,000 times from a list of two objects.
+        #expect(throws: BinaryPropertyListReader.Failure.self) {
+            try BinaryPropertyListReader.read(sharedDataPlist(size: 1, references: 50_000))
+        }
+        // Naming a small object a few times is what writers do, and reads.
+        let few = try BinaryPropertyListReader.read(sharedDataPlist(size: 32, references: 5))
+        #expect(few.array?.count == 5)
+    }
+
+    @Test func aStoreWhoseMetadataExpandsIsRefusedEvenForReading() throws {
+        let directory = TemporaryDirectory()
+        let url = try store(with: ["kept"], in: directory)
+        try alter(url, "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [sharedDataPlist(size: 100_000, references: 2_000)])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
+        #expect {
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: true))
+        } throws: { error in
+            guard case StoreError.corrupt(_, let reason) = error else { return false }
+            return reason.contains("expand")
+        }
     }
 }
