@@ -241,7 +241,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
                 }
             }
             for index in entity.indexes {
-                guard SQLIdentifier.isIndexName(index.name) else {
+                guard SQLIdentifier.isPlainName(index.name) else {
                     throw ModelError.invalidIndexName(entity: entity.name, index: index.name)
                 }
                 for key in index.propertyNames {

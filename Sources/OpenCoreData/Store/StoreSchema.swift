@@ -276,6 +276,12 @@ struct StoreSchema: Sendable {
             indexes.append((name: name, table: join.name, columns: [join.destinationColumn, join.sourceColumn],
                             unique: false, whereClause: nil))
         }
+        // Queries and writes paste these names unquoted; the model's checks make every one a plain name.
+        let names = tables.flatMap { [$0.name] + $0.columns.map(\.name) }
+            + joinTables.flatMap { [$0.name] + $0.columns } + indexes.map(\.name)
+        for name in names where !SQLIdentifier.isPlainName(name) {
+            preconditionFailure("StoreSchema made '\(name)', which is not a plain SQL name")
+        }
     }
 
     func mapping(for entity: EntityDescription) -> EntityMapping { entities[entity.entityNumber - 1] }
