@@ -1,28 +1,45 @@
 import Foundation
+import GRDB
 
 /// Lets a writable open of a WAL store leave the file as it was.
 ///
 /// GRDB's `DatabasePool` makes sure a non-empty `-wal` file exists when it opens, and when there is none
-/// it creates and drops a table to make one: the store's schema cookie changes and a page is added, though
-/// nothing was saved. A `-wal` file holding only a valid header and no frames is what SQLite itself leaves
-/// and reads as an empty log, and it satisfies the pool; this writes one where there is no log yet.
+/// (or an empty one, as a read-only connection leaves) it creates and drops a table to make one: the
+/// store's schema cookie changes and a page is added, though nothing was saved. A `-wal` file holding
+/// only a valid header and no frames is what SQLite reads as an empty log, and it satisfies the pool.
 enum EmptyWriteAheadLog {
     /// The header magic whose checksums read words big-endian.
     private static let magic: UInt32 = 0x377F_0683
     /// The WAL format version SQLite writes and reads.
     private static let formatVersion: UInt32 = 3_007_000
 
-    /// Writes an empty log beside the database at `path` when the database is in WAL mode and has no log,
-    /// or an empty one. Does nothing otherwise (a log another connection is writing is never touched, and
-    /// a rollback-journal database is switched to WAL by the pool anyway).
-    static func prepare(forDatabaseAt path: String) {
-        let walPath = path + "-wal"
-        let existing = (try? FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int) ?? nil
-        guard existing == nil || existing == 0, let header = header(forDatabaseAt: path) else { return }
-        // O_EXCL for a new file, so a log another connection creates meanwhile is not overwritten; an existing
-        // empty one is written only at offset 0, where SQLite writes its own header on the first frame.
-        let flags = existing == nil ? O_WRONLY | O_CREAT | O_EXCL : O_WRONLY
-        let descriptor = open(walPath, flags, 0o644)
+    /// When the database at `path` is in WAL mode and its log is missing or empty, writes an empty log
+    /// while holding SQLite's write lock, so no other connection is writing its first frame meanwhile.
+    /// Returns the connection that took the lock: close it once the pool is open, so the log is not
+    /// removed by a last connection closing in between. Nil when there was nothing to do or it failed
+    /// (the pool then writes its table as before).
+    static func prepare(forDatabaseAt path: String, busyTimeout: TimeInterval) -> DatabaseQueue? {
+        guard let header = header(forDatabaseAt: path) else { return nil }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        // The default journal mode: this connection leaves the file's mode as it is.
+        guard let keeper = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
+        do {
+            try keeper.inDatabase { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                defer { try? db.execute(sql: "ROLLBACK") }
+                writeIfEmpty(header, toLogAt: path + "-wal")
+            }
+        } catch {
+            try? keeper.close()
+            return nil
+        }
+        return keeper
+    }
+
+    /// Writes `header` to the log when the log is missing or empty; leaves it alone otherwise.
+    private static func writeIfEmpty(_ header: [UInt8], toLogAt walPath: String) {
+        let descriptor = open(walPath, O_WRONLY | O_CREAT, 0o644)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
         guard lseek(descriptor, 0, SEEK_END) == 0 else { return }

@@ -148,7 +148,8 @@ public final class PersistentStore: @unchecked Sendable {
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
                 }
                 // Otherwise the pool writes to a file that has no log yet, though nothing is saved.
-                EmptyWriteAheadLog.prepare(forDatabaseAt: path)
+                let logKeeper = EmptyWriteAheadLog.prepare(forDatabaseAt: path, busyTimeout: options.busyTimeout)
+                defer { try? logKeeper?.close() }
                 writer = try DatabasePool(path: path, configuration: configuration)
             }
         } catch let error as StoreError {
