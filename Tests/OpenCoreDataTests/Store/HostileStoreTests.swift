@@ -100,6 +100,41 @@ import Testing
         #expect(after == before)
     }
 
+    @Test func theEmptyLogLeftByAnUnsavedOpenTakesLaterSaves() throws {
+        let directory = TemporaryDirectory()
+        let url = try store(with: ["first"], in: directory)
+        #expect(try names(in: url) == ["first"])
+        // Two coordinators at once, one saving while the other holds the file open.
+        let holder = PersistentStoreCoordinator(managedObjectModel: try model())
+        try holder.addPersistentStore(type: .sqlite, at: url)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        try context.insertNewObject(forEntityName: "Item").setValue("second", forKey: "name")
+        try context.save()
+        let reader = ManagedObjectContext(concurrencyType: .confinement)
+        reader.persistentStoreCoordinator = holder
+        #expect(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Item")).count == 2)
+        #expect(try names(in: url, options: StoreOptions(readOnly: true)) == ["first", "second"])
+    }
+
+    @Test func anEmptyLogLeftBehindIsReadAsEmpty() throws {
+        // What a crash right after an unsaved open leaves: the log with its header and no frames.
+        let directory = TemporaryDirectory()
+        let url = try store(with: ["first"], in: directory)
+        let header = try #require(EmptyWriteAheadLog.header(forDatabaseAt: url.path))
+        try Data(header).write(to: URL(fileURLWithPath: url.path + "-wal"))
+        #expect(try names(in: url, options: StoreOptions(readOnly: true)) == ["first"])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        try context.insertNewObject(forEntityName: "Item").setValue("second", forKey: "name")
+        try context.save()
+        #expect(try names(in: url, options: StoreOptions(readOnly: true)) == ["first", "second"])
+    }
+
     @Test func primaryKeysAtTheLimitAreRefusedBeforeAnythingIsWritten() throws {
         let directory = TemporaryDirectory()
         let url = try store(with: [], in: directory)
