@@ -103,7 +103,8 @@ extension ManagedObjectContext {
             guard object.objectID.isTemporaryID else { continue }
             let index = rootIndex[position]
             let primaryKey = roots[index].next
-            roots[index].next = primaryKey + 1
+            // Wrapping: after a block's last key (which may be Int64.max) the next one is never used.
+            roots[index].next = primaryKey &+ 1
             let old = object.objectID
             let new = ManagedObjectID(entity: object.entity, primaryKey: primaryKey, store: store.identity)
             object.objectID = new

@@ -199,10 +199,6 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         for property in properties { property.isFrozen = true }
     }
 
-    static func isValidName(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, first == "_" || CharacterSet.letters.contains(first) else {
-            return false
-        }
-        return name.unicodeScalars.allSatisfy { $0 == "_" || CharacterSet.alphanumerics.contains($0) }
-    }
+    /// Whether `name` may name an entity or property (see ``SQLIdentifier/isModelName(_:)``).
+    static func isValidName(_ name: String) -> Bool { SQLIdentifier.isModelName(name) }
 }

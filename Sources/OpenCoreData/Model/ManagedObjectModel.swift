@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Build one in code with ``init(_:)`` or load an Xcode model with ``init(contentsOf:)``. Building it
 /// checks everything that makes a model inconsistent (unknown destinations, mismatched inverses,
-/// duplicate names, inheritance cycles) and throws a ``ModelError`` naming the culprit.
+/// duplicate names, names the store could not tell apart, inheritance cycles) and throws a ``ModelError``
+/// naming the culprit.
 ///
 /// ```swift
 /// let model = try ManagedObjectModel {
@@ -33,14 +34,27 @@ public final class ManagedObjectModel: @unchecked Sendable {
     private var schemaStorage: StoreSchema?
 
     /// Builds and checks a model from entity descriptions.
+    ///
+    /// - Throws: ``ModelError`` naming the culprit: an invalid entity, property or index name, two names the
+    ///   store could not tell apart (``ModelError/conflictingNames(first:second:storeName:)``), an unknown
+    ///   parent, destination or inverse, an inheritance cycle, an invalid default value or constraint.
     public init(entities: [EntityDescription], versionIdentifiers: [String] = []) throws {
         guard !entities.isEmpty else { throw ModelError.emptyModel }
         var byName: [String: EntityDescription] = [:]
+        // Table names are the uppercased entity names, and SQLite ignores case: `Item` and `ITEM` (or
+        // `Straße` and `STRASSE`) would share one table.
+        var byTableName: [String: EntityDescription] = [:]
         for entity in entities {
             guard EntityDescription.isValidName(entity.name) else {
                 throw ModelError.invalidName(entity: entity.name, property: nil)
             }
             if byName[entity.name] != nil { throw ModelError.duplicateEntity(entity.name) }
+            let tableName = StoreSchema.tableName(forEntityNamed: entity.name)
+            if let other = byTableName[tableName] {
+                throw ModelError.conflictingNames(first: "entity '\(other.name)'", second: "entity '\(entity.name)'",
+                                                  storeName: tableName)
+            }
+            byTableName[tableName] = entity
             if entity.isFrozen, entity.managedObjectModel != nil {
                 preconditionFailure("EntityDescription '\(entity.name)' already belongs to another model")
             }
@@ -105,7 +119,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
             entity.managedObjectModel = self
             entity.freeze()
         }
-        schemaStorage = StoreSchema(model: self)
+        schemaStorage = try StoreSchema(model: self)
         for entity in numbered {
             let mapping = schema.mapping(for: entity)
             entity.storage = mapping.storage
@@ -227,6 +241,9 @@ public final class ManagedObjectModel: @unchecked Sendable {
                 }
             }
             for index in entity.indexes {
+                guard SQLIdentifier.isPlainName(index.name) else {
+                    throw ModelError.invalidIndexName(entity: entity.name, index: index.name)
+                }
                 for key in index.propertyNames {
                     guard let property = entity.propertiesByName[key], !property.isTransient,
                           !((property as? RelationshipDescription)?.isToMany ?? false) else {

@@ -16,6 +16,11 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     case unknownType(entity: String, property: String, type: String)
     case unknownConstraintKey(entity: String, key: String)
     case unknownIndexKey(entity: String, index: String, key: String)
+    /// An index name that is not a plain identifier (letters, digits, underscores, not starting with a digit).
+    case invalidIndexName(entity: String, index: String)
+    /// Two parts of the model (entities, relationships, indexes) would get one name in the store, or a
+    /// name Core Data keeps for itself; `first` and `second` describe both, `storeName` is the name.
+    case conflictingNames(first: String, second: String, storeName: String)
     case malformedModelFile(path: String, reason: String)
     /// No `<name>.xcdatamodeld` or `<name>.xcdatamodel` in the places searched.
     case modelNotFound(name: String, searched: [String])
@@ -25,8 +30,9 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
         case .emptyModel: return "The model has no entities."
         case .duplicateEntity(let name): return "The model declares entity '\(name)' more than once."
         case .invalidName(let entity, let property?):
-            return "Entity '\(entity)': '\(property)' is not a valid property name."
-        case .invalidName(let entity, nil): return "'\(entity)' is not a valid entity name."
+            return "Entity '\(entity)': '\(property)' is not a valid property name (a letter, then letters, digits and underscores)."
+        case .invalidName(let entity, nil):
+            return "'\(entity)' is not a valid entity name (a letter, then letters, digits and underscores)."
         case .duplicateProperty(let entity, let property):
             return "Entity '\(entity)' declares property '\(property)' more than once (or again after a parent)."
         case .unknownParent(let entity, let parent):
@@ -48,6 +54,10 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
             return "Entity '\(entity)' has a uniqueness constraint on '\(key)', which is not one of its attributes or to-one relationships."
         case .unknownIndexKey(let entity, let index, let key):
             return "Entity '\(entity)' index '\(index)' names '\(key)', which is not one of its persistent properties."
+        case .invalidIndexName(let entity, let index):
+            return "Entity '\(entity)': '\(index)' is not a valid index name (letters, digits and underscores, not starting with a digit)."
+        case .conflictingNames(let first, let second, let storeName):
+            return "\(first) and \(second) would both be named '\(storeName)' in the store (SQLite ignores case in names)."
         case .malformedModelFile(let path, let reason):
             return "The model file at \(path) cannot be read: \(reason)."
         case .modelNotFound(let name, let searched):

@@ -135,7 +135,9 @@ extension PersistentStore {
             }
             let tables = Set(deleted.map { $0.entity.tableName })
             for table in tables {
-                let keys = "(SELECT pk FROM ocd_batch_keys WHERE table_name = '\(table)')"
+                // The table's name is a value here: bound, like every value.
+                let keys = "(SELECT pk FROM ocd_batch_keys WHERE table_name = ?)"
+                let tableArgument: StatementArguments = [table]
                 // Foreign keys elsewhere that point into this table's deleted rows.
                 for other in model.entitiesByNumber {
                     for property in other.properties {
@@ -146,12 +148,13 @@ extension PersistentStore {
                         case .toOne(let column, _, let entityColumn, _):
                             var assignments = "\(column) = NULL"
                             if let entityColumn { assignments += ", \(entityColumn) = NULL" }
-                            try db.stepRows(sql: "UPDATE \(other.tableName) SET \(assignments), Z_OPT = Z_OPT + 1 WHERE \(column) IN \(keys) RETURNING Z_ENT, Z_PK", arguments: []) { handle in
+                            try db.stepRows(sql: "UPDATE \(other.tableName) SET \(assignments), Z_OPT = Z_OPT + 1 WHERE \(column) IN \(keys) RETURNING Z_ENT, Z_PK", arguments: [table.databaseValue]) { handle in
                                 updated.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? other,
                                                                primaryKey: sqlite3_column_int64(handle, 1), store: identity))
                             }
                         case .toManyByJoinTable(let join):
-                            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.destinationColumn) IN \(keys)")
+                            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.destinationColumn) IN \(keys)",
+                                           arguments: tableArgument)
                         default: break
                         }
                     }
@@ -160,14 +163,16 @@ extension PersistentStore {
                     for storage in entity.storage {
                         switch storage {
                         case .toManyByJoinTable(let join):
-                            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.sourceColumn) IN \(keys)")
+                            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.sourceColumn) IN \(keys)",
+                                           arguments: tableArgument)
                         case .toManyByForeignKey(let destination, let column, _):
-                            try db.execute(sql: "UPDATE \(destination) SET \(column) = NULL WHERE \(column) IN \(keys)")
+                            try db.execute(sql: "UPDATE \(destination) SET \(column) = NULL WHERE \(column) IN \(keys)",
+                                           arguments: tableArgument)
                         default: break
                         }
                     }
                 }
-                try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN \(keys)")
+                try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN \(keys)", arguments: tableArgument)
             }
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
             return (deleted.count, deleted, updated.filter { !seen.contains($0) })

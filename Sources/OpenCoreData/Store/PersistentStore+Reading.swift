@@ -128,16 +128,39 @@ extension PersistentStore {
         }
     }
 
-    /// Reserves `count` new primary keys for entities stored in `root`'s table.
+    /// Reserves `count` new primary keys for entities stored in `root`'s table; returns the first.
+    ///
+    /// - Throws: ``StoreError/primaryKeysExhausted(path:entity:maximum:)`` when the keys would pass
+    ///   2^63 - 1 or `Z_MAX` is not an integer (checked before anything is written, so the transaction
+    ///   changes nothing); ``StoreError/corrupt(path:reason:)`` when `Z_PRIMARYKEY` has no row for `root`.
     func reservePrimaryKeys(root: EntityDescription, count: Int, in db: Database) throws -> Int64 {
         // Never behind the table's own keys, even if another program inserted rows without bumping Z_MAX.
-        let newMax = try Int64.fetchOne(db, sql: """
-            UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(IFNULL(Z_MAX, 0), (SELECT IFNULL(MAX(Z_PK), 0) FROM \(root.tableName))) + ?
-            WHERE Z_ENT = ? RETURNING Z_MAX
-            """, arguments: [count, root.entityNumber])
-        guard let newMax else {
+        let row = try Row.fetchOne(db, sql: """
+            SELECT Z_MAX, (SELECT MAX(Z_PK) FROM \(SQLIdentifier.quoted(root.tableName))) FROM Z_PRIMARYKEY WHERE Z_ENT = ?
+            """, arguments: [root.entityNumber])
+        guard let row else {
             throw StoreError.corrupt(path: displayPath, reason: "Z_PRIMARYKEY has no row for entity \(root.name)")
         }
-        return newMax - Int64(count) + 1
+        let stored: DatabaseValue = row[0], highest: DatabaseValue = row[1]
+        // SQLite turns an integer sum past 2^63 - 1 into a real, so the arithmetic is done here, not in SQL.
+        func integer(_ value: DatabaseValue) -> Int64? {
+            switch value.storage {
+            case .null: return 0
+            case .int64(let number): return number
+            case .double(let number): return Int64(exactly: number)
+            default: return nil
+            }
+        }
+        guard let storedMax = integer(stored), let tableMax = integer(highest) else {
+            throw StoreError.primaryKeysExhausted(path: displayPath, entity: root.name,
+                                                  maximum: "\(stored), not an integer")
+        }
+        let current = max(storedMax, tableMax, 0)
+        let (newMax, overflow) = current.addingReportingOverflow(Int64(count))
+        guard !overflow else {
+            throw StoreError.primaryKeysExhausted(path: displayPath, entity: root.name, maximum: String(current))
+        }
+        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", arguments: [newMax, root.entityNumber])
+        return current + 1
     }
 }

@@ -39,10 +39,17 @@ public struct StoreOptions: Sendable, Hashable {
     /// notification carries the newest history token and the coordinator's automatically merging contexts
     /// receive the changes.
     public var remoteChangeNotifications = false
+    /// Write to a store that holds triggers, views or tables that neither this library nor Core Data's
+    /// layout made. Such objects act on the library's writes: a trigger can drop or delete rows while a
+    /// save reports success, remove `Z_METADATA`, or copy data into a table of its own. Off by default: a
+    /// writable open of such a store throws ``StoreError/foreignSchemaObjects(path:objects:)``; read-only
+    /// opens are unaffected.
+    public var allowsForeignSchemaObjects = false
 
     public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000,
                 updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20,
-                persistentHistoryTracking: Bool = false, remoteChangeNotifications: Bool = false) {
+                persistentHistoryTracking: Bool = false, remoteChangeNotifications: Bool = false,
+                allowsForeignSchemaObjects: Bool = false) {
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout
         self.rowCacheCapacity = rowCacheCapacity
@@ -50,6 +57,7 @@ public struct StoreOptions: Sendable, Hashable {
         self.integrityCheckLimit = integrityCheckLimit
         self.persistentHistoryTracking = persistentHistoryTracking
         self.remoteChangeNotifications = remoteChangeNotifications
+        self.allowsForeignSchemaObjects = allowsForeignSchemaObjects
     }
 }
 
@@ -154,6 +162,9 @@ public final class PersistentStore: @unchecked Sendable {
                 configuration.prepareDatabase { db in
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
                 }
+                // Otherwise the pool writes to a file that has no log yet, though nothing is saved.
+                let logKeeper = EmptyWriteAheadLog.prepare(forDatabaseAt: path, busyTimeout: options.busyTimeout)
+                defer { try? logKeeper?.close() }
                 writer = try DatabasePool(path: path, configuration: configuration)
             }
         } catch let error as StoreError {
@@ -174,7 +185,8 @@ public final class PersistentStore: @unchecked Sendable {
                 }
             } else {
                 loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, options: options,
-                                                          path: path, newIdentifier: loadedIdentifier)
+                                                          path: path, newIdentifier: loadedIdentifier,
+                                                          refusesForeignObjects: Self.refusesForeignObjects(options))
             }
         } catch let error as DatabaseError {
             throw StoreError.fromOpening(error, path: path)
@@ -223,6 +235,7 @@ public final class PersistentStore: @unchecked Sendable {
             var updated: StoreMetadata?
             let identifier = try prepareSchema(writer: reader, model: model, options: readOnly, path: path,
                                                newIdentifier: UUID().uuidString.uppercased(),
+                                               refusesForeignObjects: Self.refusesForeignObjects(options),
                                                quietHashDifferences: !options.readOnly) { differences, metadata in
                 guard !options.readOnly else { return }
                 guard options.updatesMetadataWhenSchemaMatches, var metadata else {
@@ -240,6 +253,11 @@ public final class PersistentStore: @unchecked Sendable {
             }
             throw StoreError.fromOpening(error, path: path)
         }
+    }
+
+    /// Whether an open with `options` must refuse a store holding schema objects nobody we know made.
+    private static func refusesForeignObjects(_ options: StoreOptions) -> Bool {
+        !options.readOnly && !options.allowsForeignSchemaObjects
     }
 
     /// A read-only check met a hot journal.
@@ -274,7 +292,8 @@ public final class PersistentStore: @unchecked Sendable {
     /// Creates the layout in an empty database, or checks that an existing one fits the model.
     /// Returns the store's UUID.
     private static func prepareSchema(writer: any DatabaseWriter, model: ManagedObjectModel, options: StoreOptions,
-                                      path: String, newIdentifier: String, quietHashDifferences: Bool = false,
+                                      path: String, newIdentifier: String, refusesForeignObjects: Bool,
+                                      quietHashDifferences: Bool = false,
                                       hashesDiffer: (([String], StoreMetadata?) throws -> Void)? = nil) throws -> String {
         let readOnly = options.readOnly
         let tables = try writer.read { db in
@@ -305,9 +324,15 @@ public final class PersistentStore: @unchecked Sendable {
             let metadata = try plist.map { try StoreMetadata(plistData: $0, rowUUID: rowUUID, storePath: path) }
             return (try Self.schemaDifferences(db, model: model, tableSet: tableSet), metadata, rowUUID)
         }
-        let hashDifferences = metadata?.differences(from: model) ?? []
+        // Without a property list the model the store was written with is unknown: that is a difference too.
+        let hashDifferences = metadata?.differences(from: model)
+            ?? ["the store has no metadata property list (Z_PLIST is NULL), so its model's version hashes are unknown"]
         if !tableDifferences.isEmpty {
             throw StoreError.incompatibleModel(path: path, differences: tableDifferences + hashDifferences)
+        }
+        if refusesForeignObjects {
+            let foreign = try writer.read { try ForeignSchemaObjects.list(in: $0, schema: model.schema) }
+            if !foreign.isEmpty { throw StoreError.foreignSchemaObjects(path: path, objects: foreign) }
         }
         guard let identifier = metadata?.uuidString ?? rowUUID else {
             throw StoreError.corrupt(path: path, reason: "Z_METADATA has no row: the store's identity and model are unknown")
@@ -362,7 +387,7 @@ public final class PersistentStore: @unchecked Sendable {
                     differences.append("table \(table.name) is missing")
                     continue
                 }
-                let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(table.name))").map { ($0["name"] as String).uppercased() })
+                let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(SQLIdentifier.quoted(table.name)))").map { ($0["name"] as String).uppercased() })
                 for column in table.columns where !columns.contains(column.name) {
                     differences.append("column \(table.name).\(column.name) is missing")
                 }
@@ -372,7 +397,7 @@ public final class PersistentStore: @unchecked Sendable {
                     differences.append("join table \(join.name) is missing")
                     continue
                 }
-                let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(join.name))").map { ($0["name"] as String).uppercased() })
+                let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(SQLIdentifier.quoted(join.name)))").map { ($0["name"] as String).uppercased() })
                 for column in join.columns where !columns.contains(column) {
                     differences.append("column \(join.name).\(column) is missing")
                 }

@@ -14,6 +14,13 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
     case sqlite(code: Int32, message: String, sql: String?)
     /// The store's bookkeeping rows are inconsistent.
     case corrupt(path: String, reason: String)
+    /// The store holds triggers, views or tables that neither this library nor Core Data's layout made
+    /// (each named with its kind, e.g. "trigger EVIL on ZITEM"); it was opened for writing without
+    /// ``StoreOptions/allowsForeignSchemaObjects``.
+    case foreignSchemaObjects(path: String, objects: [String])
+    /// An entity's primary keys would pass 2^63 - 1 (its `Z_MAX` in `Z_PRIMARYKEY` is `maximum`, or not an
+    /// integer); nothing was written.
+    case primaryKeysExhausted(path: String, entity: String, maximum: String)
 
     public var description: String {
         switch self {
@@ -25,6 +32,12 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
         case .sqlite(let code, let message, let sql):
             return "SQLite error \(code): \(message)" + (sql.map { " (in \($0))" } ?? "")
         case .corrupt(let path, let reason): return "\(path) is corrupt: \(reason)."
+        case .foreignSchemaObjects(let path, let objects):
+            return "\(path) holds schema objects this library did not make, which would act on its writes: "
+                + objects.joined(separator: ", ")
+                + ". Open it read-only, or set StoreOptions.allowsForeignSchemaObjects to write anyway."
+        case .primaryKeysExhausted(let path, let entity, let maximum):
+            return "\(path): entity '\(entity)' has no primary keys left (Z_PRIMARYKEY.Z_MAX is \(maximum)); nothing was written."
         }
     }
 

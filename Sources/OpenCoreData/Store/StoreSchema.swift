@@ -2,8 +2,15 @@ import Foundation
 
 /// The SQLite layout a model implies, in Core Data's shape (docs/STORE-LAYOUT.md).
 ///
-/// Computed once per model. Every identifier that reaches SQL comes from here, never from user input.
+/// Computed once per model. Every identifier that reaches SQL comes from here, made from names the model
+/// checked (``SQLIdentifier``), never pasted from input; the statements quote them too.
 struct StoreSchema: Sendable {
+    /// Tables Core Data keeps for itself, whatever the model.
+    static let coreDataTables = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+
+    /// The table of a root entity named `name`: "Z" and the name in capitals, as Core Data names it.
+    static func tableName(forEntityNamed name: String) -> String { "Z" + name.uppercased() }
+
     /// A table: one per root entity, one per many-to-many relationship.
     struct Table: Sendable {
         var name: String
@@ -69,7 +76,26 @@ struct StoreSchema: Sendable {
     /// Foreign-key and model indexes: (index name, table, columns, unique, partial WHERE clause).
     private(set) var indexes: [(name: String, table: String, columns: [String], unique: Bool, whereClause: String?)] = []
 
-    init(model: ManagedObjectModel) {
+    /// Lays out `model`'s tables, columns and indexes.
+    ///
+    /// - Throws: ``ModelError/conflictingNames(first:second:storeName:)`` when two parts of the model would
+    ///   get one table, join table or index name (SQLite ignores case in names), or a column twice in one
+    ///   join table, or a name Core Data keeps for its own tables.
+    init(model: ManagedObjectModel) throws {
+        // Tables and indexes share one namespace in SQLite, compared without case; the names made here are
+        // in capitals already, so comparing uppercased names finds every clash.
+        var ownerByName: [String: String] = [:]
+        for table in Self.coreDataTables { ownerByName[table] = "Core Data's table \(table)" }
+        func claim(_ name: String, for owner: String) throws {
+            let key = name.uppercased()
+            if let other = ownerByName[key] {
+                throw ModelError.conflictingNames(first: other, second: owner, storeName: name)
+            }
+            ownerByName[key] = owner
+        }
+        func describe(_ relationship: RelationshipDescription) -> String {
+            "relationship '\(relationship.entity?.name ?? "?").\(relationship.name)'"
+        }
         var tableIndexByRoot: [ObjectIdentifier: Int] = [:]
         // One table per root entity, columns for every entity of its tree in entity-number order.
         var columnNameByProperty: [ObjectIdentifier: String] = [:]
@@ -77,7 +103,9 @@ struct StoreSchema: Sendable {
 
         for entity in model.entitiesByNumber where entity.superentity == nil {
             tableIndexByRoot[ObjectIdentifier(entity)] = tables.count
-            tables.append(Table(name: "Z" + entity.name.uppercased(), columns: [
+            let name = Self.tableName(forEntityNamed: entity.name)
+            try claim(name, for: "entity '\(entity.name)'")
+            tables.append(Table(name: name, columns: [
                 Column(name: "Z_PK", sqlType: "INTEGER PRIMARY KEY"),
                 Column(name: "Z_ENT", sqlType: "INTEGER"),
                 Column(name: "Z_OPT", sqlType: "INTEGER"),
@@ -133,6 +161,11 @@ struct StoreSchema: Sendable {
                         orderColumn: owner.isOrdered ? "Z_FOK_\(otherNumber)\(owner.name.uppercased())" : nil,
                         inverseOrderColumn: other.isOrdered ? "Z_FOK_\(ownerNumber)\(other.name.uppercased())" : nil)
                     if ownsTable {
+                        try claim(join.name, for: describe(owner))
+                        if Set(join.columns).count != join.columns.count {
+                            throw ModelError.conflictingNames(first: describe(owner), second: "its inverse \(describe(other))",
+                                                              storeName: join.sourceColumn)
+                        }
                         joinTables.append(join)
                         storageByProperty[ObjectIdentifier(relationship)] = .toManyByJoinTable(join)
                     } else {
@@ -160,9 +193,13 @@ struct StoreSchema: Sendable {
                     }
                     storageByProperty[ObjectIdentifier(relationship)] = .toManyByForeignKey(
                         destinationTable: tables[destinationTable].name, column: column, orderColumn: orderColumn)
-                    indexes.append((name: "\(tables[destinationTable].name)_\(column)_INDEX",
-                                    table: tables[destinationTable].name, columns: [column], unique: false,
-                                    whereClause: nil))
+                    let destinationName = tables[destinationTable].name
+                    if !indexes.contains(where: { $0.table == destinationName && $0.columns == [column] }) {
+                        let name = "\(destinationName)_\(column)_INDEX"
+                        try claim(name, for: "the index of \(describe(relationship))")
+                        indexes.append((name: name, table: destinationName, columns: [column], unique: false,
+                                        whereClause: nil))
+                    }
                 }
             }
         }
@@ -204,8 +241,9 @@ struct StoreSchema: Sendable {
             where !relationship.isToMany && !relationship.isTransient {
                 let column = columnNameByProperty[ObjectIdentifier(relationship)]!
                 if !indexes.contains(where: { $0.table == table && $0.columns == [column] }) {
-                    indexes.append((name: "\(table)_\(column)_INDEX", table: table, columns: [column], unique: false,
-                                    whereClause: nil))
+                    let name = "\(table)_\(column)_INDEX"
+                    try claim(name, for: "the index of \(describe(relationship))")
+                    indexes.append((name: name, table: table, columns: [column], unique: false, whereClause: nil))
                 }
             }
             let mapping = entities[entity.entityNumber - 1]
@@ -218,19 +256,31 @@ struct StoreSchema: Sendable {
                 }
             }
             for index in entity.indexes {
-                indexes.append((name: "Z_\(entity.name.uppercased())_\(index.name.uppercased())", table: table,
-                                columns: columns(for: index.propertyNames), unique: false, whereClause: nil))
+                let name = "Z_\(entity.name.uppercased())_\(index.name.uppercased())"
+                try claim(name, for: "index '\(index.name)' of entity '\(entity.name)'")
+                indexes.append((name: name, table: table, columns: columns(for: index.propertyNames), unique: false,
+                                whereClause: nil))
             }
             for (position, constraint) in entity.uniquenessConstraints.enumerated() {
                 let whereClause = mapping.sharesTable
                     ? "Z_ENT IN (\(mapping.entityNumbers.map(String.init).joined(separator: ", ")))" : nil
-                indexes.append((name: "Z_\(entity.name.uppercased())_UNIQUE_\(position)", table: table,
-                                columns: columns(for: constraint), unique: true, whereClause: whereClause))
+                let name = "Z_\(entity.name.uppercased())_UNIQUE_\(position)"
+                try claim(name, for: "uniqueness constraint \(position + 1) of entity '\(entity.name)'")
+                indexes.append((name: name, table: table, columns: columns(for: constraint), unique: true,
+                                whereClause: whereClause))
             }
         }
         for join in joinTables {
-            indexes.append((name: "\(join.name)_\(join.destinationColumn)_INDEX", table: join.name,
-                            columns: [join.destinationColumn, join.sourceColumn], unique: false, whereClause: nil))
+            let name = "\(join.name)_\(join.destinationColumn)_INDEX"
+            try claim(name, for: "the index of join table \(join.name)")
+            indexes.append((name: name, table: join.name, columns: [join.destinationColumn, join.sourceColumn],
+                            unique: false, whereClause: nil))
+        }
+        // Queries and writes paste these names unquoted; the model's checks make every one a plain name.
+        let names = tables.flatMap { [$0.name] + $0.columns.map(\.name) }
+            + joinTables.flatMap { [$0.name] + $0.columns } + indexes.map(\.name)
+        for name in names where !SQLIdentifier.isPlainName(name) {
+            preconditionFailure("StoreSchema made '\(name)', which is not a plain SQL name")
         }
     }
 
@@ -245,18 +295,21 @@ struct StoreSchema: Sendable {
             "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
             "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
         ]
+        let quoted = SQLIdentifier.quoted
         for table in tables {
-            let columns = table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ")
-            statements.append("CREATE TABLE \(table.name) ( \(columns) )")
+            let columns = table.columns.map { "\(quoted($0.name)) \($0.sqlType)" }.joined(separator: ", ")
+            statements.append("CREATE TABLE \(quoted(table.name)) ( \(columns) )")
         }
         for join in joinTables {
-            let columns = join.columns.map { "\($0) INTEGER" }.joined(separator: ", ")
-            statements.append("CREATE TABLE \(join.name) ( \(columns), PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn)) )")
+            let columns = join.columns.map { "\(quoted($0)) INTEGER" }.joined(separator: ", ")
+            statements.append("CREATE TABLE \(quoted(join.name)) ( \(columns), PRIMARY KEY (\(quoted(join.sourceColumn)), \(quoted(join.destinationColumn))) )")
         }
         for index in indexes {
             let unique = index.unique ? "UNIQUE " : ""
+            // The only clause: Z_ENT and entity numbers the schema made.
             let whereClause = index.whereClause.map { " WHERE \($0)" } ?? ""
-            statements.append("CREATE \(unique)INDEX \(index.name) ON \(index.table) (\(index.columns.joined(separator: ", ")))\(whereClause)")
+            let columns = index.columns.map(quoted).joined(separator: ", ")
+            statements.append("CREATE \(unique)INDEX \(quoted(index.name)) ON \(quoted(index.table)) (\(columns))\(whereClause)")
         }
         return statements
     }

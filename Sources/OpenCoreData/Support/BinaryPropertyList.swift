@@ -44,6 +44,16 @@ enum BinaryPropertyListReader {
 
     /// Deeper nesting than this is refused (metadata is three levels deep).
     static let maximumDepth = 64
+    /// Objects may be shared: a list can name one object many times, and each mention is a copy in the value
+    /// read. The objects read (mentions, not distinct objects) may number at most this many times the
+    /// distinct objects, or ``minimumObjectAllowance``, whichever is more.
+    static let maximumReadsPerObject = 4
+    static let minimumObjectAllowance = 10_000
+    /// The bytes of data and strings read may be at most this many times the list's own size, or
+    /// ``minimumByteAllowance``, whichever is more: a small blob naming one large object many times must not
+    /// expand into gigabytes.
+    static let maximumExpansion = 4
+    static let minimumByteAllowance = 1 << 20
 
     static func read(_ data: Data) throws -> PropertyListValue {
         var reader = try Reader(bytes: [UInt8](data))
@@ -61,6 +71,8 @@ enum BinaryPropertyListReader {
         var inProgress: Set<Int> = []
         /// Objects read so far; shared references could otherwise make a small file expand enormously.
         var visits = 0
+        /// Bytes of data and string payloads read so far, for the same reason.
+        var expandedBytes = 0
 
         init(bytes: [UInt8]) throws {
             self.bytes = bytes
@@ -101,6 +113,16 @@ enum BinaryPropertyListReader {
             return Int(offset)
         }
 
+        /// Counts `count` more bytes of payload read, refusing the list when they pass its allowance.
+        mutating func expand(by count: Int) throws {
+            expandedBytes += count
+            let allowance = max(BinaryPropertyListReader.minimumByteAllowance,
+                                bytes.count * BinaryPropertyListReader.maximumExpansion)
+            guard expandedBytes <= allowance else {
+                throw Failure(reason: "shared objects expand to more than \(allowance) bytes")
+            }
+        }
+
         /// Checks that `count` items of `size` bytes fit between `start` and the offset table.
         func checkFits(_ start: Int, count: Int, size: Int) throws {
             guard count >= 0, start <= offsetTableStart, count <= (offsetTableStart - start) / max(size, 1) else {
@@ -126,7 +148,10 @@ enum BinaryPropertyListReader {
         mutating func object(at index: Int, depth: Int) throws -> PropertyListValue {
             guard depth <= BinaryPropertyListReader.maximumDepth else { throw Failure(reason: "nested too deeply") }
             visits += 1
-            guard visits <= max(100_000, objectCount) else { throw Failure(reason: "too many object references") }
+            guard visits <= max(BinaryPropertyListReader.minimumObjectAllowance,
+                                objectCount * BinaryPropertyListReader.maximumReadsPerObject) else {
+                throw Failure(reason: "too many object references (more than \(BinaryPropertyListReader.maximumReadsPerObject) reads per object)")
+            }
             let offset = try offset(of: index)
             let marker = bytes[offset]
             switch marker >> 4 {
@@ -158,20 +183,24 @@ enum BinaryPropertyListReader {
             case 0x4:
                 let (count, start) = try length(marker: marker, at: offset)
                 try checkFits(start, count: count, size: 1)
+                try expand(by: count)
                 return .data(Data(bytes[start..<start + count]))
             case 0x5:
                 let (count, start) = try length(marker: marker, at: offset)
                 try checkFits(start, count: count, size: 1)
+                try expand(by: count)
                 // "ASCII" strings: bytes above 0x7F are read as Latin-1 rather than refused.
                 return .string(String(decoding: bytes[start..<start + count].map { UInt16($0) }, as: UTF16.self))
             case 0x6:
                 let (count, start) = try length(marker: marker, at: offset)
                 try checkFits(start, count: count, size: 2)
+                try expand(by: 2 * count)
                 let units = (0..<count).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
                 return .string(String(decoding: units, as: UTF16.self))
             case 0x7:
                 let (count, start) = try length(marker: marker, at: offset)
                 try checkFits(start, count: count, size: 1)
+                try expand(by: count)
                 return .string(String(decoding: bytes[start..<start + count], as: UTF8.self))
             case 0x8:
                 return .other
