@@ -72,10 +72,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     let queue: DispatchQueue?
     /// What this context's objects hold to reach it; cleared when the context goes away.
     let reference = ContextReference()
-    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
-    static let mainQueueKey: DispatchSpecificKey<Bool> = {
-        let key = DispatchSpecificKey<Bool>()
-        DispatchQueue.main.setSpecific(key: key, value: true)
+    /// Marks each context queue (the main queue, every private queue) with its own identity, so
+    /// `DispatchQueue.getSpecific` names the context queue a thread is running, wherever it runs.
+    static let runningQueueKey: DispatchSpecificKey<ObjectIdentifier> = {
+        let key = DispatchSpecificKey<ObjectIdentifier>()
+        DispatchQueue.main.setSpecific(key: key, value: ObjectIdentifier(DispatchQueue.main))
         return key
     }()
 
@@ -138,10 +139,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case .privateQueue: queue = DispatchQueue(label: "OpenCoreData.ManagedObjectContext")
         case .confinement: queue = nil
         }
-        if concurrencyType == .mainQueue { _ = Self.mainQueueKey }
         reference.context = self
-        if let queue, concurrencyType == .privateQueue {
-            queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        if let queue {
+            if concurrencyType == .mainQueue {
+                _ = Self.runningQueueKey
+            } else {
+                queue.setSpecific(key: Self.runningQueueKey, value: ObjectIdentifier(queue))
+            }
         }
     }
 
@@ -156,16 +160,23 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // MARK: Running work on the context's queue
 
-    /// Whether the caller is already on this context's queue.
+    /// Whether the caller is already on this context's queue: running it (the main thread counts for the
+    /// main queue; on Linux a worker thread may drain the main queue after `dispatchMain()` or run
+    /// main-actor code after an `await`, and the queue's mark tells), or holding it while it runs a
+    /// `performAndWait` block of another context (see ``QueueOwnership``).
     var isOnQueue: Bool {
-        switch concurrencyType {
-        case .mainQueue:
-            // On Linux the main queue may be drained by a worker thread (after dispatchMain()), so the
-            // queue-specific mark counts as much as the main thread does.
-            return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) != nil
-        case .privateQueue: return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self)
-        case .confinement: return true
-        }
+        guard let queue else { return true }
+        if concurrencyType == .mainQueue && Thread.isMainThread { return true }
+        let identity = ObjectIdentifier(queue)
+        return DispatchQueue.getSpecific(key: Self.runningQueueKey) == identity || QueueOwnership.holds(identity)
+    }
+
+    /// The context queues the current thread holds: the one it runs, and those held further up its stack.
+    private static var queuesHeldByCurrentThread: [ObjectIdentifier] {
+        var held = QueueOwnership.heldQueues
+        if let running = DispatchQueue.getSpecific(key: runningQueueKey) { held.append(running) }
+        if Thread.isMainThread { held.append(ObjectIdentifier(DispatchQueue.main)) }
+        return held
     }
 
     /// Runs `block` on the context's queue, later.
@@ -175,9 +186,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Runs `block` on the context's queue and waits for it (runs it at once when already there).
+    ///
+    /// The queues the caller holds stay held for the block: a parent context on one of them (the main
+    /// queue, a private queue whose block called this) runs its own `performAndWait` inside the block at
+    /// once, where a `sync` would wait for itself.
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         guard let queue, !isOnQueue else { return try block() }
-        return try queue.sync(execute: block)
+        let held = Self.queuesHeldByCurrentThread
+        return try queue.sync { try QueueOwnership.holding(held, block) }
     }
 
     /// Runs `block` on the context's queue and returns its result.
