@@ -237,7 +237,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         switch entity.storage[slot] {
         case .attribute:
             let stored = try ValueConversion.storeValue(value, for: property as! AttributeDescription)
-            context.willChange(self)
+            context.willChange(self, slot: slot)
             changes[slot] = .attribute(stored)
         case .toOne:
             let relationship = property as! RelationshipDescription

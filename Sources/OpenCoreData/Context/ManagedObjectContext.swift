@@ -449,16 +449,15 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         try? applyDeleteRules(to: object)
     }
 
-    /// Called before a value of `object` changes.
-    func willChange(_ object: ManagedObject) {
+    /// Called before a value of `object` changes: the value in `slot` (nil: values not told one by one).
+    func willChange(_ object: ManagedObject, slot: Int?) {
         guard !object.isDeleted else { return }
         // A new object edited after observers heard of its insert: they hear of the edit as an update.
-        if object.isInserted {
-            if tracksChanges { pendingChangeRecord.updated.insert(object) }
-            return
+        if !object.isInserted { updatedSet.insert(object) }
+        if tracksChanges {
+            pendingChangeRecord.updated.insert(object)
+            pendingChangeRecord.noteChange(of: object, slot: slot)
         }
-        updatedSet.insert(object)
-        if tracksChanges { pendingChangeRecord.updated.insert(object) }
     }
 
     // MARK: Discarding changes
