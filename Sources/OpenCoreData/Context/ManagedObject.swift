@@ -122,8 +122,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         context?.insert(self)
     }
 
-    /// The entity name a typed subclass uses by default (`FetchRequest<Item>()`): its Swift type name.
-    open class var entityName: String { String(describing: self) }
+    /// The entity name a typed subclass uses by default (`FetchRequest<Item>()`): the entity a model binds
+    /// the class to (see ``ManagedObjectClassRegistry``), else its Swift type name.
+    open class var entityName: String { ManagedObjectClassRegistry.boundEntityName(of: self) ?? String(describing: self) }
 
     // MARK: State
 

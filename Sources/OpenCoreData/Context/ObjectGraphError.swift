@@ -28,6 +28,9 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     case unsupportedConcurrencyType(context: String, request: String)
     /// The request is malformed (missing entity, bad sort key…).
     case invalidRequest(String)
+    /// A typed fetch (`FetchRequest<Person>`) of an entity whose objects (or a sub-entity's) are of
+    /// another class, such as an entity whose model file names a class that was not found.
+    case resultTypeMismatch(entity: String, objectClass: String, resultType: String)
     /// The operation was cancelled.
     case cancelled
     /// The store refused the operation.
@@ -54,6 +57,8 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
         case .unsupportedConcurrencyType(let context, let request):
             return "\(context) cannot support \(request)."
         case .invalidRequest(let reason): return "Invalid request: \(reason)."
+        case .resultTypeMismatch(let entity, let objectClass, let resultType):
+            return "Objects of entity '\(entity)' are \(objectClass), not \(resultType)."
         case .cancelled: return "The operation was cancelled."
         case .store(let error): return error.description
         }
