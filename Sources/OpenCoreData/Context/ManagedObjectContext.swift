@@ -432,6 +432,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Marks an object deleted; delete rules run now for the graph in memory and are checked at save.
     public func delete(_ object: ManagedObject) {
         guard object.managedObjectContext === self, !object.isDeleted else { return }
+        object.prepareForDeletion()
         if object.isInserted {
             // A new object deleted before any save simply goes away.
             try? applyDeleteRules(to: object)
@@ -508,10 +509,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             object.row = nil
             try? fulfillFault(object)
         } else {
+            object.willTurnIntoFault()
             object.changes = [:]
             object.row = nil
             updatedSet.remove(object)
             if object.isDeleted { object.flags.remove(.deleted); deletedSet.remove(object) }
+            object.didTurnIntoFault()
         }
     }
 

@@ -68,7 +68,9 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
 }
 
 /// One failed validation rule.
-public struct ValidationFailure: Sendable, CustomStringConvertible, Equatable {
+public struct ValidationFailure: @unchecked Sendable, CustomStringConvertible, Equatable {
+    // @unchecked Sendable: `underlyingError` is an error a validation hook threw, handed to the caller
+    // with the save's failure and never mutated by the library.
     public enum Rule: String, Sendable {
         case missingRequiredValue, tooSmall, tooLarge, tooShort, tooLong, patternMismatch, dateTooEarly,
              dateTooLate, tooFewObjects, tooManyObjects, deleteDenied, uniquenessViolation, custom
@@ -78,8 +80,33 @@ public struct ValidationFailure: Sendable, CustomStringConvertible, Equatable {
     public var key: String
     public var rule: Rule
     public var message: String
+    /// The error a subclass's validation hook (`validateForInsert`, `validateValue(_:forKey:)`…) threw,
+    /// as it was thrown (rule ``Rule/custom``); nil for the model's own rules.
+    public var underlyingError: (any Error)?
+
+    /// A failure of one of the model's rules.
+    public init(objectID: ManagedObjectID, entity: String, key: String, rule: Rule, message: String) {
+        self.objectID = objectID
+        self.entity = entity
+        self.key = key
+        self.rule = rule
+        self.message = message
+    }
+
+    /// A failure a validation hook of `object` threw, for `key` ("" for the object as a whole).
+    init(thrownBy object: ManagedObject, key: String, error: any Error) {
+        self.init(objectID: object.objectID, entity: object.entity.name, key: key, rule: .custom,
+                  message: String(describing: error))
+        underlyingError = error
+    }
 
     public var description: String { "\(entity).\(key): \(message)" }
+
+    /// Equal when they name the same object, key, rule and message (the underlying errors are not compared).
+    public static func == (lhs: ValidationFailure, rhs: ValidationFailure) -> Bool {
+        lhs.objectID == rhs.objectID && lhs.entity == rhs.entity && lhs.key == rhs.key && lhs.rule == rhs.rule
+            && lhs.message == rhs.message
+    }
 }
 
 /// An optimistic locking conflict: the object changed in the store since this context read it.
