@@ -70,13 +70,20 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     let queue: DispatchQueue?
+    /// The queue's identity in queue marks and in what a thread holds (see ``QueueOwnership``): the private
+    /// queue object, which the context keeps; for the main queue, ``mainQueueToken``, since on Linux each
+    /// read of `DispatchQueue.main` makes a new wrapper object.
+    private let queueIdentity: ObjectIdentifier?
     /// What this context's objects hold to reach it; cleared when the context goes away.
     let reference = ContextReference()
-    /// Marks each context queue (the main queue, every private queue) with its own identity, so
+    /// Stands for the main queue in queue identities.
+    private final class MainQueueToken: Sendable {}
+    private static let mainQueueToken = MainQueueToken()
+    /// Marks each context queue (the main queue, every private queue) with its identity, so
     /// `DispatchQueue.getSpecific` names the context queue a thread is running, wherever it runs.
     static let runningQueueKey: DispatchSpecificKey<ObjectIdentifier> = {
         let key = DispatchSpecificKey<ObjectIdentifier>()
-        DispatchQueue.main.setSpecific(key: key, value: ObjectIdentifier(DispatchQueue.main))
+        DispatchQueue.main.setSpecific(key: key, value: ObjectIdentifier(mainQueueToken))
         return key
     }()
 
@@ -139,12 +146,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case .privateQueue: queue = DispatchQueue(label: "OpenCoreData.ManagedObjectContext")
         case .confinement: queue = nil
         }
+        switch concurrencyType {
+        case .mainQueue: queueIdentity = ObjectIdentifier(Self.mainQueueToken)
+        case .privateQueue: queueIdentity = queue.map(ObjectIdentifier.init)
+        case .confinement: queueIdentity = nil
+        }
         reference.context = self
-        if let queue {
+        if let queue, let queueIdentity {
             if concurrencyType == .mainQueue {
                 _ = Self.runningQueueKey
             } else {
-                queue.setSpecific(key: Self.runningQueueKey, value: ObjectIdentifier(queue))
+                queue.setSpecific(key: Self.runningQueueKey, value: queueIdentity)
             }
         }
     }
@@ -165,17 +177,16 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// main-actor code after an `await`, and the queue's mark tells), or holding it while it runs a
     /// `performAndWait` block of another context (see ``QueueOwnership``).
     var isOnQueue: Bool {
-        guard let queue else { return true }
+        guard let queueIdentity else { return true }
         if concurrencyType == .mainQueue && Thread.isMainThread { return true }
-        let identity = ObjectIdentifier(queue)
-        return DispatchQueue.getSpecific(key: Self.runningQueueKey) == identity || QueueOwnership.holds(identity)
+        return DispatchQueue.getSpecific(key: Self.runningQueueKey) == queueIdentity || QueueOwnership.holds(queueIdentity)
     }
 
     /// The context queues the current thread holds: the one it runs, and those held further up its stack.
     private static var queuesHeldByCurrentThread: [ObjectIdentifier] {
         var held = QueueOwnership.heldQueues
         if let running = DispatchQueue.getSpecific(key: runningQueueKey) { held.append(running) }
-        if Thread.isMainThread { held.append(ObjectIdentifier(DispatchQueue.main)) }
+        if Thread.isMainThread { held.append(ObjectIdentifier(mainQueueToken)) }
         return held
     }
 
