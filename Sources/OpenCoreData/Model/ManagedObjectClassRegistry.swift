@@ -58,8 +58,12 @@ public enum ManagedObjectClassRegistry {
 
     /// The running program's module as SwiftPM names it: the executable's name, with characters not allowed
     /// in a Swift identifier made `_`.
-    static var programModuleName: String {
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").lastPathComponent
+    static var programModuleName: String { moduleName(forExecutable: CommandLine.arguments.first ?? "") }
+
+    /// The module SwiftPM makes for the executable at `path`: its file name up to the first `.`, with
+    /// characters not allowed in a Swift identifier made `_` (`ocd-bench` → `ocd_bench`).
+    static func moduleName(forExecutable path: String) -> String {
+        let executable = URL(fileURLWithPath: path).lastPathComponent
         let base = executable.split(separator: ".").first.map(String.init) ?? executable
         return String(base.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
     }

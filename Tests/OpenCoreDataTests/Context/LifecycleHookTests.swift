@@ -70,12 +70,22 @@ final class HookedNote: ManagedObject {
         HookedNote.refuseDelete = false
     }
 
-    @Test func insertSaveFetchUpdateDelete() throws {
+    /// A fresh store and a context holding a note titled "a" (new, or saved), with the record cleared.
+    private func savedOrNewNote(saved: Bool) throws -> (stack: TestStack, context: ManagedObjectContext, note: HookedNote) {
         reset()
         let stack = try TestStack(model: Self.model())
         let context = stack.context()
         let note = try HookedNote(context: context)
         note.title = "a"
+        if saved {
+            try context.save()
+            HookedNote.calls = []
+        }
+        return (stack, context, note)
+    }
+
+    @Test func insertSaveFetchUpdateDelete() throws {
+        let (stack, context, note) = try savedOrNewNote(saved: false)
         try context.save()
         #expect(HookedNote.calls == ["awakeFromInsert", "willSave a", "validateForInsert a", "didSave a"])
         #expect(note.rank == 7)
@@ -98,13 +108,7 @@ final class HookedNote: ManagedObject {
     }
 
     @Test func refreshTurnsIntoAFault() throws {
-        reset()
-        let stack = try TestStack(model: Self.model())
-        let context = stack.context()
-        let note = try HookedNote(context: context)
-        note.title = "a"
-        try context.save()
-        HookedNote.calls = []
+        let (_, context, note) = try savedOrNewNote(saved: true)
         context.refresh(note, mergeChanges: false)
         #expect(HookedNote.calls == ["willTurnIntoFault a", "didTurnIntoFault fault=true"])
     }

@@ -89,4 +89,10 @@ final class Widget: ManagedObject {
         try controller.performFetch()
         #expect(try controller.object(at: IndexPath(item: 1, section: 0)).name == "b")
     }
+
+    @Test func theProgramsModuleIsNamedAfterItsExecutable() {
+        #expect(ManagedObjectClassRegistry.moduleName(forExecutable: "/usr/local/bin/ocd-bench") == "ocd_bench")
+        #expect(ManagedObjectClassRegistry.moduleName(forExecutable: ".build/debug/MyApp") == "MyApp")
+        #expect(ManagedObjectClassRegistry.moduleName(forExecutable: "/x/OpenCoreDataPackageTests.xctest") == "OpenCoreDataPackageTests")
+    }
 }

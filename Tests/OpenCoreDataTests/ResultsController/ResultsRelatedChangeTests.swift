@@ -73,18 +73,35 @@ import Testing
         recorder.log.reduce(into: [:]) { $0[$1.0, default: 0] += 1 }
     }
 
-    @Test(arguments: Shape.allCases)
-    func oneItemSavedElsewhereIsOneInsert(_ shape: Shape) throws {
+    /// A seeded store, and a controller of `shape` on a context of its own, recorded.
+    private struct Watched {
+        let stack: TestStack
+        let lists: (big: ManagedObjectID, small: ManagedObjectID)
+        let context: ManagedObjectContext
+        let frc: FetchedResultsController<ManagedObject>
+        let recorder: ContractRecorder
+    }
+
+    private func startWatching(_ shape: Shape) throws -> Watched {
         let stack = try TestStack(model: TestModels.todo())
         let lists = try seed(stack)
-        let reader = stack.context()
-        let frc = try controller(shape, reader)
-        let recorder = ContractRecorder(frc)
-        try saveElsewhere(stack, into: reader) { writer in
-            let item = try writer.insertNewObject(forEntityName: "Item")
-            try item.setValue("Big 99999", forKey: "name")
-            try item.setValue(try writer.existingObject(with: lists.big), forKey: "list")
-        }
+        let context = stack.context()
+        let frc = try controller(shape, context)
+        return Watched(stack: stack, lists: lists, context: context, frc: frc, recorder: ContractRecorder(frc))
+    }
+
+    /// Inserts one item into the big list.
+    private func insertItem(into big: ManagedObjectID, in context: ManagedObjectContext) throws {
+        let item = try context.insertNewObject(forEntityName: "Item")
+        try item.setValue("Big 99999", forKey: "name")
+        try item.setValue(try context.existingObject(with: big), forKey: "list")
+    }
+
+    @Test(arguments: Shape.allCases)
+    func oneItemSavedElsewhereIsOneInsert(_ shape: Shape) throws {
+        let watched = try startWatching(shape)
+        let (stack, frc, recorder) = (watched.stack, watched.frc, watched.recorder)
+        try saveElsewhere(stack, into: watched.context) { try insertItem(into: watched.lists.big, in: $0) }
         #expect(counts(recorder) == [.insert: 1])
         #expect(recorder.problems.isEmpty)
         #expect(recorder.state == frc.sectionObjectIDs)
@@ -93,15 +110,10 @@ import Testing
 
     @Test(arguments: Shape.allCases)
     func oneItemInsertedInTheSameContextIsOneInsert(_ shape: Shape) throws {
-        let stack = try TestStack(model: TestModels.todo())
-        let lists = try seed(stack)
-        let context = stack.context()
-        let frc = try controller(shape, context)
-        let recorder = ContractRecorder(frc)
-        let item = try context.insertNewObject(forEntityName: "Item")
-        try item.setValue("Big 99999", forKey: "name")
-        try item.setValue(try context.existingObject(with: lists.big), forKey: "list")
-        context.processPendingChanges()
+        let watched = try startWatching(shape)
+        let (frc, recorder) = (watched.frc, watched.recorder)
+        try insertItem(into: watched.lists.big, in: watched.context)
+        watched.context.processPendingChanges()
         #expect(counts(recorder) == [.insert: 1])
         #expect(recorder.problems.isEmpty)
         #expect(recorder.state == frc.sectionObjectIDs)
@@ -109,13 +121,10 @@ import Testing
 
     @Test(arguments: Shape.allCases)
     func renamingTheListStillMovesItsRows(_ shape: Shape) throws {
-        let stack = try TestStack(model: TestModels.todo())
-        let lists = try seed(stack)
-        let reader = stack.context()
-        let frc = try controller(shape, reader)
-        let recorder = ContractRecorder(frc)
-        try saveElsewhere(stack, into: reader) { writer in
-            try writer.existingObject(with: lists.big).setValue("Alpha", forKey: "title")
+        let watched = try startWatching(shape)
+        let (stack, frc, recorder) = (watched.stack, watched.frc, watched.recorder)
+        try saveElsewhere(stack, into: watched.context) { writer in
+            try writer.existingObject(with: watched.lists.big).setValue("Alpha", forKey: "title")
         }
         switch shape {
         case .predicate:
