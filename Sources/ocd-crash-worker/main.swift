@@ -10,6 +10,8 @@
 //                                                      on stdin, then set the values and save with that policy
 //   ocd-crash-worker set-double <type> <double>       set a Double on an attribute of that type (for values that
 //                                                      may crash the process); prints refused or accepted
+//   ocd-crash-worker nested-perform <store> <main|private>  a child context's performAndWait inside its
+//                                                      parent's queue (see NestedPerform); prints saved
 import Foundation
 import GRDB
 import OpenCoreData
@@ -162,6 +164,9 @@ do {
         } catch {
             say("refused: \(error)")
         }
+    case "nested-perform":
+        guard arguments.count >= 4 else { fail("nested-perform <store> <main|private>") }
+        try NestedPerform.run(storePath: arguments[2], parentKind: arguments[3])
     default:
         fail("unknown mode \(arguments[1])")
     }

@@ -7,6 +7,22 @@ struct ChangeRecord {
     var deleted: Set<ManagedObject> = []
     /// Temporary IDs replaced by permanent ones (old → new).
     var renamed: [ManagedObjectID: ManagedObjectID] = [:]
+    /// The slots each updated object changed in since the last report; nil for an object changed in ways
+    /// not told slot by slot (a child's save pushed in).
+    var changedSlots: [ObjectIdentifier: Set<Int>?] = [:]
+
+    /// Records that `object` changed in `slot` (nil: in slots not told).
+    mutating func noteChange(of object: ManagedObject, slot: Int?) {
+        let identity = ObjectIdentifier(object)
+        guard let slot else { changedSlots[identity] = .some(nil); return }
+        switch changedSlots[identity] {
+        case .none: changedSlots[identity] = [slot]
+        case .some(.some(var slots)):
+            slots.insert(slot)
+            changedSlots[identity] = slots
+        case .some(.none): break
+        }
+    }
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && renamed.isEmpty }
 }
 
@@ -24,6 +40,23 @@ public struct ObjectsDidChange {
     /// For a merge (`mergeChanges(fromContextDidSave:)`): every ID the merged save touched, including
     /// objects this context does not hold or holds as faults (which are not in the sets above).
     public var mergedChanges: ContextDidSave?
+    /// For the updated objects of a context's own edits: the keys each changed since the last report
+    /// (absent when not known).
+    var changedKeysByObject: [ObjectIdentifier: Set<String>] = [:]
+
+    /// The keys `object` changed in this report, as far as known; nil when unknown (or any key may have
+    /// changed: the object is new, or a merged save did not say).
+    func changedKeys(of object: ManagedObject) -> Set<String>? {
+        if inserted.contains(object) { return nil }
+        if let merged = mergedChanges {
+            let id = object.objectID
+            if merged.insertedObjectIDs.contains(id) { return nil }
+            guard merged.updatedObjectIDs.contains(id), let keys = merged.changedKeys[id], !keys.isEmpty else { return nil }
+            // Unsaved changes of this context stay on top of the merged values; they did not change now.
+            return keys
+        }
+        return changedKeysByObject[ObjectIdentifier(object)]
+    }
 }
 
 /// What a save wrote: the IDs of inserted, updated and deleted objects. It is `Sendable`, so it travels
@@ -193,8 +226,14 @@ extension ManagedObjectContext {
         guard !pendingChangeRecord.isEmpty else { return }
         let record = pendingChangeRecord
         pendingChangeRecord = ChangeRecord()
-        notifyObservers(ObjectsDidChange(inserted: record.inserted, updated: record.updated.subtracting(record.inserted),
-                                         deleted: record.deleted, renamedObjectIDs: record.renamed))
+        var change = ObjectsDidChange(inserted: record.inserted, updated: record.updated.subtracting(record.inserted),
+                                      deleted: record.deleted, renamedObjectIDs: record.renamed)
+        for object in change.updated {
+            guard case .some(.some(let slots)) = record.changedSlots[ObjectIdentifier(object)] else { continue }
+            let properties = object.entity.allProperties
+            change.changedKeysByObject[ObjectIdentifier(object)] = Set(slots.map { properties[$0].name })
+        }
+        notifyObservers(change)
     }
 
     func notifyObservers(_ change: ObjectsDidChange) {

@@ -122,8 +122,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         context?.insert(self)
     }
 
-    /// The entity name a typed subclass uses by default (`FetchRequest<Item>()`): its Swift type name.
-    open class var entityName: String { String(describing: self) }
+    /// The entity name a typed subclass uses by default (`FetchRequest<Item>()`): the entity a model binds
+    /// the class to (see ``ManagedObjectClassRegistry``), else its Swift type name.
+    open class var entityName: String { ManagedObjectClassRegistry.boundEntityName(of: self) ?? String(describing: self) }
 
     // MARK: State
 
@@ -237,7 +238,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         switch entity.storage[slot] {
         case .attribute:
             let stored = try ValueConversion.storeValue(value, for: property as! AttributeDescription)
-            context.willChange(self)
+            context.willChange(self, slot: slot)
             changes[slot] = .attribute(stored)
         case .toOne:
             let relationship = property as! RelationshipDescription
@@ -379,15 +380,61 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     }
 
     // MARK: Validation hooks
+    //
+    // An error a hook throws reaches the caller of `save()` as it was thrown when it is the save's only
+    // failure; with others, it is the `underlyingError` of its `ValidationFailure`.
 
-    /// Override to check values across properties before a save; throw to refuse it.
+    /// Override to check values across properties before a save (called by the default
+    /// ``validateForInsert()`` and ``validateForUpdate()``); throw to refuse the save.
+    ///
+    /// - Throws: whatever error the override chooses.
     open func validateForSave() throws {}
+
+    /// Called at save for a new object, after its properties passed the model's rules; throw to refuse.
+    ///
+    /// - Throws: whatever error the override chooses (the default throws what ``validateForSave()`` throws).
+    open func validateForInsert() throws { try validateForSave() }
+
+    /// Called at save for a changed object, after its properties passed the model's rules; throw to refuse.
+    ///
+    /// - Throws: whatever error the override chooses (the default throws what ``validateForSave()`` throws).
+    open func validateForUpdate() throws { try validateForSave() }
+
+    /// Called at save for a deleted object; throw to refuse the save.
+    ///
+    /// - Throws: whatever error the override chooses (the default throws nothing).
+    open func validateForDelete() throws {}
+
+    /// Called at save for each key whose value changed (every key set or defaulted, for a new object), with
+    /// that value; throw to refuse the save. (Core Data's version may replace the value; this one checks.)
+    ///
+    /// - Throws: whatever error the override chooses; the failure names `key`.
+    open func validateValue(_ value: Any?, forKey key: String) throws {}
+
+    // MARK: Lifecycle hooks
 
     /// Called after the object is inserted into a context; override to set up initial values.
     open func awakeFromInsert() {}
 
     /// Called after the object's values are first read from the store.
     open func awakeFromFetch() {}
+
+    /// Called when a save begins, for each object it writes (new, changed or deleted), before validation:
+    /// values set here are saved (and validated) with the rest.
+    open func willSave() {}
+
+    /// Called after a save has written the object (new, changed or deleted).
+    open func didSave() {}
+
+    /// Called when the object is deleted from its context, before the delete rules run: the related objects
+    /// are still there.
+    open func prepareForDeletion() {}
+
+    /// Called before the object's values are let go of and it becomes a fault (a refresh without merging).
+    open func willTurnIntoFault() {}
+
+    /// Called after the object became a fault.
+    open func didTurnIntoFault() {}
 
     // MARK: Identity
 

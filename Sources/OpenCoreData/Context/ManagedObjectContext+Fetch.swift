@@ -9,6 +9,7 @@ extension ManagedObjectContext {
         let plan = try FetchPlan(request: request, context: self)
         switch request.resultType {
         case .managedObject:
+            try Self.checkObjectClass(of: plan.entity, includesSubentities: request.includesSubentities, as: T.self)
             if request.fetchBatchSize > 0 && !plan.hasPendingChanges && parent == nil
                 && !coordinatorSchema(plan).sharesTable
                 && (T.self == ManagedObject.self || plan.entity.managedObjectClass is T.Type) {
@@ -95,6 +96,20 @@ extension ManagedObjectContext {
     /// type, so a cast per object costs a metadata lookup and a dynamic cast (a twentieth of fetching a
     /// million objects): for `ManagedObject` the array is reinterpreted as it is; for a class, each object's
     /// class is checked once per change of class and the array reinterpreted; anything else is cast per object.
+    /// Refuses, before anything is read, a typed fetch of an entity (or a sub-entity the results can
+    /// include) whose objects are not of the result class, so an empty table and a full one answer alike.
+    ///
+    /// - Throws: ``ObjectGraphError/resultTypeMismatch(entity:objectClass:resultType:)`` naming the entity.
+    static func checkObjectClass<T>(of entity: EntityDescription, includesSubentities: Bool, as type: T.Type) throws {
+        // Protocol and `Any` results are checked object by object (`typed`): a metatype test cannot say.
+        guard T.self != ManagedObject.self, T.self is AnyClass else { return }
+        for current in [entity] + (includesSubentities ? entity.allSubentities : [])
+        where !(current.managedObjectClass is T.Type) {
+            throw ObjectGraphError.resultTypeMismatch(entity: current.name, objectClass: "\(current.managedObjectClass)",
+                                                      resultType: "\(T.self)")
+        }
+    }
+
     static func typed<T>(_ objects: [ManagedObject], as type: T.Type) throws -> [T] {
         if T.self == ManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
         func notOfType(_ object: ManagedObject) -> ObjectGraphError {

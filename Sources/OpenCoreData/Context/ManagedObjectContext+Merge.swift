@@ -26,7 +26,7 @@ extension ManagedObjectContext {
             }
             for transfer in updatedTransfers {
                 let object = try parent.object(with: transfer.id)
-                parent.willChange(object)
+                parent.willChange(object, slot: nil)
                 object.changes.merge(transfer.changes) { _, new in new }
                 object.transientValues.merge(transfer.transient) { _, new in new }
             }

@@ -6,7 +6,7 @@ extension ManagedObjectContext {
     func setToOne(_ object: ManagedObject, slot: Int, relationship: RelationshipDescription,
                   to target: ManagedObject?) throws {
         let oldID = try object.relatedID(atSlot: slot)
-        willChange(object)
+        willChange(object, slot: slot)
         object.changes[slot] = .toOne(target?.objectID)
         guard oldID != target?.objectID, let inverse = relationship.inverseRelationship else { return }
         if let oldID, let old = try? self.object(with: oldID) {
@@ -25,7 +25,7 @@ extension ManagedObjectContext {
                    to targets: [ManagedObject]) throws {
         let old = try object.relatedIDs(atSlot: slot)
         let new = OrderedSet(targets.map(\.objectID))
-        willChange(object)
+        willChange(object, slot: slot)
         object.changes[slot] = .toMany(new)
         guard let inverse = relationship.inverseRelationship else { return }
         for id in old where !new.contains(id) {
@@ -48,7 +48,7 @@ extension ManagedObjectContext {
             var ids = try object.relatedIDs(atSlot: slot)
             guard !ids.contains(id) else { return }
             ids.append(id)
-            willChange(object)
+            willChange(object, slot: slot)
             object.changes[slot] = .toMany(ids)
         } else {
             try setRawToOne(object, relationship: relationship, to: id)
@@ -67,13 +67,14 @@ extension ManagedObjectContext {
         let slot = slotOf(relationship, in: object)
         var ids = try object.relatedIDs(atSlot: slot)
         guard ids.remove(id) != nil else { return }
-        willChange(object)
+        willChange(object, slot: slot)
         object.changes[slot] = .toMany(ids)
     }
 
     private func setRawToOne(_ object: ManagedObject, relationship: RelationshipDescription, to id: ManagedObjectID?) throws {
-        willChange(object)
-        object.changes[slotOf(relationship, in: object)] = .toOne(id)
+        let slot = slotOf(relationship, in: object)
+        willChange(object, slot: slot)
+        object.changes[slot] = .toOne(id)
     }
 
     func slotOf(_ relationship: RelationshipDescription, in object: ManagedObject) -> Int {

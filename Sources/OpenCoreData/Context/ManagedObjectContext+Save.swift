@@ -7,11 +7,20 @@ extension ManagedObjectContext {
     /// Writes every unsaved change: to the store in one SQLite transaction, or into the parent context
     /// for a child context. Validation failures are reported together; optimistic-locking conflicts go
     /// through ``mergePolicy``. On failure nothing is written and the context keeps its changes.
+    ///
+    /// Each object written hears ``ManagedObject/willSave()`` first and ``ManagedObject/didSave()`` after.
+    ///
+    /// - Throws: ``ObjectGraphError/validationFailed(_:)`` for failed validation rules (an error a
+    ///   validation hook threw is thrown as it was when it is the only failure);
+    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``.
     public func save() throws {
         guard hasChanges else { return }
+        let saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
+        for object in saving { object.willSave() }
         try validatePendingChanges()
         if let parent {
             try pushChanges(into: parent)
+            for object in saving { object.didSave() }
             return
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
@@ -44,6 +53,7 @@ extension ManagedObjectContext {
             throw error
         }
         let saved = didSave(coordinator: coordinator, insertOrder: insertOrder, changes: changes)
+        for object in saving { object.didSave() }
         processPendingChanges()
         didSaveContinuations.yield(saved)
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self,
@@ -169,6 +179,9 @@ extension ManagedObjectContext {
         for object in insertedSet where !object.isDeleted { failures += validate(object) }
         for object in updatedSet where !object.isDeleted && !object.isInserted { failures += validate(object) }
         for object in deletedSet {
+            do { try object.validateForDelete() } catch {
+                failures.append(ValidationFailure(thrownBy: object, key: "", error: error))
+            }
             for (slot, property) in object.entity.allProperties.enumerated() {
                 guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .deny else { continue }
                 let related: [ManagedObjectID] = relationship.isToMany
@@ -182,6 +195,8 @@ extension ManagedObjectContext {
                 }
             }
         }
+        // A hook's error alone reaches the caller as it was thrown.
+        if failures.count == 1, let thrown = failures[0].underlyingError { throw thrown }
         if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
     }
 
@@ -222,8 +237,18 @@ extension ManagedObjectContext {
                 }
             }
         }
-        do { try object.validateForSave() } catch {
-            fail("", .custom, String(describing: error))
+        // The subclass's hooks (a plain ManagedObject has none to run): each changed value (a new object's
+        // are all changed), then the object as a whole.
+        guard type(of: object) != ManagedObject.self else { return failures }
+        for key in object.changedKeys.sorted() {
+            do { try object.validateValue(try object.value(forKey: key), forKey: key) } catch {
+                failures.append(ValidationFailure(thrownBy: object, key: key, error: error))
+            }
+        }
+        do {
+            if object.isInserted { try object.validateForInsert() } else { try object.validateForUpdate() }
+        } catch {
+            failures.append(ValidationFailure(thrownBy: object, key: "", error: error))
         }
         return failures
     }

@@ -74,12 +74,20 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     let queue: DispatchQueue?
+    /// The queue's identity in queue marks and in what a thread holds (see ``QueueOwnership``): the private
+    /// queue object, which the context keeps; for the main queue, ``mainQueueToken``, since on Linux each
+    /// read of `DispatchQueue.main` makes a new wrapper object.
+    private let queueIdentity: ObjectIdentifier?
     /// What this context's objects hold to reach it; cleared when the context goes away.
     let reference = ContextReference()
-    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
-    static let mainQueueKey: DispatchSpecificKey<Bool> = {
-        let key = DispatchSpecificKey<Bool>()
-        DispatchQueue.main.setSpecific(key: key, value: true)
+    /// Stands for the main queue in queue identities.
+    private final class MainQueueToken: Sendable {}
+    private static let mainQueueToken = MainQueueToken()
+    /// Marks each context queue (the main queue, every private queue) with its identity, so
+    /// `DispatchQueue.getSpecific` names the context queue a thread is running, wherever it runs.
+    static let runningQueueKey: DispatchSpecificKey<ObjectIdentifier> = {
+        let key = DispatchSpecificKey<ObjectIdentifier>()
+        DispatchQueue.main.setSpecific(key: key, value: ObjectIdentifier(mainQueueToken))
         return key
     }()
 
@@ -142,10 +150,18 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case .privateQueue: queue = DispatchQueue(label: "OpenCoreData.ManagedObjectContext")
         case .confinement: queue = nil
         }
-        if concurrencyType == .mainQueue { _ = Self.mainQueueKey }
+        switch concurrencyType {
+        case .mainQueue: queueIdentity = ObjectIdentifier(Self.mainQueueToken)
+        case .privateQueue: queueIdentity = queue.map(ObjectIdentifier.init)
+        case .confinement: queueIdentity = nil
+        }
         reference.context = self
-        if let queue, concurrencyType == .privateQueue {
-            queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        if let queue, let queueIdentity {
+            if concurrencyType == .mainQueue {
+                _ = Self.runningQueueKey
+            } else {
+                queue.setSpecific(key: Self.runningQueueKey, value: queueIdentity)
+            }
         }
     }
 
@@ -160,16 +176,22 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // MARK: Running work on the context's queue
 
-    /// Whether the caller is already on this context's queue.
+    /// Whether the caller is already on this context's queue: running it (the main thread counts for the
+    /// main queue; on Linux a worker thread may drain the main queue after `dispatchMain()` or run
+    /// main-actor code after an `await`, and the queue's mark tells), or holding it while it runs a
+    /// `performAndWait` block of another context (see ``QueueOwnership``).
     var isOnQueue: Bool {
-        switch concurrencyType {
-        case .mainQueue:
-            // On Linux the main queue may be drained by a worker thread (after dispatchMain()), so the
-            // queue-specific mark counts as much as the main thread does.
-            return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) != nil
-        case .privateQueue: return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self)
-        case .confinement: return true
-        }
+        guard let queueIdentity else { return true }
+        if concurrencyType == .mainQueue && Thread.isMainThread { return true }
+        return DispatchQueue.getSpecific(key: Self.runningQueueKey) == queueIdentity || QueueOwnership.holds(queueIdentity)
+    }
+
+    /// The context queues the current thread holds: the one it runs, and those held further up its stack.
+    private static var queuesHeldByCurrentThread: [ObjectIdentifier] {
+        var held = QueueOwnership.heldQueues
+        if let running = DispatchQueue.getSpecific(key: runningQueueKey) { held.append(running) }
+        if Thread.isMainThread { held.append(ObjectIdentifier(mainQueueToken)) }
+        return held
     }
 
     /// Runs `block` on the context's queue, later.
@@ -179,9 +201,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Runs `block` on the context's queue and waits for it (runs it at once when already there).
+    ///
+    /// The queues the caller holds stay held for the block: a parent context on one of them (the main
+    /// queue, a private queue whose block called this) runs its own `performAndWait` inside the block at
+    /// once, where a `sync` would wait for itself.
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         guard let queue, !isOnQueue else { return try block() }
-        return try queue.sync(execute: block)
+        let held = Self.queuesHeldByCurrentThread
+        return try queue.sync { try QueueOwnership.holding(held, block) }
     }
 
     /// Runs `block` on the context's queue and returns its result.
@@ -420,6 +447,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Marks an object deleted; delete rules run now for the graph in memory and are checked at save.
     public func delete(_ object: ManagedObject) {
         guard object.managedObjectContext === self, !object.isDeleted else { return }
+        object.prepareForDeletion()
         if object.isInserted {
             // A new object deleted before any save simply goes away.
             try? applyDeleteRules(to: object)
@@ -437,16 +465,15 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         try? applyDeleteRules(to: object)
     }
 
-    /// Called before a value of `object` changes.
-    func willChange(_ object: ManagedObject) {
+    /// Called before a value of `object` changes: the value in `slot` (nil: values not told one by one).
+    func willChange(_ object: ManagedObject, slot: Int?) {
         guard !object.isDeleted else { return }
         // A new object edited after observers heard of its insert: they hear of the edit as an update.
-        if object.isInserted {
-            if tracksChanges { pendingChangeRecord.updated.insert(object) }
-            return
+        if !object.isInserted { updatedSet.insert(object) }
+        if tracksChanges {
+            pendingChangeRecord.updated.insert(object)
+            pendingChangeRecord.noteChange(of: object, slot: slot)
         }
-        updatedSet.insert(object)
-        if tracksChanges { pendingChangeRecord.updated.insert(object) }
     }
 
     // MARK: Discarding changes
@@ -497,10 +524,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             object.row = nil
             try? fulfillFault(object)
         } else {
+            object.willTurnIntoFault()
             object.changes = [:]
             object.row = nil
             updatedSet.remove(object)
             if object.isDeleted { object.flags.remove(.deleted); deletedSet.remove(object) }
+            object.didTurnIntoFault()
         }
     }
 

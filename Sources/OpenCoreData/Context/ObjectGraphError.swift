@@ -28,6 +28,9 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     case unsupportedConcurrencyType(context: String, request: String)
     /// The request is malformed (missing entity, bad sort key…).
     case invalidRequest(String)
+    /// A typed fetch (`FetchRequest<Person>`) of an entity whose objects (or a sub-entity's) are of
+    /// another class, such as an entity whose model file names a class that was not found.
+    case resultTypeMismatch(entity: String, objectClass: String, resultType: String)
     /// The operation was cancelled.
     case cancelled
     /// The store refused the operation.
@@ -54,6 +57,8 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
         case .unsupportedConcurrencyType(let context, let request):
             return "\(context) cannot support \(request)."
         case .invalidRequest(let reason): return "Invalid request: \(reason)."
+        case .resultTypeMismatch(let entity, let objectClass, let resultType):
+            return "Objects of entity '\(entity)' are \(objectClass), not \(resultType)."
         case .cancelled: return "The operation was cancelled."
         case .store(let error): return error.description
         }
@@ -63,7 +68,9 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
 }
 
 /// One failed validation rule.
-public struct ValidationFailure: Sendable, CustomStringConvertible, Equatable {
+public struct ValidationFailure: @unchecked Sendable, CustomStringConvertible, Equatable {
+    // @unchecked Sendable: `underlyingError` is an error a validation hook threw, handed to the caller
+    // with the save's failure and never mutated by the library.
     public enum Rule: String, Sendable {
         case missingRequiredValue, tooSmall, tooLarge, tooShort, tooLong, patternMismatch, dateTooEarly,
              dateTooLate, tooFewObjects, tooManyObjects, deleteDenied, uniquenessViolation, custom
@@ -73,8 +80,33 @@ public struct ValidationFailure: Sendable, CustomStringConvertible, Equatable {
     public var key: String
     public var rule: Rule
     public var message: String
+    /// The error a subclass's validation hook (`validateForInsert`, `validateValue(_:forKey:)`…) threw,
+    /// as it was thrown (rule ``Rule/custom``); nil for the model's own rules.
+    public var underlyingError: (any Error)?
+
+    /// A failure of one of the model's rules.
+    public init(objectID: ManagedObjectID, entity: String, key: String, rule: Rule, message: String) {
+        self.objectID = objectID
+        self.entity = entity
+        self.key = key
+        self.rule = rule
+        self.message = message
+    }
+
+    /// A failure a validation hook of `object` threw, for `key` ("" for the object as a whole).
+    init(thrownBy object: ManagedObject, key: String, error: any Error) {
+        self.init(objectID: object.objectID, entity: object.entity.name, key: key, rule: .custom,
+                  message: String(describing: error))
+        underlyingError = error
+    }
 
     public var description: String { "\(entity).\(key): \(message)" }
+
+    /// Equal when they name the same object, key, rule and message (the underlying errors are not compared).
+    public static func == (lhs: ValidationFailure, rhs: ValidationFailure) -> Bool {
+        lhs.objectID == rhs.objectID && lhs.entity == rhs.entity && lhs.key == rhs.key && lhs.rule == rhs.rule
+            && lhs.message == rhs.message
+    }
 }
 
 /// An optimistic locking conflict: the object changed in the store since this context read it.

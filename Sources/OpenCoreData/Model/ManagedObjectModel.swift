@@ -115,10 +115,13 @@ public final class ManagedObjectModel: @unchecked Sendable {
         try Self.checkAttributesAndConstraints(numbered)
 
         entityVersionHashesByName = Self.computeEntityVersionHashes(entities)
+        // Classes named in a model file (`representedClassName`) bound to the program's classes.
+        ManagedObjectClassRegistry.bindClasses(of: entities)
         for entity in entities {
             entity.managedObjectModel = self
             entity.freeze()
         }
+        ManagedObjectClassRegistry.noteBindings(of: self)
         schemaStorage = try StoreSchema(model: self)
         for entity in numbered {
             let mapping = schema.mapping(for: entity)

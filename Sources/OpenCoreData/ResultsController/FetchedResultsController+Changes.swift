@@ -54,9 +54,11 @@ extension FetchedResultsController {
         for (old, new) in change.renamedObjectIDs where tracker.rows.contains(ResultsChangeTracker.handle(for: old)) {
             if let object = context.registeredObject(for: new) { try consider(object, oldID: old) }
         }
-        var related: [ManagedObject] = []
+        // Objects of other entities, with the keys they changed (nil: unknown): their owners are looked at
+        // only when a key the request reads through them changed.
+        var related: [(object: ManagedObject, changedKeys: Set<String>?)] = []
         for object in change.inserted.union(change.updated).union(change.refreshed) {
-            if isOfEntity(object) { try consider(object) } else { related.append(object) }
+            if isOfEntity(object) { try consider(object) } else { related.append((object, change.changedKeys(of: object))) }
         }
         for object in change.deleted {
             if isOfEntity(object) {
@@ -67,7 +69,7 @@ extension FetchedResultsController {
                     candidates.append(.init(oldHandle: handle, new: nil, object: object, oldID: object.objectID))
                 }
             } else {
-                related.append(object)
+                related.append((object, nil))
             }
         }
         if let merged = change.mergedChanges {
@@ -79,7 +81,7 @@ extension FetchedResultsController {
                 if let object = try? context.object(with: id) { try consider(object) }
             }
             for id in changed where !isResultEntity(id.entity) && isOnDependencyChain(id.entity) {
-                if let object = try? context.object(with: id) { related.append(object) }
+                if let object = try? context.object(with: id) { related.append((object, change.changedKeys(of: object))) }
             }
             for id in merged.deletedObjectIDs where isResultEntity(id.entity) && !seenIDs.contains(id) {
                 let handle = ResultsChangeTracker.handle(for: id)
@@ -88,8 +90,8 @@ extension FetchedResultsController {
                 }
             }
         }
-        for object in related {
-            for owner in owners(of: object) where isOfEntity(owner) { try consider(owner) }
+        for (object, changedKeys) in related {
+            for owner in owners(of: object, changedKeys: changedKeys) where isOfEntity(owner) { try consider(owner) }
         }
         return candidates
     }
@@ -102,19 +104,23 @@ extension FetchedResultsController {
     }
 
     private func isOnDependencyChain(_ candidate: EntityDescription) -> Bool {
-        dependencyChainsForChanges.contains { chain in
-            chain.contains { $0.destinationEntity.map { candidate.isKind(of: $0) } ?? false }
+        dependenciesForChanges.contains { dependency in
+            dependency.relationships.contains { $0.destinationEntity.map { candidate.isKind(of: $0) } ?? false }
         }
     }
 
-    /// The result-entity objects whose key paths pass through `object` (walking inverse relationships).
-    func owners(of object: ManagedObject, chains: [[RelationshipDescription]]? = nil) -> [ManagedObject] {
+    /// The result-entity objects whose key paths pass through `object` (walking inverse relationships),
+    /// through those paths that read one of `changedKeys` on it (nil: any key may have changed).
+    func owners(of object: ManagedObject, changedKeys: Set<String>?,
+                dependencies: [ResultsDependency]? = nil) -> [ManagedObject] {
         var owners: [ManagedObject] = []
         // A deleted object's owners hear of it through their own change (nullify or cascade).
         guard !object.isDeleted else { return owners }
-        for chain in chains ?? dependencyChainsForChanges {
+        for dependency in dependencies ?? dependenciesForChanges {
+            let chain = dependency.relationships
             for depth in chain.indices {
-                guard let destination = chain[depth].destinationEntity, object.entity.isKind(of: destination) else { continue }
+                guard let destination = chain[depth].destinationEntity, object.entity.isKind(of: destination),
+                      dependency.matters(changedKeys, atDepth: depth) else { continue }
                 var level: [ManagedObject] = [object]
                 var complete = true
                 for step in stride(from: depth, through: 0, by: -1) {

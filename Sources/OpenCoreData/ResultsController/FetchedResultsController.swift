@@ -93,8 +93,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     private var entity: EntityDescription?
     private var observerToken: UUID?
     let differenceStreams = ContinuationStore<FetchedResultsDifference>()
-    /// Relationship chains (from the entity) whose destinations' changes can move rows.
-    var dependencyChainsForChanges: [[RelationshipDescription]] = []
+    /// Relationship chains (from the entity) whose objects' changes can move rows, with the keys that matter.
+    var dependenciesForChanges: [ResultsDependency] = []
 
     /// Where cache files are kept (default: `<temporary directory>/OpenCoreData-FRC-cache`).
     public static var cacheDirectory: URL {
@@ -182,8 +182,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         let plan = try FetchPlan(request: request, context: managedObjectContext)
         try checkResultType(entity: plan.entity, includesSubentities: request.includesSubentities)
         let ordering = try ResultsOrdering(entity: plan.entity, sortDescriptors: request.sortDescriptors)
-        let chains = dependencyChains(ordering: ordering, entity: plan.entity, predicate: request.predicate)
-        let cacheable = !chains.contains { $0.contains { $0.isToMany } }
+        let dependencies = ResultsDependency.collect(ordering: ordering, entity: plan.entity, predicate: request.predicate)
+        let cacheable = !dependencies.contains { $0.relationships.contains { $0.isToMany } }
         return try ResultsQuery(request: request, plan: plan, ordering: ordering, hasSections: sectionNameKeyPath != nil,
                                 cacheName: cacheName, cacheable: cacheable)
     }
@@ -209,9 +209,9 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
                                            storeIdentity: plan.store.identity)
         // Unsaved changes to related objects (a bank's details) move their owners too; the store does not
         // know them yet.
-        let chains = dependencyChains(ordering: query.ordering, entity: plan.entity, predicate: query.request.predicate)
+        let dependencies = ResultsDependency.collect(ordering: query.ordering, entity: plan.entity, predicate: query.request.predicate)
         var relatedOwners: [ManagedObject] = []
-        if !chains.isEmpty {
+        if !dependencies.isEmpty {
             var ancestor: ManagedObjectContext? = context
             while let current = ancestor {
                 let changedIDs: [ManagedObjectID] = current.performAndWait {
@@ -220,7 +220,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
                 for id in changedIDs where !(query.request.includesSubentities ? id.entity.isKind(of: plan.entity)
                                                                             : id.entity === plan.entity) {
                     guard let object = try? context.object(with: id) else { continue }
-                    relatedOwners.append(contentsOf: owners(of: object, chains: chains))
+                    // The change is an ancestor's, not this object's: any key may have changed.
+                    relatedOwners.append(contentsOf: owners(of: object, changedKeys: nil, dependencies: dependencies))
                 }
                 ancestor = current.parent
             }
@@ -263,8 +264,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         fetchedRequest = query.request
         forgetRecentBatch()
         self.entity = entity
-        self.dependencyChainsForChanges = dependencyChains(ordering: query.ordering, entity: entity,
-                                                           predicate: query.request.predicate)
+        self.dependenciesForChanges = ResultsDependency.collect(ordering: query.ordering, entity: entity,
+                                                                 predicate: query.request.predicate)
         if snapshot.fromCache { statistics.cacheHits += 1 } else { statistics.queryFetches += 1 }
         if query.request.fetchBatchSize == 0 && tracker.count > 0 {
             _ = try context.materializeBatch(self.tracker?.objectIDs(in: 0..<tracker.count) ?? [])
@@ -475,55 +476,6 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
                                      context: managedObjectContext)
         batched.prefetchKeyPaths = fetchedRequest?.relationshipKeyPathsForPrefetching ?? []
         return FetchResults(batched: batched)
-    }
-
-    // MARK: Dependencies
-
-    /// The relationship chains whose destination objects' changes can change a row's keys or match:
-    /// sort keys through relationships, and dotted key paths in the predicate's format.
-    private func dependencyChains(ordering: ResultsOrdering, entity: EntityDescription,
-                                  predicate: QueryPredicate?) -> [[RelationshipDescription]] {
-        var chains = ordering.keys.map(\.relationships).filter { !$0.isEmpty }
-        if let format = predicate?.predicateFormat {
-            for path in Self.dottedKeyPaths(in: format) {
-                var current = entity
-                var chain: [RelationshipDescription] = []
-                for part in path.split(separator: ".").map(String.init) {
-                    guard let slot = current.slotByName[part],
-                          let relationship = current.allProperties[slot] as? RelationshipDescription,
-                          let destination = relationship.destinationEntity else { break }
-                    chain.append(relationship)
-                    current = destination
-                }
-                if !chain.isEmpty { chains.append(chain) }
-            }
-        }
-        return chains
-    }
-
-    /// Dotted identifiers outside quotes (`details.zip`, `ANY items.name`).
-    static func dottedKeyPaths(in format: String) -> [String] {
-        var paths: [String] = []
-        var current = ""
-        var quote: Character?
-        func flush() {
-            if current.contains("."), let first = current.first, first.isLetter || first == "_" { paths.append(current) }
-            current = ""
-        }
-        for character in format {
-            if let open = quote {
-                if character == open { quote = nil }
-                continue
-            }
-            if character == "'" || character == "\"" { flush(); quote = character; continue }
-            if character.isLetter || character.isNumber || character == "_" || character == "." {
-                current.append(character)
-            } else {
-                flush()
-            }
-        }
-        flush()
-        return paths
     }
 }
 

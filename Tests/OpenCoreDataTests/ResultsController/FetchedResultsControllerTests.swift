@@ -145,8 +145,13 @@ import Testing
         #expect(name == "TX")
     }
 
-    @Test func predicateKeyPathsAreFound() {
-        #expect(FetchedResultsController<ManagedObject>.dottedKeyPaths(in: "details.zip > 5 AND name == 'a.b' OR ANY items.tag == $X")
-                == ["details.zip", "items.tag"])
+    @Test func predicateKeyPathsAreFound() throws {
+        let predicate = try QueryPredicate(format: """
+            details.zip > 5 AND name == 'a.b' OR ANY items.tag == $X \
+            OR SUBQUERY(items, $i, $i.owner.name == 'x').@count > 0
+            """)
+        var collector = ResultsDependency.KeyPathCollector()
+        collector.visit(predicate, variables: [:])
+        #expect(collector.paths == [["details", "zip"], ["name"], ["items", "tag"], ["items"], ["items", "owner", "name"]])
     }
 }
