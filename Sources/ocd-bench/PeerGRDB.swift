@@ -58,6 +58,9 @@ enum PeerBaselines {
         "frc-1000-changes": "a ValueObservation side is not built yet",
         "frc-batch-on-access": "records have no faulting: a batch loaded on access has no record-layer twin",
         "frc-batch-typed": "records have no faulting: a batch loaded on access has no record-layer twin",
+        "history-save": "GRDB keeps no history of its own; the raw column is the library without history",
+        "history-fetch": "GRDB keeps no history of its own",
+        "history-remote-latency": "GRDB's ValueObservation sees its own pool's writes only, not another process's",
     ]
 
     /// A pool on a store file, with the pragmas both other sides use (WAL is the pool's own).

@@ -154,7 +154,7 @@ final class Fixtures {
 
 enum Scenarios {
     static let all: [Scenario] = [insert, fetchAll, fetchBatched, loadBatchByID, countWithPredicate, updatePerObject]
-        + AsyncFetchScenarios.all + BatchScenarios.all + ResultsControllerScenarios.all
+        + AsyncFetchScenarios.all + BatchScenarios.all + ResultsControllerScenarios.all + HistoryScenarios.all
 
     /// (1) Insert and save N new objects.
     static let insert = Scenario(

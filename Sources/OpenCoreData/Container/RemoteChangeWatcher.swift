@@ -20,6 +20,9 @@ final class RemoteChangeWatcher: @unchecked Sendable {
     /// polling interval elsewhere), in milliseconds.
     static let backstopMilliseconds: Int32 = 1000
     static let pollingMilliseconds: Int32 = 20
+    /// After a folder event: check every `hotMilliseconds`, `hotChecks` times, before sleeping again.
+    static let hotMilliseconds: Int32 = 2
+    static let hotChecks = 50
 
     private let path: String
     private let onChange: @Sendable () -> Void
@@ -97,14 +100,21 @@ final class RemoteChangeWatcher: @unchecked Sendable {
         var descriptors = [pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0),
                            pollfd(fd: notify, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 4096)
+        // A commit writes the log (an event) before it publishes itself in the shared-memory index (a
+        // mapped page: no event), so a check right after the event can come too early. After each event
+        // the watcher keeps checking on a short timer for a while before it sleeps again.
+        var hotChecksLeft = 0
         while !stopped.withLock({ $0 }) {
             descriptors[0].revents = 0
             descriptors[1].revents = 0
-            _ = poll(&descriptors, notify >= 0 ? 2 : 1, timeout)
+            _ = poll(&descriptors, notify >= 0 ? 2 : 1, hotChecksLeft > 0 ? Self.hotMilliseconds : timeout)
             if stopped.withLock({ $0 }) { break }
             if notify >= 0, descriptors[1].revents != 0 {
                 // The events only say "look now"; drain them.
                 while read(notify, &buffer, buffer.count) > 0 {}
+                hotChecksLeft = Self.hotChecks
+            } else if hotChecksLeft > 0 {
+                hotChecksLeft -= 1
             }
             let current = Self.dataVersion(connection)
             if current != version {
