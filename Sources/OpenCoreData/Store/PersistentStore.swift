@@ -29,14 +29,46 @@ public struct StoreOptions: Sendable, Hashable {
     /// file damaged inside its pages is refused before anything writes to it (opening a WAL pool writes). It
     /// reads every page: about a millisecond per megabyte when cached. 0 turns it off.
     public var integrityCheckLimit = 64 << 20
+    /// Core Data's `NSMigratePersistentStoresAutomaticallyOption`: when the model came from a
+    /// `.xcdatamodeld` bundle and another version of it wrote the store, migrate the store on open
+    /// (docs/MIGRATION.md). Off, such an open fails with ``MigrationError/migrationNeeded(path:storeVersion:modelVersion:reason:)``.
+    public var migratesStoreAutomatically = true
+    /// Core Data's `NSInferMappingModelAutomaticallyOption`: infer the mapping between versions (the only
+    /// kind of mapping there is so far). Off, a store that needs migrating is refused.
+    public var infersMappingModelAutomatically = true
 
     public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000,
-                updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20) {
+                updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20,
+                migratesStoreAutomatically: Bool = true, infersMappingModelAutomatically: Bool = true) {
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout
         self.rowCacheCapacity = rowCacheCapacity
         self.updatesMetadataWhenSchemaMatches = updatesMetadataWhenSchemaMatches
         self.integrityCheckLimit = integrityCheckLimit
+        self.migratesStoreAutomatically = migratesStoreAutomatically
+        self.infersMappingModelAutomatically = infersMappingModelAutomatically
+    }
+
+    /// The option names Core Data's options dictionary uses for the migration flags.
+    public enum Key {
+        /// `NSMigratePersistentStoresAutomaticallyOption` (``StoreOptions/migratesStoreAutomatically``).
+        public static let migratePersistentStoresAutomatically = "NSMigratePersistentStoresAutomaticallyOption"
+        /// `NSInferMappingModelAutomaticallyOption` (``StoreOptions/infersMappingModelAutomatically``).
+        public static let inferMappingModelAutomatically = "NSInferMappingModelAutomaticallyOption"
+        /// `NSReadOnlyPersistentStoreOption` (``StoreOptions/readOnly``).
+        public static let readOnly = "NSReadOnlyPersistentStoreOption"
+    }
+
+    /// Sets the flag Core Data's options dictionary calls `key` (see ``Key``).
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for a name that is not one of ``Key``'s.
+    public mutating func setOption(_ value: Bool, forKey key: String) throws {
+        switch key {
+        case Key.migratePersistentStoresAutomatically: migratesStoreAutomatically = value
+        case Key.inferMappingModelAutomatically: infersMappingModelAutomatically = value
+        case Key.readOnly: readOnly = value
+        default: throw ObjectGraphError.invalidRequest("unknown store option '\(key)'")
+        }
     }
 }
 
@@ -111,6 +143,11 @@ public final class PersistentStore: @unchecked Sendable {
                 // An empty file is an empty SQLite database: a new store when opened writable.
                 if options.readOnly { throw StoreError.notAStore(path: path, reason: "the file is empty (zero bytes)") }
             } else {
+                // Another version of the model's bundle wrote the store: migrate it first (in one
+                // transaction, through a connection of its own), or refuse with a typed error.
+                if !FileManager.default.fileExists(atPath: path + "-journal") {
+                    try StoreMigration.migrateIfNeeded(path: path, model: model, options: options)
+                }
                 do {
                     checked = try Self.checkExisting(path: path, model: model, options: options)
                 } catch is HotJournalNeedsWritableOpen {
@@ -321,7 +358,7 @@ public final class PersistentStore: @unchecked Sendable {
     }
 
     /// How the store's tables differ from what the model implies (empty when they match).
-    private static func schemaDifferences(_ db: Database, model: ManagedObjectModel, tableSet: Set<String>) throws -> [String] {
+    static func schemaDifferences(_ db: Database, model: ManagedObjectModel, tableSet: Set<String>) throws -> [String] {
             var differences: [String] = []
             let numbers = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
             var nameByNumber: [Int: String] = [:]
