@@ -152,6 +152,21 @@ final class InferredMappingPlanner {
             arguments: pairs.map { $0.old.databaseValue })
     }
 
+    /// SQL for the old keys of every row that stays in the store (its entity has a match) in the table
+    /// that holds `entity`'s rows, when that is more than the rows of `entity` and its sub-entities; nil
+    /// when it is not.
+    private func survivingKeys(besides entity: EntityDescription) -> MigrationStatement? {
+        guard let first = ([entity] + entity.allSubentities).compactMap(match).first else { return nil }
+        let table = sourceTable(first)
+        let matched = Set(sourceByTarget.values.map(ObjectIdentifier.init))
+        let numbers = source.entitiesByNumber
+            .filter { sourceTable($0) == table && matched.contains(ObjectIdentifier($0)) }.map(storedNumber)
+        guard Set(numbers) != Set(numberPairs(entity).map(\.old)) else { return nil }
+        return MigrationStatement(
+            sql: "SELECT \(quoted("Z_PK")) FROM \(quoted(table)) WHERE \(quoted("Z_ENT")) IN (\(placeholders(numbers)))",
+            arguments: numbers.map(\.databaseValue))
+    }
+
     private func storage(of property: PropertyDescription, in entity: EntityDescription, schema: StoreSchema) -> StoreSchema.PropertyStorage {
         schema.mapping(for: entity).storage[entity.slotByName[property.name]!]
     }
@@ -330,6 +345,22 @@ final class InferredMappingPlanner {
             MigrationStatement(sql: "CREATE INDEX temp.\(quoted(name + "_A")) ON \(table) (a)"),
             MigrationStatement(sql: "CREATE INDEX temp.\(quoted(name + "_B")) ON \(table) (b)"),
         ]))
+        // Links to objects that stay but leave the relationship's entities (an inheritance change) would
+        // be dropped silently: refused instead. (Links to objects of removed entities go with them.)
+        var lost: [String] = []
+        var lostArguments: [DatabaseValue] = []
+        for (column, entity, kept) in [("a", owner, ownerKeys), ("b", destination, destinationKeys)] {
+            guard let surviving = survivingKeys(besides: entity) else { continue }
+            lost.append("(\(column) IN (\(surviving.sql)) AND \(column) NOT IN (\(kept.sql)))")
+            lostArguments += surviving.arguments + kept.arguments
+        }
+        if !lost.isEmpty {
+            addCheck(key: "lost \(name)", subject: "\(owner.name).\(relationship.name)",
+                     "links to objects no longer of the relationship's entities",
+                     sql: "SELECT COUNT(*) FROM (\(pairs.sql)) WHERE \(lost.joined(separator: " OR "))",
+                     arguments: pairs.arguments + lostArguments,
+                     refusal: .linksLost(entity: owner.name, relationship: relationship.name))
+        }
         // Links that the new storage cannot hold are refused, never dropped.
         if !relationship.isToMany && fromToMany {
             addCheck(key: "links \(name)", subject: "\(owner.name).\(relationship.name)",

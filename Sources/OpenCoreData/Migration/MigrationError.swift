@@ -17,6 +17,9 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
     /// A relationship that becomes to-one (or loses its many-to-many side) has `rowCount` objects holding
     /// several links: keeping one would lose the others.
     case severalLinks(entity: String, relationship: String, rowCount: Int)
+    /// `rowCount` links of a relationship point at (or come from) objects that stay in the store but are
+    /// no longer of the relationship's entities (an inheritance change moved them out).
+    case linksWouldBeLost(entity: String, relationship: String, rowCount: Int)
     /// The store's tables are not those of the version its hashes name.
     case storeDoesNotMatchItsVersion(path: String, version: String, differences: [String])
     /// A statement failed while the migration ran; everything was rolled back.
@@ -38,6 +41,8 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
             return "Attribute '\(entity).\(attribute)' is required and has no default value, but \(rowCount) row\(rowCount == 1 ? "" : "s") would have none."
         case .severalLinks(let entity, let relationship, let rowCount):
             return "Relationship '\(entity).\(relationship)' can hold only one object, but \(rowCount) object\(rowCount == 1 ? "" : "s") hold several."
+        case .linksWouldBeLost(let entity, let relationship, let rowCount):
+            return "Relationship '\(entity).\(relationship)' would lose \(rowCount) link\(rowCount == 1 ? "" : "s") to objects that are no longer of its entities."
         case .storeDoesNotMatchItsVersion(let path, let version, let differences):
             return "\(path) carries the hashes of version '\(version)' but not its tables: " + differences.joined(separator: "; ") + "."
         case .stepFailed(let path, let step, let reason):

@@ -82,6 +82,7 @@ struct MigrationStatement: Sendable, Equatable, CustomStringConvertible {
 enum MigrationRefusal: Sendable, Equatable {
     case missingRequiredValues(entity: String, attribute: String)
     case severalLinks(entity: String, relationship: String)
+    case linksLost(entity: String, relationship: String)
 
     func error(rowCount: Int) -> MigrationError {
         switch self {
@@ -89,6 +90,8 @@ enum MigrationRefusal: Sendable, Equatable {
             return .missingRequiredValues(entity: entity, attribute: attribute, rowCount: rowCount)
         case .severalLinks(let entity, let relationship):
             return .severalLinks(entity: entity, relationship: relationship, rowCount: rowCount)
+        case .linksLost(let entity, let relationship):
+            return .linksWouldBeLost(entity: entity, relationship: relationship, rowCount: rowCount)
         }
     }
 }
