@@ -50,7 +50,12 @@ enum MigrationFixtures {
         for object in objects {
             let inserted = try context.insertNewObject(forEntityName: object.entity)
             for (key, value) in object.values { try inserted.setValue(value, forKey: key) }
-            made["\(object.entity)/\(object.key)"] = inserted
+            // Registered under its ancestors too, so links to a parent entity find it.
+            var entity: EntityDescription? = inserted.entity
+            while let current = entity {
+                made["\(current.name)/\(object.key)"] = inserted
+                entity = current.superentity
+            }
             try context.save()
         }
         for object in objects where !object.links.isEmpty {
