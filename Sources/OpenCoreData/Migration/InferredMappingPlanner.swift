@@ -101,7 +101,9 @@ final class InferredMappingPlanner {
             }
             steps.append(SchemaStep(.cleanUp, subject: nil, "drop the collected links", drops))
         }
-        return MigrationPlan(sourceVersion: sourceVersion, targetVersion: targetVersion, steps: steps)
+        return MigrationPlan(sourceVersion: sourceVersion, targetVersion: targetVersion, steps: steps,
+                             sourceHashes: source.entityVersionHashesByName,
+                             targetHashes: target.entityVersionHashesByName)
     }
 
     // MARK: Matching

@@ -14,6 +14,10 @@ public struct MigrationPlan: Sendable, Equatable, CustomStringConvertible {
     public let targetVersion: String
     /// The steps, in the order they run.
     public let steps: [SchemaStep]
+    /// The entity version hashes of the source and target versions: the runner checks the store still
+    /// carries the source's before it runs anything (another process may have migrated it meanwhile).
+    let sourceHashes: [String: Data]
+    let targetHashes: [String: Data]
 
     /// Each step on its own line, its SQL indented below it.
     public var description: String {

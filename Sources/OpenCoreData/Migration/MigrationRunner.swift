@@ -26,6 +26,14 @@ enum MigrationRunner {
         do {
             try queue.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
+                    // The plans were made from a read; the write lock is taken only now. A store another
+                    // connection migrated meanwhile is left alone; one changed otherwise is refused.
+                    let stored = try StoreMetadata.read(db, path: path).versionHashes
+                    if stored == plans[plans.count - 1].targetHashes { return .rollback }
+                    guard stored == plans[0].sourceHashes else {
+                        throw MigrationError.stepFailed(path: path, step: "check the store's version",
+                                                        reason: "the store changed version while the migration was planned")
+                    }
                     for plan in plans {
                         try run(plan.steps, in: db, path: path) {
                             done += 1
