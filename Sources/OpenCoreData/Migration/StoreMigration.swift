@@ -23,7 +23,7 @@ public enum StoreMigration {
     ///   for an unknown `version`, and the ``MigrationError`` that refuses the migration.
     public static func plan(storeAt url: URL, to bundle: ModelVersionBundle, version: String? = nil) throws -> [MigrationPlan] {
         let target = try targetVersion(version, in: bundle)
-        return try withReadOnlyStore(at: url.path) { db in
+        return try ReadOnlyStoreFile.read(url.path) { db in
             try Self.plans(db, path: url.path, bundle: bundle, target: target, targetModel: target.model)
         }
     }
@@ -59,7 +59,7 @@ public enum StoreMigration {
         if let reason {
             throw MigrationError.migrationNeeded(path: path, storeVersion: stored.name, modelVersion: modelVersion, reason: reason)
         }
-        let planned = try withReadOnlyStore(at: path) { db in
+        let planned = try ReadOnlyStoreFile.read(path) { db in
             try Self.plans(db, path: path, bundle: bundle, target: target, targetModel: model)
         }
         try MigrationRunner.run(planned, onStoreAt: path, busyTimeout: options.busyTimeout)
@@ -73,21 +73,6 @@ public enum StoreMigration {
             throw ModelError.versionNotFound(bundle: bundle.url.path, version: name, available: bundle.versions.map(\.name))
         }
         return found
-    }
-
-    private static func withReadOnlyStore<T>(at path: String, _ body: (Database) throws -> T) throws -> T {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError.notAStore(path: path, reason: "no such file")
-        }
-        var configuration = Configuration()
-        configuration.readonly = true
-        do {
-            let reader = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? reader.close() }
-            return try reader.inDatabase(body)
-        } catch let error as DatabaseError {
-            throw StoreError.fromOpening(error, path: path)
-        }
     }
 
     /// The plans from the version that wrote the store to `target`: one per version in between when each

@@ -150,18 +150,7 @@ extension StoreMetadata {
     /// - Throws: ``StoreError/notAStore(path:reason:)`` when the file is missing or not an SQLite
     ///   store, ``StoreError/corrupt(path:reason:)`` when `Z_METADATA` has no readable row.
     static func read(storeAt path: String) throws -> StoreMetadata {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError.notAStore(path: path, reason: "no such file")
-        }
-        var configuration = Configuration()
-        configuration.readonly = true
-        do {
-            let reader = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? reader.close() }
-            return try reader.read { db in try read(db, path: path) }
-        } catch let error as DatabaseError {
-            throw StoreError.fromOpening(error, path: path)
-        }
+        try ReadOnlyStoreFile.read(path) { db in try read(db, path: path) }
     }
 
     /// Reads the metadata row through an open connection.

@@ -81,6 +81,14 @@ import Testing
         return result
     }
 
+    /// A store of version "Shop" filled with `shopData(seed:)`, and its bytes.
+    static func shopStore(in directory: TemporaryDirectory, seed: UInt64) throws -> (url: URL, bytes: Data) {
+        let url = directory.file("Store.sqlite")
+        try MigrationFixtures.fill(url, model: ManagedObjectModel(contentsOf: MigrationFixtures.shopBundle(), version: "Shop"),
+                                   with: shopData(seed: seed))
+        return (url, try MigrationFixtures.bytes(url))
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64])
     func openingAStoreOfTheFirstVersionMigratesItThroughEveryVersion(seed: UInt64) throws {
         let directory = TemporaryDirectory()
@@ -127,9 +135,7 @@ import Testing
     @Test func theDryRunPlanNamesEachStepAndRunsNothing() throws {
         let directory = TemporaryDirectory()
         let bundleURL = try MigrationFixtures.shopBundle()
-        let url = directory.file("Store.sqlite")
-        try MigrationFixtures.fill(url, model: ManagedObjectModel(contentsOf: bundleURL, version: "Shop"), with: Self.shopData(seed: 4))
-        let before = try MigrationFixtures.bytes(url)
+        let (url, before) = try Self.shopStore(in: directory, seed: 4)
         let bundle = try ModelVersionBundle(contentsOf: bundleURL)
         let plans = try StoreMigration.plan(storeAt: url, to: bundle)
         #expect(plans.map { "\($0.sourceVersion) → \($0.targetVersion)" } == ["Shop → Shop 2", "Shop 2 → Shop 3"])
@@ -161,9 +167,7 @@ import Testing
     @Test func withoutAutomaticMigrationOrReadOnlyTheOpenSaysMigrationIsNeeded() throws {
         let directory = TemporaryDirectory()
         let bundle = try MigrationFixtures.shopBundle()
-        let url = directory.file("Store.sqlite")
-        try MigrationFixtures.fill(url, model: ManagedObjectModel(contentsOf: bundle, version: "Shop"), with: Self.shopData(seed: 5))
-        let before = try MigrationFixtures.bytes(url)
+        let (url, before) = try Self.shopStore(in: directory, seed: 5)
         let current = try ManagedObjectModel(contentsOf: bundle)
         let description = PersistentStoreDescription(url: url)
         #expect(description.shouldMigrateStoreAutomatically && description.shouldInferMappingModelAutomatically)
