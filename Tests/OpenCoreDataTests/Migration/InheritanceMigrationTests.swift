@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import OpenCoreData
 
@@ -7,10 +8,13 @@ import Testing
 @Suite struct InheritanceMigrationTests {
     typealias Object = MigrationFixtures.Object
 
-    static let keys = ["Item": "name", "Book": "name", "Magazine": "name", "Media": "name", "Shelf": "name"]
+    static let keys = ["Author": "name", "Item": "name", "Book": "name", "Magazine": "name", "Media": "name", "Shelf": "name"]
 
-    static func migrateAndCompare(versions: [(name: String, entities: String)], old: [Object], new: [Object]) throws {
-        let directory = TemporaryDirectory()
+    /// Migrates a store of the first version holding `old` and compares it with a fresh store of the last
+    /// holding `new`, both in `directory`; returns the migrated store.
+    @discardableResult
+    static func migrateAndCompare(in directory: TemporaryDirectory = TemporaryDirectory(),
+                                  versions: [(name: String, entities: String)], old: [Object], new: [Object]) throws -> URL {
         let (bundle, url, _) = try InferredMigrationRuleTests.store(directory, versions: versions, objects: old)
         try InferredMigrationRuleTests.open(url, bundle: bundle)
         let model = try ManagedObjectModel(contentsOf: bundle)
@@ -18,25 +22,37 @@ import Testing
         try MigrationFixtures.fill(fresh, model: model, with: new)
         #expect(try MigrationFixtures.layout(url) == MigrationFixtures.layout(fresh))
         #expect(try MigrationFixtures.dump(url, model: model, keys: keys) == MigrationFixtures.dump(fresh, model: model, keys: keys))
+        return url
     }
 
     @Test func aSubentityLeavingItsParentMovesItsRowsToATableOfItsOwn() throws {
         let item = #"<entity name="Item"><attribute name="name" attributeType="String"/></entity>"#
         let magazine = #"<entity name="Magazine" parentEntity="Item"><attribute name="issue" optional="YES" attributeType="Integer 32"/></entity>"#
-        try Self.migrateAndCompare(versions: [
-            ("V1", item + magazine + #"<entity name="Book" parentEntity="Item"><attribute name="pages" optional="YES" attributeType="Integer 32"/></entity>"#),
-            ("V2", item + magazine + #"<entity name="Book"><attribute name="name" attributeType="String"/><attribute name="pages" optional="YES" attributeType="Integer 32"/></entity>"#),
+        // Item keeps a sub-entity, so a to-one to Item keeps its entity-number column, renumbered.
+        let shelf = #"<entity name="Shelf"><attribute name="name" attributeType="String"/><relationship name="favorite" optional="YES" maxCount="1" destinationEntity="Item"/></entity>"#
+        let directory = TemporaryDirectory()
+        let url = try Self.migrateAndCompare(in: directory, versions: [
+            ("V1", item + magazine + shelf + #"<entity name="Book" parentEntity="Item"><attribute name="pages" optional="YES" attributeType="Integer 32"/></entity>"#),
+            ("V2", item + magazine + shelf + #"<entity name="Author"><attribute name="name" optional="YES" attributeType="String"/></entity><entity name="Book"><attribute name="name" attributeType="String"/><attribute name="pages" optional="YES" attributeType="Integer 32"/></entity>"#),
         ], old: [
             Object(entity: "Item", key: "i", values: ["name": "i"]),
             Object(entity: "Book", key: "b1", values: ["name": "b1", "pages": Int32(10)]),
             Object(entity: "Magazine", key: "m", values: ["name": "m", "issue": Int32(3)]),
             Object(entity: "Book", key: "b2", values: ["name": "b2"]),
+            Object(entity: "Shelf", key: "s", values: ["name": "s"], links: ["favorite": ["m"]]),
         ], new: [
             Object(entity: "Item", key: "i", values: ["name": "i"]),
             Object(entity: "Book", key: "b1", values: ["name": "b1", "pages": Int32(10)]),
             Object(entity: "Magazine", key: "m", values: ["name": "m", "issue": Int32(3)]),
             Object(entity: "Book", key: "b2", values: ["name": "b2"]),
+            Object(entity: "Shelf", key: "s", values: ["name": "s"], links: ["favorite": ["m"]]),
         ])
+        // V1 numbered Item 1, Book 2, Magazine 3, Shelf 4; V2 numbers Author 1, Book 2, Item 3, Magazine 4,
+        // Shelf 5: the column holds Magazine's new number.
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT Z5_FAVORITE FROM ZSHELF") } == 4)
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT Z_ENT FROM ZITEM WHERE ZNAME = 'm'") } == 4)
     }
 
     @Test func aNewAbstractParentTakesItsOnlyChildsRowsAndLinks() throws {

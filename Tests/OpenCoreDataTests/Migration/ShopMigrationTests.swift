@@ -89,7 +89,7 @@ import Testing
         return (url, try MigrationFixtures.bytes(url))
     }
 
-    @Test(arguments: [1, 2, 3] as [UInt64])
+    @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
     func openingAStoreOfTheFirstVersionMigratesItThroughEveryVersion(seed: UInt64) throws {
         let directory = TemporaryDirectory()
         let bundle = try MigrationFixtures.shopBundle()
