@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import OpenCoreData
 
@@ -192,5 +193,34 @@ import Testing
         ])
         #expect(try MigrationFixtures.layout(url) == MigrationFixtures.layout(fresh))
         #expect(try MigrationFixtures.dump(url, model: model, keys: keys) == MigrationFixtures.dump(fresh, model: model, keys: keys))
+    }
+    @Test func aDeleteRuleChangeNeedsNoMigration() throws {
+        let directory = TemporaryDirectory()
+        let (bundle, url, _) = try Self.store(directory, versions: [
+            ("V1", Self.person(#"<relationship name="pets" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Pet"/>"#)),
+            ("V2", Self.person(#"<relationship name="pets" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Pet"/>"#)),
+        ], objects: Self.pets)
+        // Delete rules are not part of the version hashes: both versions open the store as it is.
+        #expect(try ModelVersionBundle(contentsOf: bundle).version(ofStoreAt: url)?.name == "V2")
+        #expect(try StoreMigration.plan(storeAt: url, to: ModelVersionBundle(contentsOf: bundle)).isEmpty)
+        try Self.open(url, bundle: bundle)
+        #expect(try MigrationFixtures.dump(url, model: ManagedObjectModel(contentsOf: bundle)).count == 3)
+    }
+
+    @Test func aStoreWhoseTablesAreNotThoseOfItsVersionIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let (bundle, url, _) = try Self.store(directory, versions: [
+            ("V1", Self.note(#"<attribute name="text" optional="YES" attributeType="String"/>"#)),
+            ("V2", Self.note(#"<attribute name="text" optional="YES" attributeType="String"/><attribute name="extra" optional="YES" attributeType="String"/>"#)),
+        ], objects: Self.notes)
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { try $0.execute(sql: "ALTER TABLE ZNOTE DROP COLUMN ZTEXT") }
+        try queue.close()
+        let before = try MigrationFixtures.bytes(url)
+        #expect(throws: MigrationError.storeDoesNotMatchItsVersion(path: url.path, version: "V1",
+                                                                   differences: ["column ZNOTE.ZTEXT is missing"])) {
+            try Self.open(url, bundle: bundle)
+        }
+        #expect(try MigrationFixtures.bytes(url) == before)
     }
 }

@@ -132,6 +132,17 @@ import Testing
         #expect(try context.count(for: request) == 5)
     }
 
+    @Test func aContainerMigratesWhenItLoadsItsStore() throws {
+        let directory = TemporaryDirectory()
+        let (url, _) = try Self.shopStore(in: directory, seed: 8)
+        let container = PersistentContainer(name: "Shop", managedObjectModel: try ManagedObjectModel(contentsOf: MigrationFixtures.shopBundle()))
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try container.loadPersistentStores()
+        let context = container.newBackgroundContext()
+        let purchases = try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Purchase")) }
+        #expect(purchases == 5)
+    }
+
     @Test func theDryRunPlanNamesEachStepAndRunsNothing() throws {
         let directory = TemporaryDirectory()
         let bundleURL = try MigrationFixtures.shopBundle()
