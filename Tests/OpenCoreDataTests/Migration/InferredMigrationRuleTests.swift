@@ -223,4 +223,20 @@ import Testing
         }
         #expect(try MigrationFixtures.bytes(url) == before)
     }
+    @Test func aRefusalInALaterStepRollsBackTheEarlierSteps() throws {
+        // V1 → V2 adds an attribute; V2 → V3 makes `text` required without a default while notes lack it.
+        // That check runs inside the transaction, after V1 → V2 was written: all of it is rolled back.
+        let directory = TemporaryDirectory()
+        let (bundle, url, before) = try Self.store(directory, versions: [
+            ("V1", Self.note(#"<attribute name="text" optional="YES" attributeType="String"/>"#)),
+            ("V2", Self.note(#"<attribute name="text" optional="YES" attributeType="String"/><attribute name="extra" optional="YES" attributeType="String"/>"#)),
+            ("V3", Self.note(#"<attribute name="text" attributeType="String"/><attribute name="extra" optional="YES" attributeType="String"/>"#)),
+        ], objects: Self.notes)
+        let plans = try StoreMigration.plan(storeAt: url, to: ModelVersionBundle(contentsOf: bundle))
+        #expect(plans.map(\.targetVersion) == ["V2", "V3"])
+        #expect(throws: MigrationError.missingRequiredValues(entity: "Note", attribute: "text", rowCount: 2)) {
+            try Self.open(url, bundle: bundle)
+        }
+        #expect(try MigrationFixtures.bytes(url) == before)
+    }
 }
