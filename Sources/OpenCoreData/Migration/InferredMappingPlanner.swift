@@ -25,6 +25,9 @@ final class InferredMappingPlanner {
     static let linksPrefix = "_OCD_LINKS_"
 
     private var sourceByTarget: [ObjectIdentifier: EntityDescription] = [:]
+    /// What is added to the keys of an old table whose rows join another table's in one new table (so
+    /// keys stay unique), as SQL over the old tables; absent for tables whose keys stay as they are.
+    private var keyOffsetByTable: [String: (sql: String, arguments: [DatabaseValue])] = [:]
     private var checks: [SchemaStep] = []
     private var checkKeys: Set<String> = []
     private var linkSteps: [SchemaStep] = []
@@ -51,15 +54,11 @@ final class InferredMappingPlanner {
         let targetSchema = target.schema
         var creates: [SchemaStep] = []
         var copies: [SchemaStep] = []
+        try assignKeyOffsets()
+        var entityColumnFills: [SchemaStep] = []
         // Entity tables.
         for table in targetSchema.tables {
             let entities = target.entitiesByNumber.filter { targetSchema.mapping(for: $0).tableName == table.name }
-            let sourceTables = Set(entities.compactMap { match($0).map(sourceTable) })
-            if sourceTables.count > 1 {
-                throw MigrationError.unsupportedChange(
-                    entity: entities[0].rootEntity.name, property: nil,
-                    reason: "rows of tables \(sourceTables.sorted().joined(separator: " and ")) would share table \(table.name) (joining inheritance trees is not inferred)")
-            }
             let columns = table.columns.map { "\(quoted($0.name)) \($0.sqlType)" }.joined(separator: ", ")
             creates.append(SchemaStep(.createTable, subject: entities.first?.rootEntity.name,
                                       "create \(table.name) (\(table.columns.count) columns)",
@@ -67,6 +66,7 @@ final class InferredMappingPlanner {
             for entity in entities {
                 guard let sourceEntity = match(entity) else { continue }
                 copies.append(try copyRows(of: entity, from: sourceEntity, into: table))
+                entityColumnFills += fillEntityColumns(of: entity)
             }
         }
         // Join tables.
@@ -76,7 +76,7 @@ final class InferredMappingPlanner {
                 sql: "CREATE TABLE \(quoted(Self.newTablePrefix + join.name)) (\(columns), PRIMARY KEY (\(quoted(join.sourceColumn)), \(quoted(join.destinationColumn))))")]))
             if let fill = try fillJoinTable(join) { copies.append(fill) }
         }
-        var steps = linkSteps + checks + creates + copies
+        var steps = linkSteps + checks + creates + copies + entityColumnFills
         steps.append(rewritePrimaryKeys())
         let sourceSchema = source.schema
         for name in sourceSchema.tables.map(\.name) + sourceSchema.joinTables.map(\.name) {
@@ -135,6 +135,43 @@ final class InferredMappingPlanner {
 
     private func sourceTable(_ entity: EntityDescription) -> String { source.schema.mapping(for: entity).tableName }
 
+    /// When rows of several old tables land in one new table (inheritance trees joined under a new
+    /// parent), the keys of each old table after the first (in name order) move up past every key the
+    /// tables before it held or handed out. Links move with them; those objects get new IDs.
+    private func assignKeyOffsets() throws {
+        let schema = target.schema
+        for table in schema.tables {
+            let entities = target.entitiesByNumber.filter { schema.mapping(for: $0).tableName == table.name }
+            let oldTables = Array(Set(entities.compactMap { match($0).map(sourceTable) })).sorted()
+            guard oldTables.count > 1 else { continue }
+            var terms: [(sql: String, arguments: [DatabaseValue])] = []
+            for oldTable in oldTables {
+                if keyOffsetByTable[oldTable] != nil {
+                    throw MigrationError.unsupportedChange(
+                        entity: entities[0].rootEntity.name, property: nil,
+                        reason: "rows of \(oldTable) would join rows of other tables in more than one new table")
+                }
+                if !terms.isEmpty {
+                    keyOffsetByTable[oldTable] = (terms.map(\.sql).joined(separator: " + "), terms.flatMap(\.arguments))
+                }
+                terms.append(highestKey(of: oldTable))
+            }
+        }
+    }
+
+    /// SQL for the highest key an old table holds or handed out.
+    private func highestKey(of table: String) -> (sql: String, arguments: [DatabaseValue]) {
+        let names = source.entitiesByNumber.filter { sourceTable($0) == table }.map(\.name)
+        return ("MAX((SELECT COALESCE(MAX(\(quoted("Z_PK"))), 0) FROM \(quoted(table))), (SELECT COALESCE(MAX(\(quoted("Z_MAX"))), 0) FROM \(quoted("Z_PRIMARYKEY")) WHERE \(quoted("Z_NAME")) IN (\(placeholders(names)))))",
+                names.map(\.databaseValue))
+    }
+
+    /// `key` (an old key of `table`) as the new key: with the table's offset, if it has one.
+    private func newKey(_ key: String, of table: String) -> (sql: String, arguments: [DatabaseValue]) {
+        guard let offset = keyOffsetByTable[table] else { return (key, []) }
+        return ("(\(key) + \(offset.sql))", offset.arguments)
+    }
+
     /// The `Z_ENT` a source entity's rows carry in the store.
     private func storedNumber(_ entity: EntityDescription) -> Int {
         storedEntityNumbers[entity.name] ?? entity.entityNumber
@@ -145,28 +182,36 @@ final class InferredMappingPlanner {
         ([entity] + entity.allSubentities).compactMap { target in match(target).map { (storedNumber($0), target.entityNumber) } }
     }
 
-    /// SQL for the old keys of the rows that become objects of `entity` or its sub-entities.
+    /// SQL for the new keys of the rows that become objects of `entity` or its sub-entities.
     private func keptKeys(_ entity: EntityDescription) -> MigrationStatement? {
-        let pairs = numberPairs(entity)
-        guard let first = ([entity] + entity.allSubentities).compactMap(match).first else { return nil }
-        return MigrationStatement(
-            sql: "SELECT \(quoted("Z_PK")) FROM \(quoted(sourceTable(first))) WHERE \(quoted("Z_ENT")) IN (\(pairs.map { _ in "?" }.joined(separator: ", ")))",
-            arguments: pairs.map { $0.old.databaseValue })
+        keys(of: ([entity] + entity.allSubentities).compactMap(match))
     }
 
-    /// SQL for the old keys of every row that stays in the store (its entity has a match) in the table
-    /// that holds `entity`'s rows, when that is more than the rows of `entity` and its sub-entities; nil
+    /// SQL for the new keys of the rows of these source entities, table by table.
+    private func keys(of entities: [EntityDescription]) -> MigrationStatement? {
+        guard !entities.isEmpty else { return nil }
+        let byTable = Dictionary(grouping: entities, by: sourceTable)
+        var parts: [String] = []
+        var arguments: [DatabaseValue] = []
+        for table in byTable.keys.sorted() {
+            let numbers = byTable[table]!.map(storedNumber)
+            let key = newKey(quoted("Z_PK"), of: table)
+            parts.append("SELECT \(key.sql) FROM \(quoted(table)) WHERE \(quoted("Z_ENT")) IN (\(placeholders(numbers)))")
+            arguments += key.arguments + numbers.map(\.databaseValue)
+        }
+        return MigrationStatement(sql: parts.joined(separator: " UNION ALL "), arguments: arguments)
+    }
+
+    /// SQL for the new keys of every row that stays in the store (its entity has a match) in the tables
+    /// that hold `entity`'s rows, when that is more than the rows of `entity` and its sub-entities; nil
     /// when it is not.
     private func survivingKeys(besides entity: EntityDescription) -> MigrationStatement? {
-        guard let first = ([entity] + entity.allSubentities).compactMap(match).first else { return nil }
-        let table = sourceTable(first)
+        let tree = ([entity] + entity.allSubentities).compactMap(match)
+        let tables = Set(tree.map(sourceTable))
         let matched = Set(sourceByTarget.values.map(ObjectIdentifier.init))
-        let numbers = source.entitiesByNumber
-            .filter { sourceTable($0) == table && matched.contains(ObjectIdentifier($0)) }.map(storedNumber)
-        guard Set(numbers) != Set(numberPairs(entity).map(\.old)) else { return nil }
-        return MigrationStatement(
-            sql: "SELECT \(quoted("Z_PK")) FROM \(quoted(table)) WHERE \(quoted("Z_ENT")) IN (\(placeholders(numbers)))",
-            arguments: numbers.map(\.databaseValue))
+        let surviving = source.entitiesByNumber.filter { tables.contains(sourceTable($0)) && matched.contains(ObjectIdentifier($0)) }
+        guard Set(surviving.map(ObjectIdentifier.init)) != Set(tree.map(ObjectIdentifier.init)) else { return nil }
+        return keys(of: surviving)
     }
 
     private func storage(of property: PropertyDescription, in entity: EntityDescription, schema: StoreSchema) -> StoreSchema.PropertyStorage {
@@ -178,8 +223,9 @@ final class InferredMappingPlanner {
     private func copyRows(of entity: EntityDescription, from sourceEntity: EntityDescription,
                           into table: StoreSchema.Table) throws -> SchemaStep {
         let oldTable = sourceTable(sourceEntity)
+        let key = newKey("old.\(quoted("Z_PK"))", of: oldTable)
         var assignments: [(column: String, sql: String, arguments: [DatabaseValue])] = [
-            ("Z_PK", "old.\(quoted("Z_PK"))", []),
+            ("Z_PK", key.sql, key.arguments),
             ("Z_ENT", "?", [entity.entityNumber.databaseValue]),
             ("Z_OPT", "old.\(quoted("Z_OPT"))", []),
         ]
@@ -191,19 +237,10 @@ final class InferredMappingPlanner {
                 if let value = try attributeValue(attribute, of: entity, from: sourceEntity, oldTable: oldTable) {
                     assignments.append((column, value.sql, value.arguments))
                 }
-            case .toOne(let column, _, let entityColumn, _):
+            case .toOne(let column, _, _, _):
                 let relationship = property as! RelationshipDescription
                 guard let links = try links(for: relationship) else { continue }
-                let key = "(SELECT l.b FROM temp.\(quoted(links)) AS l WHERE l.a = old.\(quoted("Z_PK")))"
-                assignments.append((column, key, []))
-                if let entityColumn, let destination = relationship.destinationEntity,
-                   let destinationSource = ([destination] + destination.allSubentities).compactMap(match).first {
-                    let pairs = numberPairs(destination)
-                    let cases = pairs.map { _ in "WHEN ? THEN ?" }.joined(separator: " ")
-                    assignments.append((entityColumn,
-                        "(SELECT CASE d.\(quoted("Z_ENT")) \(cases) END FROM \(quoted(sourceTable(destinationSource))) AS d WHERE d.\(quoted("Z_PK")) = \(key))",
-                        pairs.flatMap { [$0.old.databaseValue, $0.new.databaseValue] }))
-                }
+                assignments.append((column, "(SELECT l.b FROM temp.\(quoted(links)) AS l WHERE l.a = \(key.sql))", key.arguments))
             default:
                 break
             }
@@ -217,10 +254,10 @@ final class InferredMappingPlanner {
                       destinationTable == table.name, entity.isKind(of: relationship.destinationEntity),
                       let links = try links(for: relationship) else { continue }
                 if relationship.inverseRelationship == nil {
-                    assignments.append((column, "(SELECT l.a FROM temp.\(quoted(links)) AS l WHERE l.b = old.\(quoted("Z_PK")))", []))
+                    assignments.append((column, "(SELECT l.a FROM temp.\(quoted(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
                 }
                 if let orderColumn {
-                    assignments.append((orderColumn, "(SELECT l.pos FROM temp.\(quoted(links)) AS l WHERE l.b = old.\(quoted("Z_PK")))", []))
+                    assignments.append((orderColumn, "(SELECT l.pos FROM temp.\(quoted(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
                 }
             }
         }
@@ -231,6 +268,25 @@ final class InferredMappingPlanner {
             arguments: assignments.flatMap(\.arguments) + [storedNumber(sourceEntity).databaseValue])
         let from = sourceEntity.name == entity.name ? "" : " (from \(sourceEntity.name))"
         return SchemaStep(.copyRows, subject: entity.name, "copy rows of \(entity.name)\(from) from \(oldTable) into \(table.name)", [statement])
+    }
+
+    /// Fills the entity-number columns of `entity`'s to-ones whose destination has sub-entities, from the
+    /// destination rows of the new layout (once every table is copied).
+    private func fillEntityColumns(of entity: EntityDescription) -> [SchemaStep] {
+        let mapping = target.schema.mapping(for: entity)
+        var steps: [SchemaStep] = []
+        for (slot, property) in entity.allProperties.enumerated() where property.entity === entity {
+            guard case .toOne(let column, _, let entityColumn?, _) = mapping.storage[slot],
+                  let destination = (property as? RelationshipDescription)?.destinationEntity else { continue }
+            let table = quoted(Self.newTablePrefix + mapping.tableName)
+            let destinationTable = quoted(Self.newTablePrefix + target.schema.mapping(for: destination).tableName)
+            let numbers = entity.entityNumbersIncludingSubentities
+            steps.append(SchemaStep(.fillEntityColumns, subject: "\(entity.name).\(property.name)",
+                                    "set the destination entity numbers of \(entity.name).\(property.name)", [MigrationStatement(
+                sql: "UPDATE \(table) SET \(quoted(entityColumn)) = (SELECT d.\(quoted("Z_ENT")) FROM \(destinationTable) AS d WHERE d.\(quoted("Z_PK")) = \(table).\(quoted(column))) WHERE \(quoted(column)) IS NOT NULL AND \(quoted("Z_ENT")) IN (\(placeholders(numbers)))",
+                arguments: numbers.map(\.databaseValue))]))
+        }
+        return steps
     }
 
     /// The value of a target attribute in a copied row; nil leaves the column NULL.
@@ -316,7 +372,7 @@ final class InferredMappingPlanner {
                                                        reason: "it was an attribute and becomes a relationship")
             }
             try checkDestination(old.destinationEntity, becomes: destination, of: relationship)
-            pairs = sourcePairs(old, in: sourceOwner)
+            pairs = offsetPairs(sourcePairs(old, in: sourceOwner), old, in: sourceOwner)
             fromToMany = old.isToMany
             fromManyToMany = old.isManyToMany
         } else if let inverse = relationship.inverseRelationship, let inverseOwner = inverse.entity,
@@ -327,7 +383,7 @@ final class InferredMappingPlanner {
                                                        reason: "it was an attribute and becomes a relationship")
             }
             try checkDestination(old.destinationEntity, becomes: owner, of: inverse)
-            let inner = sourcePairs(old, in: sourceInverseOwner)
+            let inner = offsetPairs(sourcePairs(old, in: sourceInverseOwner), old, in: sourceInverseOwner)
             pairs = ("SELECT b AS a, a AS b, io AS o, o AS io FROM (\(inner.sql))", inner.arguments)
             fromToMany = old.inverseRelationship?.isToMany ?? true
             fromManyToMany = old.isManyToMany
@@ -392,6 +448,14 @@ final class InferredMappingPlanner {
         }
     }
 
+    /// `pairs` with new keys: a from the table of the relationship's entity, b from its destination's.
+    private func offsetPairs(_ pairs: (sql: String, arguments: [DatabaseValue]), _ relationship: RelationshipDescription,
+                             in entity: EntityDescription) -> (sql: String, arguments: [DatabaseValue]) {
+        let a = newKey("a", of: sourceTable(entity)), b = newKey("b", of: sourceTable(relationship.destinationEntity))
+        guard !a.arguments.isEmpty || !b.arguments.isEmpty else { return pairs }
+        return ("SELECT \(a.sql) AS a, \(b.sql) AS b, o, io FROM (\(pairs.sql))", a.arguments + b.arguments + pairs.arguments)
+    }
+
     /// SQL selecting (a: source key, b: destination key, o: order in a's list, io: order in b's list)
     /// for a source relationship, from wherever the old layout keeps it.
     private func sourcePairs(_ relationship: RelationshipDescription, in entity: EntityDescription) -> (sql: String, arguments: [DatabaseValue]) {
@@ -445,11 +509,20 @@ final class InferredMappingPlanner {
                 statements.append(MigrationStatement(sql: "INSERT INTO \(table) VALUES (?, ?, ?, 0)", arguments: row))
                 continue
             }
-            // The root's row carries the table's highest key: never below what the old store handed out.
+            // The root's row carries the table's highest key: never below what the old store handed out
+            // (in each old table, moved up by its key offset).
             let newTable = quoted(Self.newTablePrefix + target.schema.mapping(for: entity).tableName)
-            statements.append(MigrationStatement(
-                sql: "INSERT INTO \(table) VALUES (?, ?, ?, MAX(COALESCE((SELECT MAX(\(quoted("Z_PK"))) FROM \(newTable)), 0), COALESCE((SELECT MAX(\(quoted("Z_MAX"))) FROM \(quoted("Z_PRIMARYKEY")) WHERE \(quoted("Z_NAME")) IN (\(placeholders(sourceNames)))), 0)))",
-                arguments: row + sourceNames.map(\.databaseValue)))
+            let tree = ([entity] + entity.allSubentities).compactMap(match)
+            var terms = ["COALESCE((SELECT MAX(\(quoted("Z_PK"))) FROM \(newTable)), 0)"]
+            var arguments = row
+            for (table, entities) in Dictionary(grouping: tree, by: sourceTable).sorted(by: { $0.key < $1.key }) {
+                let names = entities.map(\.name)
+                let handedOut = newKey("COALESCE((SELECT MAX(\(quoted("Z_MAX"))) FROM \(quoted("Z_PRIMARYKEY")) WHERE \(quoted("Z_NAME")) IN (\(placeholders(names)))), 0)", of: table)
+                terms.append(handedOut.sql)
+                arguments += names.map(\.databaseValue) + handedOut.arguments
+            }
+            statements.append(MigrationStatement(sql: "INSERT INTO \(table) VALUES (?, ?, ?, MAX(\(terms.joined(separator: ", "))))",
+                                                 arguments: arguments))
         }
         statements.append(MigrationStatement(sql: "DROP TABLE \(quoted("Z_PRIMARYKEY"))"))
         statements.append(MigrationStatement(sql: "ALTER TABLE \(table) RENAME TO \(quoted("Z_PRIMARYKEY"))"))

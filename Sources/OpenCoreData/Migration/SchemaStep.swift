@@ -17,6 +17,8 @@ public struct SchemaStep: Sendable, Equatable, CustomStringConvertible {
         case createTable
         /// Copies one entity's rows into its new table, column by column.
         case copyRows
+        /// Sets the entity-number column of a to-one whose destination has sub-entities.
+        case fillEntityColumns
         /// Fills a many-to-many join table of the new layout from collected links.
         case fillJoinTable
         /// Writes `Z_PRIMARYKEY` for the new entity numbers.

@@ -71,20 +71,36 @@ import Testing
         ])
     }
 
-    @Test func joiningTwoTablesUnderANewParentIsRefused() throws {
+    @Test func twoTablesJoinedUnderANewParentKeepEveryObjectAndLink() throws {
+        // Book and Magazine rows both start at key 1: Magazine's keys move up past Book's, links with them.
+        let shelf = #"<entity name="Shelf"><attribute name="name" attributeType="String"/><relationship name="books" optional="YES" toMany="YES" destinationEntity="Book" inverseName="shelf"/><relationship name="magazines" optional="YES" toMany="YES" destinationEntity="Magazine" inverseName="shelves"/><relationship name="favorite" optional="YES" maxCount="1" destinationEntity="Media"/></entity>"#
+        let book = #"<attribute name="pages" optional="YES" attributeType="Integer 32"/><relationship name="shelf" optional="YES" maxCount="1" destinationEntity="Shelf" inverseName="books"/></entity>"#
+        let magazine = #"<relationship name="shelves" optional="YES" toMany="YES" destinationEntity="Shelf" inverseName="magazines"/></entity>"#
         let directory = TemporaryDirectory()
-        let (bundle, url, before) = try InferredMigrationRuleTests.store(directory, versions: [
-            ("V1", #"<entity name="Book"><attribute name="name" attributeType="String"/></entity><entity name="Magazine"><attribute name="name" attributeType="String"/></entity>"#),
-            ("V2", #"<entity name="Media"><attribute name="name" attributeType="String"/></entity><entity name="Book" parentEntity="Media"/><entity name="Magazine" parentEntity="Media"/>"#),
-        ], objects: [Object(entity: "Book", key: "b", values: ["name": "b"]), Object(entity: "Magazine", key: "m", values: ["name": "m"])])
-        do {
-            try InferredMigrationRuleTests.open(url, bundle: bundle)
-            Issue.record("joined two tables")
-        } catch let MigrationError.unsupportedChange(entity, property, reason) {
-            #expect(entity == "Media" && property == nil)
-            #expect(reason.contains("ZBOOK and ZMAGAZINE"))
-        }
-        #expect(try MigrationFixtures.bytes(url) == before)
+        let objects = [
+            Object(entity: "Book", key: "b1", values: ["name": "b1", "pages": Int32(10)]),
+            Object(entity: "Magazine", key: "m1", values: ["name": "m1"]),
+            Object(entity: "Book", key: "b2", values: ["name": "b2"]),
+            Object(entity: "Magazine", key: "m2", values: ["name": "m2"]),
+            Object(entity: "Shelf", key: "s", values: ["name": "s"], links: ["books": ["b1", "b2"], "magazines": ["m2"]]),
+            Object(entity: "Shelf", key: "t", values: ["name": "t"], links: ["magazines": ["m1", "m2"]]),
+        ]
+        let v1Shelf = shelf.replacingOccurrences(of: #"<relationship name="favorite" optional="YES" maxCount="1" destinationEntity="Media"/>"#, with: "")
+        let url = try Self.migrateAndCompare(in: directory, versions: [
+            ("V1", v1Shelf + #"<entity name="Book"><attribute name="name" attributeType="String"/>"# + book
+                + #"<entity name="Magazine"><attribute name="name" attributeType="String"/>"# + magazine),
+            ("V2", shelf + #"<entity name="Media"><attribute name="name" attributeType="String"/></entity>"#
+                + #"<entity name="Book" parentEntity="Media">"# + book + #"<entity name="Magazine" parentEntity="Media">"# + magazine),
+        ], old: objects, new: objects)
+        // New objects get keys above every moved one.
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: directory.file("Test.xcdatamodeld")))
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let media = try context.insertNewObject(forEntityName: "Magazine")
+        try media.setValue("m3", forKey: "name")
+        try context.save()
+        #expect(media.objectID.primaryKey == 5)
     }
 
     @Test func linksToObjectsThatLeaveTheDestinationEntityAreRefused() throws {
