@@ -109,11 +109,16 @@ final class InferredMappingPlanner {
     // MARK: Matching
 
     /// Pairs each target entity with the source entity its rows come from: the one its renaming
-    /// identifier names, else the one of the same name.
+    /// identifier names, else the one of the same name unless another entity's renaming identifier
+    /// claims it (then the entity of that name is new).
     private func matchEntities() throws {
+        let claimed = Set(target.entities.compactMap { entity in
+            entity.renamingIdentifier.flatMap { source.entitiesByName[$0] != nil ? $0 : nil }
+        })
         var taken: [ObjectIdentifier: String] = [:]
         for entity in target.entitiesByNumber {
-            let found = entity.renamingIdentifier.flatMap { source.entitiesByName[$0] } ?? source.entitiesByName[entity.name]
+            let renamed = entity.renamingIdentifier.flatMap { source.entitiesByName[$0] }
+            let found = renamed ?? (claimed.contains(entity.name) ? nil : source.entitiesByName[entity.name])
             guard let found else { continue }
             if let other = taken[ObjectIdentifier(found)] {
                 throw MigrationError.unsupportedChange(entity: entity.name, property: nil,
@@ -126,9 +131,16 @@ final class InferredMappingPlanner {
 
     private func match(_ entity: EntityDescription) -> EntityDescription? { sourceByTarget[ObjectIdentifier(entity)] }
 
-    /// The source property a target property takes its values from (by renaming identifier, else name).
+    /// The source property a target property takes its values from: the one its renaming identifier
+    /// names, else the one of the same name unless another property of its entity claims that one by its
+    /// renaming identifier (then the property is new).
     private func sourceProperty(for property: PropertyDescription, in entity: EntityDescription) -> PropertyDescription? {
-        let found = property.renamingIdentifier.flatMap { entity.propertiesByName[$0] } ?? entity.propertiesByName[property.name]
+        var found = property.renamingIdentifier.flatMap { entity.propertiesByName[$0] }
+        if found == nil {
+            let siblings = property.entity.map { [$0] + $0.allSubentities }?.flatMap(\.allProperties) ?? []
+            let claimed = siblings.contains { $0 !== property && $0.renamingIdentifier == property.name }
+            found = claimed ? nil : entity.propertiesByName[property.name]
+        }
         guard let found, !found.isTransient else { return nil }
         return found
     }

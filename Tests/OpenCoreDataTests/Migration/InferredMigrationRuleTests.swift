@@ -239,4 +239,19 @@ import Testing
         }
         #expect(try MigrationFixtures.bytes(url) == before)
     }
+    @Test func aNameFreedByARenameBelongsToANewElement() throws {
+        // V2 renames `text` to `body` and Note to Memo, and adds a new `text` and a new Note: those start empty.
+        let directory = TemporaryDirectory()
+        let (bundle, url, _) = try Self.store(directory, versions: [
+            ("V1", Self.note(#"<attribute name="text" optional="YES" attributeType="String"/>"#)),
+            ("V2", #"<entity name="Memo" elementID="Note"><attribute name="title" attributeType="String"/><attribute name="body" optional="YES" attributeType="String" elementID="text"/><attribute name="text" optional="YES" attributeType="String"/></entity>"#
+                + Self.note("")),
+        ], objects: [Object(entity: "Note", key: "a", values: ["title": "a", "text": "one"])])
+        try Self.open(url, bundle: bundle)
+        var keys = MigrationFixtures.keyAttribute
+        keys["Memo"] = "title"
+        #expect(try MigrationFixtures.dump(url, model: ManagedObjectModel(contentsOf: bundle), keys: keys) == [
+            "Memo body=one (String) text=nil title=a (String)",
+        ])
+    }
 }
