@@ -8,6 +8,7 @@ struct OCD: AsyncParsableCommand {
         commandName: "ocd",
         abstract: "OpenCoreData's demo and everyday tool: the seeds' tutorials, store inspection and fetches.",
         subcommands: [TourCommand.self, TodoCommand.self, BanksCommand.self, InspectCommand.self, FetchCommand.self,
-                      ImportCommand.self, ModelCommand.self, HistoryCommand.self, WatchCommand.self]
+                      ImportCommand.self, ModelCommand.self, MigrateCommand.self, HistoryCommand.self,
+                      WatchCommand.self]
     )
 }

@@ -11,6 +11,31 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
     /// Open options.
     public var options: StoreOptions
 
+    /// Whether opening migrates a store written by another version of the model's bundle
+    /// (``StoreOptions/migratesStoreAutomatically``; on by default, as in Core Data's containers).
+    public var shouldMigrateStoreAutomatically: Bool {
+        get { options.migratesStoreAutomatically }
+        set { options.migratesStoreAutomatically = newValue }
+    }
+    /// Whether the mapping between versions may be inferred (``StoreOptions/infersMappingModelAutomatically``;
+    /// on by default).
+    public var shouldInferMappingModelAutomatically: Bool {
+        get { options.infersMappingModelAutomatically }
+        set { options.infersMappingModelAutomatically = newValue }
+    }
+    /// Whether the store is opened read-only (``StoreOptions/readOnly``).
+    public var isReadOnly: Bool {
+        get { options.readOnly }
+        set { options.readOnly = newValue }
+    }
+
+    /// Sets an option by the name Core Data's options dictionary uses (``StoreOptions/Key``).
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for an unknown name.
+    public func setOption(_ value: Bool, forKey key: String) throws {
+        try options.setOption(value, forKey: key)
+    }
+
     /// Describes a store at a URL (a file store), or an in-memory store when `url` is nil.
     public init(url: URL?, type: StoreType? = nil, options: StoreOptions = StoreOptions()) {
         self.url = url

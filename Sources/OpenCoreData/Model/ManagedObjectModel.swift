@@ -16,7 +16,8 @@ import Foundation
 /// }
 /// ```
 public final class ManagedObjectModel: @unchecked Sendable {
-    // @unchecked Sendable: entities are frozen in `init`; nothing mutates after.
+    // @unchecked Sendable: entities are frozen in `init`; nothing mutates after (`versionName` and
+    // `versionBundleURL` are set by the loading initializer, before the model is handed out).
 
     /// The entities, in the order given.
     public let entities: [EntityDescription]
@@ -27,6 +28,12 @@ public final class ManagedObjectModel: @unchecked Sendable {
     /// Each entity's Core Data version hash (32 bytes), computed once when the model is built; the
     /// store keeps these in its metadata to recognise the model it was written with.
     public let entityVersionHashesByName: [String: Data]
+    /// The version's name when the model was loaded from a version of an Xcode model ("Library 2" for
+    /// `Library 2.xcdatamodel`); nil for a model built in code.
+    public internal(set) var versionName: String?
+    /// The `.xcdatamodeld` bundle the model was loaded from, if any: where opening a store written by
+    /// another version finds that version (docs/MIGRATION.md).
+    public internal(set) var versionBundleURL: URL?
     /// Entities by entity number: `entitiesByNumber[n - 1]` has `entityNumber == n`.
     let entitiesByNumber: [EntityDescription]
     /// The SQLite layout this model implies.

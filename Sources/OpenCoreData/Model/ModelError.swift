@@ -24,6 +24,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     case malformedModelFile(path: String, reason: String)
     /// No `<name>.xcdatamodeld` or `<name>.xcdatamodel` in the places searched.
     case modelNotFound(name: String, searched: [String])
+    /// A `.xcdatamodeld` bundle has no version of that name (`available` lists the ones it has).
+    case versionNotFound(bundle: String, version: String, available: [String])
 
     public var description: String {
         switch self {
@@ -62,6 +64,9 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
             return "The model file at \(path) cannot be read: \(reason)."
         case .modelNotFound(let name, let searched):
             return "No model named '\(name)' (\(name).xcdatamodeld or \(name).xcdatamodel) in \(searched.joined(separator: ", "))."
+        case .versionNotFound(let bundle, let version, let available):
+            let known = available.isEmpty ? "it is not a .xcdatamodeld bundle" : "it has " + available.map { "'\($0)'" }.joined(separator: ", ")
+            return "The model \(bundle) has no version '\(version)': \(known)."
         }
     }
 

@@ -14,7 +14,37 @@ extension ManagedObjectModel {
     /// print(model.entitiesByName["Book"]?.attributesByName.keys ?? [])
     /// ```
     public convenience init(contentsOf url: URL) throws {
-        let contentsURL = try XcodeModelLoader.contentsFileURL(for: url)
+        try self.init(contentsOf: url, version: nil)
+    }
+
+    /// Loads one version of a `.xcdatamodeld` bundle by name ("Library 2", with or without the
+    /// `.xcdatamodel` extension); nil loads the current version, as ``init(contentsOf:)`` does. For a
+    /// `.xcdatamodel` folder or a `contents` file, `version` must be nil.
+    ///
+    /// A model loaded from a bundle remembers the bundle and its version name (``versionName``), so that
+    /// opening a store written by another version of the bundle can migrate it (docs/MIGRATION.md).
+    ///
+    /// - Throws: ``ModelError/versionNotFound(bundle:version:available:)`` when the bundle has no such
+    ///   version, and every ``ModelError`` that ``init(contentsOf:)`` throws.
+    ///
+    /// ```swift
+    /// let v1 = try ManagedObjectModel(contentsOf: bundleURL, version: "Library")
+    /// print(v1.versionName ?? "")   // "Library"
+    /// ```
+    public convenience init(contentsOf url: URL, version: String?) throws {
+        var versionURL = url
+        var bundleURL: URL?
+        if url.pathExtension.lowercased() == "xcdatamodeld" {
+            bundleURL = url
+            if let version {
+                versionURL = try XcodeModelLoader.versionURL(named: version, inBundle: url)
+            } else {
+                versionURL = try XcodeModelLoader.currentVersionURL(inBundle: url)
+            }
+        } else if let version {
+            throw ModelError.versionNotFound(bundle: url.path, version: version, available: [])
+        }
+        let contentsURL = try XcodeModelLoader.contentsFileURL(for: versionURL)
         let data: Data
         do {
             data = try Data(contentsOf: contentsURL)
@@ -22,6 +52,10 @@ extension ManagedObjectModel {
             throw ModelError.malformedModelFile(path: contentsURL.path, reason: "the file cannot be read")
         }
         try self.init(xmlData: data, source: contentsURL.path)
+        if versionURL.pathExtension.lowercased() == "xcdatamodel" {
+            versionName = XcodeModelLoader.versionName(versionURL.lastPathComponent)
+        }
+        versionBundleURL = bundleURL
     }
 
     /// Loads the Xcode data model named `name` from a bundle's resources: `<name>.xcdatamodeld` (its current
@@ -136,8 +170,27 @@ struct XcodeModelLoader {
     }
 
     /// "Model 2.xcdatamodel" → "Model 2": compared without the extension so that "Model" comes first.
-    private static func versionName(_ fileName: String) -> String {
-        String(fileName.dropLast(".xcdatamodel".count))
+    static func versionName(_ fileName: String) -> String {
+        fileName.hasSuffix(".xcdatamodel") ? String(fileName.dropLast(".xcdatamodel".count)) : fileName
+    }
+
+    /// The version names of a `.xcdatamodeld` bundle, in version order (numeric name order: "Model",
+    /// "Model 2", …, "Model 10").
+    static func versionNames(inBundle bundle: URL) -> [String] {
+        let children = (try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? []
+        return children.filter { $0.hasSuffix(".xcdatamodel") }.map(versionName)
+            .sorted { $0.compare($1, options: .numeric) == .orderedAscending }
+    }
+
+    /// The folder of the version named `name` ("Model 2" or "Model 2.xcdatamodel") in a bundle.
+    static func versionURL(named name: String, inBundle bundle: URL) throws -> URL {
+        let wanted = versionName(name)
+        let available = versionNames(inBundle: bundle)
+        // Only a plain child of the bundle, never a path leading elsewhere.
+        guard !wanted.contains("/"), available.contains(wanted) else {
+            throw ModelError.versionNotFound(bundle: bundle.path, version: name, available: available)
+        }
+        return bundle.appendingPathComponent(wanted + ".xcdatamodel")
     }
 
     // MARK: Mapping elements

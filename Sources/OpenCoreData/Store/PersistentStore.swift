@@ -45,11 +45,19 @@ public struct StoreOptions: Sendable, Hashable {
     /// writable open of such a store throws ``StoreError/foreignSchemaObjects(path:objects:)``; read-only
     /// opens are unaffected.
     public var allowsForeignSchemaObjects = false
+    /// Core Data's `NSMigratePersistentStoresAutomaticallyOption`: when the model came from a
+    /// `.xcdatamodeld` bundle and another version of it wrote the store, migrate the store on open
+    /// (docs/MIGRATION.md). Off, such an open fails with ``MigrationError/migrationNeeded(path:storeVersion:modelVersion:reason:)``.
+    public var migratesStoreAutomatically = true
+    /// Core Data's `NSInferMappingModelAutomaticallyOption`: infer the mapping between versions (the only
+    /// kind of mapping there is so far). Off, a store that needs migrating is refused.
+    public var infersMappingModelAutomatically = true
 
     public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000,
                 updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20,
                 persistentHistoryTracking: Bool = false, remoteChangeNotifications: Bool = false,
-                allowsForeignSchemaObjects: Bool = false) {
+                allowsForeignSchemaObjects: Bool = false,
+                migratesStoreAutomatically: Bool = true, infersMappingModelAutomatically: Bool = true) {
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout
         self.rowCacheCapacity = rowCacheCapacity
@@ -58,6 +66,30 @@ public struct StoreOptions: Sendable, Hashable {
         self.persistentHistoryTracking = persistentHistoryTracking
         self.remoteChangeNotifications = remoteChangeNotifications
         self.allowsForeignSchemaObjects = allowsForeignSchemaObjects
+        self.migratesStoreAutomatically = migratesStoreAutomatically
+        self.infersMappingModelAutomatically = infersMappingModelAutomatically
+    }
+
+    /// The option names Core Data's options dictionary uses for the migration flags.
+    public enum Key {
+        /// `NSMigratePersistentStoresAutomaticallyOption` (``StoreOptions/migratesStoreAutomatically``).
+        public static let migratePersistentStoresAutomatically = "NSMigratePersistentStoresAutomaticallyOption"
+        /// `NSInferMappingModelAutomaticallyOption` (``StoreOptions/infersMappingModelAutomatically``).
+        public static let inferMappingModelAutomatically = "NSInferMappingModelAutomaticallyOption"
+        /// `NSReadOnlyPersistentStoreOption` (``StoreOptions/readOnly``).
+        public static let readOnly = "NSReadOnlyPersistentStoreOption"
+    }
+
+    /// Sets the flag Core Data's options dictionary calls `key` (see ``Key``).
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for a name that is not one of ``Key``'s.
+    public mutating func setOption(_ value: Bool, forKey key: String) throws {
+        switch key {
+        case Key.migratePersistentStoresAutomatically: migratesStoreAutomatically = value
+        case Key.inferMappingModelAutomatically: infersMappingModelAutomatically = value
+        case Key.readOnly: readOnly = value
+        default: throw ObjectGraphError.invalidRequest("unknown store option '\(key)'")
+        }
     }
 }
 
@@ -134,6 +166,11 @@ public final class PersistentStore: @unchecked Sendable {
                 // An empty file is an empty SQLite database: a new store when opened writable.
                 if options.readOnly { throw StoreError.notAStore(path: path, reason: "the file is empty (zero bytes)") }
             } else {
+                // Another version of the model's bundle wrote the store: migrate it first (in one
+                // transaction, through a connection of its own), or refuse with a typed error.
+                if !FileManager.default.fileExists(atPath: path + "-journal") {
+                    try StoreMigration.migrateIfNeeded(path: path, model: model, options: options)
+                }
                 do {
                     checked = try Self.checkExisting(path: path, model: model, options: options)
                 } catch is HotJournalNeedsWritableOpen {
@@ -362,7 +399,7 @@ public final class PersistentStore: @unchecked Sendable {
     }
 
     /// How the store's tables differ from what the model implies (empty when they match).
-    private static func schemaDifferences(_ db: Database, model: ManagedObjectModel, tableSet: Set<String>) throws -> [String] {
+    static func schemaDifferences(_ db: Database, model: ManagedObjectModel, tableSet: Set<String>) throws -> [String] {
             var differences: [String] = []
             // Numbers from 16000 up are Core Data's own (persistent history), never a model's entities.
             let numbers = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < ?",

@@ -5,6 +5,6 @@ struct ModelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
         abstract: "Look at a data model (.xcdatamodeld, .xcdatamodel).",
-        subcommands: [ModelHashesCommand.self]
+        subcommands: [ModelHashesCommand.self, ModelVersionsCommand.self]
     )
 }

@@ -17,8 +17,15 @@ enum ModelLocator {
     /// `watch` turns on remote-change notifications for the store.
     static func openReadOnly(storePath: String, modelPath: String?, watch: Bool = false) throws -> (OpenedStore, modelName: String) {
         if let modelPath {
-            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath), readOnly: true, watch: watch),
-                    URL(fileURLWithPath: modelPath).lastPathComponent)
+            let name = URL(fileURLWithPath: modelPath).lastPathComponent
+            // A bundle: open the store with the version that wrote it (a read-only open never migrates).
+            if URL(fileURLWithPath: modelPath).pathExtension.lowercased() == "xcdatamodeld",
+               let bundle = try? ModelVersionBundle(contentsOf: URL(fileURLWithPath: modelPath)),
+               let version = try? bundle.version(ofStoreAt: URL(fileURLWithPath: storePath)) {
+                return (try OpenedStore.open(path: storePath, model: version.model, readOnly: true, watch: watch),
+                        "\(name), version '\(version.name)'\(version.isCurrent ? " (current)" : ", not the current '\(bundle.current.name)'")")
+            }
+            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath), readOnly: true, watch: watch), name)
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: storePath, isDirectory: &isDirectory), !isDirectory.boolValue else {

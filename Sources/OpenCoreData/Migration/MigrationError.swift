@@ -1,0 +1,54 @@
+import Foundation
+
+/// Why a store was not migrated. Every case names the culprit; a store that was not migrated is left
+/// exactly as it was (docs/MIGRATION.md).
+public enum MigrationError: Error, Equatable, CustomStringConvertible, LocalizedError, Sendable {
+    /// The store was written by another version of the model and must be migrated before it can be
+    /// opened, but the open did not allow it (`reason`: read-only, or automatic migration turned off).
+    case migrationNeeded(path: String, storeVersion: String, modelVersion: String, reason: String)
+    /// The store was written by a later version of the bundle than the model being opened.
+    case storeIsNewer(path: String, storeVersion: String, modelVersion: String)
+    /// No inferred mapping exists for a change (`property` nil: an entity-level change).
+    case unsupportedChange(entity: String, property: String?, reason: String)
+    /// An attribute's type changed in a way no inferred mapping converts.
+    case unsupportedTypeChange(entity: String, attribute: String, from: AttributeType, to: AttributeType)
+    /// A required attribute without a default value would be empty in `rowCount` rows.
+    case missingRequiredValues(entity: String, attribute: String, rowCount: Int)
+    /// A relationship that becomes to-one (or loses its many-to-many side) has `rowCount` objects holding
+    /// several links: keeping one would lose the others.
+    case severalLinks(entity: String, relationship: String, rowCount: Int)
+    /// `rowCount` links of a relationship point at (or come from) objects that stay in the store but are
+    /// no longer of the relationship's entities (an inheritance change moved them out).
+    case linksWouldBeLost(entity: String, relationship: String, rowCount: Int)
+    /// The store's tables are not those of the version its hashes name.
+    case storeDoesNotMatchItsVersion(path: String, version: String, differences: [String])
+    /// A statement failed while the migration ran; everything was rolled back.
+    case stepFailed(path: String, step: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .migrationNeeded(let path, let storeVersion, let modelVersion, let reason):
+            return "\(path) was written by model version '\(storeVersion)' and needs migrating to '\(modelVersion)', but \(reason)."
+        case .storeIsNewer(let path, let storeVersion, let modelVersion):
+            return "\(path) was written by model version '\(storeVersion)', which is later than '\(modelVersion)': a store is never migrated back."
+        case .unsupportedChange(let entity, let property?, let reason):
+            return "No inferred migration for '\(entity).\(property)': \(reason)."
+        case .unsupportedChange(let entity, nil, let reason):
+            return "No inferred migration for entity '\(entity)': \(reason)."
+        case .unsupportedTypeChange(let entity, let attribute, let from, let to):
+            return "No inferred migration for '\(entity).\(attribute)': its type changes from \(from.rawValue) to \(to.rawValue)."
+        case .missingRequiredValues(let entity, let attribute, let rowCount):
+            return "Attribute '\(entity).\(attribute)' is required and has no default value, but \(rowCount) row\(rowCount == 1 ? "" : "s") would have none."
+        case .severalLinks(let entity, let relationship, let rowCount):
+            return "Relationship '\(entity).\(relationship)' can hold only one object, but \(rowCount) object\(rowCount == 1 ? "" : "s") hold several."
+        case .linksWouldBeLost(let entity, let relationship, let rowCount):
+            return "Relationship '\(entity).\(relationship)' would lose \(rowCount) link\(rowCount == 1 ? "" : "s") to objects that are no longer of its entities."
+        case .storeDoesNotMatchItsVersion(let path, let version, let differences):
+            return "\(path) carries the hashes of version '\(version)' but not its tables: " + differences.joined(separator: "; ") + "."
+        case .stepFailed(let path, let step, let reason):
+            return "Migrating \(path) failed at '\(step)' (nothing was changed): \(reason)."
+        }
+    }
+
+    public var errorDescription: String? { description }
+}

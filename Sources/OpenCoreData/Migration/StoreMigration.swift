@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+
+/// Migrating a store file to a version of its model bundle: finding the store's version, planning
+/// (directly, or through the intermediate versions when no direct inferred mapping exists), and running
+/// the plans in one transaction (docs/MIGRATION.md).
+///
+/// Opening a store does this on its own when the model came from a bundle (see
+/// ``StoreOptions/migratesStoreAutomatically``); this type is for tools and for looking before leaping.
+///
+/// ```swift
+/// let bundle = try ModelVersionBundle(contentsOf: modelURL)
+/// let plans = try StoreMigration.plan(storeAt: storeURL, to: bundle)   // nothing written
+/// try StoreMigration.migrate(storeAt: storeURL, to: bundle)
+/// ```
+public enum StoreMigration {
+    /// The plans that take the store at `url` to `version` of `bundle` (nil: its current version), in
+    /// order; empty when the store is already there. Reads the store without changing it, and runs the
+    /// first plan's checks, so a refusal shows here.
+    ///
+    /// - Throws: ``StoreError`` when the file is not a store, ``StoreError/incompatibleModel(path:differences:)``
+    ///   when no version of the bundle wrote it, ``ModelError/versionNotFound(bundle:version:available:)``
+    ///   for an unknown `version`, and the ``MigrationError`` that refuses the migration.
+    public static func plan(storeAt url: URL, to bundle: ModelVersionBundle, version: String? = nil) throws -> [MigrationPlan] {
+        let target = try targetVersion(version, in: bundle)
+        return try ReadOnlyStoreFile.read(url.path) { db in
+            try Self.plans(db, path: url.path, bundle: bundle, target: target, targetModel: target.model)
+        }
+    }
+
+    /// Migrates the store at `url` to `version` of `bundle` (nil: its current version); returns the plans
+    /// it ran (empty when the store was already there). `progress(done, total)` counts statements.
+    ///
+    /// - Throws: what ``plan(storeAt:to:version:)`` throws, and ``MigrationError/stepFailed(path:step:reason:)``
+    ///   when a statement fails; the file is then exactly as it was.
+    @discardableResult
+    public static func migrate(storeAt url: URL, to bundle: ModelVersionBundle, version: String? = nil,
+                               progress: ((Int, Int) -> Void)? = nil) throws -> [MigrationPlan] {
+        let plans = try plan(storeAt: url, to: bundle, version: version)
+        try MigrationRunner.run(plans, onStoreAt: url.path, progress: progress)
+        return plans
+    }
+
+    /// What opening a store does first: when `model` came from a bundle and another version of it wrote
+    /// the store, migrate (if `options` allow) or refuse with ``MigrationError/migrationNeeded(path:storeVersion:modelVersion:reason:)``.
+    /// Returns without doing anything when the store fits the model or no version of the bundle wrote it
+    /// (the ordinary open then reports what differs).
+    static func migrateIfNeeded(path: String, model: ManagedObjectModel, options: StoreOptions) throws {
+        guard let bundleURL = model.versionBundleURL, let modelVersion = model.versionName,
+              let metadata = try? StoreMetadata.read(storeAt: path),
+              metadata.versionHashes != model.entityVersionHashesByName else { return }
+        let bundle = try ModelVersionBundle(contentsOf: bundleURL)
+        guard let stored = bundle.version(withHashes: metadata.versionHashes),
+              let target = bundle.version(named: modelVersion) else { return }
+        let reason: String? = options.readOnly ? "the store is opened read-only"
+            : !options.migratesStoreAutomatically ? "automatic migration is turned off (shouldMigrateStoreAutomatically)"
+            : !options.infersMappingModelAutomatically
+                ? "inferring the mapping is turned off (shouldInferMappingModelAutomatically)" : nil
+        if let reason {
+            throw MigrationError.migrationNeeded(path: path, storeVersion: stored.name, modelVersion: modelVersion, reason: reason)
+        }
+        let planned = try ReadOnlyStoreFile.read(path) { db in
+            try Self.plans(db, path: path, bundle: bundle, target: target, targetModel: model)
+        }
+        try MigrationRunner.run(planned, onStoreAt: path, busyTimeout: options.busyTimeout)
+    }
+
+    // MARK: Planning
+
+    private static func targetVersion(_ name: String?, in bundle: ModelVersionBundle) throws -> ModelVersion {
+        guard let name else { return bundle.current }
+        guard let found = bundle.version(named: name) else {
+            throw ModelError.versionNotFound(bundle: bundle.url.path, version: name, available: bundle.versions.map(\.name))
+        }
+        return found
+    }
+
+    /// The plans from the version that wrote the store to `target`: one per version in between when each
+    /// step has an inferred mapping, else one direct plan. Runs the first plan's checks.
+    static func plans(_ db: Database, path: String, bundle: ModelVersionBundle, target: ModelVersion,
+                      targetModel: ManagedObjectModel) throws -> [MigrationPlan] {
+        let metadata = try StoreMetadata.read(db, path: path)
+        if metadata.versionHashes == targetModel.entityVersionHashesByName { return [] }
+        guard let stored = bundle.version(withHashes: metadata.versionHashes) else {
+            throw StoreError.incompatibleModel(path: path, differences: metadata.differences(from: targetModel))
+        }
+        guard let from = bundle.versions.firstIndex(where: { $0.name == stored.name }),
+              let to = bundle.versions.firstIndex(where: { $0.name == target.name }) else { return [] }
+        if from > to {
+            throw MigrationError.storeIsNewer(path: path, storeVersion: stored.name, modelVersion: target.name)
+        }
+        let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { $0.uppercased() })
+        let differences = try PersistentStore.schemaDifferences(db, model: stored.model, tableSet: tables)
+        guard differences.isEmpty else {
+            throw MigrationError.storeDoesNotMatchItsVersion(path: path, version: stored.name, differences: differences)
+        }
+        var storedNumbers: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT \(quoted("Z_NAME")), \(quoted("Z_ENT")) FROM \(quoted("Z_PRIMARYKEY"))") {
+            if let name = row[0] as String?, let number = row[1] as Int? { storedNumbers[name] = number }
+        }
+        func model(at index: Int) -> ManagedObjectModel { index == to ? targetModel : bundle.versions[index].model }
+        func numbers(of model: ManagedObjectModel) -> [String: Int] {
+            Dictionary(uniqueKeysWithValues: model.entitiesByNumber.map { ($0.name, $0.entityNumber) })
+        }
+        func direct() throws -> [MigrationPlan] {
+            [try InferredMappingPlanner(
+                source: stored.model, sourceVersion: stored.name, target: targetModel, targetVersion: target.name,
+                storedEntityNumbers: storedNumbers, metadata: metadata).plan()]
+        }
+        // Step through every version in between first: renaming identifiers name elements of the version
+        // before, so each step is the change its author described ("Shop 3" renames what "Shop 2" called
+        // `mail`, which "Shop" called `email`). When a step has no inferred mapping, go directly.
+        func stepwise() throws -> [MigrationPlan] {
+            var plans: [MigrationPlan] = []
+            var stepMetadata = metadata
+            for index in from..<to {
+                plans.append(try InferredMappingPlanner(
+                    source: model(at: index), sourceVersion: bundle.versions[index].name,
+                    target: model(at: index + 1), targetVersion: bundle.versions[index + 1].name,
+                    storedEntityNumbers: index == from ? storedNumbers : numbers(of: model(at: index)),
+                    metadata: stepMetadata).plan())
+                stepMetadata.versionHashes = model(at: index + 1).entityVersionHashesByName
+            }
+            return plans
+        }
+        let result: [MigrationPlan]
+        if to - from > 1, let plans = try? stepwise() {
+            result = plans
+        } else {
+            result = try direct()
+        }
+        try MigrationRunner.runChecks(of: result[0], in: db, path: path)
+        return result
+    }
+}

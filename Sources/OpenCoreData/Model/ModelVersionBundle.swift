@@ -1,0 +1,57 @@
+import Foundation
+
+/// Every version of a `.xcdatamodeld` bundle, loaded by name, in version order.
+///
+/// A store remembers the version that wrote it only through its entity version hashes; this type finds
+/// that version again (``version(ofStoreAt:)``), which is where a migration starts (docs/MIGRATION.md).
+///
+/// ```swift
+/// let bundle = try ModelVersionBundle(contentsOf: url)
+/// for version in bundle.versions { print(version.name, version.isCurrent) }
+/// let written = try bundle.version(ofStoreAt: storeURL)?.name   // "Library", or nil
+/// ```
+public struct ModelVersionBundle: Sendable {
+    /// The bundle.
+    public let url: URL
+    /// The versions in version order (numeric name order: "Model", "Model 2", …, "Model 10").
+    public let versions: [ModelVersion]
+
+    /// Loads every version of the bundle at `url`.
+    ///
+    /// - Throws: ``ModelError/malformedModelFile(path:reason:)`` when `url` is not a `.xcdatamodeld`
+    ///   bundle with at least one version, and every ``ModelError`` loading one of its versions throws.
+    public init(contentsOf url: URL) throws {
+        guard url.pathExtension.lowercased() == "xcdatamodeld" else {
+            throw ModelError.malformedModelFile(path: url.path, reason: "not a .xcdatamodeld bundle")
+        }
+        let current = XcodeModelLoader.versionName(try XcodeModelLoader.currentVersionURL(inBundle: url).lastPathComponent)
+        self.url = url
+        versions = try XcodeModelLoader.versionNames(inBundle: url).map { name in
+            ModelVersion(name: name, isCurrent: name == current,
+                         model: try ManagedObjectModel(contentsOf: url, version: name))
+        }
+    }
+
+    /// The current version (the one `.xccurrentversion` names).
+    public var current: ModelVersion { versions.first(where: \.isCurrent) ?? versions[versions.count - 1] }
+
+    /// The version named `name` ("Library 2", with or without `.xcdatamodel`), if the bundle has it.
+    public func version(named name: String) -> ModelVersion? {
+        let wanted = XcodeModelLoader.versionName(name)
+        return versions.first { $0.name == wanted }
+    }
+
+    /// The version whose entity hashes are exactly `hashes`; the last such one in version order when
+    /// several versions hash alike (they open the same stores), nil when none does.
+    public func version(withHashes hashes: [String: Data]) -> ModelVersion? {
+        versions.last { $0.wrote(versionHashes: hashes) }
+    }
+
+    /// The version that wrote the store at `storeURL`, read from its metadata without changing the file;
+    /// nil when no version of the bundle has the store's hashes.
+    ///
+    /// - Throws: ``StoreError`` when the file is not a readable store.
+    public func version(ofStoreAt storeURL: URL) throws -> ModelVersion? {
+        version(withHashes: try StoreMetadata.read(storeAt: storeURL.path).versionHashes)
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+import GRDB
+
+/// A look into a store file through a read-only connection that changes nothing in it (no journal-mode
+/// switch, no write), closed when the look ends: how metadata is read and migrations are planned.
+enum ReadOnlyStoreFile {
+    /// Runs `body` on a read-only connection to the file at `path`.
+    ///
+    /// - Throws: ``StoreError/notAStore(path:reason:)`` when the file is missing or not an SQLite
+    ///   database, the other ``StoreError``s opening maps SQLite's errors to, and what `body` throws.
+    static func read<T>(_ path: String, _ body: (Database) throws -> T) throws -> T {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError.notAStore(path: path, reason: "no such file")
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let reader = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? reader.close() }
+            return try reader.inDatabase(body)
+        } catch let error as DatabaseError {
+            throw StoreError.fromOpening(error, path: path)
+        }
+    }
+}
