@@ -27,9 +27,13 @@ final class CompilationContext {
         .semantic("cannot compile to SQL: \(what)")
     }
 
+    /// Counts a level before recursing: predicates, values, and each comparison, which a to-many step of a
+    /// key path (`friends.friends.name`) compiles into a subquery holding the rest of the path.
     private func enter() throws {
         depth += 1
-        if depth > 1_000 { throw unsupported("predicate nested too deeply") }
+        if depth > QueryLanguageLimits.maximumNestingDepth {
+            throw QueryLanguageError.nestingTooDeep(while: "compiling to SQL")
+        }
     }
 
     // MARK: Predicates
@@ -165,6 +169,8 @@ final class CompilationContext {
     // MARK: Comparisons
 
     private func compile(_ comparison: QueryComparison, in scope: SQLScope) throws -> SQLFragment {
+        try enter()
+        defer { depth -= 1 }
         // A to-many key path on the left: quantify over its members.
         if let target = try resolve(comparison.lhs, in: scope), case .toMany(let relationship, let storage, let owner, let path) = target,
            let (rest, dropsNil) = try quantifiedPath(path, comparison.lhs) {

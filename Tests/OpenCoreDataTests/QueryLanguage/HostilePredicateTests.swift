@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import OpenCoreData
+
+/// Predicates that used to exhaust the stack, run for minutes or give a silently wrong answer (issue 30):
+/// each is refused with a typed error naming the documented limit, or answered the same in SQL and memory.
+@Suite struct HostilePredicateTests {
+    /// A person with friends (to-many to itself) and a to-one best friend, for key paths of any length.
+    static func model() throws -> ManagedObjectModel {
+        try ManagedObjectModel {
+            EntityDescription("Person") {
+                Attribute("name", .string)
+                Attribute("age", .integer64)
+                ToMany("friends", "Person")
+                ToOne("best", "Person")
+            }
+        }
+    }
+
+    static func compile(_ predicate: QueryPredicate, _ model: ManagedObjectModel) throws {
+        guard let person = model.entitiesByName["Person"] else { return }
+        _ = try PredicateSQLCompiler(model: model, entity: person).compile(predicate: predicate)
+    }
+
+    /// Throws, with the nesting limit named both in the error's kind and in its message.
+    static func expectNestingLimit(_ sourceLocation: SourceLocation = #_sourceLocation,
+                                   _ body: () throws -> Void) {
+        do {
+            try body()
+            Issue.record("expected the nesting limit", sourceLocation: sourceLocation)
+        } catch let error as QueryLanguageError {
+            #expect(error.exceededLimit == .nestingDepth, "\(error)", sourceLocation: sourceLocation)
+            #expect(error.message.contains("maximumNestingDepth"), sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("unexpected error \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    // MARK: Recursion
+
+    @Test func aSixAndAHalfKilobyteArithmeticChainIsRefusedWhenParsed() throws {
+        let format = "(age" + String(repeating: "+0", count: 3_250) + ")[FIRST] == 1"
+        #expect(format.utf8.count > 6_500)
+        Self.expectNestingLimit {
+            let predicate = try QueryPredicate(format: format)
+            // What used to parse crashed later: printing it for an error message, evaluating, tearing it down.
+            _ = predicate.predicateFormat
+            _ = try? predicate.evaluate(with: ["age": [1]])
+        }
+    }
+
+    @Test(arguments: ["+", "-", "*", "/", "**"])
+    func longOperatorChainsAreRefused(op: String) throws {
+        let format = "age == 1" + String(repeating: " \(op) 1", count: 100_000)
+        Self.expectNestingLimit {
+            let predicate = try QueryPredicate(format: format)
+            _ = predicate.predicateFormat
+        }
+        Self.expectNestingLimit { _ = try QueryExpression(format: "1" + String(repeating: " \(op) 1", count: 100_000)) }
+    }
+
+    @Test func chainsJustUnderTheLimitWorkEndToEnd() throws {
+        let model = try Self.model()
+        let predicate = try QueryPredicate(format: "age == 0" + String(repeating: " + 1", count: 400))
+        #expect(try QueryPredicate(format: predicate.predicateFormat) == predicate)
+        #expect(try predicate.evaluate(with: ["age": 400]))
+        #expect(try !predicate.evaluate(with: ["age": 399]))
+        try Self.compile(predicate, model)
+        #expect(try QueryExpression(format: "2" + String(repeating: " * 1", count: 400)).evaluate(with: nil) as? Int == 2)
+    }
+
+    @Test func aToManyKeyPathOfThirteenHundredStepsIsRefusedWhenCompiled() throws {
+        let model = try Self.model()
+        let predicate = try QueryPredicate(format: String(repeating: "friends.", count: 1_300) + "name == 'x'")
+        Self.expectNestingLimit { try Self.compile(predicate, model) }
+        // In memory the path is followed step by step, without recursion.
+        #expect(try !predicate.evaluate(with: ["friends": [[String: Any]]()]))
+        // A to-one chain is a chain of joins, not of subqueries; a short to-many chain compiles.
+        try Self.compile(try QueryPredicate(format: String(repeating: "best.", count: 300) + "name == 'x'"), model)
+        try Self.compile(try QueryPredicate(format: String(repeating: "friends.", count: 100) + "name == 'x'"), model)
+    }
+
+    @Test func treesBuiltInCodeBeyondTheLimitAreRefusedByEveryWalk() throws {
+        let model = try Self.model()
+        var predicate = try QueryPredicate(format: "age == $x")
+        var expression = QueryExpression.key("age")
+        for _ in 0..<20_000 {
+            predicate = .not(predicate)
+            expression = .negate(expression)
+        }
+        Self.expectNestingLimit { _ = try predicate.evaluate(with: ["age": 1], substitutionVariables: ["x": 1]) }
+        Self.expectNestingLimit { _ = try predicate.withSubstitutionVariables(["x": 1]) }
+        Self.expectNestingLimit { try Self.compile(predicate, model) }
+        Self.expectNestingLimit { _ = try expression.evaluate(with: ["age": 1]) }
+        Self.expectNestingLimit { _ = try expression.withSubstitutionVariables([:]) }
+        // Printing never throws: what lies beyond the limit is elided.
+        #expect(predicate.predicateFormat.hasSuffix("…"))
+        #expect(expression.expressionFormat.hasSuffix("…"))
+    }
+}
