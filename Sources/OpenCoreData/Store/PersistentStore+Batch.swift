@@ -26,7 +26,7 @@ extension PersistentStore {
         let model = self.model, identity = self.identity
         return try write { db in
             if !returningIDs {
-                try db.execute(sql: sql, arguments: StatementArguments(arguments))
+                try db.executeFully(sql: sql, arguments: arguments)
                 return (db.changesCount, [])
             }
             var ids: [ManagedObjectID] = []
@@ -55,7 +55,7 @@ extension PersistentStore {
             // Nothing points in or out: one DELETE, as raw SQL would do it.
             return try write { db in
                 guard needsIDs else {
-                    try db.execute(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: StatementArguments(filterArguments))
+                    try db.executeFully(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: filterArguments)
                     return (db.changesCount, [], [])
                 }
                 var deleted: [ManagedObjectID] = []

@@ -97,4 +97,82 @@ import Testing
         #expect(predicate.predicateFormat.hasSuffix("…"))
         #expect(expression.expressionFormat.hasSuffix("…"))
     }
+
+    // MARK: MATCHES
+
+    /// A store of people named `names`, and a context on it.
+    static func store(_ names: [String]) throws -> (TestStack, ManagedObjectContext) {
+        let stack = try TestStack(model: model())
+        let context = stack.context()
+        for (index, name) in names.enumerated() {
+            let person = try context.insertNewObject(forEntityName: "Person")
+            try person.setValue(name, forKey: "name")
+            try person.setValue(Int64(index), forKey: "age")
+        }
+        try context.save()
+        return (stack, stack.context())
+    }
+
+    /// The names a fetch finds, sorted (the request goes through SQL: the context has no pending changes).
+    static func names(_ context: ManagedObjectContext, _ predicate: QueryPredicate) throws -> [String] {
+        let request = FetchRequest<ManagedObject>(entityName: "Person")
+        request.predicate = predicate
+        return try context.fetch(request).map { try $0.value(forKey: "name") as? String ?? "" }.sorted()
+    }
+
+    @Test func aPatternThatIsNotARegularExpressionByItselfIsRefused() throws {
+        let (_, context) = try Self.store(["x", "anything", "y"])
+        for pattern in ["x)|.*|(?:y", "(", "a)", "\\", "\\Qabc", "(?x)a#"] {
+            let predicate = try QueryPredicate(format: "name MATCHES %@", pattern)
+            #expect(throws: QueryLanguageError.self, "\(pattern)") { try predicate.evaluate(with: ["name": "anything"]) }
+            #expect(throws: QueryLanguageError.self, "\(pattern)") { try Self.names(context, predicate) }
+        }
+    }
+
+    @Test func aValidPatternMatchesTheWholeStringOnly() throws {
+        let names = ["a", "ab", "abc", "a\n", "xab", "\nab", ""]
+        let (_, context) = try Self.store(names)
+        for (pattern, expected) in [("a|ab", ["a", "ab"]), ("ab?", ["a", "ab"]), (".*b", ["ab", "xab"]),
+                                    ("(?s).*b", ["\nab", "ab", "xab"]), ("a$", ["a"]), ("^a|c", ["a"]), ("", [""]),
+                                    ("a*", ["", "a"])] {
+            let predicate = try QueryPredicate(format: "name MATCHES %@", pattern)
+            let memory = try names.filter { try predicate.evaluate(with: ["name": $0]) }.sorted()
+            #expect(memory == expected.sorted(), "\(pattern)")
+            #expect(try Self.names(context, predicate) == expected.sorted(), "\(pattern)")
+        }
+    }
+
+    /// A pattern that backtracks exponentially on a subject of a's that ends in a character it cannot match.
+    static let catastrophicPattern = "(a|aa)+b"
+    static let catastrophicSubject = String(repeating: "a", count: 40) + "c"
+
+    @Test func catastrophicBacktrackingRunsOutOfTimeWithATypedError() throws {
+        let predicate = try QueryPredicate(format: "name MATCHES %@", Self.catastrophicPattern)
+        do {
+            _ = try predicate.evaluate(with: ["name": Self.catastrophicSubject])
+            Issue.record("the match must run out of time")
+        } catch let error as QueryLanguageError {
+            #expect(error.exceededLimit == .regularExpressionTime, "\(error)")
+            #expect(error.message.contains("regularExpressionTimeLimit"))
+        }
+        // In SQL, all rows of the query share the budget: the fetch stops with the same error.
+        let (_, context) = try Self.store(Array(repeating: Self.catastrophicSubject, count: 100))
+        do {
+            _ = try Self.names(context, predicate)
+            Issue.record("the fetch must run out of time")
+        } catch let error as QueryLanguageError {
+            #expect(error.exceededLimit == .regularExpressionTime, "\(error)")
+        }
+    }
+
+    @Test func aCancelledAsynchronousFetchStopsInsideTheMatch() async throws {
+        let (stack, _) = try Self.store(Array(repeating: Self.catastrophicSubject, count: 100))
+        let context = stack.context(.privateQueue)
+        let fetch = FetchRequest<ManagedObject>(entityName: "Person")
+        fetch.predicate = try QueryPredicate(format: "name MATCHES %@", Self.catastrophicPattern)
+        let error = await AsynchronousFetchTests.errorAfterCancellingAtOnce(fetch, on: context)
+        if case ObjectGraphError.cancelled? = error as? ObjectGraphError {} else {
+            Issue.record("expected cancellation, got \(String(describing: error))")
+        }
+    }
 }
