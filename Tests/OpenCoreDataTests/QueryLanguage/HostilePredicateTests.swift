@@ -175,4 +175,33 @@ import Testing
             Issue.record("expected cancellation, got \(String(describing: error))")
         }
     }
+
+    // MARK: NUL inside strings
+
+    @Test func aStringWithANulInsideIsComparedWhole() throws {
+        // Stored strings cannot hold a NUL (the save refuses them); constants can, and must not be cut there.
+        let names = ["admin", "alice", "alice x", ""]
+        let (_, context) = try Self.store(names)
+        let predicates = [
+            try QueryPredicate(format: "name == %@", "admin\u{0}anything"),
+            try QueryPredicate(format: "name == 'alice\\0x'"),
+            try QueryPredicate(format: "name ==[c] %@", "ADMIN\u{0}ANYTHING"),
+            try QueryPredicate(format: "name BEGINSWITH %@", "alice\u{0}"),
+            try QueryPredicate(format: "name CONTAINS %@", "\u{0}"),
+            try QueryPredicate(format: "name IN %@", ["admin\u{0}x", "alice"]),
+            try QueryPredicate(format: "name != %@", "admin\u{0}anything"),
+            try QueryPredicate(format: "name > %@", "alice\u{0}x"),
+            try QueryPredicate(format: "name MATCHES %@", "alice\u{0}.*"),
+            try QueryPredicate(format: "uppercase:(name) == %@", "ALICE\u{0}X"),
+        ]
+        for predicate in predicates {
+            let memory = try names.filter { try predicate.evaluate(with: ["name": $0]) }.sorted()
+            #expect(try Self.names(context, predicate) == memory, "\(predicate)")
+        }
+        #expect(try Self.names(context, predicates[0]).isEmpty)
+        #expect(try Self.names(context, predicates[1]).isEmpty)
+        let count = FetchRequest<ManagedObject>(entityName: "Person")
+        count.predicate = predicates[0]
+        #expect(try context.count(for: count) == 0)
+    }
 }
