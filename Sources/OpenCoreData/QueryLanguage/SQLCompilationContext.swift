@@ -267,6 +267,11 @@ final class CompilationContext {
 
     private func scalarComparison(_ comparison: QueryComparison, in scope: SQLScope) throws -> SQLFragment {
         let options = comparison.options.intersection(CompilationContext.foldingOptions)
+        if [.less, .lessOrEqual, .greater, .greaterOrEqual, .between].contains(comparison.op),
+           isObject(comparison.lhs) || isObject(comparison.rhs) {
+            // In SQL an object is its primary key, which orders; in memory objects do not: refused in both.
+            throw QueryValueSemantics.objectsHaveNoOrder(comparison.op)
+        }
         switch comparison.op {
         case .in:
             if let members = try collectionMembers(comparison.rhs, in: scope) {
@@ -306,6 +311,38 @@ final class CompilationContext {
         case .greater: return "(" + lhs + " > " + rhs + ")"
         case .greaterOrEqual: return "(" + lhs + " >= " + rhs + ")"
         default: return function(op, options, lhs, rhs)
+        }
+    }
+
+    /// Whether an expression stands for an object rather than a value: SELF, a row a SUBQUERY or quantifier
+    /// binds, a key path ending in a to-one relationship, an object constant.
+    private func isObject(_ expression: QueryExpression) -> Bool {
+        switch expression {
+        case .evaluatedObject: return true
+        case .constant(.objectID): return true
+        case .variable(let name):
+            if boundRows[name] != nil { return true }
+            if case .objectID? = compiler.substitutionVariables[name] { return true }
+            return false
+        case .keyPath(let base, let components):
+            let start: EntityDescription
+            switch base {
+            case .evaluatedObject: start = rootScope.entity
+            case .variable(let name):
+                guard let row = boundRows[name] else { return false }
+                start = row.entity
+            default: return false
+            }
+            if components.isEmpty { return true }
+            var entity = start
+            for (position, key) in components.enumerated() {
+                guard let relationship = entity.propertiesByName[key] as? RelationshipDescription,
+                      !relationship.isToMany, let destination = relationship.destinationEntity else { return false }
+                if position == components.count - 1 { return true }
+                entity = destination
+            }
+            return false
+        default: return false
         }
     }
 

@@ -204,4 +204,26 @@ import Testing
         count.predicate = predicates[0]
         #expect(try context.count(for: count) == 0)
     }
+
+    // MARK: SELF and objects in ordering comparisons
+
+    @Test func orderingComparisonsOnObjectsAreRefusedInSQLAndInMemory() throws {
+        let (_, context) = try Self.store(["a", "b", "c", "d"])
+        let people = try context.fetch(FetchRequest<ManagedObject>(entityName: "Person"))
+        for format in ["SELF > 2", "SELF <= 3", "SELF BETWEEN {1, 3}", "2 < SELF"] {
+            let predicate = try QueryPredicate(format: format)
+            #expect(throws: QueryLanguageError.self, "\(format)") { try Self.names(context, predicate) }
+            #expect(throws: QueryLanguageError.self, "\(format)") { try predicate.evaluate(with: people[0]) }
+        }
+        // A to-one relationship is an object too; in memory an unset one is nil, which orders against nothing.
+        #expect(throws: QueryLanguageError.self) { try Self.names(context, try QueryPredicate(format: "best > 1")) }
+        let someone = try #require(people.first)
+        let byObject = try QueryPredicate(format: "SELF < %@", someone)
+        #expect(throws: QueryLanguageError.self) { try Self.names(context, byObject) }
+        #expect(throws: QueryLanguageError.self) { try byObject.evaluate(with: people[1]) }
+        // Equality with an object still works, the same in both.
+        let same = try QueryPredicate(format: "SELF == %@", someone)
+        #expect(try Self.names(context, same).count == 1)
+        #expect(try same.evaluate(with: someone))
+    }
 }
