@@ -597,7 +597,7 @@ struct FetchPlan<T> {
         }
         let arguments = compiled.arguments
         return try store.read { db in
-            try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)) ?? 0
+            try db.fetchInteger(sql: sql, arguments: arguments) ?? 0
         }
     }
 

@@ -141,7 +141,15 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
 
     /// All descendants, depth first.
     public var allSubentities: [EntityDescription] {
-        subentities.flatMap { [$0] + $0.allSubentities }
+        // Depth first, each child before its own subentities; an explicit stack, as a chain can be as deep
+        // as the model is long (and recursion with array concatenation was cubic in that depth).
+        var result: [EntityDescription] = []
+        var unvisited = Array(subentities.reversed())
+        while let entity = unvisited.popLast() {
+            result.append(entity)
+            unvisited.append(contentsOf: entity.subentities.reversed())
+        }
+        return result
     }
 
     public var description: String { "EntityDescription(\(name))" }

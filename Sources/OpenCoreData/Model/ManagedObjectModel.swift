@@ -83,15 +83,21 @@ public final class ManagedObjectModel: @unchecked Sendable {
             }
             entity.superentity = parent
         }
+        // Each entity's chain is walked up to an entity already known to reach a root, so the check is
+        // linear in the number of entities however deep the inheritance.
+        var reachesRoot: Set<ObjectIdentifier> = []
         for entity in entities {
-            var seen: Set<ObjectIdentifier> = [ObjectIdentifier(entity)]
-            var ancestor = entity.superentity
-            while let current = ancestor {
-                if !seen.insert(ObjectIdentifier(current)).inserted {
+            var chain: [ObjectIdentifier] = []
+            var onChain: Set<ObjectIdentifier> = []
+            var ancestor: EntityDescription? = entity
+            while let current = ancestor, !reachesRoot.contains(ObjectIdentifier(current)) {
+                if !onChain.insert(ObjectIdentifier(current)).inserted {
                     throw ModelError.inheritanceCycle(entity: entity.name)
                 }
+                chain.append(ObjectIdentifier(current))
                 ancestor = current.superentity
             }
+            reachesRoot.formUnion(chain)
         }
         for entity in entities {
             entity.superentity?.subentities.append(entity)
@@ -99,14 +105,13 @@ public final class ManagedObjectModel: @unchecked Sendable {
         for entity in entities { entity.subentities.sort { $0.name < $1.name } }
 
         // Entity numbers: depth first over the inheritance forest, roots and siblings in name order.
+        // An explicit stack rather than recursion: an inheritance chain can be as deep as the model is long.
         var numbered: [EntityDescription] = []
-        func number(_ entity: EntityDescription) {
+        var unvisited = Array(entities.filter({ $0.superentity == nil }).sorted(by: { $0.name < $1.name }).reversed())
+        while let entity = unvisited.popLast() {
             numbered.append(entity)
             entity.entityNumber = numbered.count
-            for child in entity.subentities { number(child) }
-        }
-        for root in entities.filter({ $0.superentity == nil }).sorted(by: { $0.name < $1.name }) {
-            number(root)
+            unvisited.append(contentsOf: entity.subentities.reversed())
         }
         entitiesByNumber = numbered
 

@@ -99,38 +99,99 @@ extension EntityDescription {
     /// let hash = model.entitiesByName["Item"]?.versionHash   // 32 bytes
     /// ```
     public var versionHash: Data {
-        var input = VersionHashInput()
-        input.append(name)
-        input.append(byte: isAbstract ? 1 : 0)
-        if let superentity { input.append(superentity.versionHash) }
+        var calculator = VersionHashCalculator()
+        return calculator.entityHash(self)
+    }
+}
 
-        var persistent: [PropertyDescription] = []
-        var entity: EntityDescription? = self
-        while let current = entity {
-            persistent.append(contentsOf: current.properties.filter { !$0.isTransient })
-            entity = current.superentity
+/// Computes entity version hashes with each digest taken once: an entity's hash takes its parent's hash
+/// and the hashes of all its inherited properties, so computing each entity on its own recomputes the
+/// whole chain above it (cubic in the depth of the inheritance chain). Here each entity and each property
+/// is digested exactly once, and each entity's sorted persistent properties are its parent's merged with
+/// its own.
+struct VersionHashCalculator {
+    private var entityHashes: [ObjectIdentifier: Data] = [:]
+    private var propertyHashes: [ObjectIdentifier: Data] = [:]
+    /// Each entity's persistent properties (inherited included), in code-point order of their names.
+    private var sortedPersistent: [ObjectIdentifier: [PropertyDescription]] = [:]
+    /// How many digests were taken: one per entity and one per persistent property, however deep the
+    /// inheritance (the tests count them).
+    private(set) var digestCount = 0
+
+    /// The entity's hash, computing its ancestors' first (top down, without recursion).
+    mutating func entityHash(_ entity: EntityDescription) -> Data {
+        if let known = entityHashes[ObjectIdentifier(entity)] { return known }
+        var pending: [EntityDescription] = []
+        var next: EntityDescription? = entity
+        while let current = next, entityHashes[ObjectIdentifier(current)] == nil {
+            pending.append(current)
+            next = current.superentity
         }
-        persistent.sort { codePointPrecedes($0.name, $1.name) }
+        for current in pending.reversed() { computeHash(current) }
+        return entityHashes[ObjectIdentifier(entity)] ?? Data()
+    }
+
+    /// Hashes one entity whose parent (if any) is already hashed.
+    private mutating func computeHash(_ entity: EntityDescription) {
+        var input = VersionHashInput()
+        input.append(entity.name)
+        input.append(byte: entity.isAbstract ? 1 : 0)
+        var inherited: [PropertyDescription] = []
+        if let parent = entity.superentity {
+            input.append(entityHashes[ObjectIdentifier(parent)] ?? Data())
+            inherited = sortedPersistent[ObjectIdentifier(parent)] ?? []
+        }
+        let own = entity.properties.filter { !$0.isTransient }.sorted { codePointPrecedes($0.name, $1.name) }
+        let persistent = Self.merged(inherited, own)
+        sortedPersistent[ObjectIdentifier(entity)] = persistent
         for property in persistent {
-            switch property {
-            case let attribute as AttributeDescription: input.append(attribute.versionHash)
-            case let relationship as RelationshipDescription: input.append(relationship.versionHash)
-            default: break
+            if let hash = propertyHash(property) { input.append(hash) }
+        }
+        if let versionHashModifier = entity.versionHashModifier { input.append(versionHashModifier) }
+        let constraints = entity.uniquenessConstraints.map { $0.joined(separator: ".") }.sorted(by: codePointPrecedes)
+        for constraint in constraints where !constraint.isEmpty { input.append(constraint) }
+        entityHashes[ObjectIdentifier(entity)] = input.digest
+        digestCount += 1
+    }
+
+    private mutating func propertyHash(_ property: PropertyDescription) -> Data? {
+        if let known = propertyHashes[ObjectIdentifier(property)] { return known }
+        let hash: Data
+        switch property {
+        case let attribute as AttributeDescription: hash = attribute.versionHash
+        case let relationship as RelationshipDescription: hash = relationship.versionHash
+        default: return nil
+        }
+        digestCount += 1
+        propertyHashes[ObjectIdentifier(property)] = hash
+        return hash
+    }
+
+    /// Two lists sorted by name, merged in order (names are unique along an inheritance chain: the model
+    /// refuses a property declared again below a parent).
+    private static func merged(_ first: [PropertyDescription], _ second: [PropertyDescription]) -> [PropertyDescription] {
+        var result: [PropertyDescription] = []
+        result.reserveCapacity(first.count + second.count)
+        var i = 0, j = 0
+        while i < first.count, j < second.count {
+            if codePointPrecedes(second[j].name, first[i].name) {
+                result.append(second[j]); j += 1
+            } else {
+                result.append(first[i]); i += 1
             }
         }
-
-        if let versionHashModifier { input.append(versionHashModifier) }
-        let constraints = uniquenessConstraints.map { $0.joined(separator: ".") }.sorted(by: codePointPrecedes)
-        for constraint in constraints where !constraint.isEmpty { input.append(constraint) }
-        return input.digest
+        result.append(contentsOf: first[i...])
+        result.append(contentsOf: second[j...])
+        return result
     }
 }
 
 extension ManagedObjectModel {
     /// Computes every entity's version hash; the model stores the result at init.
     static func computeEntityVersionHashes(_ entities: [EntityDescription]) -> [String: Data] {
+        var calculator = VersionHashCalculator()
         var hashes: [String: Data] = [:]
-        for entity in entities { hashes[entity.name] = entity.versionHash }
+        for entity in entities { hashes[entity.name] = calculator.entityHash(entity) }
         return hashes
     }
 }

@@ -133,17 +133,26 @@ struct XcodeModelLoader {
         return contents
     }
 
-    /// The current version of a `.xcdatamodeld` bundle: the one `.xccurrentversion` names, else the
-    /// last `.xcdatamodel` in numeric name order ("Model 10" after "Model 9").
+    /// The current version of a `.xcdatamodeld` bundle: the one `.xccurrentversion` names, else (no
+    /// marker, or one without a name) the last `.xcdatamodel` in numeric name order ("Model 10" after "Model 9").
+    ///
+    /// - Throws: ``ModelError/malformedModelFile(path:reason:)`` when the marker names something that is not
+    ///   a `.xcdatamodel` folder of the bundle (an empty or blank name, `.`, a path, another bundle, a missing
+    ///   version): following it could lead back to the bundle itself, without end.
     static func currentVersionURL(inBundle bundle: URL) throws -> URL {
         let fileManager = FileManager.default
         let marker = bundle.appendingPathComponent(".xccurrentversion")
         if let data = try? Data(contentsOf: marker), let name = currentVersionName(inMarker: data) {
-            // The name must be a plain child, never a path leading elsewhere.
-            let candidate = bundle.appendingPathComponent(name)
-            if !name.contains("/"), name != "..", fileManager.fileExists(atPath: candidate.path) {
-                return candidate
+            // The name must be a plain child that is a version folder, never a path leading elsewhere.
+            let candidate = bundle.appendingPathComponent(name, isDirectory: true)
+            var isDirectory: ObjCBool = false
+            guard !name.contains("/"), name.hasSuffix(".xcdatamodel"), name != ".xcdatamodel",
+                  fileManager.fileExists(atPath: candidate.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ModelError.malformedModelFile(
+                    path: marker.path,
+                    reason: "_XCCurrentVersionName '\(name)' is not a .xcdatamodel version folder of the bundle")
             }
+            return candidate
         }
         let children = (try? fileManager.contentsOfDirectory(atPath: bundle.path)) ?? []
         let versions = children.filter { $0.hasSuffix(".xcdatamodel") }

@@ -8,6 +8,11 @@ import FoundationXML
 /// The loader first reads the whole file into these nodes, then maps them to model types, so that the
 /// mapping code is plain tree walking and every error can name the line it comes from.
 final class XcodeModelXMLNode {
+    /// How deeply elements may nest. Xcode writes at most five levels (model, entity, attribute, userInfo,
+    /// entry); the cap keeps both the reading and the teardown of the tree (each node releases its
+    /// children in its deinit, recursively) far from the end of the stack.
+    static let maximumDepth = 64
+
     let name: String
     let attributes: [String: String]
     let line: Int
@@ -57,6 +62,11 @@ final class XcodeModelXMLNode {
         let builder = TreeBuilder()
         parser.delegate = builder
         let succeeded = parser.parse()
+        if let line = builder.tooDeepAtLine {
+            throw ModelError.malformedModelFile(
+                path: source,
+                reason: "line \(line): elements nested deeper than \(XcodeModelXMLNode.maximumDepth) levels")
+        }
         // XMLParser on Linux can return true and still record an error (e.g. an unclosed element), so
         // both are checked.
         if !succeeded || parser.parserError != nil {
@@ -75,10 +85,18 @@ final class XcodeModelXMLNode {
 /// XMLParser delegate that assembles ``XcodeModelXMLNode``s.
 private final class TreeBuilder: NSObject, XMLParserDelegate {
     var root: XcodeModelXMLNode?
+    /// Where an element went beyond ``XcodeModelXMLNode/maximumDepth``; parsing stops there.
+    private(set) var tooDeepAtLine: Int?
     private var stack: [XcodeModelXMLNode] = []
 
     func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        guard tooDeepAtLine == nil else { return }
+        guard stack.count < XcodeModelXMLNode.maximumDepth else {
+            tooDeepAtLine = parser.lineNumber
+            parser.abortParsing()
+            return
+        }
         let node = XcodeModelXMLNode(name: elementName, attributes: attributeDict,
                                      line: parser.lineNumber, column: parser.columnNumber)
         if let parent = stack.last {
@@ -90,11 +108,12 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
+        guard tooDeepAtLine == nil else { return }
         stack.last?.text += string
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?) {
-        if !stack.isEmpty { stack.removeLast() }
+        if tooDeepAtLine == nil, !stack.isEmpty { stack.removeLast() }
     }
 }

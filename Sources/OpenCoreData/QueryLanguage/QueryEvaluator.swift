@@ -15,7 +15,18 @@ struct QueryEvaluator {
 
     // MARK: Predicates
 
+    /// Counts a level of the tree before recursing into it (trees built in code can be deeper than the
+    /// parser allows).
+    private mutating func enter() throws {
+        depth += 1
+        if depth > QueryLanguageLimits.maximumNestingDepth {
+            throw QueryLanguageError.nestingTooDeep(while: "evaluating")
+        }
+    }
+
     mutating func evaluate(_ predicate: QueryPredicate, object: Any?) throws -> Bool {
+        try enter()
+        defer { depth -= 1 }
         switch predicate {
         case .constant(let value): return value
         case .and(let parts):
@@ -91,9 +102,8 @@ struct QueryEvaluator {
     // MARK: Expressions
 
     mutating func evaluate(_ expression: QueryExpression, object: Any?) throws -> Any? {
-        depth += 1
+        try enter()
         defer { depth -= 1 }
-        if depth > 2_000 { throw QueryLanguageError.semantic("expression nested too deeply to evaluate") }
         switch expression {
         case .constant(let value): return value.swiftValue
         case .evaluatedObject: return object

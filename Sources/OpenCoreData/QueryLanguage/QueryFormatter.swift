@@ -2,8 +2,13 @@ import Foundation
 
 /// Prints predicates and expressions as format strings that parse back to equal values.
 ///
-/// Parentheses are added exactly where the parser's precedence would otherwise regroup the tree.
+/// Parentheses are added exactly where the parser's precedence would otherwise regroup the tree. A tree built
+/// in code deeper than ``QueryLanguageLimits/maximumNestingDepth`` (the parser builds none) prints its parts
+/// beyond the limit as `…`, rather than recursing without bound: such a tree parses back to nothing anyway.
 enum QueryFormatter {
+    /// What stands for the parts of a tree beyond the nesting limit.
+    static let elided = "…"
+
     /// Words the parser treats as keywords; keys spelled like them are printed with a `#` escape.
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "BETWEEN",
@@ -13,49 +18,59 @@ enum QueryFormatter {
 
     static func isReserved(_ word: String) -> Bool { reservedWords.contains(word.uppercased()) }
 
-    static func format(_ predicate: QueryPredicate) -> String {
+    static func format(_ predicate: QueryPredicate, depth: Int = 0) -> String {
+        guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
+        func part(_ predicate: QueryPredicate) -> String { QueryFormatter.format(predicate, depth: depth + 1) }
+        func comparisonText(_ comparison: QueryComparison) -> String { QueryFormatter.format(comparison, depth: depth + 1) }
         switch predicate {
         case .constant(let value): return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .and(let parts):
             if parts.isEmpty { return "TRUEPREDICATE" }
-            return parts.map { part in
-                switch part {
-                case .and, .or: return "(" + format(part) + ")"
-                default: return format(part)
+            return parts.map { member in
+                switch member {
+                case .and, .or: return "(" + part(member) + ")"
+                default: return part(member)
                 }
             }.joined(separator: " AND ")
         case .or(let parts):
             if parts.isEmpty { return "FALSEPREDICATE" }
-            return parts.map { part in
-                switch part {
-                case .or: return "(" + format(part) + ")"
-                case .and(let inner) where inner.count <= 1: return "(" + format(part) + ")"
-                default: return format(part)
+            return parts.map { member in
+                switch member {
+                case .or: return "(" + part(member) + ")"
+                case .and(let inner) where inner.count <= 1: return "(" + part(member) + ")"
+                default: return part(member)
                 }
             }.joined(separator: " OR ")
         case .not(let inner):
             switch inner {
-            case .and, .or: return "NOT (" + format(inner) + ")"
-            default: return "NOT " + format(inner)
+            case .and, .or: return "NOT (" + part(inner) + ")"
+            default: return "NOT " + part(inner)
             }
-        case .comparison(let comparison): return format(comparison)
+        case .comparison(let comparison): return comparisonText(comparison)
         }
     }
 
-    static func format(_ comparison: QueryComparison) -> String {
+    static func format(_ comparison: QueryComparison, depth: Int = 0) -> String {
+        guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
+        func part(_ expression: QueryExpression) -> String { QueryFormatter.format(expression, depth: depth + 1) }
         var text = comparison.modifier == .direct ? "" : comparison.modifier.rawValue + " "
-        text += format(comparison.lhs) + " " + comparison.op.rawValue
+        text += part(comparison.lhs) + " " + comparison.op.rawValue
         var flags = ""
         if comparison.options.contains(.caseInsensitive) { flags += "c" }
         if comparison.options.contains(.diacriticInsensitive) { flags += "d" }
         if comparison.options.contains(.normalized) { flags += "n" }
         if comparison.options.contains(.localeSensitive) { flags += "l" }
         if !flags.isEmpty { text += "[" + flags + "]" }
-        return text + " " + format(comparison.rhs)
+        return text + " " + part(comparison.rhs)
     }
 
     // Expression precedence levels: 1 additive, 2 multiplicative, 3 power, 4 unary, 5 postfix/primary.
-    static func format(_ expression: QueryExpression, level: Int = 0) -> String {
+    static func format(_ expression: QueryExpression, level: Int = 0, depth: Int = 0) -> String {
+        guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
+        func part(_ expression: QueryExpression, level: Int = 0) -> String {
+            QueryFormatter.format(expression, level: level, depth: depth + 1)
+        }
+        func predicateText(_ predicate: QueryPredicate) -> String { QueryFormatter.format(predicate, depth: depth + 1) }
         func wrap(_ text: String, _ own: Int) -> String { own < level ? "(" + text + ")" : text }
         switch expression {
         case .constant(let value):
@@ -67,11 +82,11 @@ enum QueryFormatter {
             switch base {
             case .evaluatedObject: return components.isEmpty ? "SELF" : path
             default:
-                let baseText = format(base, level: 5)
+                let baseText = part(base, level: 5)
                 return components.isEmpty ? baseText : baseText + "." + path
             }
         case .variable(let name): return "$" + name
-        case .aggregate(let members): return "{" + members.map { format($0) }.joined(separator: ", ") + "}"
+        case .aggregate(let members): return "{" + members.map { part($0) }.joined(separator: ", ") + "}"
         case .arithmetic(let op, let lhs, let rhs):
             let own: Int
             switch op {
@@ -79,26 +94,26 @@ enum QueryFormatter {
             case .multiply, .divide: own = 2
             case .power: own = 3
             }
-            return wrap(format(lhs, level: own) + " " + op.rawValue + " " + format(rhs, level: own + 1), own)
-        case .negate(let operand): return wrap("-" + format(operand, level: 4), 4)
+            return wrap(part(lhs, level: own) + " " + op.rawValue + " " + part(rhs, level: own + 1), own)
+        case .negate(let operand): return wrap("-" + part(operand, level: 4), 4)
         case .function(let function, let arguments):
             if function.arity == 0 && arguments.isEmpty { return function.rawValue + "()" }
-            return function.rawValue + "(" + arguments.map { format($0) }.joined(separator: ", ") + ")"
+            return function.rawValue + "(" + arguments.map { part($0) }.joined(separator: ", ") + ")"
         case .index(let base, let index):
             let position: String
             switch index {
             case .first: position = "FIRST"
             case .last: position = "LAST"
             case .size: position = "SIZE"
-            case .at(let value): position = format(value)
+            case .at(let value): position = part(value)
             }
-            return format(base, level: 5) + "[" + position + "]"
+            return part(base, level: 5) + "[" + position + "]"
         case .ternary(let predicate, let whenTrue, let whenFalse):
-            return "TERNARY(" + format(predicate) + ", " + format(whenTrue) + ", " + format(whenFalse) + ")"
+            return "TERNARY(" + predicateText(predicate) + ", " + part(whenTrue) + ", " + part(whenFalse) + ")"
         case .subquery(let collection, let variable, let predicate):
-            return "SUBQUERY(" + format(collection) + ", $" + variable + ", " + format(predicate) + ")"
+            return "SUBQUERY(" + part(collection) + ", $" + variable + ", " + predicateText(predicate) + ")"
         case .cast(let value, let type):
-            return "CAST(" + format(value) + ", \"" + type.rawValue + "\")"
+            return "CAST(" + part(value) + ", \"" + type.rawValue + "\")"
         }
     }
 

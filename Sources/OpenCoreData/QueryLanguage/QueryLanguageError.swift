@@ -14,7 +14,10 @@ public struct QueryLanguageError: Error, Sendable, Hashable, CustomStringConvert
     public var position: Int
     /// What went wrong, or what was expected.
     public var message: String
+    /// The documented limit the input went beyond, when that is why it was refused (nil otherwise).
+    public var exceededLimit: QueryLanguageLimits.Limit?
 
+    /// An error at `position` (-1 when it did not come from parsing), with what went wrong.
     public init(position: Int, message: String) {
         self.position = position
         self.message = message

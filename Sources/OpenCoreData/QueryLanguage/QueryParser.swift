@@ -3,9 +3,9 @@ import Foundation
 /// Recursive-descent parser for Apple's predicate format-string grammar.
 ///
 /// Precedence, loosest first: `OR`, `AND`, `NOT`, comparison, `+ -`, `* /`, `**`, unary `-`, key paths.
-/// Nesting is capped at ``maximumDepth`` so hostile input cannot exhaust the stack.
+/// Nesting is capped at ``QueryLanguageLimits/maximumNestingDepth`` so hostile input cannot exhaust the
+/// stack, here or in any later walk of the tree (printing, evaluating, compiling, tearing it down).
 struct QueryParser {
-    static let maximumDepth = 500
 
     private let tokens: [QueryToken]
     private var index = 0
@@ -89,8 +89,8 @@ struct QueryParser {
 
     private mutating func enter() throws {
         depth += 1
-        if depth > QueryParser.maximumDepth {
-            throw error("nesting deeper than \(QueryParser.maximumDepth) levels")
+        if depth > QueryLanguageLimits.maximumNestingDepth {
+            throw QueryLanguageError.nestingTooDeep(at: current.position, while: "parsing")
         }
     }
 
@@ -221,10 +221,15 @@ struct QueryParser {
 
     mutating func parseExpression() throws -> QueryExpression {
         try enter()
-        defer { depth -= 1 }
+        // Each operator of a chain nests the tree one level deeper (`a + b + c` is `(a + b) + c`), so it
+        // counts towards the cap although the loop itself does not recurse.
+        var chained = 1
+        defer { depth -= chained }
         var lhs = try parseMultiplicative()
         while isSymbol("+") || isSymbol("-") {
             let op: QueryExpression.ArithmeticOperator = isSymbol("+") ? .add : .subtract
+            try enter()
+            chained += 1
             advance()
             lhs = .arithmetic(op, lhs, try parseMultiplicative())
         }
@@ -232,9 +237,13 @@ struct QueryParser {
     }
 
     private mutating func parseMultiplicative() throws -> QueryExpression {
+        var chained = 0
+        defer { depth -= chained }
         var lhs = try parsePower()
         while isSymbol("*") || isSymbol("/") {
             let op: QueryExpression.ArithmeticOperator = isSymbol("*") ? .multiply : .divide
+            try enter()
+            chained += 1
             advance()
             lhs = .arithmetic(op, lhs, try parsePower())
         }
@@ -242,8 +251,12 @@ struct QueryParser {
     }
 
     private mutating func parsePower() throws -> QueryExpression {
+        var chained = 0
+        defer { depth -= chained }
         var lhs = try parseUnary()
         while isSymbol("**") {
+            try enter()
+            chained += 1
             advance()
             lhs = .arithmetic(.power, lhs, try parseUnary())
         }

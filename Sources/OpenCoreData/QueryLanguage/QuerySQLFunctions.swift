@@ -5,11 +5,12 @@ import GRDB
 /// connection it opens: `QuerySQLFunctions.register(in: db)` (or `PredicateSQLCompiler.registerSQLFunctions`).
 ///
 /// Each one calls the same Swift code as in-memory evaluation, so SQL and memory agree on
-/// case/diacritic folding, LIKE, MATCHES, division and sort order.
+/// case/diacritic folding, LIKE, MATCHES, division and sort order. The scalar functions are
+/// ``FullLengthSQLFunction``s, so strings with a NUL inside reach them whole.
 enum QuerySQLFunctions {
     /// `ocd_compare(op, flags, lhs, rhs)`: a comparison with `[c]`/`[d]` flags (1 = case, 2 = diacritics),
     /// or a string operator (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `IN`, `LIKE`, `MATCHES`).
-    static let compare = DatabaseFunction("ocd_compare", argumentCount: 4, pure: true) { arguments in
+    static let compare = FullLengthSQLFunction("ocd_compare", argumentCount: 4, pure: true) { arguments in
         guard case .string(let name) = arguments[0].storage, let op = QueryComparison.Operator(rawValue: name) else {
             throw QueryLanguageError.semantic("ocd_compare: unknown operator")
         }
@@ -19,23 +20,23 @@ enum QuerySQLFunctions {
     }
 
     /// `ocd_divide(a, b)`: floating-point division, NULL for a zero divisor (as in memory).
-    static let divide = DatabaseFunction("ocd_divide", argumentCount: 2, pure: true) { arguments in
+    static let divide = FullLengthSQLFunction("ocd_divide", argumentCount: 2, pure: true) { arguments in
         databaseValue(QueryArithmetic.apply(.divide, swiftNumber(arguments[0]), swiftNumber(arguments[1])))
     }
 
     /// `ocd_power(a, b)`.
-    static let power = DatabaseFunction("ocd_power", argumentCount: 2, pure: true) { arguments in
+    static let power = FullLengthSQLFunction("ocd_power", argumentCount: 2, pure: true) { arguments in
         databaseValue(QueryArithmetic.apply(.power, swiftNumber(arguments[0]), swiftNumber(arguments[1])))
     }
 
     /// `ocd_abs(x)`: never fails on Int64.min, unlike SQLite's abs.
-    static let absolute = DatabaseFunction("ocd_abs", argumentCount: 1, pure: true) { arguments in
+    static let absolute = FullLengthSQLFunction("ocd_abs", argumentCount: 1, pure: true) { arguments in
         guard let number = QueryValueSemantics.number(queryValue(arguments[0])) else { return nil }
         return databaseValue(QueryArithmetic.absolute(number))
     }
 
     /// `ocd_cast(x, 'NSDate')` and the other CAST targets.
-    static let cast = DatabaseFunction("ocd_cast", argumentCount: 2, pure: true) { arguments in
+    static let cast = FullLengthSQLFunction("ocd_cast", argumentCount: 2, pure: true) { arguments in
         guard case .string(let name) = arguments[1].storage, let type = QueryCastType(rawValue: name) else {
             throw QueryLanguageError.semantic("ocd_cast: unknown type")
         }
@@ -44,7 +45,7 @@ enum QuerySQLFunctions {
 
     /// `ocd_function('sqrt:', x)`, `ocd_function('modulus:by:', a, b)`…: the ``QueryFunction`` named by the
     /// first argument, on the others, computed by ``QueryFunctions`` exactly as in memory.
-    static let function = DatabaseFunction("ocd_function", argumentCount: nil, pure: true) { arguments in
+    static let function = FullLengthSQLFunction("ocd_function", argumentCount: nil, pure: true) { arguments in
         guard let first = arguments.first, case .string(let name) = first.storage,
               let function = QueryFunction(rawValue: name), function != .random, function != .now else {
             throw QueryLanguageError.semantic("ocd_function: unknown function")
@@ -54,7 +55,7 @@ enum QuerySQLFunctions {
     }
 
     /// `ocd_random()`: `random()`, a number in [0, 1) (not pure: SQLite calls it for each row).
-    static let random = DatabaseFunction("ocd_random", argumentCount: 0, pure: false) { _ in
+    static let random = FullLengthSQLFunction("ocd_random", argumentCount: 0, pure: false) { _ in
         Double.random(in: 0..<1)
     }
 
@@ -83,7 +84,9 @@ enum QuerySQLFunctions {
     }
 
     static func register(in db: Database) {
-        for item in [compare, divide, power, absolute, cast, function, random, median] { db.add(function: item) }
+        // Text reaches these with its full length (a NUL inside included); the median sees numbers only.
+        for item in [compare, divide, power, absolute, cast, function, random] { item.install(in: db) }
+        db.add(function: median)
         for collation in collations { db.add(collation: collation) }
     }
 

@@ -52,30 +52,48 @@ enum QueryStringMatching {
     private static let regexCache = Mutex<[String: NSRegularExpression]>([:])
 
     /// The whole subject must match the pattern (ICU syntax).
+    ///
+    /// The pattern is checked on its own first and then wrapped as `\A(?:pattern)\z`: a pattern that is not a
+    /// regular expression by itself (`x)|.*|(?:y`, which would otherwise escape the anchors) is refused, and
+    /// one that swallows the wrapper (an unterminated `\Q` quote, a trailing `(?x)` comment) is refused too
+    /// rather than matched differently. `\z` is the very end: `$` would also match before a final newline.
+    ///
+    /// - Throws: ``QueryLanguageError`` for an invalid pattern, and what ``RegularExpressionBudget/matches(_:_:pattern:)``
+    ///   throws (time limit, cancellation, the engine giving up).
     static func matches(_ subject: String, pattern: String, options: QueryComparison.Options) throws -> Bool {
         var subject = subject, pattern = pattern
         if options.contains(.diacriticInsensitive) {
             subject = subject.folding(options: .diacriticInsensitive, locale: nil)
             pattern = pattern.folding(options: .diacriticInsensitive, locale: nil)
         }
-        let caseInsensitive = options.contains(.caseInsensitive)
-        let key = (caseInsensitive ? "i:" : "s:") + pattern
-        let expression: NSRegularExpression
-        if let cached = regexCache.withLock({ $0[key] }) {
-            expression = cached
-        } else {
-            do {
-                expression = try NSRegularExpression(pattern: "^(?:" + pattern + ")$",
-                                                     options: caseInsensitive ? [.caseInsensitive] : [])
-            } catch {
-                throw QueryLanguageError.semantic("MATCHES: '\(pattern)' is not a valid regular expression")
-            }
-            regexCache.withLock { cache in
-                if cache.count > 256 { cache.removeAll() }
-                cache[key] = expression
-            }
+        let budget = RegularExpressionBudget.current
+        do {
+            let expression = try anchoredExpression(pattern, caseInsensitive: options.contains(.caseInsensitive))
+            return try (budget ?? RegularExpressionBudget()).matches(subject, expression, pattern: pattern)
+        } catch {
+            // Inside SQLite only the message would get through; the store throws the error itself.
+            budget?.record(error)
+            throw error
         }
-        let range = NSRange(subject.startIndex..., in: subject)
-        return expression.firstMatch(in: subject, options: [.anchored], range: range) != nil
+    }
+
+    /// The pattern compiled to match whole subjects only (cached by pattern and case option).
+    private static func anchoredExpression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
+        let key = (caseInsensitive ? "i:" : "s:") + pattern
+        if let cached = regexCache.withLock({ $0[key] }) { return cached }
+        let options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []
+        // ICU refuses an empty pattern on its own; wrapped, it matches the empty string only, as it should.
+        guard pattern.isEmpty || (try? NSRegularExpression(pattern: pattern, options: options)) != nil else {
+            throw QueryLanguageError.semantic("MATCHES: '\(pattern)' is not a valid regular expression")
+        }
+        guard let expression = try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: options) else {
+            throw QueryLanguageError.semantic(
+                "MATCHES: '\(pattern)' cannot be anchored to the whole string (it ends inside a \\Q quote or a comment)")
+        }
+        regexCache.withLock { cache in
+            if cache.count > 256 { cache.removeAll() }
+            cache[key] = expression
+        }
+        return expression
     }
 }

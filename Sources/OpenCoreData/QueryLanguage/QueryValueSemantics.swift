@@ -106,9 +106,24 @@ enum QueryValueSemantics {
         }
     }
 
+    /// The error for `<`, `<=`, `>`, `>=` or BETWEEN with an object (`SELF`, a to-one relationship, an object ID).
+    static func objectsHaveNoOrder(_ op: QueryComparison.Operator) -> QueryLanguageError {
+        .semantic("'\(op.rawValue)' cannot compare objects (SELF, a to-one relationship or an object ID): "
+            + "objects have no order; compare one of their attributes")
+    }
+
     /// A scalar comparison operator on two values (string operators on non-strings are false).
+    ///
+    /// - Throws: ``QueryLanguageError`` for an ordering operator on an object ID, and for BETWEEN without two bounds.
     static func compare(_ op: QueryComparison.Operator, _ a: QueryValue, _ b: QueryValue,
                         _ options: QueryComparison.Options) throws -> Bool {
+        switch op {
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            // SQL would compare primary keys, which are no order anyone chose: refused in both.
+            if case .objectID = a { throw objectsHaveNoOrder(op) }
+            if case .objectID = b { throw objectsHaveNoOrder(op) }
+        default: break
+        }
         switch op {
         case .equal: return equal(a, b, options)
         case .notEqual: return !equal(a, b, options)

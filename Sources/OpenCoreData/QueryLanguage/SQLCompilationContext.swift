@@ -27,9 +27,13 @@ final class CompilationContext {
         .semantic("cannot compile to SQL: \(what)")
     }
 
+    /// Counts a level before recursing: predicates, values, and each comparison, which a to-many step of a
+    /// key path (`friends.friends.name`) compiles into a subquery holding the rest of the path.
     private func enter() throws {
         depth += 1
-        if depth > 1_000 { throw unsupported("predicate nested too deeply") }
+        if depth > QueryLanguageLimits.maximumNestingDepth {
+            throw QueryLanguageError.nestingTooDeep(while: "compiling to SQL")
+        }
     }
 
     // MARK: Predicates
@@ -165,6 +169,8 @@ final class CompilationContext {
     // MARK: Comparisons
 
     private func compile(_ comparison: QueryComparison, in scope: SQLScope) throws -> SQLFragment {
+        try enter()
+        defer { depth -= 1 }
         // A to-many key path on the left: quantify over its members.
         if let target = try resolve(comparison.lhs, in: scope), case .toMany(let relationship, let storage, let owner, let path) = target,
            let (rest, dropsNil) = try quantifiedPath(path, comparison.lhs) {
@@ -261,6 +267,11 @@ final class CompilationContext {
 
     private func scalarComparison(_ comparison: QueryComparison, in scope: SQLScope) throws -> SQLFragment {
         let options = comparison.options.intersection(CompilationContext.foldingOptions)
+        if [.less, .lessOrEqual, .greater, .greaterOrEqual, .between].contains(comparison.op),
+           isObject(comparison.lhs) || isObject(comparison.rhs) {
+            // In SQL an object is its primary key, which orders; in memory objects do not: refused in both.
+            throw QueryValueSemantics.objectsHaveNoOrder(comparison.op)
+        }
         switch comparison.op {
         case .in:
             if let members = try collectionMembers(comparison.rhs, in: scope) {
@@ -300,6 +311,38 @@ final class CompilationContext {
         case .greater: return "(" + lhs + " > " + rhs + ")"
         case .greaterOrEqual: return "(" + lhs + " >= " + rhs + ")"
         default: return function(op, options, lhs, rhs)
+        }
+    }
+
+    /// Whether an expression stands for an object rather than a value: SELF, a row a SUBQUERY or quantifier
+    /// binds, a key path ending in a to-one relationship, an object constant.
+    private func isObject(_ expression: QueryExpression) -> Bool {
+        switch expression {
+        case .evaluatedObject: return true
+        case .constant(.objectID): return true
+        case .variable(let name):
+            if boundRows[name] != nil { return true }
+            if case .objectID? = compiler.substitutionVariables[name] { return true }
+            return false
+        case .keyPath(let base, let components):
+            let start: EntityDescription
+            switch base {
+            case .evaluatedObject: start = rootScope.entity
+            case .variable(let name):
+                guard let row = boundRows[name] else { return false }
+                start = row.entity
+            default: return false
+            }
+            if components.isEmpty { return true }
+            var entity = start
+            for (position, key) in components.enumerated() {
+                guard let relationship = entity.propertiesByName[key] as? RelationshipDescription,
+                      !relationship.isToMany, let destination = relationship.destinationEntity else { return false }
+                if position == components.count - 1 { return true }
+                entity = destination
+            }
+            return false
+        default: return false
         }
     }
 

@@ -37,7 +37,7 @@ extension PersistentStore {
                                                   primaryKey: $0.primaryKey, updatedSlots: slots) }
         }) { db in
             if !needsIDs {
-                try db.execute(sql: sql, arguments: StatementArguments(arguments))
+                try db.executeFully(sql: sql, arguments: arguments)
                 return (db.changesCount, [])
             }
             var ids: [ManagedObjectID] = []
@@ -71,7 +71,7 @@ extension PersistentStore {
             // Nothing points in or out: one DELETE, as raw SQL would do it.
             return try writeRecordingHistory(updatedByNullifying) { db in
                 guard needsIDs else {
-                    try db.execute(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: StatementArguments(filterArguments))
+                    try db.executeFully(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: filterArguments)
                     return (db.changesCount, [], [])
                 }
                 var deleted: [ManagedObjectID] = []

@@ -31,11 +31,19 @@ extension Database {
     /// Steps a query with SQLite's own API (no intermediate row objects), handing each row's first
     /// `columnCount` values to `body`. With a cancellation flag, SQLite is interrupted from its progress
     /// handler, so even a long sort stops at once.
+    ///
+    /// Strings are bound with their full length (GRDB's arguments bind them as C strings, which end at the
+    /// first NUL: `"admin\0x"` would be bound as `"admin"`). The statement's `MATCHES` comparisons share one
+    /// ``RegularExpressionBudget``, which also watches `cancellation`.
+    ///
+    /// - Throws: `ObjectGraphError.cancelled` when cancelled; the ``QueryLanguageError`` a SQL function of the
+    ///   query language threw (an invalid pattern, the regular-expression time limit); else GRDB's
+    ///   `DatabaseError`.
     func stepRows(sql: String, arguments: [DatabaseValue], cancellation: CancellationFlag? = nil,
                   _ body: (SQLiteStatement) throws -> Void) throws {
         let statement = try cachedStatement(sql: sql)
-        try statement.setArguments(StatementArguments(arguments))
         let handle = statement.sqliteStatement
+        try bindFully(arguments, to: statement)
         defer { sqlite3_reset(handle) }
         if let cancellation {
             let context = Unmanaged.passUnretained(cancellation).toOpaque()
@@ -45,19 +53,64 @@ extension Database {
             }, context)
         }
         defer { if cancellation != nil { sqlite3_progress_handler(sqliteConnection, 0, nil, nil) } }
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_ROW {
-                try body(handle)
-            } else if code == SQLITE_DONE {
-                return
-            } else if code == SQLITE_INTERRUPT {
-                throw ObjectGraphError.cancelled
-            } else {
-                let message = String(cString: sqlite3_errmsg(sqliteConnection))
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+        let budget = RegularExpressionBudget(cancellation: cancellation)
+        try budget.withCurrent {
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_ROW {
+                    try body(handle)
+                } else if code == SQLITE_DONE {
+                    return
+                } else if code == SQLITE_INTERRUPT {
+                    throw ObjectGraphError.cancelled
+                } else {
+                    // A function of ours failed: SQLite only kept its message, the budget kept the error.
+                    if let failure = budget.failure { throw failure }
+                    let message = String(cString: sqlite3_errmsg(sqliteConnection))
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+                }
             }
         }
+    }
+
+    /// Binds `values` to a statement's parameters 1, 2, … with SQLite's API: strings and blobs with their full
+    /// length, so a NUL inside a string is part of the value, as it is in memory.
+    ///
+    /// - Throws: `DatabaseError` when the count differs from the statement's parameters or SQLite refuses a value.
+    func bindFully(_ values: [DatabaseValue], to statement: Statement) throws {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        guard Int(sqlite3_bind_parameter_count(handle)) == values.count else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE,
+                                message: "wrong number of statement arguments: \(values.count)", sql: statement.sql)
+        }
+        for (offset, value) in values.enumerated() {
+            let code = bindValue(value, to: handle, at: Int32(offset + 1))
+            guard code == SQLITE_OK else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code),
+                                    message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: statement.sql)
+            }
+        }
+    }
+
+    /// Runs a statement that returns no rows (a batch UPDATE or DELETE) with its values bound in full, under
+    /// one ``RegularExpressionBudget`` like ``stepRows(sql:arguments:cancellation:_:)``.
+    ///
+    /// - Throws: what ``stepRows(sql:arguments:cancellation:_:)`` throws.
+    func executeFully(sql: String, arguments: [DatabaseValue]) throws {
+        try stepRows(sql: sql, arguments: arguments) { _ in }
+    }
+
+    /// The first column of the first row as an integer (a `COUNT(*)`), values bound in full; nil without a row.
+    ///
+    /// - Throws: what ``stepRows(sql:arguments:cancellation:_:)`` throws.
+    func fetchInteger(sql: String, arguments: [DatabaseValue]) throws -> Int? {
+        var value: Int?
+        try stepRows(sql: sql, arguments: arguments) { handle in
+            if value == nil { value = Int(sqlite3_column_int64(handle, 0)) }
+        }
+        return value
     }
 
     /// Reads full table rows into shared blocks, handing each row to `body` in order once its block is
@@ -82,6 +135,35 @@ private nonisolated(unsafe) let emptyText: UnsafePointer<CChar> = {
     return UnsafePointer(pointer)
 }()
 
+/// Binds one value to the 1-based parameter `index` of `handle`, strings and blobs with their length (a NUL
+/// inside is kept); returns SQLite's result code.
+@inline(__always)
+func bindValue(_ value: DatabaseValue, to handle: SQLiteStatement, at index: Int32) -> Int32 {
+    switch value.storage {
+    case .null: return sqlite3_bind_null(handle, index)
+    case .int64(let v): return sqlite3_bind_int64(handle, index, v)
+    case .double(let v): return sqlite3_bind_double(handle, index, v)
+    case .string(let v): return bindText(v, to: handle, at: index)
+    case .blob(let v):
+        return v.withUnsafeBytes { bytes in
+            // An empty blob likewise needs a non-NULL pointer.
+            sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(emptyText), Int32(bytes.count), transientDestructor)
+        }
+    }
+}
+
+/// Binds a string's UTF-8 bytes in place, with their length: no C-string copy, no strlen, no cut at a NUL.
+@inline(__always)
+func bindText(_ value: String, to handle: SQLiteStatement, at index: Int32) -> Int32 {
+    var value = value
+    return value.withUTF8 { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { text in
+            // An empty string still needs a non-NULL pointer, or SQLite binds NULL.
+            sqlite3_bind_text(handle, index, text.baseAddress ?? emptyText, Int32(text.count), transientDestructor)
+        }
+    }
+}
+
 /// A cached write statement, looked up once and then bound and stepped row after row: per-row writes
 /// pay neither the statement-cache lookup (a hash of the SQL text) nor argument containers.
 struct BoundWrite {
@@ -99,18 +181,8 @@ struct BoundWrite {
     /// Binds one value to the 1-based parameter `index`.
     @inline(__always)
     func bind(_ value: DatabaseValue, at index: Int32) throws {
-        let code: Int32
-        switch value.storage {
-        case .null: code = sqlite3_bind_null(handle, index)
-        case .int64(let v): code = sqlite3_bind_int64(handle, index, v)
-        case .double(let v): code = sqlite3_bind_double(handle, index, v)
-        case .string(let v): try bind(v, at: index); return
-        case .blob(let v):
-            code = v.withUnsafeBytes { bytes in
-                // An empty blob likewise needs a non-NULL pointer.
-                sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(emptyText), Int32(bytes.count), transientDestructor)
-            }
-        }
+        if case .string(let v) = value.storage { try bind(v, at: index); return }
+        let code = bindValue(value, to: handle, at: index)
         guard code == SQLITE_OK else { throw error(code) }
     }
 
@@ -131,13 +203,7 @@ struct BoundWrite {
     /// Binds a string's UTF-8 bytes in place, with their length: no C-string copy, no strlen.
     @inline(__always)
     func bind(_ value: String, at index: Int32) throws {
-        var value = value
-        let code = value.withUTF8 { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { text in
-                // An empty string still needs a non-NULL pointer, or SQLite binds NULL.
-                sqlite3_bind_text(handle, index, text.baseAddress ?? emptyText, Int32(text.count), transientDestructor)
-            }
-        }
+        let code = bindText(value, to: handle, at: index)
         guard code == SQLITE_OK else { throw error(code) }
     }
 

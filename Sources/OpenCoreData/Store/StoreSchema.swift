@@ -112,12 +112,18 @@ struct StoreSchema: Sendable {
             ]))
         }
         func tableIndex(of entity: EntityDescription) -> Int { tableIndexByRoot[ObjectIdentifier(entity.rootEntity)]! }
+        // The names each table has taken, kept as columns are added: rebuilding the set for every new column
+        // made the schema quadratic in the number of columns of a table (one per property of its whole tree).
+        var takenNames = tables.map { Set($0.columns.map(\.name)) }
         func uniqueColumnName(_ base: String, in table: Int) -> String {
-            let taken = Set(tables[table].columns.map(\.name))
-            if !taken.contains(base) { return base }
-            var suffix = 1
-            while taken.contains(base + String(suffix)) { suffix += 1 }
-            return base + String(suffix)
+            var name = base
+            var suffix = 0
+            while takenNames[table].contains(name) {
+                suffix += 1
+                name = base + String(suffix)
+            }
+            takenNames[table].insert(name)
+            return name
         }
 
         // Declared attributes and to-one foreign keys.
@@ -234,13 +240,17 @@ struct StoreSchema: Sendable {
                 entityNumbers: entity.entityNumbersIncludingSubentities,
                 sharesTable: entity.superentity != nil || !entity.subentities.isEmpty))
         }
-        // Foreign-key indexes, model indexes, uniqueness constraints.
+        // Foreign-key indexes, model indexes, uniqueness constraints. A set finds the columns already indexed
+        // (the to-many foreign keys above), where searching the list was quadratic in the relationships.
+        struct IndexedColumn: Hashable { let table: String, column: String }
+        var indexedColumns = Set(indexes.filter { $0.columns.count == 1 }
+            .map { IndexedColumn(table: $0.table, column: $0.columns[0]) })
         for entity in model.entitiesByNumber {
             let table = tables[tableIndex(of: entity)].name
             for case let relationship as RelationshipDescription in entity.properties
             where !relationship.isToMany && !relationship.isTransient {
                 let column = columnNameByProperty[ObjectIdentifier(relationship)]!
-                if !indexes.contains(where: { $0.table == table && $0.columns == [column] }) {
+                if indexedColumns.insert(IndexedColumn(table: table, column: column)).inserted {
                     let name = "\(table)_\(column)_INDEX"
                     try claim(name, for: "the index of \(describe(relationship))")
                     indexes.append((name: name, table: table, columns: [column], unique: false, whereClause: nil))
@@ -258,16 +268,18 @@ struct StoreSchema: Sendable {
             for index in entity.indexes {
                 let name = "Z_\(entity.name.uppercased())_\(index.name.uppercased())"
                 try claim(name, for: "index '\(index.name)' of entity '\(entity.name)'")
-                indexes.append((name: name, table: table, columns: columns(for: index.propertyNames), unique: false,
-                                whereClause: nil))
+                let indexed = columns(for: index.propertyNames)
+                if indexed.count == 1 { indexedColumns.insert(IndexedColumn(table: table, column: indexed[0])) }
+                indexes.append((name: name, table: table, columns: indexed, unique: false, whereClause: nil))
             }
             for (position, constraint) in entity.uniquenessConstraints.enumerated() {
                 let whereClause = mapping.sharesTable
                     ? "Z_ENT IN (\(mapping.entityNumbers.map(String.init).joined(separator: ", ")))" : nil
                 let name = "Z_\(entity.name.uppercased())_UNIQUE_\(position)"
                 try claim(name, for: "uniqueness constraint \(position + 1) of entity '\(entity.name)'")
-                indexes.append((name: name, table: table, columns: columns(for: constraint), unique: true,
-                                whereClause: whereClause))
+                let indexed = columns(for: constraint)
+                if indexed.count == 1 { indexedColumns.insert(IndexedColumn(table: table, column: indexed[0])) }
+                indexes.append((name: name, table: table, columns: indexed, unique: true, whereClause: whereClause))
             }
         }
         for join in joinTables {

@@ -247,8 +247,13 @@ struct AgreementFixture {
         guard let entity = model.entitiesByName[entityName] else { return [] }
         let compiled = try PredicateSQLCompiler(model: model, entity: entity).compile(predicate: predicate, sortDescriptors: sort)
         let sql = compiled.selectStatement(columns: "t0.Z_PK")
+        // Through the store's own stepping, which binds strings whole (GRDB's arguments stop at a NUL).
         return try database.read { db in
-            try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(compiled.arguments))
+            var keys: [Int64] = []
+            try db.fetchRowValues(sql: sql, arguments: compiled.arguments, columnCount: 1) { row in
+                keys.append(row.primaryKey)
+            }
+            return keys
         }
     }
 

@@ -12,6 +12,8 @@ struct PredicateGenerator {
     mutating func stringConstant() -> String {
         let pool = (AgreementFixture.names + AgreementFixture.cities + AgreementFixture.titles).compactMap { $0 }
             + ["e", "E", "é", "ile", "ana", "ss", "ß", "-", "'", "\"", "%", "_"]
+            // A NUL inside a constant is part of it, in SQL as in memory.
+            + ["Émile\u{0}x", "\u{0}", "nana\u{0}", "file\u{0}2"]
         return QueryLexer.quote(pick(pool))
     }
 

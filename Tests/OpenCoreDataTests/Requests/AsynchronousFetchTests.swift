@@ -27,6 +27,21 @@ final class Collector<T>: @unchecked Sendable {
         return stack
     }
 
+    /// Runs `fetch` asynchronously on `context`, cancels it right after it is queued, and returns the error it
+    /// ended with (nil when it finished with a result all the same).
+    static func errorAfterCancellingAtOnce(_ fetch: OpenCoreData.FetchRequest<ManagedObject>,
+                                           on context: ManagedObjectContext) async -> Error? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Error?, Never>) in
+            let request = AsynchronousFetchRequest(fetchRequest: fetch) { result in
+                continuation.resume(returning: result.finalResult == nil ? result.operationError : nil)
+            }
+            context.perform {
+                let result = try? context.execute(request)
+                result?.cancel()
+            }
+        }
+    }
+
     func run<T>(_ context: ManagedObjectContext, _ request: AsynchronousFetchRequest<T>) throws -> AsynchronousFetchResult<T> {
         try context.performAndWait { try context.execute(request) }
     }
@@ -91,15 +106,7 @@ final class Collector<T>: @unchecked Sendable {
         let context = stack.context(.privateQueue)
         let fetch = FetchRequest<ManagedObject>(entityName: "Item")
         fetch.sortDescriptors = [QuerySortDescriptor(key: "name", ascending: false)]
-        let error: Error? = await withCheckedContinuation { (continuation: CheckedContinuation<Error?, Never>) in
-            let request = AsynchronousFetchRequest(fetchRequest: fetch) { result in
-                continuation.resume(returning: result.finalResult == nil ? result.operationError : nil)
-            }
-            context.perform {
-                let result = try? context.execute(request)
-                result?.cancel()
-            }
-        }
+        let error = await Self.errorAfterCancellingAtOnce(fetch, on: context)
         #expect(error as? ObjectGraphError != nil)
         if case ObjectGraphError.cancelled? = error as? ObjectGraphError {} else {
             Issue.record("expected cancellation, got \(String(describing: error))")
