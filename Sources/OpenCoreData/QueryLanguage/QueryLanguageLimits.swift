@@ -23,12 +23,20 @@ public enum QueryLanguageLimits {
     /// an error naming this limit instead of running for minutes.
     public static let regularExpressionTimeLimit: Duration = .seconds(2)
 
+    /// How much work one `MATCHES` comparison may do, in the engine's progress reports (each a fixed number
+    /// of backtracking steps). ICU, under Foundation on Linux, abandons a match after about 3,900 reports
+    /// and says "no match" without an error, even where the subject matches; stopping earlier, with this
+    /// limit's error, keeps such a give-up from ever reading as an answer.
+    public static let regularExpressionWorkLimit = 2_000
+
     /// The limits a ``QueryLanguageError`` can name.
     public enum Limit: String, Sendable, Hashable {
         /// ``QueryLanguageLimits/maximumNestingDepth``.
         case nestingDepth
         /// ``QueryLanguageLimits/regularExpressionTimeLimit``.
         case regularExpressionTime
+        /// ``QueryLanguageLimits/regularExpressionWorkLimit``.
+        case regularExpressionWork
     }
 }
 
@@ -50,6 +58,16 @@ extension QueryLanguageError {
                 + "\(QueryLanguageLimits.regularExpressionTimeLimit) for this query "
                 + "(QueryLanguageLimits.regularExpressionTimeLimit)")
         error.exceededLimit = .regularExpressionTime
+        return error
+    }
+
+    /// One `MATCHES` comparison beyond ``QueryLanguageLimits/regularExpressionWorkLimit``.
+    static func regularExpressionWorkExceeded(pattern: String, subjectLength: Int) -> QueryLanguageError {
+        var error = QueryLanguageError.semantic(
+            "MATCHES '\(pattern.prefix(100))': matching a subject of \(subjectLength) UTF-16 units took more than "
+                + "\(QueryLanguageLimits.regularExpressionWorkLimit) progress reports of backtracking "
+                + "(QueryLanguageLimits.regularExpressionWorkLimit)")
+        error.exceededLimit = .regularExpressionWork
         return error
     }
 }

@@ -48,8 +48,9 @@ final class RegularExpressionBudget: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let allowed = QueryLanguageLimits.regularExpressionTimeLimit - state.withLock { $0.spent }
-        enum Outcome { case undecided, matched, timedOut, cancelled, engineFailed }
+        enum Outcome { case undecided, matched, timedOut, tooMuchWork, cancelled, engineFailed }
         var outcome = Outcome.undecided
+        var reports = 0
         if allowed <= .zero {
             outcome = .timedOut
         } else {
@@ -63,7 +64,11 @@ final class RegularExpressionBudget: Sendable {
                 } else if flags.contains(.internalError) {
                     outcome = .engineFailed
                 } else if flags.contains(.progress) {
-                    if cancellation?.isCancelled == true {
+                    reports += 1
+                    if reports > QueryLanguageLimits.regularExpressionWorkLimit {
+                        outcome = .tooMuchWork
+                        stop.pointee = true
+                    } else if cancellation?.isCancelled == true {
                         outcome = .cancelled
                         stop.pointee = true
                     } else if clock.now - start > allowed {
@@ -78,6 +83,8 @@ final class RegularExpressionBudget: Sendable {
         case .matched: return true
         case .undecided: return false
         case .timedOut: throw QueryLanguageError.regularExpressionTimeExceeded(pattern: pattern)
+        case .tooMuchWork:
+            throw QueryLanguageError.regularExpressionWorkExceeded(pattern: pattern, subjectLength: subject.utf16.count)
         case .cancelled: throw ObjectGraphError.cancelled
         case .engineFailed:
             throw QueryLanguageError.semantic(

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Reads and prunes a store's history tables (written by ``HistoryRecorder``, or by Core Data).
 struct HistoryReader {
@@ -33,7 +34,8 @@ struct HistoryReader {
         let (whereSQL, arguments) = filter(scope, deleting: false)
         var sql = """
             SELECT t.Z_PK, t.ZTIMESTAMP, COALESCE(a.ZNAME, t.ZAUTHOR), COALESCE(b.ZNAME, t.ZBUNDLEID),
-                   COALESCE(c.ZNAME, t.ZCONTEXTNAME), COALESCE(p.ZNAME, t.ZPROCESSID)
+                   COALESCE(c.ZNAME, t.ZCONTEXTNAME), COALESCE(p.ZNAME, t.ZPROCESSID),
+                   a.Z_PK, b.Z_PK, c.Z_PK, p.Z_PK
             FROM ATRANSACTION t
             LEFT JOIN ATRANSACTIONSTRING a ON a.Z_PK = t.ZAUTHORTS
             LEFT JOIN ATRANSACTIONSTRING b ON b.Z_PK = t.ZBUNDLEIDTS
@@ -44,23 +46,37 @@ struct HistoryReader {
         if limit > 0 { sql += " LIMIT \(limit)" }
         struct Header { var number: Int64; var timestamp: Double; var author, bundle, context, process: String? }
         var headers: [Header] = []
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
-        while let row = try rows.next() {
-            headers.append(Header(number: row[0], timestamp: row[1] ?? 0, author: row[2], bundle: row[3],
-                                  context: row[4], process: row[5]))
+        // Names repeat from transaction to transaction: each distinct one is made into a String once.
+        var names: [Int64: String] = [:]
+        func name(_ handle: SQLiteStatement, _ column: Int32, key: Int32) -> String? {
+            guard sqlite3_column_type(handle, column) != SQLITE_NULL else { return nil }
+            let interned = sqlite3_column_type(handle, key) == SQLITE_INTEGER ? sqlite3_column_int64(handle, key) : nil
+            if let interned, let known = names[interned] { return known }
+            let text = String(cString: sqlite3_column_text(handle, column))
+            if let interned { names[interned] = text }
+            return text
+        }
+        try db.stepRows(sql: sql, arguments: arguments) { handle in
+            headers.append(Header(number: sqlite3_column_int64(handle, 0), timestamp: sqlite3_column_double(handle, 1),
+                                  author: name(handle, 2, key: 6), bundle: name(handle, 3, key: 7),
+                                  context: name(handle, 4, key: 8), process: name(handle, 5, key: 9)))
         }
         guard let first = headers.first?.number, let last = headers.last?.number else { return [] }
-        var changesByTransaction: [Int64: [PersistentHistoryChange]] = [:]
-        if withChanges {
-            for change in try changes(db, from: first, through: last) {
-                changesByTransaction[change.transactionNumber, default: []].append(change)
-            }
-        }
+        // Changes come ordered by transaction, so each transaction takes the next run of them.
+        let allChanges = withChanges ? try changes(db, from: first, through: last) : []
+        var next = allChanges.startIndex
         return headers.map { header in
-            PersistentHistoryTransaction(
+            var own: [PersistentHistoryChange]?
+            if withChanges {
+                while next < allChanges.endIndex && allChanges[next].transactionNumber < header.number { next += 1 }
+                let start = next
+                while next < allChanges.endIndex && allChanges[next].transactionNumber == header.number { next += 1 }
+                own = Array(allChanges[start..<next])
+            }
+            return PersistentHistoryTransaction(
                 transactionNumber: header.number, timestamp: Date(timeIntervalSinceReferenceDate: header.timestamp),
                 author: header.author, contextName: header.context, bundleID: header.bundle, processID: header.process,
-                storeIdentifier: identity.uuid, changes: withChanges ? changesByTransaction[header.number] ?? [] : nil)
+                storeIdentifier: identity.uuid, changes: own)
         }
     }
 
@@ -71,17 +87,19 @@ struct HistoryReader {
         var tombstoneCount = 0
         while columns.contains(HistoryTables.tombstoneColumn(tombstoneCount)) { tombstoneCount += 1 }
         let tombstoneList = (0..<tombstoneCount).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneList)
-            FROM ACHANGE WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY Z_PK
-            """, arguments: [first, last])
         var changes: [PersistentHistoryChange] = []
-        while let row = try rows.next() {
-            guard let type = PersistentHistoryChangeType(rawValue: row[1] ?? -1),
-                  let entity = model.entity(number: row[2] ?? 0) else { continue }
+        var lastEntity: (number: Int64, entity: EntityDescription?) = (-1, nil)
+        try db.stepRows(sql: """
+            SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneList)
+            FROM ACHANGE WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY ZTRANSACTIONID, Z_PK
+            """, arguments: [first.databaseValue, last.databaseValue]) { handle in
+            let entityNumber = sqlite3_column_int64(handle, 2)
+            if entityNumber != lastEntity.number { lastEntity = (entityNumber, model.entity(number: Int(entityNumber))) }
+            guard let type = PersistentHistoryChangeType(rawValue: Int(sqlite3_column_int64(handle, 1))),
+                  let entity = lastEntity.entity else { return }
             var updated: Set<String>?
             if type == .update {
-                let bitmap: Data = row[5] ?? Data()
+                let bitmap = Self.blob(handle, 5)
                 updated = Set(HistoryRecorder.slots(in: bitmap).compactMap { slot in
                     slot < entity.allProperties.count ? entity.allProperties[slot].name : nil
                 })
@@ -92,25 +110,32 @@ struct HistoryReader {
                 if !preserved.isEmpty {
                     var values: [String: PersistentHistoryChange.TombstoneValue] = [:]
                     for (index, attribute) in preserved.enumerated() where index < tombstoneCount {
-                        values[attribute.name] = Self.tombstoneValue(row[6 + index] as DatabaseValue)
+                        values[attribute.name] = Self.tombstoneValue(handle, Int32(6 + index))
                     }
                     tombstone = values
                 }
             }
             changes.append(PersistentHistoryChange(
-                changeID: row[0], changedObjectID: ManagedObjectID(entity: entity, primaryKey: row[3] ?? 0, store: identity),
-                changeType: type, updatedProperties: updated, tombstone: tombstone, transactionNumber: row[4] ?? 0))
+                changeID: sqlite3_column_int64(handle, 0),
+                changedObjectID: ManagedObjectID(entity: entity, primaryKey: sqlite3_column_int64(handle, 3), store: identity),
+                changeType: type, updatedProperties: updated, tombstone: tombstone,
+                transactionNumber: sqlite3_column_int64(handle, 4)))
         }
         return changes
     }
 
-    private static func tombstoneValue(_ value: DatabaseValue) -> PersistentHistoryChange.TombstoneValue {
-        switch value.storage {
-        case .null: return .null
-        case .int64(let integer): return .integer(integer)
-        case .double(let real): return .real(real)
-        case .string(let text): return .text(text)
-        case .blob(let data): return .data(data)
+    private static func blob(_ handle: SQLiteStatement, _ column: Int32) -> Data {
+        guard let bytes = sqlite3_column_blob(handle, column) else { return Data() }
+        return Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, column)))
+    }
+
+    private static func tombstoneValue(_ handle: SQLiteStatement, _ column: Int32) -> PersistentHistoryChange.TombstoneValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, column)))
+        case SQLITE_BLOB: return .data(blob(handle, column))
+        default: return .null
         }
     }
 

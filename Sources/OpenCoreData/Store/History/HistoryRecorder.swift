@@ -90,14 +90,23 @@ final class HistoryRecorder: Sendable {
                              Date().timeIntervalSinceReferenceDate])
 
         var key = try reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: db)
-        let insert = try db.cachedStatement(sql: """
+        // One change row per object of the commit: values bound straight to the statement.
+        let insert = try BoundWrite(db, sql: """
             INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS)
             VALUES (?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?, ?)
             """)
+        try insert.bind(transaction, at: 5)
         for change in entry.changes {
-            let columns = change.type == .update ? Self.bitmap(change.updatedSlots) : nil
-            try insert.execute(arguments: [key, change.type.rawValue, change.entityNumber, change.primaryKey,
-                                           transaction, columns])
+            try insert.bind(key, at: 1)
+            try insert.bind(Int64(change.type.rawValue), at: 2)
+            try insert.bind(Int64(change.entityNumber), at: 3)
+            try insert.bind(change.primaryKey, at: 4)
+            if change.type == .update, let columns = Self.bitmap(change.updatedSlots) {
+                try insert.bind(columns.databaseValue, at: 6)
+            } else {
+                try insert.bind(.null, at: 6)
+            }
+            try insert.step()
             key += 1
         }
         for row in deleted {
