@@ -29,6 +29,9 @@ public enum ManagedObjectClassRegistry {
         var byClassName: [String: ManagedObject.Type] = [:]
         var byEntityName: [String: ManagedObject.Type] = [:]
         var searchModules: [String] = []
+        var warnsAboutMissingClasses = true
+        /// `class/entity` pairs already warned about: each is said once per process.
+        var warned: Set<String> = []
         /// For each class a model binds, that model (weakly: models come and go) and the entity's name.
         var bindings: [ObjectIdentifier: (model: WeakModel, entityName: String)] = [:]
     }
@@ -54,6 +57,13 @@ public enum ManagedObjectClassRegistry {
     public static var searchModules: [String] {
         get { state.lock.withLock { state.searchModules } }
         set { state.lock.withLock { state.searchModules = newValue } }
+    }
+
+    /// Whether an entity whose class cannot be found is logged (once per class and entity, as Core Data
+    /// logs it). Tools that work on any model through ``ManagedObject`` itself turn it off.
+    public static var warnsAboutMissingClasses: Bool {
+        get { state.lock.withLock { state.warnsAboutMissingClasses } }
+        set { state.lock.withLock { state.warnsAboutMissingClasses = newValue } }
     }
 
     /// The running program's module as SwiftPM names it: the executable's name, with characters not allowed
@@ -93,7 +103,9 @@ public enum ManagedObjectClassRegistry {
                   className != "ManagedObject" else { continue }
             if let found = resolve(className: className, entityName: entity.name) {
                 entity.managedObjectClass = found
-            } else {
+            } else if state.lock.withLock({
+                state.warnsAboutMissingClasses && state.warned.insert("\(className)/\(entity.name)").inserted
+            }) {
                 logger.warning("""
                     No class '\(className)' found for entity '\(entity.name)': its objects are ManagedObject. \
                     Register the class with ManagedObjectClassRegistry.register(_:) before loading the model.
