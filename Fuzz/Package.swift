@@ -20,6 +20,10 @@ let package = Package(
             name: "FuzzModelXML",
             dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
         ),
+        .executableTarget(
+            name: "FuzzStoreMetadata",
+            dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
