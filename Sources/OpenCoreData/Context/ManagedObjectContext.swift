@@ -211,14 +211,19 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return try queue.sync { try QueueOwnership.holding(held, block) }
     }
 
-    /// Runs `block` on the context's queue and returns its result.
-    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `block` on the context's queue and returns its result, as Core Data's `perform` does: it
+    /// throws only when `block` throws (`try` is needed only then), and the result need not be
+    /// `Sendable`, only handed over whole (`sending`), as a fetch made inside the block is.
+    ///
+    /// - Throws: what `block` throws.
+    public func perform<T, Failure: Error>(_ block: @escaping @Sendable () throws(Failure) -> sending T) async throws(Failure) -> sending T {
         guard let queue else { return try block() }
-        return try await withCheckedThrowingContinuation { continuation in
+        let result: Result<T, Failure> = await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try block() })
+                continuation.resume(returning: Result { () throws(Failure) -> T in try block() })
             }
         }
+        return try result.get()
     }
 
     // MARK: Registered objects
