@@ -120,12 +120,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Objects changed since the last `processPendingChanges` (for change observers).
     @exclusivity(unchecked) var pendingChangeRecord = ChangeRecord()
     @exclusivity(unchecked) var changeObservers: [UUID: (ManagedObjectContext, ObjectsDidChange) -> Void] = [:]
-    /// Whether `processPendingChanges()` also posts ``objectsDidChangeNotification``. Off by default:
-    /// recording every change for nobody costs a set insertion per edit; change observers (and fetched
-    /// results controllers) turn recording on for themselves.
-    public var postsObjectsDidChangeNotifications = false
-    /// Whether edits are recorded for observers.
+    /// Whether `processPendingChanges()` posts ``objectsDidChangeNotification``. On, as in Core Data:
+    /// whoever observes the notification hears every change. Recording the changes costs a set insertion
+    /// per object changed between reports; a context nobody observes that inserts or edits in bulk can
+    /// turn it off (change observers and fetched results controllers still record for themselves).
+    public var postsObjectsDidChangeNotifications = true
+    /// Whether edits are recorded for observers or the notification.
     var tracksChanges: Bool { postsObjectsDidChangeNotifications || !changeObservers.isEmpty }
+    /// Whether temporary IDs made permanent are recorded: only change observers use them (the
+    /// notification does not carry them, as Core Data's does not), and a bulk insert's would be a
+    /// dictionary as large as the insert.
+    var tracksRenames: Bool { !changeObservers.isEmpty }
     let didSaveContinuations = ContinuationStore<ContextDidSave>()
     private let childLock = NSLock()
     private var children: [WeakContextReference] = []
