@@ -1,7 +1,9 @@
 import Foundation
 
 /// The notes of one store file: Core Data code that builds against Core Data and OpenCoreData alike.
-public final class NoteStore: Sendable {
+// @unchecked Sendable: its one property is the container, which both frameworks make safe to use from any
+// thread (OpenCoreData's is Sendable; not every Core Data SDK says so).
+public final class NoteStore: @unchecked Sendable {
     public let container: NSPersistentContainer
 
     /// Opens (or creates) the store at `url`.
