@@ -90,9 +90,14 @@ public final class PersistentContainer: @unchecked Sendable {
         context.perform { block(context) }
     }
 
-    /// Runs `block` on a new private-queue context and returns its result.
-    public func performBackgroundTask<T: Sendable>(_ block: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
+    /// Runs `block` on a new private-queue context and returns its result; like Core Data's, it throws
+    /// only when `block` throws.
+    ///
+    /// - Throws: what `block` throws.
+    public func performBackgroundTask<T, Failure: Error>(
+        _ block: @escaping @Sendable (ManagedObjectContext) throws(Failure) -> sending T
+    ) async throws(Failure) -> sending T {
         let context = newBackgroundContext()
-        return try await context.perform { try block(context) }
+        return try await context.perform { () throws(Failure) -> sending T in try block(context) }
     }
 }

@@ -4,6 +4,12 @@ import GRDB
 /// The validation rules of an attribute (numeric bounds, string lengths and pattern, date bounds),
 /// checked at save.
 enum AttributeValidation {
+    /// A bound or value as a message shows it: whole numbers without a fraction ("150", not "150.0").
+    static func boundText(_ number: Double) -> String {
+        if number.isFinite, number == number.rounded(), abs(number) < 9.0e15 { return String(Int64(number)) }
+        return "\(number)"
+    }
+
     static func check(_ value: DatabaseValue, attribute: AttributeDescription, object: ManagedObject) -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         func fail(_ rule: ValidationFailure.Rule, _ message: String) {
@@ -24,8 +30,17 @@ enum AttributeValidation {
             default: number = nil
             }
             if let number {
-                if let min = attribute.minValue, number < min { fail(.tooSmall, "\(number) is less than the minimum \(min)") }
-                if let max = attribute.maxValue, number > max { fail(.tooLarge, "\(number) is more than the maximum \(max)") }
+                // Integers print as integers ("200 is more than the maximum 150"), as Core Data's messages do;
+                // an integer's own digits are used, as a Double loses them above 2^53.
+                let shown: String
+                switch swiftValue {
+                case let v as Int16: shown = String(v)
+                case let v as Int32: shown = String(v)
+                case let v as Int64: shown = String(v)
+                default: shown = boundText(number)
+                }
+                if let min = attribute.minValue, number < min { fail(.tooSmall, "\(shown) is less than the minimum \(boundText(min))") }
+                if let max = attribute.maxValue, number > max { fail(.tooLarge, "\(shown) is more than the maximum \(boundText(max))") }
             }
         case .string:
             guard let string = swiftValue as? String else { break }

@@ -195,14 +195,16 @@ final class ContinuationStore<Element: Sendable>: @unchecked Sendable {
 }
 
 extension ManagedObjectContext {
-    /// Posted after a save, with `object` the context and `userInfo[ManagedObjectContext.didSaveKey]`
-    /// the ``ContextDidSave``.
-    public static let didSaveObjectIDsNotification = Notification.Name("OpenCoreData.ManagedObjectContextDidSaveObjectIDs")
+    /// Posted after a save, with `object` the context, `userInfo[ManagedObjectContext.didSaveKey]` the
+    /// ``ContextDidSave`` and the IDs under ``NotificationKey``'s ID keys (Core Data's
+    /// `didSaveObjectIDsNotification`).
+    public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
     /// The `userInfo` key holding a ``ContextDidSave``.
     public static let didSaveKey = "changes"
-    /// Posted by `processPendingChanges()` when objects changed; `userInfo[didChangeKey]` holds an
-    /// ``ObjectsDidChange`` (read it on the context's queue).
-    public static let objectsDidChangeNotification = Notification.Name("OpenCoreData.ManagedObjectContextObjectsDidChange")
+    /// Posted by `processPendingChanges()` when objects changed (Core Data's objects-did-change
+    /// notification): the objects under ``NotificationKey``'s object keys and the whole
+    /// ``ObjectsDidChange`` under `didChangeKey` (read them on the context's queue).
+    public static let objectsDidChangeNotification = Notification.Name("NSObjectsChangedInManagingContextNotification")
     public static let didChangeKey = "changes"
 
     /// Every save of this context, as an AsyncSequence.
@@ -240,7 +242,7 @@ extension ManagedObjectContext {
         for observer in changeObservers.values { observer(self, change) }
         if postsObjectsDidChangeNotifications {
             NotificationCenter.default.post(name: Self.objectsDidChangeNotification, object: self,
-                                            userInfo: [Self.didChangeKey: change])
+                                            userInfo: objectsDidChangeUserInfo(change))
         }
     }
 }

@@ -23,7 +23,13 @@ extension ManagedObjectContext {
 
     /// Fetches without blocking the caller or the context's queue while the SQL runs; cancelling the
     /// calling Task interrupts the SQL. The objects are registered in this context: use them on its queue.
-    public func fetch<T>(_ request: FetchRequest<T>) async throws -> [T] {
+    ///
+    /// Named apart from `fetch(_:)` so that Core Data's `try context.fetch(request)` still means the
+    /// synchronous fetch inside an `async` function (an `async` overload of the same name would win there).
+    ///
+    /// - Throws: the fetch's error (``ObjectGraphError``, ``QueryLanguageError``, ``StoreError``), or
+    ///   ``ObjectGraphError/cancelled`` when the Task was cancelled.
+    public func fetchInBackground<T>(_ request: FetchRequest<T>) async throws -> [T] {
         let cancellation = CancellationFlag()
         return try await withTaskCancellationHandler {
             let box: UncheckedBox<[T]> = try await withCheckedThrowingContinuation { continuation in

@@ -3,6 +3,20 @@ import GRDB
 import GRDBSQLite
 
 extension ManagedObjectContext {
+    /// Core Data's spelling where the fetch is assigned to an array (`let items: [Item] = try
+    /// context.fetch(request)`, or returned as one). Chosen only where an array is asked for; elsewhere
+    /// the other `fetch(_:)` returns a ``FetchResults``.
+    ///
+    /// Every object is made at once: a `fetchBatchSize` saves no memory here. Keep the ``FetchResults``
+    /// (drop the `[Item]` annotation) for a batched fetch.
+    ///
+    /// - Throws: what the ``FetchResults`` form throws.
+    @_disfavoredOverload
+    public func fetch<T>(_ request: FetchRequest<T>) throws -> [T] {
+        let results: FetchResults<T> = try fetch(request)
+        return Array(results)
+    }
+
     /// Runs a fetch request and returns its results (objects, IDs, dictionaries or a count as one
     /// `NSNumber`-like `Int`), registering fetched objects in this context.
     public func fetch<T>(_ request: FetchRequest<T>) throws -> FetchResults<T> {

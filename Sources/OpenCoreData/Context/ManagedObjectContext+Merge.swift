@@ -51,9 +51,7 @@ extension ManagedObjectContext {
         updatedSet = []
         deletedSet = []
         processPendingChanges()
-        didSaveContinuations.yield(saved)
-        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self,
-                                        userInfo: [Self.didSaveKey: saved])
+        announceSave(saved, inserted: Set(inserted), updated: updated.subtracting(deleted), deleted: deleted)
         // Siblings that merge from this parent hear about it.
         parent.notifyChildrenOfSave(saved, from: self)
     }

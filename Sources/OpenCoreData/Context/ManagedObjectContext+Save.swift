@@ -15,6 +15,8 @@ extension ManagedObjectContext {
     ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``.
     public func save() throws {
         guard hasChanges else { return }
+        // Copies of the sets (shared until the context changes its own) for the did-save notification.
+        let savedObjects = (inserted: insertedSet, updated: updatedSet, deleted: deletedSet)
         let saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
         for object in saving { object.willSave() }
         try validatePendingChanges()
@@ -55,9 +57,7 @@ extension ManagedObjectContext {
         let saved = didSave(coordinator: coordinator, insertOrder: insertOrder, changes: changes)
         for object in saving { object.didSave() }
         processPendingChanges()
-        didSaveContinuations.yield(saved)
-        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self,
-                                        userInfo: [Self.didSaveKey: saved])
+        announceSave(saved, inserted: savedObjects.inserted, updated: savedObjects.updated, deleted: savedObjects.deleted)
         coordinator.broadcast(saved, from: self)
         notifyChildrenOfSave(saved, from: nil)
     }
@@ -100,7 +100,7 @@ extension ManagedObjectContext {
         let modelHasRelationships = coordinator.managedObjectModel.entities.contains { $0.hasRelationships }
         let needsRewrite = modelHasRelationships
             && registry.values.contains { $0.entity.hasRelationships && !$0.changes.isEmpty }
-        let needsMapping = needsRewrite || tracksChanges || parent != nil
+        let needsMapping = needsRewrite || tracksRenames || parent != nil
         var mapping: [ManagedObjectID: ManagedObjectID] = [:]
         if needsMapping { mapping.reserveCapacity(pending.count) }
         // A context holding only these new objects (a bulk insert) gets a registry built afresh at its final
@@ -134,7 +134,7 @@ extension ManagedObjectContext {
             registry = rebuilt
         }
         guard needsMapping else { return }
-        if tracksChanges { pendingChangeRecord.renamed.merge(mapping) { _, new in new } }
+        if tracksRenames { pendingChangeRecord.renamed.merge(mapping) { _, new in new } }
         if needsRewrite { rewriteReferences(mapping) }
         if let parent {
             // A parent holds the same new objects under the old IDs.
@@ -145,7 +145,7 @@ extension ManagedObjectContext {
     /// Moves objects to new IDs and rewrites every reference to the old IDs held in this context.
     func renameObjects(_ renamed: [ManagedObjectID: ManagedObjectID]) {
         guard !renamed.isEmpty else { return }
-        if tracksChanges { pendingChangeRecord.renamed.merge(renamed) { _, new in new } }
+        if tracksRenames { pendingChangeRecord.renamed.merge(renamed) { _, new in new } }
         for (old, new) in renamed {
             if let object = registry.removeValue(forKey: old) {
                 object.objectID = new

@@ -120,12 +120,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Objects changed since the last `processPendingChanges` (for change observers).
     @exclusivity(unchecked) var pendingChangeRecord = ChangeRecord()
     @exclusivity(unchecked) var changeObservers: [UUID: (ManagedObjectContext, ObjectsDidChange) -> Void] = [:]
-    /// Whether `processPendingChanges()` also posts ``objectsDidChangeNotification``. Off by default:
-    /// recording every change for nobody costs a set insertion per edit; change observers (and fetched
-    /// results controllers) turn recording on for themselves.
-    public var postsObjectsDidChangeNotifications = false
-    /// Whether edits are recorded for observers.
+    /// Whether `processPendingChanges()` posts ``objectsDidChangeNotification``. On, as in Core Data:
+    /// whoever observes the notification hears every change. Recording the changes costs a set insertion
+    /// per object changed between reports; a context nobody observes that inserts or edits in bulk can
+    /// turn it off (change observers and fetched results controllers still record for themselves).
+    public var postsObjectsDidChangeNotifications = true
+    /// Whether edits are recorded for observers or the notification.
     var tracksChanges: Bool { postsObjectsDidChangeNotifications || !changeObservers.isEmpty }
+    /// Whether temporary IDs made permanent are recorded: only change observers use them (the
+    /// notification does not carry them, as Core Data's does not), and a bulk insert's would be a
+    /// dictionary as large as the insert.
+    var tracksRenames: Bool { !changeObservers.isEmpty }
     let didSaveContinuations = ContinuationStore<ContextDidSave>()
     private let childLock = NSLock()
     private var children: [WeakContextReference] = []
@@ -211,14 +216,19 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return try queue.sync { try QueueOwnership.holding(held, block) }
     }
 
-    /// Runs `block` on the context's queue and returns its result.
-    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `block` on the context's queue and returns its result, as Core Data's `perform` does: it
+    /// throws only when `block` throws (`try` is needed only then), and the result need not be
+    /// `Sendable`, only handed over whole (`sending`), as a fetch made inside the block is.
+    ///
+    /// - Throws: what `block` throws.
+    public func perform<T, Failure: Error>(_ block: @escaping @Sendable () throws(Failure) -> sending T) async throws(Failure) -> sending T {
         guard let queue else { return try block() }
-        return try await withCheckedThrowingContinuation { continuation in
+        let result: Result<T, Failure> = await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try block() })
+                continuation.resume(returning: Result { () throws(Failure) -> T in try block() })
             }
         }
+        return try result.get()
     }
 
     // MARK: Registered objects

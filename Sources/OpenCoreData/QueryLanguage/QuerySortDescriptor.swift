@@ -1,15 +1,33 @@
 import Foundation
 
-/// How strings are ordered by a ``QuerySortDescriptor``.
+/// How strings are ordered by a ``QuerySortDescriptor``: Foundation's comparison selectors, ordering
+/// accented and non-Latin text as Foundation's string comparisons do, in SQL and in memory alike.
 public enum StringComparison: String, Sendable, Hashable, CaseIterable {
-    /// By Unicode scalar values (SQLite's BINARY order).
+    /// `compare:`: by Unicode scalar values (SQLite's BINARY order).
     case compare
-    /// Case folded first; ties broken by ``compare``.
+    /// `caseInsensitiveCompare:`: canonically decomposed and case folded ("É" sorts with "E", "ß" equals
+    /// "ss"), then by scalar; not localized, so "Ω" sorts after "Z".
     case caseInsensitiveCompare
-    /// Case and diacritics folded first (so "émile" sorts with "emile"); ties broken by case, then scalars.
+    /// `localizedCompare:`: the Unicode collation's root order: letters, then diacritics, then case
+    /// (lowercase first).
     case localizedCompare
-    /// As ``localizedCompare``, and runs of digits compare by value ("file2" before "file10"), as Finder sorts.
+    /// `localizedCaseInsensitiveCompare:`: as ``localizedCompare`` without the case level.
+    case localizedCaseInsensitiveCompare
+    /// `localizedStandardCompare:`: as ``localizedCompare``, and runs of digits compare by value ("file2"
+    /// before "file10"), as Finder sorts.
     case localizedStandardCompare
+
+    /// The Objective-C selector Core Data's sort descriptors name this comparison by
+    /// ("localizedCaseInsensitiveCompare:").
+    public var selector: String { rawValue + ":" }
+
+    /// The comparison a selector names ("caseInsensitiveCompare:"); nil for a selector it is not.
+    public init?(selector: String) {
+        guard selector.hasSuffix(":"), let comparison = StringComparison(rawValue: String(selector.dropLast())) else {
+            return nil
+        }
+        self = comparison
+    }
 
     /// The SQLite collation the store registers for this comparison (nil: the built-in BINARY order).
     var collationName: String? {
@@ -17,6 +35,7 @@ public enum StringComparison: String, Sendable, Hashable, CaseIterable {
         case .compare: return nil
         case .caseInsensitiveCompare: return "OCD_CASE_INSENSITIVE"
         case .localizedCompare: return "OCD_LOCALIZED"
+        case .localizedCaseInsensitiveCompare: return "OCD_LOCALIZED_CASE_INSENSITIVE"
         case .localizedStandardCompare: return "OCD_LOCALIZED_STANDARD"
         }
     }
@@ -41,6 +60,18 @@ public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
         self.key = key
         self.ascending = ascending
         self.comparator = comparator
+    }
+
+    /// Core Data's `NSSortDescriptor(key:ascending:selector:)`: `selector` is one of the comparison
+    /// selectors of ``StringComparison`` ("localizedCaseInsensitiveCompare:" and the others).
+    ///
+    /// - Throws: ``QueryLanguageError`` naming the selector when it is not one of them.
+    public init(key: String, ascending: Bool = true, selector: String) throws {
+        guard let comparator = StringComparison(selector: selector) else {
+            let known = StringComparison.allCases.map(\.selector).joined(separator: ", ")
+            throw QueryLanguageError.semantic("sort descriptor for '\(key)': unknown comparison selector '\(selector)' (known: \(known))")
+        }
+        self.init(key: key, ascending: ascending, comparator: comparator)
     }
 
     /// The same key and comparator, the other direction.
@@ -108,48 +139,17 @@ enum QuerySortOrder {
         a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
     }
 
-    /// The string order of each comparator; the SQL collations call this too.
+    /// The string order of each comparator; the SQL collations call this too. Strings the comparison
+    /// calls equal are ordered by their scalars, so that a sort comes out the same every time.
     static func compareStrings(_ a: String, _ b: String, _ comparator: StringComparison) -> ComparisonResult {
+        let order: ComparisonResult
         switch comparator {
-        case .compare:
-            return QueryValueSemantics.compareScalars(a, b)
-        case .caseInsensitiveCompare:
-            let folded = QueryValueSemantics.compareScalars(QueryValueSemantics.fold(a, .caseInsensitive),
-                                                            QueryValueSemantics.fold(b, .caseInsensitive))
-            return folded != .orderedSame ? folded : QueryValueSemantics.compareScalars(a, b)
-        case .localizedCompare, .localizedStandardCompare:
-            let natural = comparator == .localizedStandardCompare
-            let both: QueryComparison.Options = [.caseInsensitive, .diacriticInsensitive]
-            for options in [both, .caseInsensitive] as [QueryComparison.Options] {
-                let x = QueryValueSemantics.fold(a, options), y = QueryValueSemantics.fold(b, options)
-                let order = natural ? compareNatural(x, y) : QueryValueSemantics.compareScalars(x, y)
-                if order != .orderedSame { return order }
-            }
-            return QueryValueSemantics.compareScalars(a, b)
+        case .compare: return QueryValueSemantics.compareScalars(a, b)
+        case .caseInsensitiveCompare: order = StringCollation.caseInsensitive(a, b)
+        case .localizedCompare: order = StringCollation.localized(a, b, caseSensitive: true, numeric: false)
+        case .localizedCaseInsensitiveCompare: order = StringCollation.localized(a, b, caseSensitive: false, numeric: false)
+        case .localizedStandardCompare: order = StringCollation.localized(a, b, caseSensitive: true, numeric: true)
         }
-    }
-
-    /// Compares digit runs by numeric value and everything else by scalar.
-    static func compareNatural(_ a: String, _ b: String) -> ComparisonResult {
-        let x = Array(a.unicodeScalars), y = Array(b.unicodeScalars)
-        var i = 0, j = 0
-        func isDigit(_ s: Unicode.Scalar) -> Bool { s.value >= 48 && s.value <= 57 }
-        while i < x.count && j < y.count {
-            if isDigit(x[i]) && isDigit(y[j]) {
-                var endI = i, endJ = j
-                while endI < x.count, isDigit(x[endI]) { endI += 1 }
-                while endJ < y.count, isDigit(y[endJ]) { endJ += 1 }
-                let digitsX = x[i..<endI].drop { $0 == "0" }, digitsY = y[j..<endJ].drop { $0 == "0" }
-                if digitsX.count != digitsY.count { return digitsX.count < digitsY.count ? .orderedAscending : .orderedDescending }
-                for (p, q) in zip(digitsX, digitsY) where p != q { return p.value < q.value ? .orderedAscending : .orderedDescending }
-                i = endI; j = endJ
-            } else {
-                if x[i] != y[j] { return x[i].value < y[j].value ? .orderedAscending : .orderedDescending }
-                i += 1; j += 1
-            }
-        }
-        if i < x.count { return .orderedDescending }
-        if j < y.count { return .orderedAscending }
-        return .orderedSame
+        return order != .orderedSame ? order : QueryValueSemantics.compareScalars(a, b)
     }
 }

@@ -16,7 +16,7 @@ import GRDB
 /// let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
 ///                                               sectionNameKeyPath: "state", cacheName: "Banks")
 /// controller.delegate = screen
-/// try controller.performFetch()             // or: try await controller.performFetch(), off the queue
+/// try controller.performFetch()             // or: try await controller.performFetchInBackground(), off the queue
 /// let bank = try controller.object(at: IndexPath(item: 0, section: 0))
 /// ```
 ///
@@ -156,9 +156,14 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// applied on the context's queue.
     ///
     /// ```swift
-    /// try await controller.performFetch()
+    /// try await controller.performFetchInBackground()
     /// ```
-    public func performFetch() async throws {
+    ///
+    /// Named apart from ``performFetch()`` so that Core Data's `try controller.performFetch()` still means
+    /// the synchronous fetch inside an `async` function.
+    ///
+    /// - Throws: what ``performFetch()`` throws.
+    public func performFetchInBackground() async throws {
         let context = managedObjectContext
         let query = try await context.perform { [self] in try QueryBox(self.prepare()) }.query
         let snapshot = try await Task.detached { try query.load() }.value

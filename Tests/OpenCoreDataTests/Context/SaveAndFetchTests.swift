@@ -89,6 +89,8 @@ import Testing
         } catch ObjectGraphError.validationFailed(let failures) {
             let keys = Set(failures.map { "\($0.entity).\($0.key)" })
             #expect(keys == ["Item.name", "Item.priority", "TodoList.title"])
+            // Integer bounds print as integers, as Core Data's messages do.
+            #expect(failures.first { $0.key == "priority" }?.message == "12 is more than the maximum 9")
         }
         #expect(context.hasChanges)
         #expect(try FetchPlanCount.count(stack, "Item") == 0)

@@ -211,7 +211,7 @@ final class Collector<T>: @unchecked Sendable {
         let context = stack.context(.privateQueue)
         let fetch = FetchRequest<ManagedObject>(entityName: "Item")
         fetch.sortDescriptors = [QuerySortDescriptor(key: "name", ascending: false)]
-        let task = Task { try await context.fetch(fetch).count }
+        let task = Task { try await context.fetchInBackground(fetch).count }
         task.cancel()
         do {
             _ = try await task.value
@@ -221,7 +221,7 @@ final class Collector<T>: @unchecked Sendable {
         }
         let small = FetchRequest<ManagedObject>(entityName: "Item")
         small.fetchLimit = 10
-        let objects = try await context.fetch(small)
+        let objects = try await context.fetchInBackground(small)
         #expect(objects.count == 10)
     }
 

@@ -136,8 +136,8 @@ import Testing
         let context = stack.context(.privateQueue)
         let controller = try FetchedResultsController(fetchRequest: BankFixture.request(batchSize: 10),
                                                       managedObjectContext: context, sectionNameKeyPath: "state", cacheName: nil)
-        try await controller.performFetch()
-        let counts = try await context.perform { controller.sections?.map(\.numberOfObjects) ?? [] }
+        try await controller.performFetchInBackground()
+        let counts = await context.perform { controller.sections?.map(\.numberOfObjects) ?? [] }
         #expect(counts == Array(repeating: 3, count: 6))
         let name = try await context.perform {
             try controller.object(at: IndexPath(item: 0, section: 5)).value(forKey: "state") as? String

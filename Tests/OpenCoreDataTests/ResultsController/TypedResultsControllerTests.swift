@@ -132,9 +132,9 @@ private final class BankListRecorder: FetchedResultsControllerDelegate {
         defer { withExtendedLifetime(stack) {} }
         let withFish = try Self.controller(FetchRequest<AnimalObject>(entityName: "Animal"), subentities: true, in: context)
         await #expect(throws: FetchedResultsError.resultTypeMismatch(entity: "Fish", objectClass: "ManagedObject",
-                                                                      resultType: "AnimalObject")) { try await withFish.performFetch() }
+                                                                      resultType: "AnimalObject")) { try await withFish.performFetchInBackground() }
         let dogs = try Self.controller(FetchRequest<DogObject>(entityName: "Dog"), subentities: true, in: context)
-        try await dogs.performFetch()
+        try await dogs.performFetchInBackground()
         #expect(try await context.perform { try dogs.object(at: IndexPath(item: 0, section: 0)).name } == "Dog")
     }
 }
