@@ -35,10 +35,18 @@ public final class ManagedObjectModel: @unchecked Sendable {
 
     /// Builds and checks a model from entity descriptions.
     ///
+    /// Entity numbers (a row's `Z_ENT`) are ours unless `entityNumbers` gives them: a store written by Core
+    /// Data, or over several model versions, may number its entities differently, and a model that reads and
+    /// writes it must use the store's numbers (``entityNumbers(ofStoreAt:)`` reads them). They must number
+    /// every entity, 1 to the entity count, each once.
+    ///
     /// - Throws: ``ModelError`` naming the culprit: an invalid entity, property or index name, two names the
     ///   store could not tell apart (``ModelError/conflictingNames(first:second:storeName:)``), an unknown
-    ///   parent, destination or inverse, an inheritance cycle, an invalid default value or constraint.
-    public init(entities: [EntityDescription], versionIdentifiers: [String] = []) throws {
+    ///   parent, destination or inverse, an inheritance cycle, an invalid default value or constraint, or
+    ///   ``ModelError/unusableEntityNumbers(reason:)`` for `entityNumbers` that miss an entity, name one the
+    ///   model lacks, or are not 1 to the entity count.
+    public init(entities: [EntityDescription], versionIdentifiers: [String] = [],
+                entityNumbers: [String: Int]? = nil) throws {
         guard !entities.isEmpty else { throw ModelError.emptyModel }
         var byName: [String: EntityDescription] = [:]
         // Table names are the uppercased entity names, and SQLite ignores case: `Item` and `ITEM` (or
@@ -101,7 +109,15 @@ public final class ManagedObjectModel: @unchecked Sendable {
         for root in entities.filter({ $0.superentity == nil }).sorted(by: { $0.name < $1.name }) {
             number(root)
         }
-        entitiesByNumber = numbered
+        // `numbered` stays in inheritance order (parents first), which the steps below need; with a store's
+        // numbers, `entitiesByNumber` follows those instead.
+        if let entityNumbers {
+            try Self.checkStoreNumbering(entityNumbers, of: entities)
+            for entity in numbered { entity.entityNumber = entityNumbers[entity.name]! }
+            entitiesByNumber = numbered.sorted { $0.entityNumber < $1.entityNumber }
+        } else {
+            entitiesByNumber = numbered
+        }
 
         // Properties, parents before children.
         for entity in numbered {
@@ -158,6 +174,26 @@ public final class ManagedObjectModel: @unchecked Sendable {
     public convenience init(versionIdentifiers: [String] = [],
                             @ModelBuilder _ content: () -> [EntityDescription]) throws {
         try self.init(entities: content(), versionIdentifiers: versionIdentifiers)
+    }
+
+    /// Checks that `numbers` give each of `entities` a number, 1 to their count, each once.
+    private static func checkStoreNumbering(_ numbers: [String: Int], of entities: [EntityDescription]) throws {
+        let names = Set(entities.map(\.name))
+        if let missing = entities.map(\.name).sorted().first(where: { numbers[$0] == nil }) {
+            throw ModelError.unusableEntityNumbers(reason: "entity '\(missing)' has no number")
+        }
+        if let unknown = numbers.keys.sorted().first(where: { !names.contains($0) }) {
+            throw ModelError.unusableEntityNumbers(reason: "'\(unknown)' is numbered but is not an entity of the model")
+        }
+        var nameByNumber: [Int: String] = [:]
+        for (name, number) in numbers.sorted(by: { $0.key < $1.key }) {
+            guard (1...entities.count).contains(number) else {
+                throw ModelError.unusableEntityNumbers(reason: "entity '\(name)' has number \(number), outside 1...\(entities.count)")
+            }
+            if let other = nameByNumber.updateValue(name, forKey: number) {
+                throw ModelError.unusableEntityNumbers(reason: "entities '\(other)' and '\(name)' both have number \(number)")
+            }
+        }
     }
 
     /// The entity with this number in the store, if any.

@@ -24,6 +24,9 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     case malformedModelFile(path: String, reason: String)
     /// No `<name>.xcdatamodeld` or `<name>.xcdatamodel` in the places searched.
     case modelNotFound(name: String, searched: [String])
+    /// Entity numbers given for a model (a store's, from its `Z_PRIMARYKEY`) that do not number each entity
+    /// once, 1 to the entity count; `reason` names the entity.
+    case unusableEntityNumbers(reason: String)
 
     public var description: String {
         switch self {
@@ -62,6 +65,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
             return "The model file at \(path) cannot be read: \(reason)."
         case .modelNotFound(let name, let searched):
             return "No model named '\(name)' (\(name).xcdatamodeld or \(name).xcdatamodel) in \(searched.joined(separator: ", "))."
+        case .unusableEntityNumbers(let reason):
+            return "The entity numbers cannot number this model: \(reason)."
         }
     }
 

@@ -13,11 +13,29 @@ enum ModelLocator {
         }
     }
 
+    /// Loads `--model` numbered as the store at `storePath` numbers its entities (a store Core Data wrote may
+    /// number them differently from ours); when the store's numbers do not fit the model, loads it as it is,
+    /// so opening the store reports what differs.
+    static func load(modelPath: String, numberedLike storePath: String) throws -> ManagedObjectModel {
+        guard FileManager.default.fileExists(atPath: modelPath) else { throw OCDError("\(modelPath): no such model") }
+        do {
+            return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath),
+                                          numberedLikeStoreAt: URL(fileURLWithPath: storePath))
+        } catch is StoreError {
+            return try load(modelPath: modelPath)
+        } catch ModelError.unusableEntityNumbers {
+            return try load(modelPath: modelPath)
+        } catch {
+            throw OCDError("\(modelPath): \(error)")
+        }
+    }
+
     /// Opens `storePath` read-only with `--model`, or with whichever built-in model fits it.
     /// `watch` turns on remote-change notifications for the store.
     static func openReadOnly(storePath: String, modelPath: String?, watch: Bool = false) throws -> (OpenedStore, modelName: String) {
         if let modelPath {
-            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath), readOnly: true, watch: watch),
+            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath, numberedLike: storePath),
+                                         readOnly: true, watch: watch),
                     URL(fileURLWithPath: modelPath).lastPathComponent)
         }
         var isDirectory: ObjCBool = false
