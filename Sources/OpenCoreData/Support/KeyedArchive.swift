@@ -33,7 +33,7 @@ struct KeyedArchive: Sendable {
 
     /// An archived instance: its class and its encoded fields, references among them left as UIDs.
     struct Instance: Sendable, Equatable {
-        /// The class hierarchy the archive recorded, most derived first (never empty).
+        /// The class the archive names (`$classname`), then the hierarchy it recorded (`$classes`) (never empty).
         let classNames: [String]
         /// The keys the object encoded, `$class` left out.
         let fields: [String: PropertyListValue]
@@ -145,7 +145,9 @@ struct KeyedArchive: Sendable {
                 guard names.count == hierarchy.count else {
                     throw Failure(reason: "\(classReference) $classes holds something other than names")
                 }
-                if !names.isEmpty { classNames = names }
+                // `$classname` first: an archiver told to write another name for a class (`setClassName`) may
+                // leave the real hierarchy in `$classes`.
+                classNames += names.filter { $0 != className }
             }
             return .instance(Instance(classNames: classNames, fields: fields))
         case .array, .uid, .other:
