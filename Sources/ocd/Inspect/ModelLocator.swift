@@ -1,8 +1,8 @@
 import Foundation
 import OpenCoreData
 
-/// Finds the model to open a store with: the `--model` given, or else one of ocd's own models whose
-/// version hashes the store carries (the library has no way yet to read a store without its model).
+/// Finds the model to open a store with: the `--model` given, or else the compiled model the store carries
+/// in `Z_MODELCACHE`, or else one of ocd's own models whose version hashes the store carries.
 enum ModelLocator {
     static func load(modelPath: String) throws -> ManagedObjectModel {
         guard FileManager.default.fileExists(atPath: modelPath) else { throw OCDError("\(modelPath): no such model") }
@@ -41,6 +41,11 @@ enum ModelLocator {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: storePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw OCDError("\(storePath): no such file")
+        }
+        // A store Core Data wrote carries its compiled model.
+        if let cached = try? ManagedObjectModel.cachedModel(ofStoreAt: URL(fileURLWithPath: storePath)),
+           let opened = try? OpenedStore.open(path: storePath, model: cached, readOnly: true, watch: watch) {
+            return (opened, "the store's model cache (Z_MODELCACHE)")
         }
         var lastError: Error?
         for (name, make) in [("ocd's to-do model", TodoModel.make), ("seed 004's FailedBanks model", BankModel.make)] {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import OpenCoreData
 
@@ -254,5 +255,59 @@ enum CompiledModelFixture {
         }
         #expect(refused > 0)
         #expect(throws: ModelError.self) { try ManagedObjectModel(compiledModelData: Data("plain".utf8), source: "text") }
+    }
+}
+
+/// The model a store carries in Z_MODELCACHE, used when no model is given.
+@Suite struct StoreModelCacheTests {
+    /// The renumbered fixture store with its model compiled and compressed into Z_MODELCACHE.
+    private func storeWithCache(in directory: TemporaryDirectory, content: Data? = nil) throws -> URL {
+        let modelURL = try RenumberedStoreFixture.modelFolder(in: directory)
+        let store = directory.file("Library.sqlite")
+        let model = try ManagedObjectModel(contentsOf: modelURL)
+        try RenumberedStoreFixture.renumberedStore(model: model, at: store)
+        let blob = content ?? StoredDeflate.compress(CompiledModelFixture.momData(model))
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
+            try db.execute(sql: "DELETE FROM Z_MODELCACHE")
+            try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [blob])
+        }
+        try queue.close()
+        try FileManager.default.removeItem(at: modelURL)
+        return store
+    }
+
+    @Test func aStoreOpensWithTheModelItCarries() throws {
+        let directory = TemporaryDirectory()
+        let store = try storeWithCache(in: directory)
+        let before = try Data(contentsOf: store)
+        let model = try #require(try ManagedObjectModel.cachedModel(ofStoreAt: store))
+        #expect(try Data(contentsOf: store) == before, "reading the cache changes nothing")
+        #expect(model.entitiesByName.mapValues(\.entityNumber) == RenumberedStoreFixture.storeNumbers)
+        let context = try RenumberedStoreFixture.context(model, store)
+        #expect(try RenumberedStoreFixture.titles("Book", in: context) == ["Bits", "Paper"])
+
+        if let binary = OcdBinary.url {
+            let copy = directory.file("Copy.sqlite")
+            let freshDirectory = TemporaryDirectory()
+            try FileManager.default.copyItem(at: try storeWithCache(in: freshDirectory), to: copy)
+            let copyBefore = try Data(contentsOf: copy)
+            let inspect = try OcdBinary.run(["inspect", copy.path], binary: binary)
+            #expect(inspect.status == 0, "\(inspect.stderr)")
+            #expect(inspect.stdout.contains("model cache") && inspect.stdout.contains("Ebook : Book — 1 row"), "\(inspect.stdout)")
+            let fetch = try OcdBinary.run(["fetch", copy.path, "--entity", "Book", "--count"], binary: binary)
+            #expect(fetch.stdout == "2\n", "\(fetch.stderr)")
+            #expect(try Data(contentsOf: copy) == copyBefore, "read-only commands leave the file alone")
+        }
+    }
+
+    @Test func aDamagedCacheIsATypedError() throws {
+        let directory = TemporaryDirectory()
+        let garbage = try storeWithCache(in: directory, content: Data([0xFF, 0x00, 0x12, 0x34]))
+        #expect(throws: StoreError.self) { try ManagedObjectModel.cachedModel(ofStoreAt: garbage) }
+        let other = TemporaryDirectory()
+        let notAnArchive = try storeWithCache(in: other, content: StoredDeflate.compress(Data("not an archive".utf8)))
+        #expect(throws: ModelError.self) { try ManagedObjectModel.cachedModel(ofStoreAt: notAnArchive) }
     }
 }
