@@ -13,20 +13,34 @@ extension ManagedObjectModel {
         try StoreEntityNumbers.read(path: url.path)
     }
 
-    /// Loads the Xcode model at `modelURL` (as ``init(contentsOf:)`` does) with its entities numbered as the
-    /// store at `storeURL` numbers them.
+    /// Loads the model at `modelURL` with its entities numbered as the store at `storeURL` numbers them: an
+    /// Xcode model (as ``init(contentsOf:)`` reads it) or a compiled `.mom`/`.momd` (as
+    /// ``init(compiledModelAt:)`` reads it).
     ///
     /// ```swift
     /// let model = try ManagedObjectModel(contentsOf: modelURL, numberedLikeStoreAt: storeURL)
     /// try PersistentStoreCoordinator(managedObjectModel: model).addPersistentStore(type: .sqlite, at: storeURL)
     /// ```
     ///
-    /// - Throws: what ``init(contentsOf:)`` and ``entityNumbers(ofStoreAt:)`` throw, and
-    ///   ``ModelError/unusableEntityNumbers(reason:)`` when the store's entities are not the model's (one
-    ///   missing, one extra, numbers not 1 to the entity count).
+    /// - Throws: what ``init(contentsOf:)``, ``init(compiledModelAt:)`` and ``entityNumbers(ofStoreAt:)``
+    ///   throw, and ``ModelError/unusableEntityNumbers(reason:)`` when the store's entities are not the
+    ///   model's (one missing, one extra, numbers not 1 to the entity count).
     public convenience init(contentsOf modelURL: URL, numberedLikeStoreAt storeURL: URL) throws {
         let numbers = try Self.entityNumbers(ofStoreAt: storeURL)
-        let contentsURL = try XcodeModelLoader.contentsFileURL(for: modelURL)
+        let (entities, versionIdentifiers) = try Self.entityDescriptions(in: modelURL)
+        try self.init(entities: entities, versionIdentifiers: versionIdentifiers, entityNumbers: numbers)
+    }
+
+    /// Fresh entity descriptions of the model file at `url`, compiled or Xcode source.
+    private static func entityDescriptions(in url: URL) throws -> ([EntityDescription], [String]) {
+        if ["mom", "momd"].contains(url.pathExtension.lowercased()) {
+            let file = try CompiledModelLoader.momFile(for: url)
+            guard let data = try? Data(contentsOf: file) else {
+                throw ModelError.malformedModelFile(path: file.path, reason: "the file cannot be read")
+            }
+            return try CompiledModelLoader(source: file.path).entities(from: data)
+        }
+        let contentsURL = try XcodeModelLoader.contentsFileURL(for: url)
         let data: Data
         do {
             data = try Data(contentsOf: contentsURL)
@@ -34,7 +48,6 @@ extension ManagedObjectModel {
             throw ModelError.malformedModelFile(path: contentsURL.path, reason: "the file cannot be read")
         }
         let root = try XcodeModelXMLNode.parse(data, source: contentsURL.path)
-        let (entities, versionIdentifiers) = try XcodeModelLoader(source: contentsURL.path).entities(fromModel: root)
-        try self.init(entities: entities, versionIdentifiers: versionIdentifiers, entityNumbers: numbers)
+        return try XcodeModelLoader(source: contentsURL.path).entities(fromModel: root)
     }
 }

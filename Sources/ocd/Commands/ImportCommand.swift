@@ -20,7 +20,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Argument(help: "The store file (created if it does not exist).")
     var store: String
 
-    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel).")
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom).")
     var model: String
 
     @Option(name: .long, help: "The entity the rows become.")

@@ -7,7 +7,9 @@ enum ModelLocator {
     static func load(modelPath: String) throws -> ManagedObjectModel {
         guard FileManager.default.fileExists(atPath: modelPath) else { throw OCDError("\(modelPath): no such model") }
         do {
-            return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath))
+            let url = URL(fileURLWithPath: modelPath)
+            if ["mom", "momd"].contains(url.pathExtension.lowercased()) { return try ManagedObjectModel(compiledModelAt: url) }
+            return try ManagedObjectModel(contentsOf: url)
         } catch {
             throw OCDError("\(modelPath): \(error)")
         }

@@ -302,6 +302,21 @@ enum CompiledModelFixture {
         }
     }
 
+    /// A compiled model passed for a store numbered differently is numbered like the store, in the library
+    /// and in ocd's --model.
+    @Test func aCompiledModelIsNumberedLikeTheStore() throws {
+        let directory = TemporaryDirectory()
+        let store = try storeWithCache(in: directory)
+        let mom = directory.file("Library.mom")
+        try CompiledModelFixture.momData(ManagedObjectModel(xmlData: RenumberedStoreFixture.xml, source: "xml")).write(to: mom)
+        let model = try ManagedObjectModel(contentsOf: mom, numberedLikeStoreAt: store)
+        #expect(model.entitiesByName.mapValues(\.entityNumber) == RenumberedStoreFixture.storeNumbers)
+        if let binary = OcdBinary.url {
+            let fetch = try OcdBinary.run(["fetch", store.path, "--model", mom.path, "--entity", "Ebook", "--count"], binary: binary)
+            #expect(fetch.stdout == "1\n", "\(fetch.stderr)")
+        }
+    }
+
     @Test func aDamagedCacheIsATypedError() throws {
         let directory = TemporaryDirectory()
         let garbage = try storeWithCache(in: directory, content: Data([0xFF, 0x00, 0x12, 0x34]))
