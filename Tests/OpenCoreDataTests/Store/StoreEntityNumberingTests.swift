@@ -49,7 +49,7 @@ enum RenumberedStoreFixture {
 
     /// Writes a store with our numbering, then renumbers it in SQL the way another numbering would have
     /// written it: Z_PRIMARYKEY's numbers and parents, and every row's Z_ENT.
-    static func renumberedStore(model: ManagedObjectModel, at url: URL) throws {
+    static func renumberedStore(model: ManagedObjectModel, at url: URL, numbers: [String: Int] = storeNumbers) throws {
         do {
             let writer = try Self.context(model, url)
             let author = try writer.insertNewObject(forEntityName: "Author")
@@ -66,15 +66,15 @@ enum RenumberedStoreFixture {
         let queue = try DatabaseQueue(path: url.path)
         try queue.write { db in
             try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_ENT = Z_ENT + 100 WHERE Z_ENT < 100")
-            for (name, number) in Self.storeNumbers {
+            for (name, number) in numbers {
                 try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_ENT = ? WHERE Z_NAME = ?", arguments: [number, name])
             }
-            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_SUPER = ? WHERE Z_NAME = 'Ebook'", arguments: [Self.storeNumbers["Book"]!])
+            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_SUPER = ? WHERE Z_NAME = 'Ebook'", arguments: [numbers["Book"]!])
             for (table, names) in [("ZAUTHOR", ["Author"]), ("ZBOOK", ["Book", "Ebook"])] {
                 try db.execute(sql: "UPDATE \(table) SET Z_ENT = Z_ENT + 100")
                 for name in names {
                     try db.execute(sql: "UPDATE \(table) SET Z_ENT = ? WHERE Z_ENT = ?",
-                                   arguments: [Self.storeNumbers[name]!, old[name]! + 100])
+                                   arguments: [numbers[name]!, old[name]! + 100])
                 }
             }
         }
@@ -142,6 +142,31 @@ enum RenumberedStoreFixture {
         #expect(try titles("Book", in: reopened) == ["Bits", "More", "Paper"])
     }
 
+    /// A store whose numbers have gaps, as one whose model lost entities over versions.
+    @Test func aStoreWithGapsInItsNumberingReadsAndWrites() throws {
+        let directory = TemporaryDirectory()
+        let modelURL = try modelFolder(in: directory)
+        let storeURL = directory.file("Library.sqlite")
+        let numbers = ["Ebook": 4, "Author": 7, "Book": 2]
+        try RenumberedStoreFixture.renumberedStore(model: ManagedObjectModel(contentsOf: modelURL), at: storeURL, numbers: numbers)
+        do {
+            let model = try ManagedObjectModel(contentsOf: modelURL, numberedLikeStoreAt: storeURL)
+            #expect(model.entitiesByName.mapValues(\.entityNumber) == numbers)
+            let context = try context(model, storeURL)
+            #expect(try titles("Book", in: context) == ["Bits", "Paper"])
+            #expect(try titles("Ebook", in: context) == ["Bits"])
+            let ebook = try context.insertNewObject(forEntityName: "Ebook")
+            try ebook.setValue("More", forKey: "title")
+            try context.save()
+        }
+        let queue = try DatabaseQueue(path: storeURL.path)
+        let entity = try queue.read { try Int.fetchOne($0, sql: "SELECT Z_ENT FROM ZBOOK WHERE ZTITLE = 'More'") }
+        try queue.close()
+        #expect(entity == 4)
+        let reopened = try context(ManagedObjectModel(contentsOf: modelURL, numberedLikeStoreAt: storeURL), storeURL)
+        #expect(try titles("Ebook", in: reopened) == ["Bits", "More"])
+    }
+
     @Test func numbersThatDoNotFitTheModelAreRefused() throws {
         func model(_ numbers: [String: Int]) throws -> ManagedObjectModel {
             let loaded = try ManagedObjectModel(xmlData: Self.xml, source: "inline")
@@ -151,10 +176,15 @@ enum RenumberedStoreFixture {
             }, entityNumbers: numbers)
         }
         #expect(try model(["Author": 3, "Book": 1, "Ebook": 2]).entitiesByName["Ebook"]?.entityNumber == 2)
+        // Gaps are allowed (entities removed over model versions).
+        let gapped = try model(["Author": 9, "Book": 2, "Ebook": 5])
+        #expect(gapped.entity(number: 5)?.name == "Ebook" && gapped.entity(number: 3) == nil)
+        #expect(gapped.entity(number: 10) == nil && gapped.entity(number: 0) == nil)
         let cases: [([String: Int], String)] = [
             (["Author": 1, "Book": 2], "'Ebook' has no number"),
             (["Author": 1, "Book": 2, "Ebook": 3, "Shelf": 4], "'Shelf'"),
-            (["Author": 1, "Book": 2, "Ebook": 7], "number 7"),
+            (["Author": 1, "Book": 2, "Ebook": 0], "number 0"),
+            (["Author": 1, "Book": 2, "Ebook": 16000], "number 16000"),
             (["Author": 1, "Book": 2, "Ebook": 2], "both have number 2"),
         ]
         for (numbers, culprit) in cases {
