@@ -34,18 +34,29 @@ public final class ManagedObjectModel: @unchecked Sendable {
     /// The `.xcdatamodeld` bundle the model was loaded from, if any: where opening a store written by
     /// another version finds that version (docs/MIGRATION.md).
     public internal(set) var versionBundleURL: URL?
-    /// Entities by entity number: `entitiesByNumber[n - 1]` has `entityNumber == n`.
+    /// Entities in entity-number order. Our numbers run 1 to the entity count; a store's may have gaps
+    /// (entities removed over model versions), so look an entity up by number with ``entity(number:)``.
     let entitiesByNumber: [EntityDescription]
+    /// `entitySlotsByNumber[n]` is the entity numbered `n` (nil where the numbering has a gap).
+    private let entitySlotsByNumber: [EntityDescription?]
     /// The SQLite layout this model implies.
     var schema: StoreSchema { schemaStorage! }
     private var schemaStorage: StoreSchema?
 
     /// Builds and checks a model from entity descriptions.
     ///
+    /// Entity numbers (a row's `Z_ENT`) are ours unless `entityNumbers` gives them: a store written by Core
+    /// Data, or over several model versions, may number its entities differently, and a model that reads and
+    /// writes it must use the store's numbers (``entityNumbers(ofStoreAt:)`` reads them). They must number
+    /// every entity once, from 1 and below 16000 (Core Data's own numbers); gaps are allowed.
+    ///
     /// - Throws: ``ModelError`` naming the culprit: an invalid entity, property or index name, two names the
     ///   store could not tell apart (``ModelError/conflictingNames(first:second:storeName:)``), an unknown
-    ///   parent, destination or inverse, an inheritance cycle, an invalid default value or constraint.
-    public init(entities: [EntityDescription], versionIdentifiers: [String] = []) throws {
+    ///   parent, destination or inverse, an inheritance cycle, an invalid default value or constraint, or
+    ///   ``ModelError/unusableEntityNumbers(reason:)`` for `entityNumbers` that miss an entity, name one the
+    ///   model lacks, repeat a number or use one outside 1..<16000.
+    public init(entities: [EntityDescription], versionIdentifiers: [String] = [],
+                entityNumbers: [String: Int]? = nil) throws {
         guard !entities.isEmpty else { throw ModelError.emptyModel }
         var byName: [String: EntityDescription] = [:]
         // Table names are the uppercased entity names, and SQLite ignores case: `Item` and `ITEM` (or
@@ -113,7 +124,18 @@ public final class ManagedObjectModel: @unchecked Sendable {
             entity.entityNumber = numbered.count
             unvisited.append(contentsOf: entity.subentities.reversed())
         }
-        entitiesByNumber = numbered
+        // `numbered` stays in inheritance order (parents first), which the steps below need; with a store's
+        // numbers, `entitiesByNumber` follows those instead.
+        if let entityNumbers {
+            try Self.checkStoreNumbering(entityNumbers, of: entities)
+            for entity in numbered { entity.entityNumber = entityNumbers[entity.name]! }
+            entitiesByNumber = numbered.sorted { $0.entityNumber < $1.entityNumber }
+        } else {
+            entitiesByNumber = numbered
+        }
+        var slots = [EntityDescription?](repeating: nil, count: (entitiesByNumber.last?.entityNumber ?? 0) + 1)
+        for entity in entitiesByNumber { slots[entity.entityNumber] = entity }
+        entitySlotsByNumber = slots
 
         // Properties, parents before children.
         for entity in numbered {
@@ -172,9 +194,31 @@ public final class ManagedObjectModel: @unchecked Sendable {
         try self.init(entities: content(), versionIdentifiers: versionIdentifiers)
     }
 
+    /// Checks that `numbers` give each of `entities` a number below Core Data's reserved ones, each once.
+    private static func checkStoreNumbering(_ numbers: [String: Int], of entities: [EntityDescription]) throws {
+        let names = Set(entities.map(\.name))
+        if let missing = entities.map(\.name).sorted().first(where: { numbers[$0] == nil }) {
+            throw ModelError.unusableEntityNumbers(reason: "entity '\(missing)' has no number")
+        }
+        if let unknown = numbers.keys.sorted().first(where: { !names.contains($0) }) {
+            throw ModelError.unusableEntityNumbers(reason: "'\(unknown)' is numbered but is not an entity of the model")
+        }
+        var nameByNumber: [Int: String] = [:]
+        // Gaps are allowed; numbers from 16000 up are Core Data's own (persistent history).
+        let usable = 1..<HistoryTables.firstReservedEntityNumber
+        for (name, number) in numbers.sorted(by: { $0.key < $1.key }) {
+            guard usable.contains(number) else {
+                throw ModelError.unusableEntityNumbers(reason: "entity '\(name)' has number \(number), outside \(usable.lowerBound)...\(usable.upperBound - 1)")
+            }
+            if let other = nameByNumber.updateValue(name, forKey: number) {
+                throw ModelError.unusableEntityNumbers(reason: "entities '\(other)' and '\(name)' both have number \(number)")
+            }
+        }
+    }
+
     /// The entity with this number in the store, if any.
     func entity(number: Int) -> EntityDescription? {
-        number >= 1 && number <= entitiesByNumber.count ? entitiesByNumber[number - 1] : nil
+        number >= 1 && number < entitySlotsByNumber.count ? entitySlotsByNumber[number] : nil
     }
 
     private static func resolveRelationships(_ entities: [EntityDescription],

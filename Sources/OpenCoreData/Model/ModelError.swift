@@ -26,6 +26,9 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     case modelNotFound(name: String, searched: [String])
     /// A `.xcdatamodeld` bundle has no version of that name (`available` lists the ones it has).
     case versionNotFound(bundle: String, version: String, available: [String])
+    /// Entity numbers given for a model (a store's, from its `Z_PRIMARYKEY`) that do not number each entity
+    /// once, 1 to the entity count; `reason` names the entity.
+    case unusableEntityNumbers(reason: String)
 
     public var description: String {
         switch self {
@@ -67,6 +70,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
         case .versionNotFound(let bundle, let version, let available):
             let known = available.isEmpty ? "it is not a .xcdatamodeld bundle" : "it has " + available.map { "'\($0)'" }.joined(separator: ", ")
             return "The model \(bundle) has no version '\(version)': \(known)."
+        case .unusableEntityNumbers(let reason):
+            return "The entity numbers cannot number this model: \(reason)."
         }
     }
 

@@ -4,7 +4,7 @@ extension ManagedObjectModel {
     /// Loads an Xcode data model: a `.xcdatamodeld` bundle (its current version), a `.xcdatamodel`
     /// folder, or the `contents` XML file inside one.
     ///
-    /// Compiled models (`.momd`, `.mom`) are not readable here; ship the `.xcdatamodeld` source instead.
+    /// Compiled models (`.momd`, `.mom`) are read by ``init(compiledModelAt:)`` instead.
     /// Throws ``ModelError`` for unreadable files, malformed XML (with line and column), unknown types,
     /// and every inconsistency ``init(entities:versionIdentifiers:)`` checks.
     ///
@@ -120,7 +120,7 @@ struct XcodeModelLoader {
         if fileExtension == "mom" || fileExtension == "momd" || fileExtension == "omo" {
             throw ModelError.malformedModelFile(
                 path: url.path,
-                reason: "compiled models (.mom/.momd) are not supported; use the .xcdatamodeld source")
+                reason: "a compiled model: load it with ManagedObjectModel(compiledModelAt:)")
         }
         guard isDirectory.boolValue else { return url }
         if fileExtension == "xcdatamodeld" {

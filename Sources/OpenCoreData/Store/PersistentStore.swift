@@ -419,6 +419,9 @@ public final class PersistentStore: @unchecked Sendable {
             for (_, name) in nameByNumber where !modelNames.contains(name) {
                 differences.append("the store has entity '\(name)', which the model does not")
             }
+            if !differences.isEmpty && Set(nameByNumber.values) == modelNames {
+                differences.append("the store numbers the same entities differently: load the model with ManagedObjectModel(contentsOf:numberedLikeStoreAt:) or pass entityNumbers")
+            }
             for table in model.schema.tables {
                 guard tableSet.contains(table.name) else {
                     differences.append("table \(table.name) is missing")

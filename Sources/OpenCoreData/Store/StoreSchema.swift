@@ -71,8 +71,10 @@ struct StoreSchema: Sendable {
 
     private(set) var tables: [Table] = []
     private(set) var joinTables: [JoinTable] = []
-    /// By entity number - 1.
+    /// In entity-number order (`model.entitiesByNumber`).
     private(set) var entities: [EntityMapping] = []
+    /// `positionByNumber[n]`: where the entity numbered `n` is in ``entities`` (numbers may have gaps).
+    private var positionByNumber: [Int] = []
     /// Foreign-key and model indexes: (index name, table, columns, unique, partial WHERE clause).
     private(set) var indexes: [(name: String, table: String, columns: [String], unique: Bool, whereClause: String?)] = []
 
@@ -240,6 +242,8 @@ struct StoreSchema: Sendable {
                 entityNumbers: entity.entityNumbersIncludingSubentities,
                 sharesTable: entity.superentity != nil || !entity.subentities.isEmpty))
         }
+        positionByNumber = [Int](repeating: -1, count: (model.entitiesByNumber.last?.entityNumber ?? 0) + 1)
+        for (position, mapping) in entities.enumerated() { positionByNumber[mapping.entityNumber] = position }
         // Foreign-key indexes, model indexes, uniqueness constraints. A set finds the columns already indexed
         // (the to-many foreign keys above), where searching the list was quadratic in the relationships.
         struct IndexedColumn: Hashable { let table: String, column: String }
@@ -256,7 +260,7 @@ struct StoreSchema: Sendable {
                     indexes.append((name: name, table: table, columns: [column], unique: false, whereClause: nil))
                 }
             }
-            let mapping = entities[entity.entityNumber - 1]
+            let mapping = self.mapping(for: entity)
             func columns(for keys: [String]) -> [String] {
                 keys.compactMap { key in
                     switch mapping.storage[entity.slotByName[key]!] {
@@ -296,7 +300,7 @@ struct StoreSchema: Sendable {
         }
     }
 
-    func mapping(for entity: EntityDescription) -> EntityMapping { entities[entity.entityNumber - 1] }
+    func mapping(for entity: EntityDescription) -> EntityMapping { entities[positionByNumber[entity.entityNumber]] }
 
     func table(named name: String) -> Table? { tables.first { $0.name == name } }
 

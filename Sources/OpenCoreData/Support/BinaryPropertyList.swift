@@ -10,13 +10,17 @@ enum PropertyListValue: Sendable, Equatable {
     case date(Date)
     case array([PropertyListValue])
     case dictionary([String: PropertyListValue])
-    /// Null, fill and UID objects, which metadata never holds; kept so a stray one does not fail a read.
+    /// A UID: how a keyed archive (NSKeyedArchiver) refers to an object by its index in `$objects`.
+    case uid(UInt64)
+    /// Null, fill and set objects, which neither metadata nor keyed archives hold; kept so a stray one does
+    /// not fail a read.
     case other
 
     var string: String? { if case .string(let value) = self { value } else { nil } }
     var data: Data? { if case .data(let value) = self { value } else { nil } }
     var array: [PropertyListValue]? { if case .array(let value) = self { value } else { nil } }
     var dictionary: [String: PropertyListValue]? { if case .dictionary(let value) = self { value } else { nil } }
+    var uid: UInt64? { if case .uid(let value) = self { value } else { nil } }
     var integer: Int64? {
         switch self {
         case .integer(let value): return value
@@ -203,7 +207,11 @@ enum BinaryPropertyListReader {
                 try expand(by: count)
                 return .string(String(decoding: bytes[start..<start + count], as: UTF8.self))
             case 0x8:
-                return .other
+                // A UID of (low nibble + 1) big-endian bytes, at most 8.
+                let size = Int(marker & 0x0F) + 1
+                guard size <= 8 else { throw Failure(reason: "invalid UID") }
+                try checkFits(offset + 1, count: size, size: 1)
+                return .uid(Self.bigEndian(bytes, at: offset + 1, size: size))
             case 0xA, 0xC:
                 let (count, start) = try length(marker: marker, at: offset)
                 try checkFits(start, count: count, size: referenceSize)

@@ -11,7 +11,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Argument(help: "The store file.")
     var store: String
 
-    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel); optional for stores ocd wrote.")
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
     var model: String?
 
     @Option(name: .long, help: "The entity to fetch.")

@@ -12,7 +12,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @Argument(help: "The store file.")
     var store: String
 
-    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel); optional for stores ocd wrote.")
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
     var model: String?
 
     @Option(name: .long, help: "Only the transactions after this one (its number, as printed).")

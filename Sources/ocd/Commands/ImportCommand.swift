@@ -20,7 +20,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Argument(help: "The store file (created if it does not exist).")
     var store: String
 
-    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel).")
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom).")
     var model: String
 
     @Option(name: .long, help: "The entity the rows become.")
@@ -53,7 +53,9 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         if sqlDebug { SQLLog.enable(visible: true) }
-        let loaded = try ModelLocator.load(modelPath: model)
+        // An existing store may number its entities differently from ours: its numbers are used.
+        let loaded = FileManager.default.fileExists(atPath: store)
+            ? try ModelLocator.load(modelPath: model, numberedLike: store) : try ModelLocator.load(modelPath: model)
         guard let description = loaded.entitiesByName[entity] else {
             let names = loaded.entities.map(\.name).sorted().joined(separator: ", ")
             throw OCDError("the model has no entity '\(entity)' (it has \(names))")

@@ -12,7 +12,7 @@ struct InspectCommand: AsyncParsableCommand {
     @Argument(help: "The store file.")
     var store: String
 
-    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel); optional for stores ocd wrote.")
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
     var model: String?
 
     @Option(name: .long, help: "Sample rows per entity.")
@@ -27,7 +27,15 @@ struct InspectCommand: AsyncParsableCommand {
 
     func run() async throws {
         if sqlDebug { SQLLog.enable(visible: true) }
-        let (opened, modelName) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
+        let opened: OpenedStore, modelName: String
+        do {
+            (opened, modelName) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
+        } catch let error where model == nil {
+            // No model fits: what the store's own tables tell is still worth showing.
+            guard let outline = try? StoreOutline(storeAt: URL(fileURLWithPath: store)) else { throw error }
+            printOutline(outline)
+            return
+        }
         let context = opened.newContext()
         let entities = opened.coordinator.managedObjectModel.entities.sorted { $0.name < $1.name }
         Console.line("\(opened.url.path) (model: \(modelName), store UUID \(opened.coordinator.persistentStores.first?.identifier ?? "?"))")
@@ -55,6 +63,28 @@ struct InspectCommand: AsyncParsableCommand {
                     Console.line("  p\(object.objectID.primaryKey): " + values.joined(separator: "  "))
                 }
             }
+        }
+    }
+
+    /// Prints what the store's own tables tell without a model: entities, row counts, columns and the kinds
+    /// of value they hold.
+    private func printOutline(_ outline: StoreOutline) {
+        Console.line("\(store) (no model: entities, rows and columns from the store's own tables; "
+            + "pass --model for attribute names, types and relationships)")
+        for entity in outline.entities {
+            let parent = entity.superentityName.map { " : \(TerminalText.escaped($0))" } ?? ""
+            Console.line("")
+            guard let table = entity.tableName, let count = entity.rowCount else {
+                Console.line("\(TerminalText.escaped(entity.name))\(parent) — no table")
+                continue
+            }
+            Console.line("\(TerminalText.escaped(entity.name))\(parent) — \(count) row\(count == 1 ? "" : "s") in \(TerminalText.escaped(table))")
+            let held = entity.columns.filter { !$0.kinds.isEmpty }
+            if !held.isEmpty {
+                Console.line("  " + held.map { "\(TerminalText.escaped($0.name)): \($0.kinds.joined(separator: "/"))" }.joined(separator: ", "))
+            }
+            let empty = entity.columns.count - held.count
+            if empty > 0 { Console.line("  (\(empty) column\(empty == 1 ? "" : "s") with no values in these rows)") }
         }
     }
 }

@@ -11,7 +11,7 @@ struct ModelHashesCommand: AsyncParsableCommand {
         discussion: "One line per entity, sorted by name: the entity name and its SHA-256 digest, in base64 "
             + "(as in a store's metadata plist) or, with --hex, in hexadecimal.")
 
-    @Argument(help: "The model: a .xcdatamodeld bundle (its current version), a .xcdatamodel folder, or its contents file.")
+    @Argument(help: "The model: a .xcdatamodeld bundle (its current version), a .xcdatamodel folder, its contents file, or a compiled .momd/.mom.")
     var model: String
 
     @Flag(name: .long, help: "Print the digests in hexadecimal instead of base64.")

@@ -12,7 +12,7 @@ struct WatchCommand: AsyncParsableCommand {
     @Argument(help: "The store file.")
     var store: String
 
-    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel); optional for stores ocd wrote.")
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
     var model: String?
 
     @Option(name: .long, help: "Only changes of this entity (and its sub-entities).")

@@ -1,13 +1,32 @@
 import Foundation
 import OpenCoreData
 
-/// Finds the model to open a store with: the `--model` given, or else one of ocd's own models whose
-/// version hashes the store carries (the library has no way yet to read a store without its model).
+/// Finds the model to open a store with: the `--model` given, or else the compiled model the store carries
+/// in `Z_MODELCACHE`, or else one of ocd's own models whose version hashes the store carries.
 enum ModelLocator {
     static func load(modelPath: String) throws -> ManagedObjectModel {
         guard FileManager.default.fileExists(atPath: modelPath) else { throw OCDError("\(modelPath): no such model") }
         do {
-            return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath))
+            let url = URL(fileURLWithPath: modelPath)
+            if ["mom", "momd"].contains(url.pathExtension.lowercased()) { return try ManagedObjectModel(compiledModelAt: url) }
+            return try ManagedObjectModel(contentsOf: url)
+        } catch {
+            throw OCDError("\(modelPath): \(error)")
+        }
+    }
+
+    /// Loads `--model` numbered as the store at `storePath` numbers its entities (a store Core Data wrote may
+    /// number them differently from ours); when the store's numbers do not fit the model, loads it as it is,
+    /// so opening the store reports what differs.
+    static func load(modelPath: String, numberedLike storePath: String) throws -> ManagedObjectModel {
+        guard FileManager.default.fileExists(atPath: modelPath) else { throw OCDError("\(modelPath): no such model") }
+        do {
+            return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath),
+                                          numberedLikeStoreAt: URL(fileURLWithPath: storePath))
+        } catch is StoreError {
+            return try load(modelPath: modelPath)
+        } catch ModelError.unusableEntityNumbers {
+            return try load(modelPath: modelPath)
         } catch {
             throw OCDError("\(modelPath): \(error)")
         }
@@ -25,11 +44,17 @@ enum ModelLocator {
                 return (try OpenedStore.open(path: storePath, model: version.model, readOnly: true, watch: watch),
                         "\(name), version '\(version.name)'\(version.isCurrent ? " (current)" : ", not the current '\(bundle.current.name)'")")
             }
-            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath), readOnly: true, watch: watch), name)
+            return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath, numberedLike: storePath),
+                                         readOnly: true, watch: watch), name)
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: storePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw OCDError("\(storePath): no such file")
+        }
+        // A store Core Data wrote carries its compiled model.
+        if let cached = try? ManagedObjectModel.cachedModel(ofStoreAt: URL(fileURLWithPath: storePath)),
+           let opened = try? OpenedStore.open(path: storePath, model: cached, readOnly: true, watch: watch) {
+            return (opened, "the store's model cache (Z_MODELCACHE)")
         }
         var lastError: Error?
         for (name, make) in [("ocd's to-do model", TodoModel.make), ("seed 004's FailedBanks model", BankModel.make)] {

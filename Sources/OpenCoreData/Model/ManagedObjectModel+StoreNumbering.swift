@@ -1,0 +1,53 @@
+import Foundation
+
+extension ManagedObjectModel {
+    /// The entity numbers (`Z_ENT`) the store at `url` gives its entities, by name, from its `Z_PRIMARYKEY`.
+    /// The file is read through a read-only connection and not changed.
+    ///
+    /// Pass them to ``init(entities:versionIdentifiers:entityNumbers:)``, or use
+    /// ``init(contentsOf:numberedLikeStoreAt:)``, to read and write a store whose numbering differs from ours.
+    ///
+    /// - Throws: ``StoreError/notAStore(path:reason:)`` when the file is not SQLite or has no `Z_PRIMARYKEY`;
+    ///   ``StoreError/corrupt(path:reason:)`` when a row lacks its name or number or repeats one.
+    public static func entityNumbers(ofStoreAt url: URL) throws -> [String: Int] {
+        try StoreEntityNumbers.read(path: url.path)
+    }
+
+    /// Loads the model at `modelURL` with its entities numbered as the store at `storeURL` numbers them: an
+    /// Xcode model (as ``init(contentsOf:)`` reads it) or a compiled `.mom`/`.momd` (as
+    /// ``init(compiledModelAt:)`` reads it).
+    ///
+    /// ```swift
+    /// let model = try ManagedObjectModel(contentsOf: modelURL, numberedLikeStoreAt: storeURL)
+    /// try PersistentStoreCoordinator(managedObjectModel: model).addPersistentStore(type: .sqlite, at: storeURL)
+    /// ```
+    ///
+    /// - Throws: what ``init(contentsOf:)``, ``init(compiledModelAt:)`` and ``entityNumbers(ofStoreAt:)``
+    ///   throw, and ``ModelError/unusableEntityNumbers(reason:)`` when the store's entities are not the
+    ///   model's (one missing, one extra, numbers not 1 to the entity count).
+    public convenience init(contentsOf modelURL: URL, numberedLikeStoreAt storeURL: URL) throws {
+        let numbers = try Self.entityNumbers(ofStoreAt: storeURL)
+        let (entities, versionIdentifiers) = try Self.entityDescriptions(in: modelURL)
+        try self.init(entities: entities, versionIdentifiers: versionIdentifiers, entityNumbers: numbers)
+    }
+
+    /// Fresh entity descriptions of the model file at `url`, compiled or Xcode source.
+    private static func entityDescriptions(in url: URL) throws -> ([EntityDescription], [String]) {
+        if ["mom", "momd"].contains(url.pathExtension.lowercased()) {
+            let file = try CompiledModelLoader.momFile(for: url)
+            guard let data = try? Data(contentsOf: file) else {
+                throw ModelError.malformedModelFile(path: file.path, reason: "the file cannot be read")
+            }
+            return try CompiledModelLoader(source: file.path).entities(from: data)
+        }
+        let contentsURL = try XcodeModelLoader.contentsFileURL(for: url)
+        let data: Data
+        do {
+            data = try Data(contentsOf: contentsURL)
+        } catch {
+            throw ModelError.malformedModelFile(path: contentsURL.path, reason: "the file cannot be read")
+        }
+        let root = try XcodeModelXMLNode.parse(data, source: contentsURL.path)
+        return try XcodeModelLoader(source: contentsURL.path).entities(fromModel: root)
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import GRDB
+
+/// The compiled model a store carries in `Z_MODELCACHE` (`Z_CONTENT`: the `.mom` keyed archive, DEFLATE
+/// compressed), which Core Data writes so a store can be migrated without the model it was written with.
+enum StoreModelCache {
+    /// The cache's uncompressed size may be at most this: compiled models are kilobytes to a few megabytes.
+    static let maximumModelSize = 64 << 20
+
+    /// The archived model in the store at `path`, decompressed; nil when the store has no cache or it is
+    /// empty. Reads through a read-only connection; the file is not changed.
+    ///
+    /// - Throws: ``StoreError/notAStore(path:reason:)`` when the file is not SQLite;
+    ///   ``StoreError/corrupt(path:reason:)`` when the cache is not a blob or does not decompress.
+    static func read(path: String) throws -> Data? {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let blob: DatabaseValue?
+        do {
+            let reader = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? reader.close() }
+            blob = try reader.read { db -> DatabaseValue? in
+                guard try db.tableExists("Z_MODELCACHE") else { return nil }
+                return try DatabaseValue.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+            }
+        } catch let error as DatabaseError {
+            throw StoreError.fromOpening(error, path: path)
+        }
+        guard let blob, !blob.isNull else { return nil }
+        guard let compressed = Data.fromDatabaseValue(blob) else {
+            throw StoreError.corrupt(path: path, reason: "Z_MODELCACHE.Z_CONTENT is not a blob")
+        }
+        do {
+            return try Inflate.decompress(compressed, maximumOutput: maximumModelSize)
+        } catch let failure as Inflate.Failure {
+            throw StoreError.corrupt(path: path, reason: "Z_MODELCACHE does not decompress: \(failure.reason)")
+        }
+    }
+}
+
+extension ManagedObjectModel {
+    /// The model the store at `url` carries in `Z_MODELCACHE`, numbered as the store numbers its entities
+    /// (our numbering when the store's does not fit); nil when the store has no model cache. The file is read
+    /// through a read-only connection and not changed.
+    ///
+    /// ```swift
+    /// if let model = try ManagedObjectModel.cachedModel(ofStoreAt: storeURL) { … }
+    /// ```
+    ///
+    /// - Throws: ``StoreError`` when the file is not a store or the cache does not decompress;
+    ///   ``ModelError/malformedModelFile(path:reason:)`` when the cached archive is damaged, and every check of
+    ///   ``init(entities:versionIdentifiers:entityNumbers:)``.
+    public static func cachedModel(ofStoreAt url: URL) throws -> ManagedObjectModel? {
+        guard let data = try StoreModelCache.read(path: url.path) else { return nil }
+        let source = url.path + " (Z_MODELCACHE)"
+        let (entities, identifiers) = try CompiledModelLoader(source: source).entities(from: data)
+        let numbers = try? entityNumbers(ofStoreAt: url)
+        do {
+            return try ManagedObjectModel(entities: entities, versionIdentifiers: identifiers, entityNumbers: numbers)
+        } catch ModelError.unusableEntityNumbers {
+            // Fresh descriptions: the refused model may hold the first ones.
+            let (fresh, _) = try CompiledModelLoader(source: source).entities(from: data)
+            return try ManagedObjectModel(entities: fresh, versionIdentifiers: identifiers)
+        }
+    }
+}
