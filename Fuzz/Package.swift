@@ -24,6 +24,10 @@ let package = Package(
             name: "FuzzStoreMetadata",
             dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
         ),
+        .executableTarget(
+            name: "FuzzCompiledModel",
+            dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -56,6 +56,7 @@ TARGETS=(
     "FuzzPredicate Predicates predicates.dict 262144"
     "FuzzModelXML ModelXML model-xml.dict 262144"
     "FuzzStoreMetadata StoreMetadata store-metadata.dict 262144"
+    "FuzzCompiledModel CompiledModel compiled-model.dict 262144"
 )
 
 if [ -n "${FUZZ_TARGETS:-}" ]; then
