@@ -66,6 +66,9 @@ enum PeerBaselines {
     /// A pool on a store file, with the pragmas both other sides use (WAL is the pool's own).
     static func pool(_ url: URL) throws -> DatabasePool {
         var configuration = Configuration()
+        // As the other sides: wait for a lock instead of failing at once (the other sides' connections may
+        // still be closing when the peer opens the same file).
+        configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         return try DatabasePool(path: url.path, configuration: configuration)
     }

@@ -481,8 +481,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         // A new object edited after observers heard of its insert: they hear of the edit as an update.
         if !object.isInserted { updatedSet.insert(object) }
         if tracksChanges {
+            // An object inserted since the last report is reported as inserted: its edits add nothing (a
+            // bulk insert would otherwise keep an entry per object and edit until the report).
+            if object.isInserted && pendingChangeRecord.inserted.contains(object) { return }
             pendingChangeRecord.updated.insert(object)
-            pendingChangeRecord.noteChange(of: object, slot: slot)
+            // Which keys changed is read by the library's own observers (results controllers deciding whether
+            // a related object's change matters), not by the notification.
+            if !changeObservers.isEmpty { pendingChangeRecord.noteChange(of: object, slot: slot) }
         }
     }
 
