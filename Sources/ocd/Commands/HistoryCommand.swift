@@ -26,12 +26,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
-        let entityDescription = try entity.map { name in
-            guard let found = opened.coordinator.managedObjectModel.entitiesByName[name] else {
-                throw OCDError("the model has no entity '\(name)'")
-            }
-            return found
-        }
+        let entityDescription = try TransactionText.entity(named: entity, in: opened.coordinator.managedObjectModel)
         guard try PersistentStore.hasPersistentHistory(at: opened.url) else {
             throw OCDError("\(store) has no persistent history (write it with --history, or with history tracking on)")
         }

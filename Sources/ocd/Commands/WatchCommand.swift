@@ -30,12 +30,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model, watch: true)
-        let entityDescription = try entity.map { name in
-            guard let found = opened.coordinator.managedObjectModel.entitiesByName[name] else {
-                throw OCDError("the model has no entity '\(name)'")
-            }
-            return found
-        }
+        let entityDescription = try TransactionText.entity(named: entity, in: opened.coordinator.managedObjectModel)
         let changes = opened.coordinator.remoteChanges
         var last = try opened.coordinator.currentPersistentHistoryToken()
         Console.error("Watching \(opened.url.path)\(entity.map { " for \($0)" } ?? "") (Ctrl-C stops)")

@@ -38,6 +38,16 @@ enum TransactionText {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
+    /// The entity `--entity` names, or nil when none is given.
+    /// - Throws: `OCDError` when the model has no such entity.
+    static func entity(named name: String?, in model: ManagedObjectModel) throws -> EntityDescription? {
+        guard let name else { return nil }
+        guard let found = model.entitiesByName[name] else {
+            throw OCDError("the model has no entity '\(name)' (it has \(model.entities.map(\.name).sorted().joined(separator: ", ")))")
+        }
+        return found
+    }
+
     /// The transaction with only the changes of `entity` (and its sub-entities); nil when none is left.
     static func filtered(_ transaction: PersistentHistoryTransaction, entity: EntityDescription?) -> PersistentHistoryTransaction? {
         guard let entity else { return transaction }

@@ -19,6 +19,24 @@ import Testing
         return try condition()
     }
 
+    /// A private-queue context that merges automatically, and a fetched controller on it over `entity`
+    /// sorted by title.
+    static func mergingController(on coordinator: PersistentStoreCoordinator, entity: String) throws
+        -> (ManagedObjectContext, FetchedResultsController<ManagedObject>) {
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue)
+        reader.persistentStoreCoordinator = coordinator
+        reader.automaticallyMergesChangesFromParent = true
+        let request = FetchRequest<ManagedObject>(entityName: entity)
+        request.sortDescriptors = [QuerySortDescriptor(key: "title")]
+        let controller = try reader.performAndWait {
+            let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: reader,
+                                                          sectionNameKeyPath: nil, cacheName: nil)
+            try controller.performFetch()
+            return controller
+        }
+        return (reader, controller)
+    }
+
     static func watchingCoordinator(_ stack: Stack, tracking: Bool = true) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: stack.model)
         try coordinator.addPersistentStore(type: .sqlite, at: stack.url, options: StoreOptions(
@@ -44,17 +62,7 @@ import Testing
             notifications.withLock { $0.append((token, store)) }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        let reader = ManagedObjectContext(concurrencyType: .privateQueue)
-        reader.persistentStoreCoordinator = watching
-        reader.automaticallyMergesChangesFromParent = true
-        let request = FetchRequest<ManagedObject>(entityName: "Note")
-        request.sortDescriptors = [QuerySortDescriptor(key: "title")]
-        let controller = try reader.performAndWait {
-            let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: reader,
-                                                      sectionNameKeyPath: nil, cacheName: nil)
-            try controller.performFetch()
-            return controller
-        }
+        let (reader, controller) = try Self.mergingController(on: watching, entity: "Note")
         let reports = Mutex<[FetchedResultsDifference]>([])
         reader.performAndWait { controller.onDifference = { difference in reports.withLock { $0.append(difference) } } }
 
@@ -141,17 +149,7 @@ import Testing
         let watching = PersistentStoreCoordinator(managedObjectModel: model)
         try watching.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: storePath), options: StoreOptions(
             persistentHistoryTracking: true, remoteChangeNotifications: true))
-        let reader = ManagedObjectContext(concurrencyType: .privateQueue)
-        reader.persistentStoreCoordinator = watching
-        reader.automaticallyMergesChangesFromParent = true
-        let request = FetchRequest<ManagedObject>(entityName: "Book")
-        request.sortDescriptors = [QuerySortDescriptor(key: "title")]
-        let controller = try reader.performAndWait {
-            let controller = try FetchedResultsController(fetchRequest: request, managedObjectContext: reader,
-                                                      sectionNameKeyPath: nil, cacheName: nil)
-            try controller.performFetch()
-            return controller
-        }
+        let (reader, controller) = try Self.mergingController(on: watching, entity: "Book")
         // This process's watch, seen from another process: `ocd watch` prints the next transaction.
         let watcher = try ChildProcess.start(binary.path, ["watch", storePath, "--model", modelPath, "--count", "1"],
                                              captureErrors: true)
