@@ -154,7 +154,12 @@ import Testing
         let watcher = try ChildProcess.start(binary.path, ["watch", storePath, "--model", modelPath, "--count", "1"],
                                              captureErrors: true)
         defer { watcher.kill() }
-        Thread.sleep(forTimeInterval: 0.5)   // let it open the store (a line it prints would be a better sign)
+        // It says "Watching …" on standard error once its store is open and watched.
+        var banner = ""
+        while !banner.contains("Watching"), let chunk = watcher.errorOutput?.availableData, !chunk.isEmpty {
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(banner.contains("Watching"), "\(banner)")
 
         try Data("title,isbn\nEmma,9780141439587\nUlysses,9780199535675\n".utf8).write(to: csv)
         let second = try OcdBinary.run(["import", storePath, "--model", modelPath, "--entity", "Book", "--csv", csv.path,
