@@ -35,6 +35,7 @@ struct BanksImportCommand: AsyncParsableCommand {
         let store = try OpenedStore.open(path: storeArguments.path(defaultName: BanksCommand.defaultStoreName),
                                          model: BankModel.make(), history: storeArguments.history)
         let context = store.newContext()
+        context.transactionAuthor = "ocd banks import"   // what the store's history says made these changes
         let existing = try BankImporter.count(in: context)
         if existing > 0 {
             guard replace else {
