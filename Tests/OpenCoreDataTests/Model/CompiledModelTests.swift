@@ -241,12 +241,7 @@ enum CompiledModelFixture {
         var generator = InteropFixtures.SeededGenerator(seed: 2024)
         var refused = 0
         for round in 0..<1000 {
-            var damaged = original
-            if round % 4 == 0 { damaged = damaged.prefix(Int.random(in: 0..<damaged.count, using: &generator)) }
-            for _ in 0..<Int.random(in: 1...3, using: &generator) where !damaged.isEmpty {
-                let index = damaged.startIndex + Int.random(in: 0..<damaged.count, using: &generator)
-                damaged[index] = UInt8.random(in: 0...255, using: &generator)
-            }
+            let damaged = InteropFixtures.damaged(original, round: round, using: &generator)
             do {
                 _ = try ManagedObjectModel(compiledModelData: damaged, source: "damaged \(round)")
             } catch is ModelError {

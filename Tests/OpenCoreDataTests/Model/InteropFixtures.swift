@@ -3,6 +3,18 @@ import Testing
 
 /// Helpers shared by the interop tests (namespaced so they cannot clash with other suites' helpers).
 enum InteropFixtures {
+    /// `original` with one to three random bytes overwritten, and every fourth round cut short first: the
+    /// damage the hostile-file tests feed each reader.
+    static func damaged(_ original: Data, round: Int, using generator: inout SeededGenerator) -> Data {
+        var damaged = original
+        if round % 4 == 0 { damaged = damaged.prefix(Int.random(in: 0..<damaged.count, using: &generator)) }
+        for _ in 0..<Int.random(in: 1...3, using: &generator) where !damaged.isEmpty {
+            let index = damaged.startIndex + Int.random(in: 0..<damaged.count, using: &generator)
+            damaged[index] = UInt8.random(in: 0...255, using: &generator)
+        }
+        return damaged
+    }
+
     /// A file or folder in the fixtures folder the test target copies as a resource.
     static func url(_ name: String) throws -> URL {
         let folder = try #require(Bundle.module.url(forResource: "Fixtures", withExtension: nil))

@@ -33,12 +33,7 @@ import Testing
         var generator = InteropFixtures.SeededGenerator(seed: 1951)
         var refused = 0
         for round in 0..<3000 {
-            var damaged = original
-            if round % 4 == 0 { damaged = damaged.prefix(Int.random(in: 0..<damaged.count, using: &generator)) }
-            for _ in 0..<Int.random(in: 1...3, using: &generator) where !damaged.isEmpty {
-                let index = damaged.startIndex + Int.random(in: 0..<damaged.count, using: &generator)
-                damaged[index] = UInt8.random(in: 0...255, using: &generator)
-            }
+            let damaged = InteropFixtures.damaged(original, round: round, using: &generator)
             do {
                 let output = try Inflate.decompress(damaged, maximumOutput: 4096)
                 #expect(output.count <= 4096)
