@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // A model layer written as Core Data code that builds unchanged against Core Data on Apple's systems and
-// against OpenCoreData elsewhere (docs/PORTING.md, "One model layer for both").
+// against OpenCoreData elsewhere (the DocC article PortingFromCoreData.md, "One model layer for both").
 import PackageDescription
 
 #if canImport(Darwin)

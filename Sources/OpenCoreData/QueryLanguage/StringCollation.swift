@@ -13,7 +13,7 @@ import Foundation
 ///   stops after diacritics; `localizedStandardCompare:` also compares runs of digits by value.
 ///
 /// Strings Foundation calls equal may be ordered here by a last tie-break (their scalars), so that a
-/// sort is the same every time. Known corners where the order differs are listed in docs/PORTING.md.
+/// sort is the same every time. Known corners where the order differs are listed in the DocC article PortingFromCoreData.md.
 enum StringCollation {
     // MARK: caseInsensitiveCompare:
 

@@ -3,7 +3,7 @@ import Foundation
 /// Deletes every matching row straight in the store, keeping it consistent: join rows of many-to-many
 /// relationships go, cascades reach related rows, foreign keys that pointed at deleted rows are nulled,
 /// and a `deny` rule that would be broken refuses the whole request. (Core Data's batch delete does
-/// only part of this; see docs/BATCH-REQUESTS.md.)
+/// only part of this; see the DocC article BatchRequests.md.)
 ///
 /// ```swift
 /// let request = BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Item"))

@@ -14,7 +14,7 @@ import Testing
     /// Accented "e"s without the plain one.
     static let accentedWithoutPlain = Array("abzABZéÉëßωΩжЖ0129 -.")
 
-    /// The alphabets each comparison is checked on. The corners left out are in docs/PORTING.md:
+    /// The alphabets each comparison is checked on. The corners left out are in the DocC article PortingFromCoreData.md:
     /// `compare:` is SQLite's scalar order (Foundation's decomposes), Foundation's non-localized
     /// `caseInsensitiveCompare:` has an order of its own for a letter against the same letter accented,
     /// and its case-insensitive localized ones for an accented letter followed by a Greek or Cyrillic one.

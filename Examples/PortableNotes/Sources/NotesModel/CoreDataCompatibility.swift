@@ -1,6 +1,6 @@
 // The one file that differs between Core Data and OpenCoreData: the rest of the model layer is Core Data
 // code and builds against either. Copy it into a project and add the names that project uses
-// (docs/PORTING.md lists the differences it cannot hide).
+// (the DocC article PortingFromCoreData.md lists the differences it cannot hide).
 import Foundation
 
 #if canImport(CoreData)
