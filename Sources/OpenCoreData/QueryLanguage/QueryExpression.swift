@@ -46,11 +46,17 @@ public indirect enum QueryExpression: Sendable, Hashable, CustomStringConvertibl
     }
 
     /// Parses an expression format string, with `%@`/`%K`/`%d` arguments.
+    ///
+    /// - Throws: ``QueryLanguageError`` with the position of the problem when the format does not parse, an
+    ///   argument is missing or of a type the query language cannot hold, or the input goes beyond a
+    ///   ``QueryLanguageLimits`` limit.
     public init(format: String, _ arguments: Any...) throws {
         self = try QueryParser.parseExpression(format, arguments: arguments)
     }
 
     /// Parses an expression format string, with an array of arguments.
+    ///
+    /// - Throws: what ``init(format:_:)`` throws.
     public init(format: String, argumentArray: [Any]) throws {
         self = try QueryParser.parseExpression(format, arguments: argumentArray)
     }
@@ -61,12 +67,21 @@ public indirect enum QueryExpression: Sendable, Hashable, CustomStringConvertibl
 
     /// Evaluates the expression against an object (a managed object, a dictionary, or nil) with
     /// values for its `$variables`.
+    ///
+    /// - Throws: ``QueryLanguageError`` when the expression cannot be evaluated (an unbound variable, arguments
+    ///   a function or operator does not take, a nesting or regular-expression limit of
+    ///   ``QueryLanguageLimits``); what the object's ``KeyValueCoding/value(forKey:)`` throws, for a managed
+    ///   object ``ObjectGraphError/unknownKey(entity:key:)`` when a key is not a property of its entity,
+    ///   ``ObjectGraphError/objectNotFound(_:)`` or ``StoreError`` when a fault cannot be filled.
     public func evaluate(with object: Any?, context variables: [String: Any] = [:]) throws -> Any? {
         var evaluator = try QueryEvaluator(variables: variables)
         return try evaluator.evaluate(self, object: object)
     }
 
     /// Replaces `$variables` with constants; variables bound by a SUBQUERY are left alone.
+    ///
+    /// - Throws: ``QueryLanguageError`` when a variable's value is of a type the query language cannot hold, or
+    ///   the expression nests deeper than ``QueryLanguageLimits/maximumNestingDepth``.
     public func withSubstitutionVariables(_ variables: [String: Any]) throws -> QueryExpression {
         try QuerySubstitution(variables: variables).substitute(self, bound: [])
     }

@@ -28,11 +28,17 @@ public indirect enum QueryPredicate: Sendable, Hashable, CustomStringConvertible
     public static let falsePredicate = QueryPredicate.constant(false)
 
     /// Parses a format string; `%@`, `%K`, `%d`… take their values from `arguments` in order.
+    ///
+    /// - Throws: ``QueryLanguageError`` with the position of the problem when the format does not parse, an
+    ///   argument is missing or of a type the query language cannot hold, or the input goes beyond a
+    ///   ``QueryLanguageLimits`` limit (``QueryLanguageError/exceededLimit`` says which).
     public init(format: String, _ arguments: Any...) throws {
         self = try QueryParser.parsePredicate(format, arguments: arguments)
     }
 
     /// Parses a format string with an array of arguments.
+    ///
+    /// - Throws: what ``init(format:_:)`` throws.
     public init(format: String, argumentArray: [Any]) throws {
         self = try QueryParser.parsePredicate(format, arguments: argumentArray)
     }
@@ -43,12 +49,22 @@ public indirect enum QueryPredicate: Sendable, Hashable, CustomStringConvertible
     public var description: String { predicateFormat }
 
     /// Replaces `$variables` with constants (variables bound by a SUBQUERY are left alone).
+    ///
+    /// - Throws: ``QueryLanguageError`` when a variable's value is of a type the query language cannot hold, or
+    ///   the predicate nests deeper than ``QueryLanguageLimits/maximumNestingDepth``.
     public func withSubstitutionVariables(_ variables: [String: Any]) throws -> QueryPredicate {
         try QuerySubstitution(variables: variables).substitute(self, bound: [])
     }
 
     /// Whether the predicate holds for an object (a managed object, a `[String: Any]`, or any value for
     /// predicates on `SELF`).
+    ///
+    /// - Throws: ``QueryLanguageError`` when the predicate cannot be evaluated (an unbound `$variable`, values
+    ///   an operator does not take, an unknown collection operator, an invalid `MATCHES` pattern, a
+    ///   regular-expression or nesting limit of ``QueryLanguageLimits``); what the object's
+    ///   ``KeyValueCoding/value(forKey:)`` throws, for a managed object
+    ///   ``ObjectGraphError/unknownKey(entity:key:)`` when a key is not a property of its entity,
+    ///   ``ObjectGraphError/objectNotFound(_:)`` or ``StoreError`` when a fault cannot be filled.
     public func evaluate(with object: Any?, substitutionVariables: [String: Any] = [:]) throws -> Bool {
         var evaluator = try QueryEvaluator(variables: substitutionVariables)
         return try evaluator.evaluate(self, object: object)

@@ -80,6 +80,9 @@ public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Orders two values already read at ``key`` (for callers that keep sort keys, not objects).
+    ///
+    /// - Throws: nothing in practice: a value the query language cannot hold (a dictionary, an arbitrary
+    ///   object) is ordered as an opaque value, not refused.
     public func compareValues(_ a: Any?, _ b: Any?) throws -> ComparisonResult {
         let order = QuerySortOrder.compare(try QueryEvaluator.value(a), try QueryEvaluator.value(b), comparator: comparator)
         guard !ascending else { return order }
@@ -91,6 +94,12 @@ public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Orders two objects (managed objects or dictionaries) by their values at ``key``.
+    ///
+    /// - Throws: ``QueryLanguageError`` when ``key`` uses a collection operator wrongly (an unknown `@`
+    ///   operator, a union operator with no key after it); what the objects' ``KeyValueCoding/value(forKey:)``
+    ///   throws, for a managed object ``ObjectGraphError/unknownKey(entity:key:)`` when a key is not a property
+    ///   of its entity, ``ObjectGraphError/objectNotFound(_:)`` or ``StoreError`` when a fault cannot be
+    ///   filled.
     public func compare(_ a: Any?, _ b: Any?) throws -> ComparisonResult {
         let components = key.split(separator: ".").map(String.init)
         let left = try QueryEvaluator.value(QueryEvaluator.walk(a, components[...]))

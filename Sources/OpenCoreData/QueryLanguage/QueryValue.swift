@@ -24,6 +24,8 @@ public enum QueryValue: Sendable, Hashable {
     case array([QueryValue])
 
     /// Converts a Swift value; throws for values the query language cannot hold (closures, arbitrary objects).
+    ///
+    /// - Throws: ``QueryLanguageError`` naming the value's type when the query language cannot hold it.
     public init(any value: Any?) throws {
         guard let converted = QueryValue.convert(value) else {
             throw QueryLanguageError.semantic( "cannot use a value of type \(type(of: value as Any)) as a constant")
