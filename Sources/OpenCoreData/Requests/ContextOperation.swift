@@ -63,6 +63,9 @@ open class ContextOperation: Operation, @unchecked Sendable {
     }
 
     /// Override: fetch what the operation is for and return plain values (and object IDs).
+    ///
+    /// - Throws: whatever the override (or the `work` closure) throws; the operation stores it as a failed
+    ///   ``result`` and hands it to the delegate or completion. The default without `work` throws nothing.
     open func performWork(in context: ManagedObjectContext) throws -> [String: any Sendable] {
         guard let work else { return [:] }
         return try work(context)

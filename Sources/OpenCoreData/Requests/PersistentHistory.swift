@@ -76,6 +76,9 @@ public struct PersistentHistoryChange: Sendable, Hashable, KeyValueCoding {
 
     /// Keys for predicates on changes: `changeType` (its number), `entityName`, `changeID`,
     /// `transactionNumber`, `primaryKey`.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` (entity `PersistentHistoryChange`) for any other
+    ///   key.
     public func value(forKey key: String) throws -> Any? {
         switch key {
         case "changeType": return changeType.rawValue
@@ -143,6 +146,9 @@ public struct PersistentHistoryTransaction: Sendable, Hashable, KeyValueCoding {
 
     /// Keys for predicates on transactions: `author`, `contextName`, `bundleID`, `processID`, `timestamp`,
     /// `transactionNumber`.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` (entity `PersistentHistoryTransaction`) for any
+    ///   other key.
     public func value(forKey key: String) throws -> Any? {
         switch key {
         case "author": return author
