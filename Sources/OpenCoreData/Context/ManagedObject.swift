@@ -461,9 +461,12 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
 
     // MARK: Identity
 
+    /// Whether both are the same instance: an object is equal only to itself, as in Core Data.
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    /// Hashes the instance's identity, in step with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
+    /// The entity, the ID's URI and whether the object is a fault, new or deleted.
     public var description: String {
         let state = isFault ? " (fault)" : isInserted ? " (inserted)" : isDeleted ? " (deleted)" : ""
         return "<\(entity.name) \(objectID.uriRepresentation().absoluteString)\(state)>"

@@ -29,6 +29,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         /// Work runs on whatever thread calls; requests that need a queue (asynchronous fetches) are refused.
         case confinement
 
+        /// Core Data's name for the type (`MainQueueConcurrencyType`…).
         public var description: String {
             switch self {
             case .mainQueue: return "MainQueueConcurrencyType"
@@ -175,6 +176,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         persistentStoreCoordinator?.unregisterAutomaticMerge(self)
     }
 
+    /// The context's name, if any, and its concurrency type.
     public var description: String {
         "<ManagedObjectContext \(name.map { "'\($0)' " } ?? "")\(concurrencyType)>"
     }
