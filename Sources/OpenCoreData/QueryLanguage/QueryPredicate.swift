@@ -46,6 +46,7 @@ public indirect enum QueryPredicate: Sendable, Hashable, CustomStringConvertible
     /// The predicate as a format string that parses back to an equal predicate (object-ID constants excepted:
     /// they need a model to come back).
     public var predicateFormat: String { QueryFormatter.format(self) }
+    /// The ``predicateFormat``.
     public var description: String { predicateFormat }
 
     /// Replaces `$variables` with constants (variables bound by a SUBQUERY are left alone).
@@ -73,33 +74,51 @@ public indirect enum QueryPredicate: Sendable, Hashable, CustomStringConvertible
 
 /// One comparison: `[modifier] lhs operator[options] rhs`.
 public struct QueryComparison: Sendable, Hashable {
+    /// The comparison operator, spelled as in the format string (its raw value).
     public enum Operator: String, Sendable, Hashable, CaseIterable {
+        /// Equality and order: `==`, `!=`, `<`, `<=`, `>`, `>=`.
         case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        /// String matching: a whole-string regular expression, a `*`/`?` wildcard pattern, a prefix, a suffix.
         case matches = "MATCHES", like = "LIKE", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
+        /// Membership (`x IN collection`, `collection CONTAINS x`, or a substring for strings) and a range
+        /// (`x BETWEEN {lower, upper}`, bounds included).
         case `in` = "IN", contains = "CONTAINS", between = "BETWEEN"
     }
 
     /// How a collection on the left is quantified.
     public enum Modifier: String, Sendable, Hashable {
+        /// No quantifier (`direct`); some member (`ANY`), every member (`ALL`), no member (`NONE`) holds.
         case direct = "", any = "ANY", all = "ALL", none = "NONE"
     }
 
     /// `[c]`, `[d]`, `[cd]` (and `[n]`, `[l]`, accepted for compatibility and without effect).
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The option bits.
         public let rawValue: Int
+        /// Options from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
+        /// `[c]`: letters compare without case.
         public static let caseInsensitive = Options(rawValue: 1)
+        /// `[d]`: letters compare without diacritics (`é` matches `e`).
         public static let diacriticInsensitive = Options(rawValue: 2)
+        /// `[n]`: accepted for compatibility, without effect.
         public static let normalized = Options(rawValue: 4)
+        /// `[l]`: accepted for compatibility, without effect.
         public static let localeSensitive = Options(rawValue: 8)
     }
 
+    /// How a collection on the left is quantified.
     public var modifier: Modifier
+    /// The left operand.
     public var lhs: QueryExpression
+    /// The operator.
     public var op: Operator
+    /// The string options (`[cd]`).
     public var options: Options
+    /// The right operand.
     public var rhs: QueryExpression
 
+    /// The comparison `[modifier] lhs op[options] rhs`.
     public init(_ lhs: QueryExpression, _ op: Operator, _ rhs: QueryExpression, modifier: Modifier = .direct,
                 options: Options = []) {
         self.modifier = modifier

@@ -53,9 +53,12 @@ public enum StringComparison: String, Sendable, Hashable, CaseIterable {
 public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// The key path whose values are compared.
     public var key: String
+    /// Whether smaller values come first.
     public var ascending: Bool
+    /// How strings are compared (other values ignore it).
     public var comparator: StringComparison
 
+    /// Orders by the values at `key`, strings compared by `comparator`.
     public init(key: String, ascending: Bool = true, comparator: StringComparison = .compare) {
         self.key = key
         self.ascending = ascending
@@ -113,6 +116,7 @@ public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The key, the direction and the comparator, for logs and debugging.
     public var description: String {
         "QuerySortDescriptor(\(key) \(ascending ? "ascending" : "descending") \(comparator.rawValue))"
     }
