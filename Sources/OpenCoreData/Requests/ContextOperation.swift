@@ -3,6 +3,7 @@ import Foundation
 /// Told when a ``ContextOperation`` finishes, on the operation's completion queue (the main queue by
 /// default).
 public protocol ContextOperationDelegate: AnyObject {
+    /// The operation finished with its values, or with the error its work threw.
     func operation(_ operation: ContextOperation, didCompleteWith result: Result<[String: any Sendable], Error>)
 }
 
@@ -71,6 +72,8 @@ open class ContextOperation: Operation, @unchecked Sendable {
         return try work(context)
     }
 
+    /// Runs ``performWork(in:)`` on ``privateContext`` (or fails with ``ObjectGraphError/cancelled`` when
+    /// cancelled first), keeps the outcome in ``result`` and reports it on ``completionQueue``.
     open override func main() {
         let outcome: Result<[String: any Sendable], Error>
         if isCancelled {
