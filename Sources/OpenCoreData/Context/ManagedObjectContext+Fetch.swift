@@ -25,10 +25,10 @@ extension ManagedObjectContext {
     ///   ``ObjectGraphError/invalidRequest(_:)`` for a negative limit, offset or batch size, a `T` the result
     ///   type does not give, or unusable `propertiesToFetch`/`propertiesToGroupBy`;
     ///   ``ObjectGraphError/resultTypeMismatch(entity:objectClass:resultType:)`` when the entity's objects are
-    ///   not `T`; ``ObjectGraphError/unknownKey(entity:key:)`` for a prefetch or fetched-property key the
-    ///   entity lacks; ``QueryLanguageError`` when the predicate or a sort key does not compile to SQL (a key
-    ///   the entity lacks, among others) or fails while evaluated against unsaved objects; ``StoreError`` when
-    ///   the store cannot be read.
+    ///   not `T`; ``ObjectGraphError/unknownKey(entity:key:)`` for a `relationshipKeyPathsForPrefetching` or
+    ///   `propertiesToFetch` key the entity lacks; ``QueryLanguageError`` when the predicate or a sort key does
+    ///   not compile to SQL (a key the entity lacks, among others) or fails while evaluated against unsaved
+    ///   objects; ``StoreError`` when the store cannot be read.
     public func fetch<T>(_ request: FetchRequest<T>) throws -> FetchResults<T> {
         let plan = try FetchPlan(request: request, context: self)
         switch request.resultType {
