@@ -80,7 +80,7 @@ extension ManagedObjectContext {
     /// The number of objects a request would return, without reading them.
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore``, ``ObjectGraphError/unknownEntity(_:)``,
-    ///   ``ObjectGraphError/invalidRequest(_:)`` and ``QueryLanguageError`` as ``fetch(_:)`` does for the
+    ///   ``ObjectGraphError/invalidRequest(_:)`` and ``QueryLanguageError`` as `fetch(_:)` does for the
     ///   request; ``StoreError`` when the store cannot be read.
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
         try FetchPlan(request: request, context: self).count()

@@ -252,8 +252,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The object with this ID: the registered one, or a fault that reads the store when first used.
     ///
     /// - Throws: ``ObjectGraphError/objectNotFound(_:)`` for a temporary ID this context does not hold;
-    ///   ``ObjectGraphError/invalidRequest(_:)`` for an ID of another model than the context's coordinator's.
-    ///   The store is not read, so a missing row is found only when the fault is first used.
+    ///   ``ObjectGraphError/invalidRequest(_:)`` for an ID of another model than the coordinator's, or when the
+    ///   context has no coordinator. The store is not read, so a missing row is found only when the fault is
+    ///   first used.
     public func object(with id: ManagedObjectID) throws -> ManagedObject {
         if let object = registry[id] { return object }
         if id.isTemporaryID { throw ObjectGraphError.objectNotFound(id) }
