@@ -45,6 +45,10 @@ public final class PersistentContainer: @unchecked Sendable {
     /// let container = try PersistentContainer(name: "Todo", bundle: .module)
     /// try container.loadPersistentStores()
     /// ```
+    ///
+    /// - Throws: what ``ManagedObjectModel/init(named:in:subdirectory:)`` throws:
+    ///   ``ModelError/modelNotFound(name:searched:)`` when no model of that name is found, another
+    ///   ``ModelError`` when it is malformed.
     public convenience init(name: String, bundle: Bundle = .main, subdirectory: String? = nil) throws {
         self.init(name: name, managedObjectModel: try ManagedObjectModel(named: name, in: bundle, subdirectory: subdirectory))
     }
@@ -71,6 +75,11 @@ public final class PersistentContainer: @unchecked Sendable {
     }
 
     /// Opens every described store, throwing the first error.
+    ///
+    /// - Throws: the first error ``PersistentStoreCoordinator/addPersistentStore(type:at:options:)`` throws for
+    ///   a description (``StoreError``, ``MigrationError``, ``ModelError``,
+    ///   ``ObjectGraphError/invalidRequest(_:)``); every description is tried, and the stores that open stay
+    ///   open.
     public func loadPersistentStores() throws {
         var firstError: Error?
         loadPersistentStores { _, error in if firstError == nil { firstError = error } }

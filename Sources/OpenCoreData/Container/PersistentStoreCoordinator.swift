@@ -35,6 +35,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Opens (creating if needed) a store. A file store that was written with another model, or that is
     /// not a store at all, is refused with a ``StoreError`` and left as it was.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for an SQLite store without a URL;
+    ///   ``StoreError/notAStore(path:reason:)`` for a file that is not SQLite, or missing when opened
+    ///   read-only; ``StoreError/incompatibleModel(path:differences:)`` for a store written with another model;
+    ///   ``StoreError/corrupt(path:reason:)`` for a damaged one;
+    ///   ``StoreError/foreignSchemaObjects(path:objects:)`` for a writable open of a store holding triggers,
+    ///   views or tables that neither this library nor Core Data's layout made; ``StoreError/busy(path:)``,
+    ///   ``StoreError/readOnly(path:)`` or ``StoreError/sqlite(code:message:sql:)`` when SQLite refuses;
+    ///   ``MigrationError`` when the store needs migrating from another version of the model's bundle and the
+    ///   options forbid it or the migration is refused (the file is left as it was); ``ModelError`` when that
+    ///   version cannot be loaded.
     @discardableResult
     public func addPersistentStore(type: StoreType, at url: URL? = nil,
                                    options: StoreOptions = StoreOptions()) throws -> PersistentStore {

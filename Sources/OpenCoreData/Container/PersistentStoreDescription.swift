@@ -46,5 +46,6 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
     /// An in-memory store.
     public static func inMemory() -> PersistentStoreDescription { PersistentStoreDescription(url: nil, type: .inMemory) }
 
+    /// The store type and path (`:memory:` for an in-memory store), for logs and debugging.
     public var description: String { "<PersistentStoreDescription \(type.rawValue) \(url?.path ?? ":memory:")>" }
 }

@@ -28,8 +28,11 @@ struct ChangeRecord {
 
 /// What changed in a context's objects (Core Data's objects-did-change notification).
 public struct ObjectsDidChange {
+    /// Objects inserted into the context.
     public var inserted: Set<ManagedObject> = []
+    /// Objects whose values changed.
     public var updated: Set<ManagedObject> = []
+    /// Objects deleted from the context.
     public var deleted: Set<ManagedObject> = []
     /// Objects re-read from the store (merged saves, refreshes).
     public var refreshed: Set<ManagedObject> = []
@@ -62,8 +65,11 @@ public struct ObjectsDidChange {
 /// What a save wrote: the IDs of inserted, updated and deleted objects. It is `Sendable`, so it travels
 /// between contexts (`mergeChanges(fromContextDidSave:)`) and through notifications.
 public struct ContextDidSave: Sendable {
+    /// The objects the save inserted (their permanent IDs).
     public var insertedObjectIDs: Set<ManagedObjectID> = []
+    /// The objects whose changed values the save wrote.
     public var updatedObjectIDs: Set<ManagedObjectID> = []
+    /// The objects the save deleted.
     public var deletedObjectIDs: Set<ManagedObjectID> = []
     /// For each updated object, the keys that changed (empty when unknown, as after batch updates).
     public var changedKeys: [ManagedObjectID: Set<String>] {
@@ -77,6 +83,8 @@ public struct ContextDidSave: Sendable {
     /// `changedKeys` as a save records it: cheap to build, turned into the dictionary when first read.
     var changedKeyGroups = ChangedKeyGroups()
 
+    /// A report of these inserted, updated and deleted objects (with no changed keys known), for merging
+    /// changes made elsewhere, such as a batch request's.
     public init(inserted: Set<ManagedObjectID> = [], updated: Set<ManagedObjectID> = [],
                 deleted: Set<ManagedObjectID> = []) {
         insertedObjectIDs = inserted
@@ -84,6 +92,7 @@ public struct ContextDidSave: Sendable {
         deletedObjectIDs = deleted
     }
 
+    /// Whether the save wrote nothing.
     public var isEmpty: Bool { insertedObjectIDs.isEmpty && updatedObjectIDs.isEmpty && deletedObjectIDs.isEmpty }
 }
 
@@ -205,6 +214,7 @@ extension ManagedObjectContext {
     /// notification): the objects under ``NotificationKey``'s object keys and the whole
     /// ``ObjectsDidChange`` under `didChangeKey` (read them on the context's queue).
     public static let objectsDidChangeNotification = Notification.Name("NSObjectsChangedInManagingContextNotification")
+    /// The `userInfo` key holding the ``ObjectsDidChange`` of an ``objectsDidChangeNotification``.
     public static let didChangeKey = "changes"
 
     /// Every save of this context, as an AsyncSequence.

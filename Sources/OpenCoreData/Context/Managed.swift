@@ -15,6 +15,7 @@ public protocol ManagedPropertyValue {
 }
 
 extension ManagedPropertyValue {
+    /// Nil: the value is converted by ``fromManagedValue(_:)``.
     public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Self? { nil }
 }
 
@@ -61,8 +62,11 @@ public struct Managed<Value: ManagedPropertyValue> {
     /// The entity property's name.
     public let key: String
 
+    /// A property backed by the entity's property named `key`.
     public init(_ key: String) { self.key = key }
 
+    /// Unavailable: a `@Managed` property is read and written through its object, so it works only in
+    /// `ManagedObject` subclasses.
     @available(*, unavailable, message: "@Managed works only in ManagedObject subclasses")
     public var wrappedValue: Value {
         get { preconditionFailure("@Managed used outside a ManagedObject subclass") }
@@ -74,6 +78,9 @@ public struct Managed<Value: ManagedPropertyValue> {
     // into the getter, where the storage key path is a literal the compiler turns into a field read: left
     // to the inliner, a caller it declines projects the key path at run time (about 1,000 instructions a
     // read, measured in frc-batch-typed). What is not the fast path stays out of line.
+    /// Reads and writes the property on its object: an unchanged stored attribute straight from the row,
+    /// anything else through `value(forKey:)` and `setValue(_:forKey:)`. A key the entity lacks or a value that
+    /// does not fit stops the program (see ``Managed``).
     @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
@@ -120,6 +127,7 @@ protocol ManagedPropertyStorage {}
 extension Managed: ManagedPropertyStorage {}
 
 extension Optional: ManagedPropertyValue where Wrapped: ManagedPropertyValue {
+    /// `.some(nil)` for nil or `NSNull`; otherwise the wrapped type's conversion (nil when it does not fit).
     public static func fromManagedValue(_ value: Any?) -> Wrapped?? {
         guard let value, !(value is NSNull) else { return .some(nil) }
         guard let wrapped = Wrapped.fromManagedValue(value) else { return nil }
@@ -127,35 +135,45 @@ extension Optional: ManagedPropertyValue where Wrapped: ManagedPropertyValue {
     }
     // Inlinable so it is specialized for its `Wrapped` where used: unspecialized, it moves the value through
     // generic metadata on every read.
+    /// `.some(nil)` for NULL; otherwise the wrapped type's direct conversion.
     @inlinable
     public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Wrapped?? {
         if stored.isNull { return .some(nil) }
         guard let wrapped = Wrapped.fromStoredAttribute(stored) else { return nil }
         return .some(wrapped)
     }
+    /// The wrapped value's, or nil.
     public var managedValue: Any? { self?.managedValue }
 }
 
 extension String: ManagedPropertyValue {
+    /// The value as a `String`, or nil.
     public static func fromManagedValue(_ value: Any?) -> String? { value as? String }
+    /// A string attribute's text, read without boxing it; nil for anything else.
     public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> String? {
         guard stored.type == .string, case .string(let text) = stored.value.storage else { return nil }
         return text
     }
+    /// The string itself.
     public var managedValue: Any? { self }
 }
 
 extension Bool: ManagedPropertyValue {
+    /// The value as a `Bool`, or nil.
     public static func fromManagedValue(_ value: Any?) -> Bool? { value as? Bool }
+    /// A Boolean attribute's value, read without boxing it; nil for anything else.
     public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Bool? {
         guard stored.type == .boolean, case .int64(let integer) = stored.value.storage else { return nil }
         return integer != 0
     }
+    /// The Boolean itself.
     public var managedValue: Any? { self }
 }
 
 extension Date: ManagedPropertyValue {
+    /// The value as a `Date`, or nil.
     public static func fromManagedValue(_ value: Any?) -> Date? { value as? Date }
+    /// A date attribute's value, read without boxing it; nil for anything else.
     public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Date? {
         guard stored.type == .date else { return nil }
         switch stored.value.storage {
@@ -164,31 +182,41 @@ extension Date: ManagedPropertyValue {
         default: return nil
         }
     }
+    /// The date itself.
     public var managedValue: Any? { self }
 }
 
 extension Data: ManagedPropertyValue {
+    /// The value as `Data`, or nil.
     public static func fromManagedValue(_ value: Any?) -> Data? { value as? Data }
+    /// The data itself.
     public var managedValue: Any? { self }
 }
 
 extension UUID: ManagedPropertyValue {
+    /// The value as a `UUID`, or nil.
     public static func fromManagedValue(_ value: Any?) -> UUID? { value as? UUID }
+    /// The UUID itself.
     public var managedValue: Any? { self }
 }
 
 extension URL: ManagedPropertyValue {
+    /// The value as a `URL`, or nil.
     public static func fromManagedValue(_ value: Any?) -> URL? { value as? URL }
+    /// The URL itself.
     public var managedValue: Any? { self }
 }
 
 extension Decimal: ManagedPropertyValue {
+    /// The value as a `Decimal`, or nil.
     public static func fromManagedValue(_ value: Any?) -> Decimal? { value as? Decimal }
+    /// The decimal itself.
     public var managedValue: Any? { self }
 }
 
 /// Integers convert between widths when the value fits.
 extension ManagedPropertyValue where Self: FixedWidthInteger {
+    /// An integer of any width, when this type holds it exactly; nil otherwise.
     public static func fromManagedValue(_ value: Any?) -> Self? {
         switch value {
         case let v as Int16: return Self(exactly: v)
@@ -198,9 +226,11 @@ extension ManagedPropertyValue where Self: FixedWidthInteger {
         default: return nil
         }
     }
+    /// An integer attribute's value, read without boxing it, when this type holds it exactly.
     public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Self? {
         stored.integer.flatMap { Self(exactly: $0) }
     }
+    /// The integer itself.
     public var managedValue: Any? { self }
 }
 
@@ -210,6 +240,7 @@ extension Int32: ManagedPropertyValue {}
 extension Int64: ManagedPropertyValue {}
 
 extension Double: ManagedPropertyValue {
+    /// A `Double`, or a `Float` widened; nil otherwise.
     public static func fromManagedValue(_ value: Any?) -> Double? {
         switch value {
         case let v as Double: return v
@@ -217,6 +248,7 @@ extension Double: ManagedPropertyValue {
         default: return nil
         }
     }
+    /// A double attribute's value, read without boxing it; nil for anything else.
     public static func fromStoredAttribute(_ stored: StoredAttributeValue) -> Double? {
         guard stored.type == .double else { return nil }
         switch stored.value.storage {
@@ -225,10 +257,12 @@ extension Double: ManagedPropertyValue {
         default: return nil
         }
     }
+    /// The number itself.
     public var managedValue: Any? { self }
 }
 
 extension Float: ManagedPropertyValue {
+    /// A `Float`, or a `Double` narrowed; nil otherwise.
     public static func fromManagedValue(_ value: Any?) -> Float? {
         switch value {
         case let v as Float: return v
@@ -236,29 +270,36 @@ extension Float: ManagedPropertyValue {
         default: return nil
         }
     }
+    /// The number itself.
     public var managedValue: Any? { self }
 }
 
 extension ManagedObject: ManagedPropertyValue {
+    /// The object, when it is of this class; nil otherwise.
     public static func fromManagedValue(_ value: Any?) -> Self? { value as? Self }
+    /// The object itself.
     public var managedValue: Any? { self }
 }
 
 extension Set: ManagedPropertyValue where Element: ManagedObject {
+    /// The related objects of this class, from a set or an array of objects; nil for anything else.
     public static func fromManagedValue(_ value: Any?) -> Set<Element>? {
         if let set = value as? Set<ManagedObject> { return Set(set.compactMap { $0 as? Element }) }
         if let array = value as? [ManagedObject] { return Set(array.compactMap { $0 as? Element }) }
         return nil
     }
+    /// The objects as an array, as `setValue(_:forKey:)` takes them.
     public var managedValue: Any? { Array(self) as [ManagedObject] }
 }
 
 extension Array: ManagedPropertyValue where Element: ManagedObject {
+    /// The related objects of this class, from an array (in order) or a set; nil for anything else.
     public static func fromManagedValue(_ value: Any?) -> [Element]? {
         if let array = value as? [ManagedObject] { return array.compactMap { $0 as? Element } }
         if let set = value as? Set<ManagedObject> { return set.compactMap { $0 as? Element } }
         return nil
     }
+    /// The objects as an array of `ManagedObject`.
     public var managedValue: Any? { self as [ManagedObject] }
 }
 

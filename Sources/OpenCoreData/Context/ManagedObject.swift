@@ -142,6 +142,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     public var version: Int64 { row?.version ?? 0 }
 
     /// Keys whose values changed since the last save, with their new values.
+    ///
+    /// - Throws: what ``value(forKey:)`` throws for a changed to-one or to-many key whose related objects must
+    ///   be read: ``ObjectGraphError/objectNotFound(_:)`` or ``StoreError`` when a fault cannot be filled.
     public func changedValues() throws -> [String: Any] {
         var result: [String: Any] = [:]
         for slot in changes.keys {
@@ -155,6 +158,10 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     public var changedKeys: Set<String> { Set(changes.keys.map { entity.allProperties[$0].name }) }
 
     /// The committed values (as last read from the store) for some keys.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when a key in `keys` is not a property of the
+    ///   entity; ``ObjectGraphError/objectNotFound(_:)`` when the object is a fault whose row is gone from the
+    ///   store (or whose context is gone); ``StoreError`` when the store cannot be read.
     public func committedValues(forKeys keys: [String]? = nil) throws -> [String: Any] {
         var result: [String: Any] = [:]
         let wanted = keys ?? entity.allProperties.filter { !$0.isTransient }.map(\.name)
@@ -173,6 +180,11 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
 
     /// The value of a property: the attribute's Swift value (see ``AttributeType``), the related object
     /// for a to-one, a `Set<ManagedObject>` for a to-many, an `[ManagedObject]` for an ordered to-many.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when `key` is not a property of the entity;
+    ///   ``ObjectGraphError/objectNotFound(_:)`` when the object is a fault whose row is gone from the store,
+    ///   or it has left its context; ``ObjectGraphError/noPersistentStore`` when its context has no store to
+    ///   read; ``StoreError`` when the store cannot be read.
     public func value(forKey key: String) throws -> Any? {
         guard let slot = entity.slot(forKey: key) else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
@@ -199,6 +211,17 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     }
 
     /// Sets a property's value, keeping relationship inverses in step on both sides at once.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when `key` is not a property of the entity;
+    ///   ``ObjectGraphError/readOnlyProperty(entity:key:)`` for a read-only property;
+    ///   ``ObjectGraphError/noPersistentStore`` when the object is in no context;
+    ///   ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` when the value does not fit the
+    ///   attribute's type or is not an object of the relationship's destination;
+    ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)`` for a number the attribute cannot keep (too
+    ///   wide for its integer size, not finite, a decimal of more than 15 significant digits);
+    ///   ``ObjectGraphError/invalidRelationshipTarget(entity:key:reason:)`` for an object of another context or
+    ///   a deleted one; and what reading the old relationship values throws
+    ///   (``ObjectGraphError/objectNotFound(_:)``, ``StoreError``).
     public func setValue(_ value: Any?, forKey key: String) throws {
         guard let slot = entity.slot(forKey: key) else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
@@ -438,9 +461,12 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
 
     // MARK: Identity
 
+    /// Whether both are the same instance: an object is equal only to itself, as in Core Data.
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    /// Hashes the instance's identity, in step with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
+    /// The entity, the ID's URI and whether the object is a fault, new or deleted.
     public var description: String {
         let state = isFault ? " (fault)" : isInserted ? " (inserted)" : isDeleted ? " (deleted)" : ""
         return "<\(entity.name) \(objectID.uriRepresentation().absoluteString)\(state)>"

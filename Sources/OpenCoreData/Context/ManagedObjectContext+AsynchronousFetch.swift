@@ -9,6 +9,20 @@ extension ManagedObjectContext {
     /// Executes a request: an asynchronous fetch (returns at once with an ``AsynchronousFetchResult``),
     /// a batch update, delete or insert, or a persistent-history fetch or delete. Call it on the context's
     /// queue.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for a request type a context cannot run, or a
+    ///   malformed request (a batch update without `propertiesToUpdate`, a batch delete without a fetch request
+    ///   or IDs, a batch insert of an abstract entity or of a value that is not a stored attribute);
+    ///   ``ObjectGraphError/noPersistentStore`` when the context has no coordinator or store;
+    ///   ``ObjectGraphError/unknownEntity(_:)`` and ``ObjectGraphError/unknownKey(entity:key:)`` for names the
+    ///   model lacks; ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` or
+    ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)`` for a batch value that does not fit its
+    ///   attribute; ``ObjectGraphError/validationFailed(_:)`` for a batch insert row missing a required value
+    ///   or breaking a uniqueness constraint, or a batch delete a `deny` rule refuses;
+    ///   ``ObjectGraphError/unsupportedConcurrencyType(context:request:)`` for an asynchronous fetch on a
+    ///   confinement context; ``QueryLanguageError`` when a predicate does not compile to SQL or a history
+    ///   predicate cannot be evaluated; ``StoreError`` when the store cannot be read or written (nothing is
+    ///   written then).
     public func execute<Request: PersistentStoreRequest>(_ request: Request) throws -> PersistentStoreResult {
         guard let executable = request as? ContextExecutable else {
             throw ObjectGraphError.invalidRequest("\(type(of: request)) cannot be executed by a context")
@@ -17,6 +31,12 @@ extension ManagedObjectContext {
     }
 
     /// Starts an asynchronous fetch and returns its result object at once.
+    ///
+    /// - Throws: ``ObjectGraphError/unsupportedConcurrencyType(context:request:)`` on a confinement context;
+    ///   what planning the fetch throws, as for a synchronous fetch (``ObjectGraphError/noPersistentStore``,
+    ///   ``ObjectGraphError/unknownEntity(_:)``, ``ObjectGraphError/invalidRequest(_:)``,
+    ///   ``QueryLanguageError``). Errors while the SQL runs are not thrown here: they arrive in
+    ///   ``AsynchronousFetchResult/operationError``.
     public func execute<T>(_ request: AsynchronousFetchRequest<T>) throws -> AsynchronousFetchResult<T> {
         try request.start(in: self)
     }

@@ -19,6 +19,16 @@ extension ManagedObjectContext {
 
     /// Runs a fetch request and returns its results (objects, IDs, dictionaries or a count as one
     /// `NSNumber`-like `Int`), registering fetched objects in this context.
+    ///
+    /// - Throws: ``ObjectGraphError/noPersistentStore`` when the context has no coordinator or store;
+    ///   ``ObjectGraphError/unknownEntity(_:)`` when the model has no entity ``FetchRequest/entityName``;
+    ///   ``ObjectGraphError/invalidRequest(_:)`` for a negative limit, offset or batch size, a `T` the result
+    ///   type does not give, or unusable `propertiesToFetch`/`propertiesToGroupBy`;
+    ///   ``ObjectGraphError/resultTypeMismatch(entity:objectClass:resultType:)`` when the entity's objects are
+    ///   not `T`; ``ObjectGraphError/unknownKey(entity:key:)`` for a `relationshipKeyPathsForPrefetching` or
+    ///   `propertiesToFetch` key the entity lacks; ``QueryLanguageError`` when the predicate or a sort key does
+    ///   not compile to SQL (a key the entity lacks, among others) or fails while evaluated against unsaved
+    ///   objects; ``StoreError`` when the store cannot be read.
     public func fetch<T>(_ request: FetchRequest<T>) throws -> FetchResults<T> {
         let plan = try FetchPlan(request: request, context: self)
         switch request.resultType {
@@ -68,6 +78,10 @@ extension ManagedObjectContext {
     }
 
     /// The number of objects a request would return, without reading them.
+    ///
+    /// - Throws: ``ObjectGraphError/noPersistentStore``, ``ObjectGraphError/unknownEntity(_:)``,
+    ///   ``ObjectGraphError/invalidRequest(_:)`` and ``QueryLanguageError`` as `fetch(_:)` does for the
+    ///   request; ``StoreError`` when the store cannot be read.
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
         try FetchPlan(request: request, context: self).count()
     }

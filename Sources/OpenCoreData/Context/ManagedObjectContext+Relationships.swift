@@ -113,6 +113,13 @@ extension ManagedObjectContext {
 
 extension ManagedObject {
     /// Adds an object to a to-many relationship (keeping the inverse in step).
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when `key` is not a to-many relationship of the
+    ///   entity; ``ObjectGraphError/objectNotFound(_:)`` when this object has left its context or its row is
+    ///   gone; what ``ManagedObject/setValue(_:forKey:)`` throws for `object`
+    ///   (``ObjectGraphError/typeMismatch(entity:key:expected:actual:)``,
+    ///   ``ObjectGraphError/invalidRelationshipTarget(entity:key:reason:)``); ``StoreError`` when the current
+    ///   members cannot be read.
     public func add(_ object: ManagedObject, toKey key: String) throws {
         guard let slot = entity.slotByName[key], let relationship = entity.relationshipsByName[key],
               relationship.isToMany else {
@@ -126,6 +133,10 @@ extension ManagedObject {
     }
 
     /// Removes an object from a to-many relationship (keeping the inverse in step).
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when `key` is not a to-many relationship of the
+    ///   entity; ``ObjectGraphError/objectNotFound(_:)`` when this object has left its context or its row is
+    ///   gone; ``StoreError`` when the current members cannot be read.
     public func remove(_ object: ManagedObject, fromKey key: String) throws {
         guard let slot = entity.slotByName[key], let relationship = entity.relationshipsByName[key],
               relationship.isToMany else {

@@ -64,6 +64,10 @@ extension ManagedObjectContext {
 
     /// Gives new objects their permanent IDs now (reserving primary keys in the store), so their IDs can
     /// be handed to other contexts before the save.
+    ///
+    /// - Throws: ``ObjectGraphError/noPersistentStore`` when the context has no coordinator or store;
+    ///   ``StoreError/primaryKeysExhausted(path:entity:maximum:)`` when an entity has no keys left;
+    ///   ``StoreError`` when the store cannot be written (busy, read-only). On failure no object's ID changes.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         let pending = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !pending.isEmpty else { return }

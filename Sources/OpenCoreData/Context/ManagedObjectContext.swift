@@ -29,6 +29,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         /// Work runs on whatever thread calls; requests that need a queue (asynchronous fetches) are refused.
         case confinement
 
+        /// Core Data's name for the type (`MainQueueConcurrencyType`…).
         public var description: String {
             switch self {
             case .mainQueue: return "MainQueueConcurrencyType"
@@ -175,6 +176,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         persistentStoreCoordinator?.unregisterAutomaticMerge(self)
     }
 
+    /// The context's name, if any, and its concurrency type.
     public var description: String {
         "<ManagedObjectContext \(name.map { "'\($0)' " } ?? "")\(concurrencyType)>"
     }
@@ -248,6 +250,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func registeredObject(for id: ManagedObjectID) -> ManagedObject? { registry[id] }
 
     /// The object with this ID: the registered one, or a fault that reads the store when first used.
+    ///
+    /// - Throws: ``ObjectGraphError/objectNotFound(_:)`` for a temporary ID this context does not hold;
+    ///   ``ObjectGraphError/invalidRequest(_:)`` for an ID of another model than the coordinator's, or when the
+    ///   context has no coordinator. The store is not read, so a missing row is found only when the fault is
+    ///   first used.
     public func object(with id: ManagedObjectID) throws -> ManagedObject {
         if let object = registry[id] { return object }
         if id.isTemporaryID { throw ObjectGraphError.objectNotFound(id) }
@@ -258,6 +265,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// The object with this ID, read from the store now; throws if its row does not exist.
+    ///
+    /// - Throws: what ``object(with:)`` throws; ``ObjectGraphError/objectNotFound(_:)`` when the ID's row is
+    ///   not in the store (or the parent context); ``ObjectGraphError/noPersistentStore`` when the context has
+    ///   no coordinator; ``StoreError`` when the store cannot be read.
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
         let object = try self.object(with: id)
         if object.isFault { try fulfillFault(object) }
@@ -404,6 +415,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     // MARK: Inserting and deleting
 
     /// Creates and inserts a new object of the named entity.
+    ///
+    /// - Throws: ``ObjectGraphError/noPersistentStore`` when the context has no coordinator (no model to find
+    ///   the entity in); ``ObjectGraphError/unknownEntity(_:)`` when the model has no entity `name`;
+    ///   ``ObjectGraphError/invalidRequest(_:)`` when the entity is abstract.
     @discardableResult
     public func insertNewObject(forEntityName name: String) throws -> ManagedObject {
         guard let entity = persistentStoreCoordinator?.managedObjectModel.entitiesByName[name] else {
@@ -419,6 +434,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Creates and inserts a new object of a typed subclass whose entity is registered in the model.
+    ///
+    /// - Throws: ``ObjectGraphError/noPersistentStore`` when the context has no coordinator;
+    ///   ``ObjectGraphError/unknownEntity(_:)`` naming the type when no entity of the model makes objects of
+    ///   it; ``ObjectGraphError/invalidRequest(_:)`` when that entity is abstract.
     public func insertNew<T: ManagedObject>(_ type: T.Type) throws -> T {
         guard let model = persistentStoreCoordinator?.managedObjectModel else { throw ObjectGraphError.noPersistentStore }
         guard let entity = model.entities.first(where: { $0.managedObjectClass == type }) else {

@@ -90,13 +90,16 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         return URL(string: "x-coredata://\(store?.uuid ?? "")/\(entity.name)/p\(primaryKey)")!
     }
 
+    /// The ID's URI (``uriRepresentation()``) in angle brackets.
     public var description: String { "<\(uriRepresentation().absoluteString)>" }
 
+    /// Whether both name the same object: the same entity, key (or temporary key) and store.
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         lhs.primaryKey == rhs.primaryKey && lhs.temporaryKey == rhs.temporaryKey && lhs.entity === rhs.entity
             && lhs.storeIndex == rhs.storeIndex
     }
 
+    /// Hashes the key, temporary key and entity, in step with `==`.
     public func hash(into hasher: inout Hasher) {
         // One combined word: IDs are hashed in every registry operation, and equality still compares
         // every field.

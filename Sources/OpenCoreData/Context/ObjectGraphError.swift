@@ -36,6 +36,7 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     /// The store refused the operation.
     case store(StoreError)
 
+    /// The message naming the culprit.
     public var description: String {
         switch self {
         case .unknownKey(let entity, let key): return "Entity '\(entity)' has no property '\(key)'."
@@ -64,6 +65,7 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
         }
     }
 
+    /// The same text as ``description``, for `LocalizedError`.
     public var errorDescription: String? { description }
 }
 
@@ -71,14 +73,28 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
 public struct ValidationFailure: @unchecked Sendable, CustomStringConvertible, Equatable {
     // @unchecked Sendable: `underlyingError` is an error a validation hook threw, handed to the caller
     // with the save's failure and never mutated by the library.
+    /// Which rule failed.
     public enum Rule: String, Sendable {
+        /// `missingRequiredValue`: a required attribute or to-one is nil. `tooSmall`/`tooLarge`: a number
+        /// below the attribute's minimum or above its maximum. `tooShort`/`tooLong`: a string of fewer or more
+        /// characters than allowed. `patternMismatch`: a string the attribute's regular expression does not
+        /// match. `dateTooEarly`/`dateTooLate`: a date outside the attribute's range. `tooFewObjects`/
+        /// `tooManyObjects`: a to-many holding fewer or more objects than its counts allow. `deleteDenied`: a
+        /// `deny` delete rule with related objects left. `uniquenessViolation`: another object has the same
+        /// values for a uniqueness constraint. `custom`: a validation hook threw (see ``underlyingError``), or
+        /// the library could not check the object.
         case missingRequiredValue, tooSmall, tooLarge, tooShort, tooLong, patternMismatch, dateTooEarly,
              dateTooLate, tooFewObjects, tooManyObjects, deleteDenied, uniquenessViolation, custom
     }
+    /// The object that failed (a temporary ID for a batch insert's row).
     public var objectID: ManagedObjectID
+    /// Its entity's name.
     public var entity: String
+    /// The property that failed; "" for the object as a whole.
     public var key: String
+    /// The rule that failed.
     public var rule: Rule
+    /// What is wrong, in words.
     public var message: String
     /// The error a subclass's validation hook (`validateForInsert`, `validateValue(_:forKey:)`…) threw,
     /// as it was thrown (rule ``Rule/custom``); nil for the model's own rules.
@@ -100,6 +116,7 @@ public struct ValidationFailure: @unchecked Sendable, CustomStringConvertible, E
         underlyingError = error
     }
 
+    /// `Entity.key: message`.
     public var description: String { "\(entity).\(key): \(message)" }
 
     /// Equal when they name the same object, key, rule and message (the underlying errors are not compared).
@@ -111,6 +128,7 @@ public struct ValidationFailure: @unchecked Sendable, CustomStringConvertible, E
 
 /// An optimistic locking conflict: the object changed in the store since this context read it.
 public struct MergeConflict: Sendable, CustomStringConvertible {
+    /// The object in conflict.
     public var objectID: ManagedObjectID
     /// The row version this context read.
     public var expectedVersion: Int64
@@ -121,6 +139,7 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
     /// This context's values, by key.
     public var objectValues: [String: String]
 
+    /// The object and what happened to its row: deleted, or the two versions.
     public var description: String {
         storeVersion == 0
             ? "\(objectID) was deleted in the store"

@@ -25,6 +25,7 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
     /// A statement failed while the migration ran; everything was rolled back.
     case stepFailed(path: String, step: String, reason: String)
 
+    /// The message naming the store, the versions or the entity and property at fault.
     public var description: String {
         switch self {
         case .migrationNeeded(let path, let storeVersion, let modelVersion, let reason):
@@ -50,5 +51,6 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
         }
     }
 
+    /// The same text as ``description``, for `LocalizedError`.
     public var errorDescription: String? { description }
 }

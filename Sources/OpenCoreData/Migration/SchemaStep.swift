@@ -58,6 +58,7 @@ public struct SchemaStep: Sendable, Equatable, CustomStringConvertible {
     /// The statements as text, each followed by its bound values (`-- values: …`) when it has any.
     public var sql: [String] { statements.map(\.description) }
 
+    /// `kind [subject] summary`: the line a dry run prints.
     public var description: String { "\(kind.rawValue) \(subject.map { "[\($0)] " } ?? "")\(summary)" }
 }
 

@@ -2,8 +2,11 @@ import Foundation
 
 /// A named index over some of an entity's properties, created in the store.
 public struct IndexDescription: Sendable, Hashable {
+    /// The index's name in the store (letters, digits and underscores, not starting with a digit).
     public var name: String
+    /// The indexed properties, in index order.
     public var propertyNames: [String]
+    /// An index named `name` over `propertyNames`, in that order.
     public init(name: String, propertyNames: [String]) {
         self.name = name
         self.propertyNames = propertyNames
@@ -152,9 +155,12 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         return result
     }
 
+    /// `EntityDescription(<name>)`, for logs and debugging.
     public var description: String { "EntityDescription(\(name))" }
 
+    /// Whether both are the same instance: an entity is equal only to itself.
     public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool { lhs === rhs }
+    /// Hashes the instance's identity, in step with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     // MARK: Building

@@ -189,6 +189,9 @@ public final class ManagedObjectModel: @unchecked Sendable {
     }
 
     /// Builds a model with the result-builder syntax.
+    ///
+    /// - Throws: every ``ModelError`` that ``init(entities:versionIdentifiers:entityNumbers:)`` throws for the
+    ///   entities built.
     public convenience init(versionIdentifiers: [String] = [],
                             @ModelBuilder _ content: () -> [EntityDescription]) throws {
         try self.init(entities: content(), versionIdentifiers: versionIdentifiers)

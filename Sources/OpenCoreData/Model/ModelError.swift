@@ -2,25 +2,42 @@ import Foundation
 
 /// Why a model was refused. Each case names the entity and, where there is one, the property.
 public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedError {
+    /// The model has no entities.
     case emptyModel
+    /// Two entities share this name.
     case duplicateEntity(String)
+    /// A name that is not a letter followed by letters, digits and underscores: the entity's own (`property`
+    /// nil) or one of its properties'.
     case invalidName(entity: String, property: String?)
+    /// An entity declares a property twice, or again after a parent entity declared it.
     case duplicateProperty(entity: String, property: String)
+    /// An entity names a parent entity the model does not have.
     case unknownParent(entity: String, parent: String)
+    /// An entity is its own ancestor.
     case inheritanceCycle(entity: String)
+    /// A relationship points at an entity the model does not have.
     case unknownDestination(entity: String, relationship: String, destination: String)
+    /// A relationship names an inverse its destination entity does not have.
     case unknownInverse(entity: String, relationship: String, inverse: String)
+    /// A relationship and its inverse do not point back at each other; `reason` says how.
     case mismatchedInverse(entity: String, relationship: String, reason: String)
+    /// A relationship that cannot be built as described (an ordered to-one, a minimum count above the
+    /// maximum, a missing destination or unknown delete rule in a model file); `reason` says which.
     case invalidRelationship(entity: String, relationship: String, reason: String)
+    /// An attribute's default value does not fit its type, or its validation pattern does not compile.
     case invalidDefaultValue(entity: String, attribute: String, reason: String)
+    /// An attribute type the library does not know, in a model file.
     case unknownType(entity: String, property: String, type: String)
+    /// A uniqueness constraint names a key that is not one of the entity's attributes or to-one relationships.
     case unknownConstraintKey(entity: String, key: String)
+    /// An index names a key that is not one of the entity's persistent properties.
     case unknownIndexKey(entity: String, index: String, key: String)
     /// An index name that is not a plain identifier (letters, digits, underscores, not starting with a digit).
     case invalidIndexName(entity: String, index: String)
     /// Two parts of the model (entities, relationships, indexes) would get one name in the store, or a
     /// name Core Data keeps for itself; `first` and `second` describe both, `storeName` is the name.
     case conflictingNames(first: String, second: String, storeName: String)
+    /// A model file that cannot be read or is not a valid model; `reason` says where and why.
     case malformedModelFile(path: String, reason: String)
     /// No `<name>.xcdatamodeld` or `<name>.xcdatamodel` in the places searched.
     case modelNotFound(name: String, searched: [String])
@@ -30,6 +47,7 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     /// once, 1 to the entity count; `reason` names the entity.
     case unusableEntityNumbers(reason: String)
 
+    /// The message naming the entity and property at fault.
     public var description: String {
         switch self {
         case .emptyModel: return "The model has no entities."
@@ -75,5 +93,6 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
         }
     }
 
+    /// The same text as ``description``, for `LocalizedError`.
     public var errorDescription: String? { description }
 }

@@ -42,6 +42,7 @@ public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// The description's class and `Entity.property`, for logs and debugging.
     public var description: String { "\(type(of: self))(\(entity?.name ?? "?").\(name))" }
 
     /// Whether the property has storage in the SQLite store.

@@ -5,14 +5,17 @@ extension ManagedObjectModel {
     /// folder, or the `contents` XML file inside one.
     ///
     /// Compiled models (`.momd`, `.mom`) are read by ``init(compiledModelAt:)`` instead.
-    /// Throws ``ModelError`` for unreadable files, malformed XML (with line and column), unknown types,
-    /// and every inconsistency ``init(entities:versionIdentifiers:)`` checks.
     ///
     /// ```swift
     /// let url = Bundle.module.url(forResource: "Library", withExtension: "xcdatamodeld")!
     /// let model = try ManagedObjectModel(contentsOf: url)
     /// print(model.entitiesByName["Book"]?.attributesByName.keys ?? [])
     /// ```
+    ///
+    /// - Throws: ``ModelError`` for unreadable files, malformed XML (with line and column), unknown types, and
+    ///   every inconsistency ``init(entities:versionIdentifiers:entityNumbers:)`` checks:
+    ///   ``ModelError/malformedModelFile(path:reason:)`` when the path, the bundle's current version or its
+    ///   `contents` file is missing or cannot be read.
     public convenience init(contentsOf url: URL) throws {
         try self.init(contentsOf: url, version: nil)
     }
@@ -67,6 +70,10 @@ extension ManagedObjectModel {
     /// ```swift
     /// let model = try ManagedObjectModel(named: "Todo", in: .module)
     /// ```
+    ///
+    /// - Throws: ``ModelError/modelNotFound(name:searched:)`` listing the folders searched when neither
+    ///   `<name>.xcdatamodeld` nor `<name>.xcdatamodel` is there; else what ``init(contentsOf:)`` throws for
+    ///   the model found.
     public convenience init(named name: String, in bundle: Bundle = .main, subdirectory: String? = nil) throws {
         var folders = [bundle.resourceURL, bundle.bundleURL].compactMap { $0 }
         if bundle === Bundle.main {
@@ -94,6 +101,11 @@ extension ManagedObjectModel {
     /// let xml = Data(#"<model><entity name="Item"><attribute name="name" attributeType="String"/></entity></model>"#.utf8)
     /// let model = try ManagedObjectModel(xmlData: xml, source: "inline")
     /// ```
+    ///
+    /// - Throws: ``ModelError/malformedModelFile(path:reason:)`` (with `source` as the path) when the data is
+    ///   not UTF-8 XML (with line and column) or an element is not a valid model element,
+    ///   ``ModelError/unknownType(entity:property:type:)`` for an unknown attribute type, and every check of
+    ///   ``init(entities:versionIdentifiers:entityNumbers:)``.
     public convenience init(xmlData: Data, source: String) throws {
         let root = try XcodeModelXMLNode.parse(xmlData, source: source)
         let loader = XcodeModelLoader(source: source)

@@ -36,7 +36,9 @@ public indirect enum QueryExpression: Sendable, Hashable, CustomStringConvertibl
     /// `CAST(value, 'NSDate')` on a non-constant value (constant casts are folded when parsed).
     case cast(QueryExpression, QueryCastType)
 
+    /// An arithmetic operator, spelled as in the format string (its raw value).
     public enum ArithmeticOperator: String, Sendable, Hashable {
+        /// Addition, subtraction, multiplication, division and raising to a power.
         case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
     }
 
@@ -46,27 +48,43 @@ public indirect enum QueryExpression: Sendable, Hashable, CustomStringConvertibl
     }
 
     /// Parses an expression format string, with `%@`/`%K`/`%d` arguments.
+    ///
+    /// - Throws: ``QueryLanguageError`` with the position of the problem when the format does not parse, an
+    ///   argument is missing or of a type the query language cannot hold, or the input goes beyond a
+    ///   ``QueryLanguageLimits`` limit.
     public init(format: String, _ arguments: Any...) throws {
         self = try QueryParser.parseExpression(format, arguments: arguments)
     }
 
     /// Parses an expression format string, with an array of arguments.
+    ///
+    /// - Throws: what ``init(format:_:)`` throws.
     public init(format: String, argumentArray: [Any]) throws {
         self = try QueryParser.parseExpression(format, arguments: argumentArray)
     }
 
     /// The expression as a format string that parses back to an equal expression.
     public var expressionFormat: String { QueryFormatter.format(self) }
+    /// The ``expressionFormat``.
     public var description: String { expressionFormat }
 
     /// Evaluates the expression against an object (a managed object, a dictionary, or nil) with
     /// values for its `$variables`.
+    ///
+    /// - Throws: ``QueryLanguageError`` when the expression cannot be evaluated (an unbound variable, arguments
+    ///   a function or operator does not take, a nesting or regular-expression limit of
+    ///   ``QueryLanguageLimits``); what the object's ``KeyValueCoding/value(forKey:)`` throws, for a managed
+    ///   object ``ObjectGraphError/unknownKey(entity:key:)`` when a key is not a property of its entity,
+    ///   ``ObjectGraphError/objectNotFound(_:)`` or ``StoreError`` when a fault cannot be filled.
     public func evaluate(with object: Any?, context variables: [String: Any] = [:]) throws -> Any? {
         var evaluator = try QueryEvaluator(variables: variables)
         return try evaluator.evaluate(self, object: object)
     }
 
     /// Replaces `$variables` with constants; variables bound by a SUBQUERY are left alone.
+    ///
+    /// - Throws: ``QueryLanguageError`` when a variable's value is of a type the query language cannot hold, or
+    ///   the expression nests deeper than ``QueryLanguageLimits/maximumNestingDepth``.
     public func withSubstitutionVariables(_ variables: [String: Any]) throws -> QueryExpression {
         try QuerySubstitution(variables: variables).substitute(self, bound: [])
     }
@@ -77,7 +95,9 @@ public indirect enum QueryExpression: Sendable, Hashable, CustomStringConvertibl
 /// `[n]` counts from 0. An index past the end, a negative or non-integral one, and FIRST/LAST of an empty
 /// collection give nil (Core Data raises an exception instead). A string index looks a key up in a dictionary.
 public indirect enum QueryIndex: Sendable, Hashable {
+    /// `[FIRST]`, `[LAST]`: the first or last member; `[SIZE]`: the member count.
     case first, last, size
+    /// `[n]`: the member at a position (from 0), or a dictionary's value for a string key.
     case at(QueryExpression)
 }
 
@@ -86,19 +106,21 @@ public indirect enum QueryIndex: Sendable, Hashable {
 /// Write them as `name:(arguments)` (`sqrt:(x)`, `add:to:(a, b)`, `now()`, `random()`) or as
 /// `FUNCTION(receiver, 'name:', more…)`, where the receiver is the first argument.
 public enum QueryFunction: String, Sendable, Hashable, CaseIterable {
-    // Aggregates over a collection (or over several arguments).
+    /// Aggregates over a collection (or over several arguments).
     case sum = "sum:", count = "count:", min = "min:", max = "max:", average = "average:", median = "median:"
-    // Arithmetic on two numbers: the same as `+ - * / **`; `modulus:by:` is the remainder.
+    /// Arithmetic on two numbers: the same as `+ - * / **`; `modulus:by:` is the remainder.
     case add = "add:to:", subtract = "from:subtract:", multiply = "multiply:by:", divide = "divide:by:"
+    /// The remainder of a division, and raising to a power (`**`).
     case modulus = "modulus:by:", power = "raise:toPower:"
-    // One number.
+    /// One number: absolute value, square root, base-10 and natural logarithms, e to the power.
     case abs = "abs:", sqrt = "sqrt:", log = "log:", ln = "ln:", exp = "exp:"
+    /// One number, rounded up, down, or toward zero.
     case ceiling = "ceiling:", floor = "floor:", trunc = "trunc:"
-    // One string.
+    /// One string: in capitals, in small letters, its length.
     case uppercase = "uppercase:", lowercase = "lowercase:", length = "length:"
     /// The value itself (Core Data's hint not to use an index).
     case noindex = "noindex:"
-    // No argument.
+    /// No argument: the current date, a random number between 0 and 1.
     case now = "now", random = "random"
 
     /// How many arguments the function takes; nil for the aggregates, which take one collection or several values.
@@ -151,6 +173,8 @@ enum QueryCollectionOperator {
 
 /// The target types of `CAST(value, 'type')`.
 public enum QueryCastType: String, Sendable, Hashable, CaseIterable {
+    /// A date, a number, a string or a decimal number, named as in Core Data (the raw value).
     case date = "NSDate", number = "NSNumber", string = "NSString", decimal = "NSDecimalNumber"
+    /// A UUID, data, or a URL.
     case uuid = "NSUUID", data = "NSData", url = "NSURL"
 }

@@ -28,6 +28,8 @@ public struct QueryLanguageError: Error, Sendable, Hashable, CustomStringConvert
         QueryLanguageError(position: -1, message: message)
     }
 
+    /// The message, after `at character n:` when it came from parsing.
     public var description: String { position >= 0 ? "at character \(position): \(message)" : message }
+    /// The same text as ``description``, for `LocalizedError`.
     public var errorDescription: String? { description }
 }

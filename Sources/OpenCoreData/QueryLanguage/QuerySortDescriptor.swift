@@ -53,9 +53,12 @@ public enum StringComparison: String, Sendable, Hashable, CaseIterable {
 public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// The key path whose values are compared.
     public var key: String
+    /// Whether smaller values come first.
     public var ascending: Bool
+    /// How strings are compared (other values ignore it).
     public var comparator: StringComparison
 
+    /// Orders by the values at `key`, strings compared by `comparator`.
     public init(key: String, ascending: Bool = true, comparator: StringComparison = .compare) {
         self.key = key
         self.ascending = ascending
@@ -80,6 +83,9 @@ public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Orders two values already read at ``key`` (for callers that keep sort keys, not objects).
+    ///
+    /// - Throws: nothing in practice: a value the query language cannot hold (a dictionary, an arbitrary
+    ///   object) is ordered as an opaque value, not refused.
     public func compareValues(_ a: Any?, _ b: Any?) throws -> ComparisonResult {
         let order = QuerySortOrder.compare(try QueryEvaluator.value(a), try QueryEvaluator.value(b), comparator: comparator)
         guard !ascending else { return order }
@@ -91,6 +97,12 @@ public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Orders two objects (managed objects or dictionaries) by their values at ``key``.
+    ///
+    /// - Throws: ``QueryLanguageError`` when ``key`` uses a collection operator wrongly (an unknown `@`
+    ///   operator, a union operator with no key after it); what the objects' ``KeyValueCoding/value(forKey:)``
+    ///   throws, for a managed object ``ObjectGraphError/unknownKey(entity:key:)`` when a key is not a property
+    ///   of its entity, ``ObjectGraphError/objectNotFound(_:)`` or ``StoreError`` when a fault cannot be
+    ///   filled.
     public func compare(_ a: Any?, _ b: Any?) throws -> ComparisonResult {
         let components = key.split(separator: ".").map(String.init)
         let left = try QueryEvaluator.value(QueryEvaluator.walk(a, components[...]))
@@ -104,6 +116,7 @@ public struct QuerySortDescriptor: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The key, the direction and the comparator, for logs and debugging.
     public var description: String {
         "QuerySortDescriptor(\(key) \(ascending ? "ascending" : "descending") \(comparator.rawValue))"
     }

@@ -9,21 +9,34 @@ import Foundation
 /// let value = try QueryValue(any: 42)   // .int(42)
 /// ```
 public enum QueryValue: Sendable, Hashable {
+    /// `nil`, `NSNull`.
     case null
+    /// A Boolean.
     case bool(Bool)
+    /// An integer that fits `Int64`.
     case int(Int64)
+    /// A `Double` or `Float` (or an unsigned integer too large for `Int64`).
     case double(Double)
+    /// A `Decimal`.
     case decimal(Decimal)
+    /// A string.
     case string(String)
+    /// A date.
     case date(Date)
+    /// Bytes.
     case data(Data)
+    /// A UUID.
     case uuid(UUID)
+    /// A URL.
     case url(URL)
+    /// An object ID; a managed object given as a value becomes its ID.
     case objectID(ManagedObjectID)
     /// Arrays and sets alike (sets are kept in a stable order of their printed form).
     case array([QueryValue])
 
     /// Converts a Swift value; throws for values the query language cannot hold (closures, arbitrary objects).
+    ///
+    /// - Throws: ``QueryLanguageError`` naming the value's type when the query language cannot hold it.
     public init(any value: Any?) throws {
         guard let converted = QueryValue.convert(value) else {
             throw QueryLanguageError.semantic( "cannot use a value of type \(type(of: value as Any)) as a constant")

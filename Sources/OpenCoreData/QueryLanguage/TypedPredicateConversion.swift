@@ -13,6 +13,9 @@ extension QueryPredicate {
     /// let typed = #Predicate<Person> { $0.age > 18 && $0.name.starts(with: "E") }
     /// let predicate = try QueryPredicate(typed)      // age > 18 AND name BEGINSWITH "E"
     /// ```
+    ///
+    /// - Throws: ``QueryLanguageError`` naming the first construct without a format-string equivalent (by its
+    ///   expression type, or a constant by its type), or a key path that cannot be named.
     public init<Root>(_ predicate: Predicate<Root>) throws {
         var context = TypedPredicateContext()
         context.variables[predicate.variable.key] = .evaluatedObject

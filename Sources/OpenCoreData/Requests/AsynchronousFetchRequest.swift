@@ -31,6 +31,7 @@ public final class AsynchronousFetchRequest<Result>: PersistentStoreRequest, @un
     public var progressHandler: (@Sendable (Int64) -> Void)?
     /// How many rows between progress reports.
     public var progressInterval = 500
+    /// The stores the fetch reads (the fetch request's ``FetchRequest/affectedStores``).
     public var affectedStores: [PersistentStore] {
         get { fetchRequest.affectedStores }
         set { fetchRequest.affectedStores = newValue }
@@ -42,6 +43,7 @@ public final class AsynchronousFetchRequest<Result>: PersistentStoreRequest, @un
         self.completionBlock = completionBlock
     }
 
+    /// The request and its fetch request, for logs and debugging.
     public var description: String { "<AsynchronousFetchRequest with fetch request \(fetchRequest)>" }
 }
 

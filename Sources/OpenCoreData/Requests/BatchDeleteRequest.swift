@@ -19,6 +19,7 @@ public final class BatchDeleteRequest: PersistentStoreRequest, @unchecked Sendab
     public let objectIDs: [ManagedObjectID]?
     /// What the result holds.
     public var resultType: BatchResultType = .statusOnly
+    /// The stores the request applies to (empty: every store of the coordinator).
     public var affectedStores: [PersistentStore] = []
     /// After execution: rows outside the delete whose foreign keys were nulled because they pointed at
     /// deleted rows (merge them as updated).

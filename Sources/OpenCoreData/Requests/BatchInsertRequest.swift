@@ -25,6 +25,7 @@ public final class BatchInsertRequest: PersistentStoreRequest, @unchecked Sendab
     public var managedObjectHandler: ((ManagedObject) -> Bool)?
     /// What the result holds.
     public var resultType: BatchResultType = .statusOnly
+    /// The stores the request applies to (empty: every store of the coordinator).
     public var affectedStores: [PersistentStore] = []
 
     /// Inserts these rows.

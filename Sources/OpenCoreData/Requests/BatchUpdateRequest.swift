@@ -38,8 +38,11 @@ public final class BatchUpdateRequest: PersistentStoreRequest, @unchecked Sendab
     public var includesSubentities = true
     /// What the result holds.
     public var resultType: BatchResultType = .statusOnly
+    /// The stores the request applies to (empty: every store of the coordinator).
     public var affectedStores: [PersistentStore] = []
 
+    /// An update of every row of `entityName` (set ``predicate`` to choose rows, ``propertiesToUpdate`` for the
+    /// new values).
     public init(entityName: String) { self.entityName = entityName }
 }
 
@@ -68,6 +71,9 @@ public final class BatchResult: PersistentStoreResult, @unchecked Sendable {
     }
 }
 
+/// Core Data's name for a batch update's result.
 public typealias BatchUpdateResult = BatchResult
+/// Core Data's name for a batch delete's result.
 public typealias BatchDeleteResult = BatchResult
+/// Core Data's name for a batch insert's result.
 public typealias BatchInsertResult = BatchResult

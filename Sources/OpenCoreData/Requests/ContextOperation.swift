@@ -3,6 +3,7 @@ import Foundation
 /// Told when a ``ContextOperation`` finishes, on the operation's completion queue (the main queue by
 /// default).
 public protocol ContextOperationDelegate: AnyObject {
+    /// The operation finished with its values, or with the error its work threw.
     func operation(_ operation: ContextOperation, didCompleteWith result: Result<[String: any Sendable], Error>)
 }
 
@@ -63,11 +64,16 @@ open class ContextOperation: Operation, @unchecked Sendable {
     }
 
     /// Override: fetch what the operation is for and return plain values (and object IDs).
+    ///
+    /// - Throws: whatever the override (or the `work` closure) throws; the operation stores it as a failed
+    ///   ``result`` and hands it to the delegate or completion. The default without `work` throws nothing.
     open func performWork(in context: ManagedObjectContext) throws -> [String: any Sendable] {
         guard let work else { return [:] }
         return try work(context)
     }
 
+    /// Runs ``performWork(in:)`` on ``privateContext`` (or fails with ``ObjectGraphError/cancelled`` when
+    /// cancelled first), keeps the outcome in ``result`` and reports it on ``completionQueue``.
     open override func main() {
         let outcome: Result<[String: any Sendable], Error>
         if isCancelled {

@@ -18,6 +18,7 @@ public struct ExpressionDescription: Sendable, Hashable {
     /// The Swift type the value is returned as (see ``AttributeType``).
     public var expressionResultType: AttributeType
 
+    /// A column `name` holding `expression`'s value, returned as `resultType`'s Swift type.
     public init(name: String, expression: QueryExpression, resultType: AttributeType = .double) {
         self.name = name
         self.expression = expression

@@ -67,6 +67,7 @@ public final class FetchRequest<Result>: PersistentStoreRequest, @unchecked Send
         self.entityName = entityName
     }
 
+    /// The entity, predicate, sort descriptors and result type, for logs and debugging.
     public var description: String {
         "<FetchRequest (entity: \(entityName); predicate: (\(predicate?.predicateFormat ?? "null")); sortDescriptors: (\(sortDescriptors.map(\.description).joined(separator: ", "))); type: \(resultType))>"
     }

@@ -20,8 +20,10 @@ public struct FetchResults<Element>: RandomAccessCollection {
     init(_ elements: [Element]) { storage = .materialized(elements) }
     init(batched: BatchedObjects) { storage = .batched(batched) }
 
+    /// 0.
     @inlinable
     public var startIndex: Int { 0 }
+    /// The number of results.
     @inlinable
     public var endIndex: Int {
         switch storage {
@@ -30,6 +32,8 @@ public struct FetchResults<Element>: RandomAccessCollection {
         }
     }
 
+    /// The result at `position`. In a batched result, the batch holding it is read from the store first; when
+    /// that read fails, the object comes back as a fault that reports the error when used.
     @inlinable
     public subscript(position: Int) -> Element {
         switch storage {

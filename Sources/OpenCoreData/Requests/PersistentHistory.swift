@@ -28,14 +28,18 @@ public struct PersistentHistoryToken: Sendable, Codable, Hashable, Comparable, C
         (lhs.storeIdentifier, lhs.transactionNumber) < (rhs.storeIdentifier, rhs.transactionNumber)
     }
 
+    /// `store:transaction`, for logs and debugging.
     public var description: String { "\(storeIdentifier):\(transactionNumber)" }
 }
 
 /// What happened to an object in a transaction (`NSPersistentHistoryChangeType`; the numbers are the ones
 /// Core Data stores in `ACHANGE.ZCHANGETYPE`).
 public enum PersistentHistoryChangeType: Int, Sendable, Hashable, Codable {
+    /// The object was inserted.
     case insert = 0
+    /// Some of the object's properties changed.
     case update = 1
+    /// The object was deleted.
     case delete = 2
 }
 
@@ -45,6 +49,7 @@ public struct PersistentHistoryChange: Sendable, Hashable, KeyValueCoding {
     public let changeID: Int64
     /// The object that changed.
     public let changedObjectID: ManagedObjectID
+    /// Whether the object was inserted, updated or deleted.
     public let changeType: PersistentHistoryChangeType
     /// For an update, the names of the properties that changed; nil for inserts and deletes.
     public let updatedProperties: Set<String>?
@@ -55,10 +60,15 @@ public struct PersistentHistoryChange: Sendable, Hashable, KeyValueCoding {
 
     /// A preserved value; `Sendable` and comparable, unlike `Any`.
     public enum TombstoneValue: Sendable, Hashable {
+        /// No value.
         case null
+        /// A value SQLite holds as an integer (integer and Boolean attributes, among others).
         case integer(Int64)
+        /// A value SQLite holds as a floating-point number (double and date attributes, among others).
         case real(Double)
+        /// Text.
         case text(String)
+        /// Bytes.
         case data(Data)
 
         /// The value as the attribute's Swift type would hold it for plain kinds (numbers, text, data);
@@ -76,6 +86,9 @@ public struct PersistentHistoryChange: Sendable, Hashable, KeyValueCoding {
 
     /// Keys for predicates on changes: `changeType` (its number), `entityName`, `changeID`,
     /// `transactionNumber`, `primaryKey`.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` (entity `PersistentHistoryChange`) for any other
+    ///   key.
     public func value(forKey key: String) throws -> Any? {
         switch key {
         case "changeType": return changeType.rawValue
@@ -143,6 +156,9 @@ public struct PersistentHistoryTransaction: Sendable, Hashable, KeyValueCoding {
 
     /// Keys for predicates on transactions: `author`, `contextName`, `bundleID`, `processID`, `timestamp`,
     /// `transactionNumber`.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` (entity `PersistentHistoryTransaction`) for any
+    ///   other key.
     public func value(forKey key: String) throws -> Any? {
         switch key {
         case "author": return author

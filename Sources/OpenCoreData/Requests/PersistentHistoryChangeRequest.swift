@@ -25,6 +25,7 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest, @unch
 
     /// What the request does with them.
     public enum Operation: Sendable, Hashable {
+        /// Reads the transactions in the scope.
         case fetch
         /// Deletes the transactions *before* the scope's point (and their changes).
         case delete
@@ -32,17 +33,27 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest, @unch
 
     /// What a fetch returns (`NSPersistentHistoryResultType`).
     public enum ResultType: Sendable, Hashable {
+        /// The transactions with their changes.
         case transactionsAndChanges
+        /// The transactions without their changes.
         case transactionsOnly
+        /// The changes of every transaction, in one list (``PersistentHistoryResult/changes``).
         case changesOnly
+        /// Only the number of transactions.
         case count
+        /// The transactions' numbers (``PersistentHistoryResult/transactionNumbers``).
         case transactionIDs
+        /// Only whether it ran (and the count).
         case statusOnly
     }
 
+    /// The stores the request applies to (empty: every store of the coordinator).
     public var affectedStores: [PersistentStore] = []
+    /// Which transactions the request covers.
     public let scope: Scope
+    /// Whether the request reads or deletes history.
     public let operation: Operation
+    /// What a fetch returns.
     public var resultType: ResultType = .transactionsAndChanges
     /// Keeps only the transactions it matches (keys of ``PersistentHistoryTransaction``: `author`,
     /// `contextName`, `timestamp`…), evaluated in memory on what the store returns.
@@ -97,6 +108,7 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest, @unch
 public final class PersistentHistoryResult: PersistentStoreResult, @unchecked Sendable {
     // @unchecked Sendable: immutable.
 
+    /// What the request asked for.
     public let resultType: PersistentHistoryChangeRequest.ResultType
     /// The transactions, oldest first (with their changes for `.transactionsAndChanges`).
     public let transactions: [PersistentHistoryTransaction]

@@ -105,7 +105,12 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// Creates a controller. The request must have sort descriptors; with a section key path, the first
     /// sort descriptor's key must be that key path (it may go through to-one relationships).
     ///
-    /// Throws ``FetchedResultsError`` naming what is wrong.
+    /// - Throws: ``FetchedResultsError`` naming what is wrong:
+    ///   ``FetchedResultsError/missingSortDescriptors(entity:)`` for a request without sort descriptors,
+    ///   ``FetchedResultsError/sectionKeyPathMismatch(sectionNameKeyPath:firstSortKey:)`` when the section key
+    ///   path is not the first sort key, ``FetchedResultsError/unsupportedRequest(_:)`` for a `fetchLimit`, a
+    ///   `fetchOffset` or a result type other than objects. Key paths and the entity are checked by
+    ///   ``performFetch()``.
     public init(fetchRequest: FetchRequest<ResultType>, managedObjectContext: ManagedObjectContext,
                 sectionNameKeyPath: String?, cacheName: String?) throws {
         guard let first = fetchRequest.sortDescriptors.first else {
@@ -146,6 +151,17 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
 
     /// Fetches: one query for IDs and sort keys (or the cache), then the context's unsaved changes on
     /// top. Without a `fetchBatchSize` every object is read too; with one, objects are read as used.
+    ///
+    /// - Throws: ``ObjectGraphError/noPersistentStore``, ``ObjectGraphError/unknownEntity(_:)`` and
+    ///   ``ObjectGraphError/invalidRequest(_:)`` as a context's fetch does for the request;
+    ///   ``FetchedResultsError/resultTypeMismatch(entity:objectClass:resultType:)`` when the entity (or a
+    ///   sub-entity the results include) makes objects that are not `ResultType`;
+    ///   ``FetchedResultsError/unknownKeyPath(entity:keyPath:)`` or
+    ///   ``FetchedResultsError/unsupportedKeyPath(entity:keyPath:reason:)`` for a sort or section key path the
+    ///   entity lacks or that cannot order (through a to-many, or ending at no stored attribute);
+    ///   ``FetchedResultsError/unsupportedRequest(_:)`` when the sort keys compile to no ORDER BY it can read
+    ///   back; ``QueryLanguageError`` when the predicate does not compile to SQL or cannot be evaluated against
+    ///   unsaved objects; ``StoreError`` when the store cannot be read.
     public func performFetch() throws {
         let query = try prepare()
         let snapshot = try query.load()
@@ -319,6 +335,13 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     }
 
     /// The object at an index path (read with its batch when the request has a `fetchBatchSize`).
+    ///
+    /// - Throws: ``FetchedResultsError/notFetched`` before the first fetch;
+    ///   ``FetchedResultsError/indexPathOutOfRange(_:)`` for an index path the results do not have;
+    ///   ``FetchedResultsError/resultTypeMismatch(entity:objectClass:resultType:)`` for an object that is not
+    ///   `ResultType`; ``ObjectGraphError/unknownKey(entity:key:)`` for a prefetching key path the entity
+    ///   lacks; ``StoreError`` when the object's batch cannot be read (an object whose row is gone since the
+    ///   fetch comes back as a fault).
     public func object(at indexPath: IndexPath) throws -> ResultType {
         let object = try managedObject(at: indexPath)
         // An object of exactly the result type (always, for `ManagedObject`) is handed out after comparing
@@ -444,6 +467,9 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
 
     /// The section a section index title (at `sectionIndex` in ``sectionIndexTitles``) jumps to: the
     /// first section with that title.
+    ///
+    /// - Throws: ``FetchedResultsError/notFetched`` before the first fetch;
+    ///   ``FetchedResultsError/unknownSectionIndexTitle(_:)`` when no section has that title.
     public func section(forSectionIndexTitle title: String, at sectionIndex: Int) throws -> Int {
         guard let tracker else { throw FetchedResultsError.notFetched }
         for (index, section) in tracker.sections.enumerated()

@@ -11,6 +11,7 @@ public enum FetchedResultsChangeType: Sendable, Hashable, CustomStringConvertibl
     /// It changed in place: `indexPath` is where it was before the change, `newIndexPath` where it is after.
     case update
 
+    /// The change's name: `insert`, `delete`, `move` or `update`.
     public var description: String {
         switch self {
         case .insert: return "insert"
@@ -64,12 +65,17 @@ public protocol FetchedResultsControllerDelegate<ResultType>: AnyObject {
 }
 
 extension FetchedResultsControllerDelegate {
+    /// Does nothing.
     public func controllerWillChangeContent(_ controller: FetchedResultsController<ResultType>) {}
+    /// Does nothing.
     public func controller(_ controller: FetchedResultsController<ResultType>, didChange object: ManagedObject,
                            at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {}
+    /// Does nothing.
     public func controller(_ controller: FetchedResultsController<ResultType>, didChange sectionInfo: SectionInfo,
                            atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {}
+    /// Does nothing.
     public func controllerDidChangeContent(_ controller: FetchedResultsController<ResultType>) {}
+    /// Nil: the default title, the name's first letter capitalized.
     public func controller(_ controller: FetchedResultsController<ResultType>,
                            sectionIndexTitleForSectionName sectionName: String) -> String? { nil }
 }

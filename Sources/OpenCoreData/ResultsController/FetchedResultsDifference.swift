@@ -16,15 +16,21 @@ import Foundation
 public struct FetchedResultsDifference: Sendable, Hashable {
     /// An object leaving (old index path) or arriving (new index path).
     public struct Change: Sendable, Hashable {
+        /// The object.
         public var objectID: ManagedObjectID
+        /// Its old index path for a removal, its new one for an insertion.
         public var indexPath: IndexPath
+        /// The index path's section.
         public var section: Int { indexPath.section }
+        /// The index path's item.
         public var item: Int { indexPath.item }
     }
 
     /// A section leaving (old index) or arriving (new index).
     public struct SectionChange: Sendable, Hashable {
+        /// Its old index for a removal, its new one for an insertion.
         public var index: Int
+        /// The section's name.
         public var name: String
     }
 

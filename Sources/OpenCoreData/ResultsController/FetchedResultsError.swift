@@ -23,6 +23,7 @@ public enum FetchedResultsError: Error, CustomStringConvertible, LocalizedError,
     /// results include, makes objects of `objectClass`).
     case resultTypeMismatch(entity: String, objectClass: String, resultType: String)
 
+    /// The message naming the culprit and, where there is one, the fix.
     public var description: String {
         switch self {
         case .missingSortDescriptors(let entity):
@@ -46,5 +47,6 @@ public enum FetchedResultsError: Error, CustomStringConvertible, LocalizedError,
         }
     }
 
+    /// The same text as ``description``, for `LocalizedError`.
     public var errorDescription: String? { description }
 }

@@ -25,6 +25,10 @@ public struct SectionInfo {
 
     /// The section's objects, in order. With a `fetchBatchSize` they are read a batch at a time as the
     /// collection is used.
+    ///
+    /// - Throws: ``FetchedResultsError/notFetched`` when the controller has not fetched;
+    ///   ``FetchedResultsError/indexPathOutOfRange(_:)`` when the section is gone after a later fetch or
+    ///   change.
     public func objects() throws -> FetchResults<ManagedObject> {
         try controller.objects(inSection: index)
     }

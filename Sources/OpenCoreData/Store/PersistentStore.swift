@@ -53,6 +53,8 @@ public struct StoreOptions: Sendable, Hashable {
     /// kind of mapping there is so far). Off, a store that needs migrating is refused.
     public var infersMappingModelAutomatically = true
 
+    /// Options with each setting as its property documents it (the defaults: writable, a 5-second busy timeout,
+    /// no history, automatic inferred migration).
     public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000,
                 updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20,
                 persistentHistoryTracking: Bool = false, remoteChangeNotifications: Bool = false,

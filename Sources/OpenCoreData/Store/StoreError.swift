@@ -22,6 +22,7 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
     /// integer); nothing was written.
     case primaryKeysExhausted(path: String, entity: String, maximum: String)
 
+    /// The message naming the store's path and what went wrong.
     public var description: String {
         switch self {
         case .notAStore(let path, let reason): return "\(path) is not a store: \(reason)."
@@ -41,5 +42,6 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
         }
     }
 
+    /// The same text as ``description``, for `LocalizedError`.
     public var errorDescription: String? { description }
 }
