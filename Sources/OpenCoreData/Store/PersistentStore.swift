@@ -52,6 +52,9 @@ public struct StoreOptions: Sendable, Hashable {
     /// Core Data's `NSInferMappingModelAutomaticallyOption`: infer the mapping between versions (the only
     /// kind of mapping there is so far). Off, a store that needs migrating is refused.
     public var infersMappingModelAutomatically = true
+    /// Core Data's `NSPersistentStoreStagedMigrationManagerOptionKey`: the stages (and their code) a store
+    /// written by an earlier version of the bundle is migrated through on open (docs/MIGRATION.md).
+    public var stagedMigrationManager: StagedMigrationManager?
 
     public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000,
                 updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20,
