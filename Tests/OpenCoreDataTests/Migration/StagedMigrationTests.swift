@@ -236,6 +236,12 @@ import Testing
         let v5 = try #require(bundle.version(named: "Catalog 5")).model
         #expect(try MigrationFixtures.dump(url, model: v5, keys: Self.keys)
             == ["Item maker=nil name=Shelf (String) price=12.5 (Double) slug=shelf (String) stock=0 (Int64)"])
+        // Already there: nothing is copied, no handler runs.
+        let bytes = try MigrationFixtures.bytes(url)
+        #expect(try StoreMigration.migrate(storeAt: url, to: bundle, version: "Catalog 5",
+                                           stagedMigrationManager: Self.manager(journal: journal)).isEmpty)
+        #expect(journal.all.count == 2)
+        #expect(try MigrationFixtures.bytes(url) == bytes)
     }
 
     @Test func aCommitByAnotherConnectionMeanwhileIsNeverOverwritten() throws {
