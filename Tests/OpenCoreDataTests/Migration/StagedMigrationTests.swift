@@ -2,6 +2,9 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import OpenCoreData
 
 /// Staged migration on the Catalog fixture bundle (six versions in Xcode's format). "Catalog" keeps an
@@ -285,6 +288,23 @@ import Testing
         try holder.close()
         #expect(try MigrationFixtures.bytes(url) == before)
         #expect(try Self.leftovers(directory).isEmpty)
+    }
+
+    @Test func aCopyLeftByAMigrationThatDiedIsRemovedAndOneInUseIsKept() throws {
+        let directory = TemporaryDirectory()
+        let (url, _) = try Self.store(directory, objects: Self.catalogData(seed: 11))
+        let dead = directory.file(".Store.sqlite.migrating-DEAD").path, busy = directory.file(".Store.sqlite.migrating-BUSY").path
+        let other = directory.file(".Other.sqlite.migrating-DEAD").path
+        for path in [dead, dead + "-wal", busy, other] { try Data("half a copy".utf8).write(to: URL(fileURLWithPath: path)) }
+        // A migration still working on its copy holds the copy's flock (here: through another descriptor).
+        let holder = open(busy, O_RDWR)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX) == 0)
+
+        try StoreMigration.migrate(storeAt: url, to: ModelVersionBundle(contentsOf: Self.bundleURL()),
+                                   stagedMigrationManager: Self.manager())
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("migrating") })
+        #expect(left == [".Store.sqlite.migrating-BUSY", ".Other.sqlite.migrating-DEAD"])
     }
 
     @Test func stagesThatTheBundleCannotPlaceAreRefusedBeforeAnythingIsCopied() throws {
