@@ -151,16 +151,16 @@ enum StagedMigrationRunner {
     private static func reporting(_ error: any Error, at path: String, insteadOf copy: String) -> any Error {
         func fix(_ text: String) -> String { text.replacingOccurrences(of: copy, with: path) }
         switch error {
-        case MigrationError.stepFailed(let where_, let step, let reason):
-            return MigrationError.stepFailed(path: fix(where_), step: step, reason: fix(reason))
-        case MigrationError.storeDoesNotMatchItsVersion(let where_, let version, let differences):
-            return MigrationError.storeDoesNotMatchItsVersion(path: fix(where_), version: version, differences: differences)
-        case MigrationError.migrationNeeded(let where_, let storeVersion, let modelVersion, let reason):
-            return MigrationError.migrationNeeded(path: fix(where_), storeVersion: storeVersion, modelVersion: modelVersion, reason: reason)
-        case StoreError.busy(let where_): return StoreError.busy(path: fix(where_))
-        case StoreError.notAStore(let where_, let reason): return StoreError.notAStore(path: fix(where_), reason: reason)
-        case StoreError.incompatibleModel(let where_, let differences):
-            return StoreError.incompatibleModel(path: fix(where_), differences: differences)
+        case MigrationError.stepFailed(let storePath, let step, let reason):
+            return MigrationError.stepFailed(path: fix(storePath), step: step, reason: fix(reason))
+        case MigrationError.storeDoesNotMatchItsVersion(let storePath, let version, let differences):
+            return MigrationError.storeDoesNotMatchItsVersion(path: fix(storePath), version: version, differences: differences)
+        case MigrationError.migrationNeeded(let storePath, let storeVersion, let modelVersion, let reason):
+            return MigrationError.migrationNeeded(path: fix(storePath), storeVersion: storeVersion, modelVersion: modelVersion, reason: reason)
+        case StoreError.busy(let storePath): return StoreError.busy(path: fix(storePath))
+        case StoreError.notAStore(let storePath, let reason): return StoreError.notAStore(path: fix(storePath), reason: reason)
+        case StoreError.incompatibleModel(let storePath, let differences):
+            return StoreError.incompatibleModel(path: fix(storePath), differences: differences)
         default: return error
         }
     }
