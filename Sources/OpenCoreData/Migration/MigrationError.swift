@@ -25,6 +25,16 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
     /// A statement failed while the migration ran; everything was rolled back.
     case stepFailed(path: String, step: String, reason: String)
 
+    // Staged migration (StagedMigrationManager).
+
+    /// A stage of a ``StagedMigrationManager`` names a version the bundle does not have, or goes backwards.
+    case invalidStage(stage: String, reason: String)
+    /// A custom stage's handler threw (`reason`: its error); the store was left as it was.
+    case stageFailed(path: String, stage: String, reason: String)
+    /// Another connection committed to the store while it was being migrated on a copy, so the copy was
+    /// not written back; the store holds that connection's change and is still at its old version.
+    case storeChangedDuringMigration(path: String)
+
     /// The message naming the store, the versions or the entity and property at fault.
     public var description: String {
         switch self {
@@ -48,6 +58,12 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
             return "\(path) carries the hashes of version '\(version)' but not its tables: " + differences.joined(separator: "; ") + "."
         case .stepFailed(let path, let step, let reason):
             return "Migrating \(path) failed at '\(step)' (nothing was changed): \(reason)."
+        case .invalidStage(let stage, let reason):
+            return "Migration stage \(stage) cannot be used: \(reason)."
+        case .stageFailed(let path, let stage, let reason):
+            return "Migrating \(path) failed in \(stage) (nothing was changed): \(reason)."
+        case .storeChangedDuringMigration(let path):
+            return "\(path) was changed by another connection while it was being migrated; the migration was not written (run it again)."
         }
     }
 

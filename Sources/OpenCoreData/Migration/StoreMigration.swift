@@ -59,6 +59,12 @@ public enum StoreMigration {
         if let reason {
             throw MigrationError.migrationNeeded(path: path, storeVersion: stored.name, modelVersion: modelVersion, reason: reason)
         }
+        if let manager = options.stagedMigrationManager {
+            // Stages run code on contexts, so they work on a copy (StagedMigrationRunner).
+            try StagedMigrationRunner.migrate(storeAt: path, bundle: bundle, target: target, manager: manager,
+                                              busyTimeout: options.busyTimeout)
+            return
+        }
         let planned = try ReadOnlyStoreFile.read(path) { db in
             try Self.plans(db, path: path, bundle: bundle, target: target, targetModel: model)
         }

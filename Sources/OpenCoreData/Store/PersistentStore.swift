@@ -52,6 +52,9 @@ public struct StoreOptions: Sendable, Hashable {
     /// Core Data's `NSInferMappingModelAutomaticallyOption`: infer the mapping between versions (the only
     /// kind of mapping there is so far). Off, a store that needs migrating is refused.
     public var infersMappingModelAutomatically = true
+    /// Core Data's `NSPersistentStoreStagedMigrationManagerOptionKey`: the stages (and their code) a store
+    /// written by an earlier version of the bundle is migrated through on open (docs/MIGRATION.md).
+    public var stagedMigrationManager: StagedMigrationManager?
 
     /// Options with each setting as its property documents it (the defaults: writable, a 5-second busy timeout,
     /// no history, automatic inferred migration).
