@@ -19,6 +19,10 @@ final class UndoRecorder {
     let manager: UndoManager
     /// The batch the current group holds, added to while that group is open.
     private var batch: UndoBatch?
+    /// Objects a playback took out of the context so far, by ID. Until the playback ends, objects still
+    /// in the context may name them (the records restoring those names come later in the batch), and
+    /// recording such a value must find them, not make a new fault for an ID that has no row.
+    private var departed: [ManagedObjectID: ManagedObject] = [:]
 
     init(manager: UndoManager) { self.manager = manager }
 
@@ -43,7 +47,7 @@ final class UndoRecorder {
     }
 
     private func record(_ object: ManagedObject, slot: Int, into batch: UndoBatch, in context: ManagedObjectContext) {
-        guard !batch.holds(object, slot: Int32(slot)), let value = Self.currentValue(of: object, slot: slot, in: context) else { return }
+        guard !batch.holds(object, slot: Int32(slot)), let value = currentValue(of: object, slot: slot, in: context) else { return }
         batch.add(UndoRecord(object: object, slot: Int32(slot), value: value))
     }
 
@@ -63,7 +67,10 @@ final class UndoRecorder {
 
     /// The value `object` holds in `slot` now, as a record keeps it; nil for a transient property, or a
     /// value that cannot be read (a fault whose row is gone).
-    private static func currentValue(of object: ManagedObject, slot: Int, in context: ManagedObjectContext) -> UndoValue? {
+    private func currentValue(of object: ManagedObject, slot: Int, in context: ManagedObjectContext) -> UndoValue? {
+        func resolve(_ id: ManagedObjectID) -> ManagedObject? {
+            context.registry[id] ?? departed[id] ?? (try? context.object(with: id))
+        }
         switch object.entity.storage[slot] {
         case .attribute:
             guard let value = try? object.primitiveAttribute(atSlot: slot) else { return nil }
@@ -72,14 +79,14 @@ final class UndoRecorder {
             let related: ManagedObjectID?
             do { related = try object.relatedID(atSlot: slot) } catch { return nil }
             guard let id = related else { return .toOne(nil) }
-            guard let target = try? context.object(with: id) else { return nil }
+            guard let target = resolve(id) else { return nil }
             return .toOne(target)
         case .toManyByForeignKey, .toManyByJoinTable:
             guard let ids = try? object.relatedIDs(atSlot: slot) else { return nil }
             var members = ContiguousArray<ManagedObject>()
             members.reserveCapacity(ids.count)
             for id in ids {
-                guard let member = try? context.object(with: id) else { return nil }
+                guard let member = resolve(id) else { return nil }
                 members.append(member)
             }
             return .toMany(members)
@@ -99,6 +106,7 @@ final class UndoRecorder {
     /// Writes a batch's records back, last first. Each write goes through the recorder again (of the
     /// context's current undo manager), so what it replaces becomes the redo.
     static func playBack(_ batch: UndoBatch, in context: ManagedObjectContext) {
+        defer { context.undoRecorder?.departed = [:] }
         for record in batch.records.reversed() {
             let object = record.object
             switch record.value {
@@ -130,6 +138,9 @@ final class UndoRecorder {
     private static func move(_ object: ManagedObject, to target: UndoLifecycle, in context: ManagedObjectContext) {
         let current = UndoLifecycle(of: object, in: context)
         guard current != target else { return }
+        if target == .outside || current == .live && object.isInserted {
+            context.undoRecorder?.departed[object.objectID] = object
+        }
         switch (current, target) {
         case (.live, _):
             if object.isInserted {
