@@ -12,9 +12,9 @@ import Foundation
 /// undoManager.undo()                   // the name is "Buy milk" again
 /// ```
 ///
-/// The name is Foundation's: on Linux there is no other. On Apple's systems, where Foundation has one too,
-/// this module's type is the one found in code that imports both (a module's declarations shadow those of
-/// the modules it imports); write `OpenCoreData.UndoManager` where that reads clearer.
+/// The name is Foundation's: on Linux there is no other, so code importing Foundation too names it plainly.
+/// On Apple's systems, where Foundation has its own, a file importing both modules writes
+/// `OpenCoreData.UndoManager` (the bare name is ambiguous there).
 ///
 /// Differences from Foundation's: there is no run loop to open and close a group for each event, so with
 /// ``groupsByEvent`` a registration outside any group opens one, and the group stays open until the

@@ -226,7 +226,8 @@ import Testing
     }
 
     @Test func unbalancedEndDoesNothing() {
-        let manager = UndoManager()
+        // The module-qualified name, as code on Apple's systems (where Foundation has its own) writes it.
+        let manager: OpenCoreData.UndoManager = OpenCoreData.UndoManager()
         manager.endUndoGrouping()
         #expect(manager.groupingLevel == 0)
         #expect(!manager.canUndo)
