@@ -311,6 +311,43 @@ import Testing
         #expect(!manager.canUndo && !manager.canRedo)
     }
 
+    @Test func aChildsSavePushedIntoTheParentIsUndoneThere() throws {
+        let stack = try Self.savedStack()
+        let (parent, _) = Self.undoingContext(stack)
+        let child = ManagedObjectContext(concurrencyType: .confinement)
+        child.parent = parent
+        try Self.object("N1", "Note", in: child).setValue("eggs", forKey: "text")
+        child.delete(try Self.object("N2", "Note", in: child))
+        try child.save()
+        let n1 = try Self.object("N1", "Note", in: parent)
+        let n2 = try #require(parent.registeredObjects.first { (try? Self.key($0)) == "N2" })
+        #expect(try n1.value(forKey: "text") as? String == "eggs")
+        #expect(n2.isDeleted)
+        parent.undo()
+        #expect(try n1.value(forKey: "text") as? String == "milk")
+        #expect(!n2.isDeleted)
+        parent.redo()
+        #expect(try n1.value(forKey: "text") as? String == "eggs")
+        #expect(n2.isDeleted)
+    }
+
+    @Test func changeObserversHearWhatAnUndoChanged() throws {
+        let stack = try Self.savedStack()
+        let (context, _) = Self.undoingContext(stack)
+        let note = try Self.object("N1", "Note", in: context)
+        try note.setValue("eggs", forKey: "text")
+        let inserted = try Self.insert("Note", "N9", into: context)
+        context.processPendingChanges()
+        var heard: [ObjectsDidChange] = []
+        let token = context.addChangeObserver { _, change in heard.append(change) }
+        defer { context.removeChangeObserver(token) }
+        context.undo()
+        #expect(heard.count == 1)
+        #expect(heard.first?.updated.contains(note) == true)
+        #expect(heard.first?.deleted.contains(inserted) == true)
+        #expect(heard.first?.changedKeys(of: note) == ["text"])
+    }
+
     @Test func disabledRegistrationRecordsNothing() throws {
         let stack = try Self.savedStack()
         let (context, manager) = Self.undoingContext(stack)
