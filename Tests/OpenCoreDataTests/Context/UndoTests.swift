@@ -164,6 +164,28 @@ import Testing
         #expect(try note.value(forKey: "text") as? String == "milk")
     }
 
+    @Test func aGroupOfTheCallersOwnSpansEvents() throws {
+        let stack = try Self.savedStack()
+        let (context, manager) = Self.undoingContext(stack)
+        let note = try Self.object("N1", "Note", in: context)
+        manager.beginUndoGrouping()
+        try note.setValue("eggs", forKey: "text")
+        context.processPendingChanges()
+        manager.beginUndoGrouping()
+        try note.setValue(5, forKey: "rank")
+        manager.endUndoGrouping()
+        context.processPendingChanges()
+        try note.setValue("ham", forKey: "text")
+        manager.endUndoGrouping()
+        manager.setActionName("Edit Note")
+        #expect(manager.undoActionName == "Edit Note")
+        context.undo()
+        #expect(try note.value(forKey: "text") as? String == "milk")
+        #expect(try note.value(forKey: "rank") as? Int32 == 1)
+        #expect(!manager.canUndo)
+        #expect(manager.redoActionName == "Edit Note")
+    }
+
     @Test func anInsertIsUndoneAndRedone() throws {
         let stack = try Self.savedStack()
         let (context, _) = Self.undoingContext(stack)
@@ -490,3 +512,4 @@ import Testing
         #expect(try notes.allSatisfy { try $0.value(forKey: "rank") as? Int32 == 0 })
     }
 }
+
