@@ -520,7 +520,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         updatedSet = []
         deletedSet = []
         pendingChangeRecord = ChangeRecord()
-        if let undoRecorder { undoRecorder.removeAll(for: self) }
+        if let undoRecorder { undoRecorder.removeAll() }
         notifyObservers(ObjectsDidChange(invalidatedAll: true))
     }
 
@@ -532,7 +532,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         updatedSet = []
         deletedSet = []
         pendingChangeRecord = ChangeRecord()
-        if let undoRecorder { undoRecorder.removeAll(for: self) }
+        if let undoRecorder { undoRecorder.removeAll() }
         notifyObservers(ObjectsDidChange(invalidatedAll: true))
     }
 

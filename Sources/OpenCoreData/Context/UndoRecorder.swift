@@ -96,7 +96,7 @@ final class UndoRecorder {
     }
 
     /// Lets go of the recorded changes (the context rolled back or was reset: none of them apply now).
-    func removeAll(for context: ManagedObjectContext) {
+    func removeAll() {
         batch = nil
         manager.removeAllActions()
     }
