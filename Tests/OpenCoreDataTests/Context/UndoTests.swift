@@ -380,109 +380,184 @@ import Testing
         #expect(!manager.canUndo)
     }
 
-    // MARK: Property test
+    // MARK: Property tests
 
-    /// Random edit sequences (inserts, deletes with cascade, attribute edits, every kind of relationship
-    /// edit, group ends, and saves when `saving`) on a saved graph: undoing every group gives back the graph
-    /// it started as, redoing every group the graph it ended as, and a save of that writes it.
+    /// Makes random edits to a context's graph: inserts, deletes (folders cascade to their notes), attribute
+    /// edits, and relationship edits of every kind (to-one, ordered to-many, one-to-one, many-to-many), with
+    /// a log of what it did for failure messages.
+    final class RandomEditor {
+        let context: ManagedObjectContext
+        var random: SeededGenerator
+        var pool: [String: [ManagedObject]] = [:]
+        var made = 0
+        var log: [String] = []
+
+        init(context: ManagedObjectContext, seed: UInt64) throws {
+            self.context = context
+            random = SeededGenerator(seed: seed)
+            for entity in UndoTests.entityNames { pool[entity] = try UndoTests.fetchAll(entity, in: context) }
+        }
+
+        func pick(_ entity: String) -> ManagedObject? {
+            pool[entity, default: []].filter { $0.managedObjectContext === context && !$0.isDeleted
+                && context.registeredObject(for: $0.objectID) === $0 }.randomElement(using: &random)
+        }
+
+        func edit() throws {
+            switch Int.random(in: 0..<9, using: &random) {
+            case 0:
+                let entity = UndoTests.entityNames.randomElement(using: &random)!
+                made += 1
+                pool[entity, default: []].append(try UndoTests.insert(entity, "X\(made)", into: context))
+                log.append("insert \(entity) X\(made)")
+            case 1:
+                let entity = UndoTests.entityNames.randomElement(using: &random)!
+                if let victim = pick(entity) { log.append("delete \(try UndoTests.key(victim))"); context.delete(victim) }
+            case 2, 3:
+                let entity = UndoTests.entityNames.randomElement(using: &random)!
+                if let object = pick(entity) {
+                    let key = ["Folder": "title", "Note": "text", "Label": "name", "Person": "name"][entity]!
+                    try object.setValue("v\(Int.random(in: 0..<1000, using: &random))", forKey: key)
+                    if entity == "Note" { try object.setValue(Int.random(in: 0..<100, using: &random), forKey: "rank") }
+                    log.append("set \(try UndoTests.key(object)).\(key)")
+                }
+            case 4:
+                if let note = pick("Note") {
+                    let folder = Bool.random(using: &random) ? pick("Folder") : nil
+                    try note.setValue(folder, forKey: "folder")
+                    log.append("\(try UndoTests.key(note)).folder = \(try UndoTests.key(folder))")
+                }
+            case 5:
+                if let folder = pick("Folder") {
+                    var notes = try folder.value(forKey: "notes") as? [ManagedObject] ?? []
+                    if Bool.random(using: &random), let note = pick("Note"), !notes.contains(note) {
+                        notes.insert(note, at: Int.random(in: 0...notes.count, using: &random))
+                    } else if !notes.isEmpty {
+                        notes.remove(at: Int.random(in: 0..<notes.count, using: &random))
+                    }
+                    notes.shuffle(using: &random)
+                    try folder.setValue(notes, forKey: "notes")
+                    log.append("\(try UndoTests.key(folder)).notes = \(try UndoTests.keys(notes))")
+                }
+            case 6, 7:
+                if let note = pick("Note"), let label = pick("Label") {
+                    let labels = try note.value(forKey: "labels") as? Set<ManagedObject> ?? []
+                    let (owner, member, key) = Bool.random(using: &random) ? (note, label, "labels") : (label, note, "notes")
+                    if labels.contains(label) { try owner.remove(member, fromKey: key) } else { try owner.add(member, toKey: key) }
+                    log.append("toggle \(try UndoTests.key(note)) ~ \(try UndoTests.key(label))")
+                }
+            default:
+                if let person = pick("Person") {
+                    let folder = Bool.random(using: &random) ? pick("Folder") : nil
+                    try person.setValue(folder, forKey: "folder")
+                    log.append("\(try UndoTests.key(person)).folder = \(try UndoTests.key(folder))")
+                }
+            }
+        }
+    }
+
+    /// Random edit sequences with group ends (and saves when `saving`) on a saved graph: undoing every
+    /// group gives back the graph it started as, redoing every group the graph it ended as, and a save of
+    /// that writes it.
     @Test(arguments: (1...20).map { (UInt64($0), $0 % 2 == 0) })
     func undoingEverythingGivesBackTheStartAndRedoingTheEnd(seed: UInt64, saving: Bool) throws {
         let stack = try Self.savedStack()
         let (context, manager) = Self.undoingContext(stack)
-        var random = SeededGenerator(seed: seed)
-        var pool: [String: [ManagedObject]] = [:]
-        for entity in Self.entityNames { pool[entity] = try Self.fetchAll(entity, in: context) }
+        let editor = try RandomEditor(context: context, seed: seed)
         let start = try Self.graph(of: context)
-        var made = 0
-        func live(_ entity: String) -> [ManagedObject] {
-            pool[entity, default: []].filter { $0.managedObjectContext === context && !$0.isDeleted
-                && context.registeredObject(for: $0.objectID) === $0 }
-        }
-        func pick(_ entity: String) -> ManagedObject? { live(entity).randomElement(using: &random) }
-        var log: [String] = []
         do {
             for _ in 0..<80 {
-                switch Int.random(in: 0..<12, using: &random) {
-                case 0:
-                    let entity = Self.entityNames.randomElement(using: &random)!
-                    made += 1
-                    let object = try Self.insert(entity, "X\(made)", into: context)
-                    pool[entity, default: []].append(object)
-                    log.append("insert \(entity) X\(made)")
-                case 1:
-                    let entity = Self.entityNames.randomElement(using: &random)!
-                    if let victim = pick(entity) { log.append("delete \(try Self.key(victim))"); context.delete(victim) }
-                case 2, 3:
-                    let entity = Self.entityNames.randomElement(using: &random)!
-                    if let object = pick(entity) {
-                        let key = ["Folder": "title", "Note": "text", "Label": "name", "Person": "name"][entity]!
-                        let value = "v\(Int.random(in: 0..<1000, using: &random))"
-                        try object.setValue(value, forKey: key)
-                        if entity == "Note" { try object.setValue(Int.random(in: 0..<100, using: &random), forKey: "rank") }
-                        log.append("set \(try Self.key(object)).\(key)")
-                    }
-                case 4:
-                    if let note = pick("Note") {
-                        let folder = Bool.random(using: &random) ? pick("Folder") : nil
-                        try note.setValue(folder, forKey: "folder")
-                        log.append("\(try Self.key(note)).folder = \(try Self.key(folder))")
-                    }
-                case 5:
-                    if let folder = pick("Folder") {
-                        var notes = try folder.value(forKey: "notes") as? [ManagedObject] ?? []
-                        if Bool.random(using: &random), let note = pick("Note"), !notes.contains(note) {
-                            notes.insert(note, at: Int.random(in: 0...notes.count, using: &random))
-                        } else if !notes.isEmpty {
-                            notes.remove(at: Int.random(in: 0..<notes.count, using: &random))
-                        }
-                        notes.shuffle(using: &random)
-                        try folder.setValue(notes, forKey: "notes")
-                        log.append("\(try Self.key(folder)).notes = \(try Self.keys(notes))")
-                    }
-                case 6, 7:
-                    if let note = pick("Note"), let label = pick("Label") {
-                        let labels = try note.value(forKey: "labels") as? Set<ManagedObject> ?? []
-                        let (owner, member, key) = Bool.random(using: &random) ? (note, label, "labels") : (label, note, "notes")
-                        if labels.contains(label) { try owner.remove(member, fromKey: key) } else { try owner.add(member, toKey: key) }
-                        log.append("toggle \(try Self.key(note)) ~ \(try Self.key(label))")
-                    }
-                case 8:
-                    if let person = pick("Person") {
-                        let folder = Bool.random(using: &random) ? pick("Folder") : nil
-                        try person.setValue(folder, forKey: "folder")
-                        log.append("\(try Self.key(person)).folder = \(try Self.key(folder))")
-                    }
+                switch Int.random(in: 0..<12, using: &editor.random) {
+                case 0...8:
+                    try editor.edit()
                 case 9, 10:
                     context.processPendingChanges()
-                    log.append("--")
+                    editor.log.append("--")
                 default:
                     if saving {
                         try context.save()
-                        log.append("save")
+                        editor.log.append("save")
                     } else {
                         context.processPendingChanges()
                     }
                 }
             }
             context.processPendingChanges()
-            log.append("== end")
+            editor.log.append("== end")
             let end = try Self.graph(of: context)
             var groups = 0
             while manager.canUndo {
                 context.undo()
                 groups += 1
             }
-            log.append("== undone")
-            #expect(try Self.graph(of: context) == start, "\(log)")
+            editor.log.append("== undone")
+            #expect(try Self.graph(of: context) == start, "\(editor.log)")
             while manager.canRedo { context.redo() }
-            log.append("== redone")
-            #expect(try Self.graph(of: context) == end, "\(log)")
+            editor.log.append("== redone")
+            #expect(try Self.graph(of: context) == end, "\(editor.log)")
             try context.save()
-            log.append("== saved")
-            #expect(try Self.storedGraph(stack) == end, "\(log)")
+            editor.log.append("== saved")
+            #expect(try Self.storedGraph(stack) == end, "\(editor.log)")
             #expect(groups > 1)
         } catch {
-            Issue.record("\(error) after \(log)")
+            Issue.record("\(error) after \(editor.log)")
+        }
+    }
+
+    /// Undo and redo interleaved with new edits and saves, against a naive reference: the graph after each
+    /// group, kept on a stack. Each undo gives back the graph before its group, each redo the graph after
+    /// it, a new group drops what could be redone, and the store ends as the graph does.
+    @Test(arguments: 1...12)
+    func interleavedUndoAndRedoFollowAStackOfSnapshots(seed: UInt64) throws {
+        let stack = try Self.savedStack()
+        let (context, manager) = Self.undoingContext(stack)
+        let editor = try RandomEditor(context: context, seed: seed + 100)
+        /// The graph after each group still undoable, the start first; the graphs each redo gives, next last.
+        var after = [try Self.graph(of: context)]
+        var redoable: [[String: String]] = []
+        /// Ends the open event group as `end` does, keeping the reference in step when it closed one.
+        func endGroup(_ end: () throws -> Void) throws {
+            let open = manager.groupingLevel == 1
+            try end()
+            if open && manager.groupingLevel == 0 {
+                after.append(try Self.graph(of: context))
+                redoable = []
+            }
+        }
+        do {
+            for step in 0..<120 {
+                switch Int.random(in: 0..<14, using: &editor.random) {
+                case 0...6:
+                    try editor.edit()
+                    // A change recorded (into the group it opened) leaves nothing to redo.
+                    if manager.groupingLevel == 1 { redoable = [] }
+                case 7, 8:
+                    try endGroup { context.processPendingChanges() }
+                    editor.log.append("--")
+                case 9:
+                    try endGroup { try context.save() }
+                    editor.log.append("save")
+                case 10, 11:
+                    try endGroup { context.processPendingChanges() }
+                    guard after.count > 1 else { continue }
+                    context.undo()
+                    redoable.append(after.removeLast())
+                    editor.log.append("undo")
+                    #expect(try Self.graph(of: context) == after.last!, "step \(step): \(editor.log)")
+                default:
+                    try endGroup { context.processPendingChanges() }
+                    guard let next = redoable.popLast() else { continue }
+                    context.redo()
+                    after.append(next)
+                    editor.log.append("redo")
+                    #expect(try Self.graph(of: context) == next, "step \(step): \(editor.log)")
+                }
+                #expect(manager.canRedo == !redoable.isEmpty, "step \(step): \(editor.log)")
+            }
+            try endGroup { try context.save() }
+            #expect(try Self.storedGraph(stack) == after.last!, "\(editor.log)")
+        } catch {
+            Issue.record("\(error) after \(editor.log)")
         }
     }
 
