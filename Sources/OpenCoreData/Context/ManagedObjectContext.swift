@@ -431,15 +431,16 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Inserts a new object (one made with `ManagedObject(entity:insertInto: nil)`).
     public func insert(_ object: ManagedObject) {
-        if let undoRecorder { undoRecorder.recordLifecycle(of: object, in: self) }
         if object.managedObjectContext === self && object.flags.contains(.registered) {
             if object.isDeleted {
+                if let undoRecorder { undoRecorder.recordLifecycle(of: object, in: self) }
                 object.flags.remove(.deleted)
                 deletedSet.remove(object)
                 if object.row == nil { object.flags.insert(.inserted); noteInserted(object) }
             }
             return
         }
+        if let undoRecorder { undoRecorder.recordLifecycle(of: object, in: self) }
         object.managedObjectContext = self
         object.flags.insert([.inserted, .registered])
         registry[object.objectID] = object

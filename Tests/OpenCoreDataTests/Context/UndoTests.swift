@@ -204,6 +204,26 @@ import Testing
         #expect(try Self.storedGraph(stack)["N9"] == "Note folder=F2 labels= rank=nil text=new")
     }
 
+    @Test func insertingAnObjectAlreadyInTheContextLeavesTheRedo() throws {
+        let stack = try Self.savedStack()
+        let (context, manager) = Self.undoingContext(stack)
+        let note = try Self.object("N1", "Note", in: context)
+        try note.setValue("eggs", forKey: "text")
+        context.undo()
+        context.insert(note)
+        #expect(manager.canRedo)
+        #expect(manager.groupingLevel == 0)
+        // Inserting a deleted object again takes the delete back, and is undone as a change of its own.
+        context.delete(note)
+        context.processPendingChanges()
+        context.insert(note)
+        #expect(!note.isDeleted)
+        context.undo()
+        #expect(note.isDeleted)
+        context.undo()
+        #expect(!note.isDeleted)
+    }
+
     @Test func aDeleteWithItsCascadeIsUndoneAndRedone() throws {
         let stack = try Self.savedStack()
         let (context, _) = Self.undoingContext(stack)
