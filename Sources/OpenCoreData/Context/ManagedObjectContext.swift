@@ -132,6 +132,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// notification does not carry them, as Core Data's does not), and a bulk insert's would be a
     /// dictionary as large as the insert.
     var tracksRenames: Bool { !changeObservers.isEmpty }
+    /// Records changes for ``undoManager``; nil (and never looked into beyond that test) without one.
+    @exclusivity(unchecked) var undoRecorder: UndoRecorder?
     let didSaveContinuations = ContinuationStore<ContextDidSave>()
     private let childLock = NSLock()
     private var children: [WeakContextReference] = []
@@ -450,12 +452,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func insert(_ object: ManagedObject) {
         if object.managedObjectContext === self && object.flags.contains(.registered) {
             if object.isDeleted {
+                if let undoRecorder { undoRecorder.recordLifecycle(of: object, in: self) }
                 object.flags.remove(.deleted)
                 deletedSet.remove(object)
                 if object.row == nil { object.flags.insert(.inserted); noteInserted(object) }
             }
             return
         }
+        if let undoRecorder { undoRecorder.recordLifecycle(of: object, in: self) }
         object.managedObjectContext = self
         object.flags.insert([.inserted, .registered])
         registry[object.objectID] = object
@@ -476,6 +480,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Marks an object deleted; delete rules run now for the graph in memory and are checked at save.
     public func delete(_ object: ManagedObject) {
         guard object.managedObjectContext === self, !object.isDeleted else { return }
+        if let undoRecorder { undoRecorder.recordLifecycle(of: object, in: self) }
         object.prepareForDeletion()
         if object.isInserted {
             // A new object deleted before any save simply goes away.
@@ -496,6 +501,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Called before a value of `object` changes: the value in `slot` (nil: values not told one by one).
     func willChange(_ object: ManagedObject, slot: Int?) {
+        // Before the deleted test: delete rules still change a deleted object's own relationships.
+        if let undoRecorder { undoRecorder.recordValue(of: object, slot: slot, in: self) }
         guard !object.isDeleted else { return }
         // A new object edited after observers heard of its insert: they hear of the edit as an update.
         if !object.isInserted { updatedSet.insert(object) }
@@ -533,6 +540,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         updatedSet = []
         deletedSet = []
         pendingChangeRecord = ChangeRecord()
+        if let undoRecorder { undoRecorder.removeAll() }
         notifyObservers(ObjectsDidChange(invalidatedAll: true))
     }
 
@@ -544,6 +552,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         updatedSet = []
         deletedSet = []
         pendingChangeRecord = ChangeRecord()
+        if let undoRecorder { undoRecorder.removeAll() }
         notifyObservers(ObjectsDidChange(invalidatedAll: true))
     }
 
