@@ -52,12 +52,20 @@ public enum StoreMigration {
         let bundle = try ModelVersionBundle(contentsOf: bundleURL)
         guard let stored = bundle.version(withHashes: metadata.versionHashes),
               let target = bundle.version(named: modelVersion) else { return }
+        // A mapping model next to the bundle, from the store's version to the model's, is used before
+        // any inferred mapping (docs/MIGRATION.md, "Mapping models").
+        let mapping = try MappingModel.find(in: bundleURL.deletingLastPathComponent(), from: stored.name, to: modelVersion)
         let reason: String? = options.readOnly ? "the store is opened read-only"
             : !options.migratesStoreAutomatically ? "automatic migration is turned off (shouldMigrateStoreAutomatically)"
-            : !options.infersMappingModelAutomatically
+            : !options.infersMappingModelAutomatically && mapping == nil
                 ? "inferring the mapping is turned off (shouldInferMappingModelAutomatically)" : nil
         if let reason {
             throw MigrationError.migrationNeeded(path: path, storeVersion: stored.name, modelVersion: modelVersion, reason: reason)
+        }
+        if let mapping {
+            try MappingModelMigration.migrateInPlace(storeAt: path, sourceModel: stored.model, destinationModel: model,
+                                                     mapping: mapping, busyTimeout: options.busyTimeout)
+            return
         }
         let planned = try ReadOnlyStoreFile.read(path) { db in
             try Self.plans(db, path: path, bundle: bundle, target: target, targetModel: model)
