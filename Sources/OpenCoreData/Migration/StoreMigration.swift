@@ -52,9 +52,11 @@ public enum StoreMigration {
         let bundle = try ModelVersionBundle(contentsOf: bundleURL)
         guard let stored = bundle.version(withHashes: metadata.versionHashes),
               let target = bundle.version(named: modelVersion) else { return }
-        // A mapping model next to the bundle, from the store's version to the model's, is used before
-        // any inferred mapping (docs/MIGRATION.md, "Mapping models").
-        let mapping = try MappingModel.find(in: bundleURL.deletingLastPathComponent(), from: stored.name, to: modelVersion)
+        // A mapping model from the store's version to the model's (passed in the options, else beside the
+        // bundle) is used before any inferred mapping (docs/MIGRATION.md, "Mapping models").
+        let mapping = try options.mappingModels.first {
+            $0.sourceModelVersionName == stored.name && $0.destinationModelVersionName == modelVersion
+        } ?? MappingModel.find(in: bundleURL.deletingLastPathComponent(), from: stored.name, to: modelVersion)
         let reason: String? = options.readOnly ? "the store is opened read-only"
             : !options.migratesStoreAutomatically ? "automatic migration is turned off (shouldMigrateStoreAutomatically)"
             : !options.infersMappingModelAutomatically && mapping == nil

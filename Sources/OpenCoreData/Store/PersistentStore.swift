@@ -49,9 +49,13 @@ public struct StoreOptions: Sendable, Hashable {
     /// `.xcdatamodeld` bundle and another version of it wrote the store, migrate the store on open
     /// (docs/MIGRATION.md). Off, such an open fails with ``MigrationError/migrationNeeded(path:storeVersion:modelVersion:reason:)``.
     public var migratesStoreAutomatically = true
-    /// Core Data's `NSInferMappingModelAutomaticallyOption`: infer the mapping between versions (the only
-    /// kind of mapping there is so far). Off, a store that needs migrating is refused.
+    /// Core Data's `NSInferMappingModelAutomaticallyOption`: infer the mapping between versions. Off, a
+    /// store that needs migrating is refused unless a mapping model covers it.
     public var infersMappingModelAutomatically = true
+    /// Mapping models to migrate with on open, before those found beside the model's bundle: the one whose
+    /// ``MappingModel/sourceModelVersionName`` is the store's version and whose
+    /// ``MappingModel/destinationModelVersionName`` is the model's is used (docs/MIGRATION.md).
+    public var mappingModels: [MappingModel] = []
 
     public init(readOnly: Bool = false, busyTimeout: TimeInterval = 5, rowCacheCapacity: Int = 100_000,
                 updatesMetadataWhenSchemaMatches: Bool = false, integrityCheckLimit: Int = 64 << 20,

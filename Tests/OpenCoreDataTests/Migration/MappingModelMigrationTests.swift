@@ -16,6 +16,19 @@ import Testing
         try ModelVersionBundle(contentsOf: InteropFixtures.url("Garage.xcdatamodeld"))
     }
 
+    /// The two versions the fixture mapping model maps between.
+    static func models() throws -> (old: ManagedObjectModel, new: ManagedObjectModel) {
+        let bundle = try bundle()
+        return (try #require(bundle.version(named: "Garage")).model, try #require(bundle.version(named: "Garage 2")).model)
+    }
+
+    /// A "Garage" store at `name` in `directory` holding `objects`.
+    static func oldStore(_ name: String, in directory: TemporaryDirectory, with objects: [Object]) throws -> URL {
+        let url = directory.file(name)
+        try MigrationFixtures.fill(url, model: try models().old, with: objects)
+        return url
+    }
+
     static func mapping() throws -> MappingModel {
         try MappingModel(contentsOf: InteropFixtures.url("Garage1to2.xcmappingmodel"))
     }
@@ -78,11 +91,9 @@ import Testing
     func migratedStoreHoldsWhatTheMappingGives(seed: UInt64) throws {
         let directory = TemporaryDirectory()
         let bundle = try Self.bundle()
-        let old = try #require(bundle.version(named: "Garage")).model
-        let new = try #require(bundle.version(named: "Garage 2")).model
+        let (old, new) = try Self.models()
         let data = Self.garageData(seed: seed)
-        let source = directory.file("old.sqlite")
-        try MigrationFixtures.fill(source, model: old, with: data)
+        let source = try Self.oldStore("old.sqlite", in: directory, with: data)
         let before = try MigrationFixtures.bytes(source)
 
         let migrated = directory.file("migrated.sqlite")
@@ -102,10 +113,8 @@ import Testing
     @Test func openingAnOldStoreUsesTheMappingModelNextToTheBundle() throws {
         let directory = TemporaryDirectory()
         let bundle = try Self.bundle()
-        let old = try #require(bundle.version(named: "Garage")).model
         let data = Self.garageData(seed: 7)
-        let store = directory.file("garage.sqlite")
-        try MigrationFixtures.fill(store, model: old, with: data)
+        let store = try Self.oldStore("garage.sqlite", in: directory, with: data)
 
         // The current version; the fixture folder holds Garage1to2.xcmappingmodel beside the bundle.
         let current = try ManagedObjectModel(contentsOf: InteropFixtures.url("Garage.xcdatamodeld"))
@@ -125,13 +134,38 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
 
+    @Test func aMappingModelPassedInTheOptionsIsUsedOnOpen() throws {
+        let directory = TemporaryDirectory()
+        // The bundle alone, without the mapping model beside it.
+        let bundleCopy = directory.file("Garage.xcdatamodeld")
+        try FileManager.default.copyItem(at: InteropFixtures.url("Garage.xcdatamodeld"), to: bundleCopy)
+        let data = Self.garageData(seed: 11)
+        let store = try Self.oldStore("garage.sqlite", in: directory, with: data)
+        let before = try MigrationFixtures.bytes(store)
+        let current = try ManagedObjectModel(contentsOf: bundleCopy)
+
+        // Read-only never migrates, mapping model or not.
+        var options = StoreOptions(readOnly: true)
+        options.mappingModels = [try Self.mapping()]
+        #expect(throws: MigrationError.self) {
+            try PersistentStoreCoordinator(managedObjectModel: current).addPersistentStore(type: .sqlite, at: store, options: options)
+        }
+        #expect(try MigrationFixtures.bytes(store) == before)
+
+        options.readOnly = false
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: current)
+        try coordinator.addPersistentStore(type: .sqlite, at: store, options: options)
+        coordinator.persistentStores.forEach(coordinator.remove)
+        let expected = directory.file("expected.sqlite")
+        try MigrationFixtures.fill(expected, model: current, with: Self.garage2Data(from: data))
+        #expect(try MigrationFixtures.dump(store, model: current, keys: Self.keys)
+                == MigrationFixtures.dump(expected, model: current, keys: Self.keys))
+    }
+
     @Test func aCustomPolicyClassIsRefusedByNameBeforeAnythingIsWritten() throws {
         let directory = TemporaryDirectory()
-        let bundle = try Self.bundle()
-        let old = try #require(bundle.version(named: "Garage")).model
-        let new = try #require(bundle.version(named: "Garage 2")).model
-        let source = directory.file("old.sqlite")
-        try MigrationFixtures.fill(source, model: old, with: Self.garageData(seed: 3))
+        let (old, new) = try Self.models()
+        let source = try Self.oldStore("old.sqlite", in: directory, with: Self.garageData(seed: 3))
         let before = try MigrationFixtures.bytes(source)
         let mapping = try MappingModel(contentsOf: InteropFixtures.url("UnsupportedMappings/GarageCustomPolicy.xcmappingmodel"))
         #expect(mapping.entityMapping(named: "CarToVehicle")?.entityMigrationPolicyClassName == "GarageCarMigrationPolicy")
@@ -150,11 +184,8 @@ import Testing
 
     @Test func aFailingExpressionRemovesTheHalfMadeStoreAndNamesTheObject() throws {
         let directory = TemporaryDirectory()
-        let bundle = try Self.bundle()
-        let old = try #require(bundle.version(named: "Garage")).model
-        let new = try #require(bundle.version(named: "Garage 2")).model
-        let source = directory.file("old.sqlite")
-        try MigrationFixtures.fill(source, model: old, with: [
+        let (old, new) = try Self.models()
+        let source = try Self.oldStore("old.sqlite", in: directory, with: [
             Object(entity: "Car", key: "P-1", values: ["plate": "P-1", "make": "fiat", "price": Float(0.5)]),
             Object(entity: "Car", key: "P-2", values: ["plate": "P-2", "make": "fiat", "price": Float(0.125)]),
         ])
@@ -172,11 +203,8 @@ import Testing
 
     @Test func anExistingDestinationIsNeverOverwritten() throws {
         let directory = TemporaryDirectory()
-        let bundle = try Self.bundle()
-        let old = try #require(bundle.version(named: "Garage")).model
-        let new = try #require(bundle.version(named: "Garage 2")).model
-        let source = directory.file("old.sqlite")
-        try MigrationFixtures.fill(source, model: old, with: Self.garageData(seed: 1))
+        let (old, new) = try Self.models()
+        let source = try Self.oldStore("old.sqlite", in: directory, with: Self.garageData(seed: 1))
         let destination = directory.file("new.sqlite")
         try Data("keep me".utf8).write(to: destination)
         #expect(throws: MigrationError.self) {
@@ -187,9 +215,7 @@ import Testing
     }
 
     @Test func mappingsThatDoNotFitTheModelsAreRefusedByName() throws {
-        let bundle = try Self.bundle()
-        let old = try #require(bundle.version(named: "Garage")).model
-        let new = try #require(bundle.version(named: "Garage 2")).model
+        let (old, new) = try Self.models()
         let directory = TemporaryDirectory()
         func refusal(_ mapping: MappingModel) -> MigrationError? {
             do {
