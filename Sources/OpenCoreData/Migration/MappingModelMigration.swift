@@ -309,6 +309,9 @@ extension MappingModelMigration {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: copy.path + suffix) }
         }
         try migrate(storeAt: original, sourceModel: sourceModel, destinationModel: destinationModel, mapping: mapping, into: copy)
+        // Another connection may have migrated the store meanwhile: its result is kept, not overwritten.
+        // (Writes of the source version's data made during the migration are not seen: docs/MIGRATION.md.)
+        guard try StoreMetadata.read(storeAt: path).versionHashes == sourceModel.entityVersionHashesByName else { return }
         try StoreFileReplacement.replaceContents(of: original, with: copy, busyTimeout: busyTimeout)
     }
 }

@@ -110,6 +110,33 @@ import Testing
         #expect(try MigrationFixtures.bytes(source) == before)
     }
 
+    /// Xcode's generated relationship mapping names no entity mapping when none was chosen: the objects are
+    /// then looked up in whichever mapping made them.
+    @Test func aRelationshipMappingWithoutAMappingNameUsesTheMappingThatMadeEachObject() throws {
+        let directory = TemporaryDirectory()
+        let (old, new) = try Self.models()
+        let data = Self.garageData(seed: 9)
+        let source = try Self.oldStore("old.sqlite", in: directory, with: data)
+        let text = try MappingModelLoaderTests.fixtureXML()
+        let line = #"        <attribute name="sourcemappingname" type="string">OwnerToPerson</attribute>"# + "\n"
+        // Person.vehicles is left out, so the links come from Vehicle.driver alone.
+        let vehicles = #"destination="XDDEVRELATIONSHIPMAPPING" idrefs="z105""#
+        #expect(text.contains(line) && text.contains(vehicles))
+        let changed = text.replacingOccurrences(of: line, with: "")
+            .replacingOccurrences(of: vehicles, with: #"destination="XDDEVRELATIONSHIPMAPPING" idrefs="""#)
+        let mapping = try MappingModelXML.read(Data(changed.utf8), path: "test.xml")
+        #expect(mapping.entityMapping(named: "OwnerToPerson")?.relationshipMappings.isEmpty == true)
+        #expect(mapping.entityMapping(named: "CarToVehicle")?.relationshipMappings.first?.valueExpression
+                == .destinationInstances(entityMappingName: "", sourceInstances: try QueryExpression(format: "$source.owner")))
+
+        let migrated = directory.file("migrated.sqlite")
+        try MappingModelMigration.migrate(storeAt: source, sourceModel: old, destinationModel: new, mapping: mapping, into: migrated)
+        let expected = directory.file("expected.sqlite")
+        try MigrationFixtures.fill(expected, model: new, with: Self.garage2Data(from: data))
+        #expect(try MigrationFixtures.dump(migrated, model: new, keys: Self.keys)
+                == MigrationFixtures.dump(expected, model: new, keys: Self.keys))
+    }
+
     @Test func openingAnOldStoreUsesTheMappingModelNextToTheBundle() throws {
         let directory = TemporaryDirectory()
         let bundle = try Self.bundle()
