@@ -34,7 +34,7 @@ public enum EntityMappingType: String, Sendable, Hashable, CaseIterable {
 ///                             sourceEntityName: "Car", destinationEntityName: "Vehicle")
 /// mapping.attributeMappings = [PropertyMapping(name: "plate", valueExpression: try MappingExpression(format: "$source.registration"))]
 /// ```
-public struct EntityMapping: Sendable, Hashable {
+public struct EntityMapping: Sendable, Hashable, CustomStringConvertible {
     /// The name relationship mappings refer to it by (`destinationInstancesForEntityMappingNamed:`).
     public var name: String
     /// What the mapping does.
@@ -65,5 +65,15 @@ public struct EntityMapping: Sendable, Hashable {
         self.attributeMappings = attributeMappings
         self.relationshipMappings = relationshipMappings
         self.entityMigrationPolicyClassName = entityMigrationPolicyClassName
+    }
+
+    /// One line: name, type, entities, filter, then each property mapping (`ocd migrate` prints it).
+    public var description: String {
+        var line = "\(name): \(mappingType.rawValue) \(sourceEntityName ?? "-") → \(destinationEntityName ?? "-")"
+        if let predicate = sourceExpression?.predicate { line += " where \(predicate.predicateFormat)" }
+        if let policy = entityMigrationPolicyClassName { line += " policy \(policy)" }
+        let properties = (attributeMappings + relationshipMappings).map { "\($0.name) = \($0.valueExpression?.format ?? "default")" }
+        if !properties.isEmpty { line += "; " + properties.joined(separator: "; ") }
+        return line
     }
 }

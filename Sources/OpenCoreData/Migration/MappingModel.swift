@@ -48,11 +48,12 @@ public struct MappingModel: Sendable, Hashable {
     /// The entity mapping named `name`.
     public func entityMapping(named name: String) -> EntityMapping? { entityMappings.first { $0.name == name } }
 
-    /// The mapping models in `folder` (not its subfolders) that map `sourceVersion` to `destinationVersion`.
+    /// The first mapping model in `folder` (not its subfolders; `.xcmappingmodel` folders in name order)
+    /// that maps `sourceVersion` to `destinationVersion`, by the model paths it records; nil when none does.
     ///
-    /// - Throws: what ``init(contentsOf:)`` throws for a mapping model file that names those versions but
-    ///   cannot be read; files that cannot be read at all are skipped only when they are not mapping models.
-    static func find(in folder: URL, from sourceVersion: String, to destinationVersion: String) throws -> MappingModel? {
+    /// - Throws: what ``init(contentsOf:)`` throws for a mapping model in the folder that cannot be read:
+    ///   it might have been the one wanted.
+    public static func find(in folder: URL, from sourceVersion: String, to destinationVersion: String) throws -> MappingModel? {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         for name in names.sorted() where name.hasSuffix(".xcmappingmodel") {
             let mapping = try MappingModel(contentsOf: folder.appendingPathComponent(name))

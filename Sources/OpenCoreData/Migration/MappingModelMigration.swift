@@ -293,16 +293,18 @@ private struct MappingRun {
 }
 
 extension MappingModelMigration {
-    /// Migrates the store at `path` through `mapping` and writes the result back into the same file
-    /// (``StoreFileReplacement``): what opening a store does when its model bundle's folder holds a mapping
-    /// model from the store's version to the model's. The migrated copy is made next to the store and
-    /// removed afterwards; until the last step the original is untouched.
+    /// Migrates the store at `url` through `mapping` and writes the result back into the same file, in one
+    /// SQLite transaction: what opening a store does when a mapping model from the store's version to the
+    /// model's is found. The migrated copy is made next to the store and removed afterwards; until the last
+    /// step the original is untouched.
     ///
-    /// - Throws: what ``migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)`` and
-    ///   ``StoreFileReplacement/replaceContents(of:with:busyTimeout:)`` throw.
-    static func migrateInPlace(storeAt path: String, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
-                               mapping: MappingModel, busyTimeout: TimeInterval) throws {
-        let original = URL(fileURLWithPath: path)
+    /// - Throws: what ``migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)`` throws,
+    ///   ``StoreError/busy(path:)`` when another connection holds the store's write lock past `busyTimeout`,
+    ///   and ``MigrationError/stepFailed(path:step:reason:)`` when SQLite refuses to write the copy back.
+    public static func migrateInPlace(storeAt url: URL, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
+                                      mapping: MappingModel, busyTimeout: TimeInterval = 5) throws {
+        let original = url
+        let path = url.path
         let copy = original.deletingLastPathComponent()
             .appendingPathComponent(".\(original.lastPathComponent).migrating-\(UUID().uuidString)")
         defer {

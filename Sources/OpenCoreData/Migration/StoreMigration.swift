@@ -65,7 +65,7 @@ public enum StoreMigration {
             throw MigrationError.migrationNeeded(path: path, storeVersion: stored.name, modelVersion: modelVersion, reason: reason)
         }
         if let mapping {
-            try MappingModelMigration.migrateInPlace(storeAt: path, sourceModel: stored.model, destinationModel: model,
+            try MappingModelMigration.migrateInPlace(storeAt: URL(fileURLWithPath: path), sourceModel: stored.model, destinationModel: model,
                                                      mapping: mapping, busyTimeout: options.busyTimeout)
             return
         }
