@@ -87,6 +87,17 @@ import Testing
         return result
     }
 
+    /// Checks that `store` holds exactly what a fresh store of `model` filled with the mapping's result for
+    /// `data` holds.
+    static func expectHoldsWhatTheMappingGives(_ store: URL, from data: [Object], model: ManagedObjectModel,
+                                               in directory: TemporaryDirectory,
+                                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let expected = directory.file("expected-\(UUID().uuidString).sqlite")
+        try MigrationFixtures.fill(expected, model: model, with: garage2Data(from: data))
+        #expect(try MigrationFixtures.dump(store, model: model, keys: keys) == MigrationFixtures.dump(expected, model: model, keys: keys),
+                sourceLocation: sourceLocation)
+    }
+
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func migratedStoreHoldsWhatTheMappingGives(seed: UInt64) throws {
         let directory = TemporaryDirectory()
@@ -101,11 +112,10 @@ import Testing
         try MappingModelMigration.migrate(storeAt: source, sourceModel: old, destinationModel: new,
                                           mapping: try Self.mapping(), into: migrated, batchSize: 3)
 
-        let expected = directory.file("expected.sqlite")
-        try MigrationFixtures.fill(expected, model: new, with: Self.garage2Data(from: data))
-        #expect(try MigrationFixtures.dump(migrated, model: new, keys: Self.keys)
-                == MigrationFixtures.dump(expected, model: new, keys: Self.keys))
-        #expect(try MigrationFixtures.layout(migrated) == MigrationFixtures.layout(expected))
+        try Self.expectHoldsWhatTheMappingGives(migrated, from: data, model: new, in: directory)
+        let fresh = directory.file("fresh.sqlite")
+        try MigrationFixtures.fill(fresh, model: new, with: [])
+        #expect(try MigrationFixtures.layout(migrated) == MigrationFixtures.layout(fresh))
         #expect(try bundle.version(ofStoreAt: migrated)?.name == "Garage 2")
         #expect(try MigrationFixtures.bytes(source) == before)
     }
@@ -131,10 +141,7 @@ import Testing
 
         let migrated = directory.file("migrated.sqlite")
         try MappingModelMigration.migrate(storeAt: source, sourceModel: old, destinationModel: new, mapping: mapping, into: migrated)
-        let expected = directory.file("expected.sqlite")
-        try MigrationFixtures.fill(expected, model: new, with: Self.garage2Data(from: data))
-        #expect(try MigrationFixtures.dump(migrated, model: new, keys: Self.keys)
-                == MigrationFixtures.dump(expected, model: new, keys: Self.keys))
+        try Self.expectHoldsWhatTheMappingGives(migrated, from: data, model: new, in: directory)
     }
 
     @Test func openingAnOldStoreUsesTheMappingModelNextToTheBundle() throws {
@@ -152,10 +159,7 @@ import Testing
         try coordinator.addPersistentStore(type: .sqlite, at: store, options: options)
         coordinator.persistentStores.forEach(coordinator.remove)
 
-        let expected = directory.file("expected.sqlite")
-        try MigrationFixtures.fill(expected, model: current, with: Self.garage2Data(from: data))
-        #expect(try MigrationFixtures.dump(store, model: current, keys: Self.keys)
-                == MigrationFixtures.dump(expected, model: current, keys: Self.keys))
+        try Self.expectHoldsWhatTheMappingGives(store, from: data, model: current, in: directory)
         #expect(try bundle.version(ofStoreAt: store)?.name == "Garage 2")
         // The copy made on the way is gone.
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }.isEmpty)
@@ -183,10 +187,7 @@ import Testing
         let coordinator = PersistentStoreCoordinator(managedObjectModel: current)
         try coordinator.addPersistentStore(type: .sqlite, at: store, options: options)
         coordinator.persistentStores.forEach(coordinator.remove)
-        let expected = directory.file("expected.sqlite")
-        try MigrationFixtures.fill(expected, model: current, with: Self.garage2Data(from: data))
-        #expect(try MigrationFixtures.dump(store, model: current, keys: Self.keys)
-                == MigrationFixtures.dump(expected, model: current, keys: Self.keys))
+        try Self.expectHoldsWhatTheMappingGives(store, from: data, model: current, in: directory)
     }
 
     @Test func aCustomPolicyClassIsRefusedByNameBeforeAnythingIsWritten() throws {
