@@ -24,6 +24,17 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
     case storeDoesNotMatchItsVersion(path: String, version: String, differences: [String])
     /// A statement failed while the migration ran; everything was rolled back.
     case stepFailed(path: String, step: String, reason: String)
+    /// A mapping model file could not be read: not XML, a reference (`idrefs`) to no object, a mapping
+    /// without a name, an expression that does not parse (`reason` names the object and attribute).
+    case invalidMappingModel(path: String, reason: String)
+    /// An entity mapping asks for something the migrator does not do (a custom migration policy class, a
+    /// custom mapping type, a function of the migration manager it does not know): refused before anything
+    /// is written, never skipped.
+    case unsupportedMapping(entityMapping: String, reason: String)
+    /// An entity mapping names an entity or property the source or destination model does not have.
+    case mappingDoesNotFitModels(entityMapping: String, reason: String)
+    /// A value expression failed on one source object (`object` is its URI).
+    case mappingFailed(entityMapping: String, object: String, reason: String)
 
     // Staged migration (StagedMigrationManager).
 
@@ -64,6 +75,14 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
             return "Migrating \(path) failed in \(stage) (nothing was changed): \(reason)."
         case .storeChangedDuringMigration(let path):
             return "\(path) was changed by another connection while it was being migrated; the migration was not written (run it again)."
+        case .invalidMappingModel(let path, let reason):
+            return "The mapping model \(path) cannot be read: \(reason)."
+        case .unsupportedMapping(let entityMapping, let reason):
+            return "Entity mapping '\(entityMapping)' is not supported: \(reason)."
+        case .mappingDoesNotFitModels(let entityMapping, let reason):
+            return "Entity mapping '\(entityMapping)' does not fit the models: \(reason)."
+        case .mappingFailed(let entityMapping, let object, let reason):
+            return "Entity mapping '\(entityMapping)' failed on \(object): \(reason)."
         }
     }
 

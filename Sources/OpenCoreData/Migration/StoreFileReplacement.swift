@@ -148,18 +148,20 @@ enum StoreFileReplacement {
     /// Writes the copy back over the original in one SQLite transaction (a backup of every page in one
     /// step), after checking that no other connection committed to the original since the snapshot. The
     /// snapshot's connection to the original is closed afterwards; the copy stays until `discard()`.
+    /// `replacementPath`, when given, is written instead of the copy: a store a mapping model made from the
+    /// copy (the check against other connections' commits is the same).
     ///
     /// - Throws: ``MigrationError/storeChangedDuringMigration(path:)`` when another connection committed
     ///   to the original meanwhile, ``StoreError/busy(path:)`` when another connection holds its write lock
     ///   past the timeout, ``MigrationError/stepFailed(path:step:reason:)`` for any other SQLite failure.
     ///   In every case the original is left as it was.
-    static func replaceContents(of path: String, with snapshot: Snapshot) throws {
+    static func replaceContents(of path: String, with snapshot: Snapshot, from replacementPath: String? = nil) throws {
         precondition(snapshot.originalPath == path, "a snapshot is written back over the file it was taken of")
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "OpenCoreData.migration.copy"
         do {
-            let copy = try DatabaseQueue(path: snapshot.copyPath, configuration: configuration)
+            let copy = try DatabaseQueue(path: replacementPath ?? snapshot.copyPath, configuration: configuration)
             defer { try? copy.close() }
             try copy.inDatabase { source in
                 try snapshot.original.inDatabase { destination in

@@ -52,9 +52,14 @@ public enum StoreMigration {
         let bundle = try ModelVersionBundle(contentsOf: bundleURL)
         guard let stored = bundle.version(withHashes: metadata.versionHashes),
               let target = bundle.version(named: modelVersion) else { return }
+        // A mapping model from the store's version to the model's (passed in the options, else beside the
+        // bundle) is used before any inferred mapping (docs/MIGRATION.md, "Mapping models").
+        let mapping = try options.mappingModels.first {
+            $0.sourceModelVersionName == stored.name && $0.destinationModelVersionName == modelVersion
+        } ?? MappingModel.find(in: bundleURL.deletingLastPathComponent(), from: stored.name, to: modelVersion)
         let reason: String? = options.readOnly ? "the store is opened read-only"
             : !options.migratesStoreAutomatically ? "automatic migration is turned off (shouldMigrateStoreAutomatically)"
-            : !options.infersMappingModelAutomatically
+            : !options.infersMappingModelAutomatically && mapping == nil
                 ? "inferring the mapping is turned off (shouldInferMappingModelAutomatically)" : nil
         if let reason {
             throw MigrationError.migrationNeeded(path: path, storeVersion: stored.name, modelVersion: modelVersion, reason: reason)
@@ -63,6 +68,11 @@ public enum StoreMigration {
             // Stages run code on contexts, so they work on a copy (StagedMigrationRunner).
             try StagedMigrationRunner.migrate(storeAt: path, bundle: bundle, target: target, manager: manager,
                                               busyTimeout: options.busyTimeout)
+            return
+        }
+        if let mapping {
+            try MappingModelMigration.migrateInPlace(storeAt: URL(fileURLWithPath: path), sourceModel: stored.model, destinationModel: model,
+                                                     mapping: mapping, busyTimeout: options.busyTimeout)
             return
         }
         let planned = try ReadOnlyStoreFile.read(path) { db in

@@ -49,12 +49,16 @@ public struct StoreOptions: Sendable, Hashable {
     /// `.xcdatamodeld` bundle and another version of it wrote the store, migrate the store on open
     /// (docs/MIGRATION.md). Off, such an open fails with ``MigrationError/migrationNeeded(path:storeVersion:modelVersion:reason:)``.
     public var migratesStoreAutomatically = true
-    /// Core Data's `NSInferMappingModelAutomaticallyOption`: infer the mapping between versions (the only
-    /// kind of mapping there is so far). Off, a store that needs migrating is refused.
+    /// Core Data's `NSInferMappingModelAutomaticallyOption`: infer the mapping between versions. Off, a
+    /// store that needs migrating is refused unless a mapping model covers it.
     public var infersMappingModelAutomatically = true
     /// Core Data's `NSPersistentStoreStagedMigrationManagerOptionKey`: the stages (and their code) a store
     /// written by an earlier version of the bundle is migrated through on open (docs/MIGRATION.md).
     public var stagedMigrationManager: StagedMigrationManager?
+    /// Mapping models to migrate with on open, before those found beside the model's bundle: the one whose
+    /// ``MappingModel/sourceModelVersionName`` is the store's version and whose
+    /// ``MappingModel/destinationModelVersionName`` is the model's is used (docs/MIGRATION.md).
+    public var mappingModels: [MappingModel] = []
 
     /// Options with each setting as its property documents it (the defaults: writable, a 5-second busy timeout,
     /// no history, automatic inferred migration).

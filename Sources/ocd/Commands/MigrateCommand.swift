@@ -2,8 +2,9 @@ import ArgumentParser
 import Foundation
 import OpenCoreData
 
-/// `ocd migrate <store> --model <bundle> [--dry-run]`: says which version of the bundle wrote the store,
-/// prints the migration plan (each step, per entity, with its SQL), then runs it with a progress bar.
+/// `ocd migrate <store> --model <bundle> [--mapping <xcmappingmodel>] [--dry-run]`: says which version of the
+/// bundle wrote the store, prints the migration plan (each step, per entity, with its SQL; or the mapping
+/// model's entity mappings), then runs it with a progress bar.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
@@ -21,6 +22,9 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The version to migrate to (default: the bundle's current version).")
     var to: String?
 
+    @Option(name: .long, help: "An Xcode mapping model (.xcmappingmodel) to migrate with (default: one beside the bundle from the store's version to the target, else an inferred mapping).")
+    var mapping: String?
+
     @Flag(name: .long, help: "Print the plan and stop; the store is not changed.")
     var dryRun = false
 
@@ -31,6 +35,9 @@ struct MigrateCommand: AsyncParsableCommand {
             let target = to ?? bundle.current.name
             let stored = try bundle.version(ofStoreAt: url)
             Console.line("\(store) is at version '\(stored?.name ?? "unknown")'; target version '\(target)'.")
+            if let stored, stored.name != target, try migrateWithMappingModel(url, bundle: bundle, from: stored, to: target) {
+                return
+            }
             let plans = try StoreMigration.plan(storeAt: url, to: bundle, version: to)
             guard !plans.isEmpty else {
                 Console.line("Nothing to do.")
@@ -51,5 +58,37 @@ struct MigrateCommand: AsyncParsableCommand {
         } catch {
             throw OCDError("\(error)")
         }
+    }
+
+    /// Migrates through the mapping model given with `--mapping`, or one beside the bundle; false when there
+    /// is neither (the inferred plans follow).
+    private func migrateWithMappingModel(_ url: URL, bundle: ModelVersionBundle, from stored: ModelVersion,
+                                         to target: String) throws -> Bool {
+        let found: MappingModel?
+        if let mapping {
+            found = try MappingModel(contentsOf: URL(fileURLWithPath: mapping))
+        } else {
+            found = try MappingModel.find(in: bundle.url.deletingLastPathComponent(), from: stored.name, to: target)
+        }
+        guard let found else { return false }
+        guard let destination = bundle.version(named: target) else {
+            throw ModelError.versionNotFound(bundle: bundle.url.path, version: target, available: bundle.versions.map(\.name))
+        }
+        for (recorded, actual) in [(found.sourceModelVersionName, stored.name), (found.destinationModelVersionName, target)] {
+            if let recorded, recorded != actual {
+                throw OCDError("the mapping model maps '\(found.sourceModelVersionName ?? "?")' to '\(found.destinationModelVersionName ?? "?")', "
+                    + "not '\(stored.name)' to '\(target)'")
+            }
+        }
+        Console.line("Mapping model, \(found.entityMappings.count) entity mappings:")
+        for entityMapping in found.entityMappings { Console.line("  \(entityMapping)") }
+        if dryRun {
+            Console.line("Dry run: the store was not changed.")
+            return true
+        }
+        try MappingModelMigration.migrateInPlace(storeAt: url, sourceModel: stored.model,
+                                                 destinationModel: destination.model, mapping: found)
+        Console.line("Migrated \(store) to version '\(target)'.")
+        return true
     }
 }

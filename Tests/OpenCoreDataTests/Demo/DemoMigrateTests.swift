@@ -47,6 +47,39 @@ struct DemoMigrateTests {
         #expect(again.status == 0 && again.stdout.contains("Nothing to do."))
     }
 
+    @Test func aMappingModelIsPrintedThenRun() throws {
+        let binary = try #require(OcdBinary.url)
+        let directory = TemporaryDirectory()
+        // The bundle alone, so the mapping model comes from --mapping.
+        let bundle = directory.file("Garage.xcdatamodeld")
+        try FileManager.default.copyItem(at: MappingModelMigrationTests.bundle().url, to: bundle)
+        let mappingPath = try InteropFixtures.url("Garage1to2.xcmappingmodel").path
+        let data = MappingModelMigrationTests.garageData(seed: 5)
+        let url = try MappingModelMigrationTests.oldStore("Garage.sqlite", in: directory, with: data)
+        let before = try MigrationFixtures.bytes(url)
+
+        let dryRun = try OcdBinary.run(["migrate", url.path, "--model", bundle.path, "--mapping", mappingPath, "--dry-run"],
+                                       binary: binary)
+        #expect(dryRun.status == 0, "\(dryRun.stderr)")
+        #expect(dryRun.stdout.contains("Mapping model, 5 entity mappings:"))
+        #expect(dryRun.stdout.contains("  CarToVehicle: transform Car → Vehicle where scrapped == NO; "))
+        #expect(dryRun.stdout.contains("priceInCents = $source.price * 100"))
+        #expect(try MigrationFixtures.bytes(url) == before)
+
+        let run = try OcdBinary.run(["migrate", url.path, "--model", bundle.path, "--mapping", mappingPath], binary: binary)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Migrated \(url.path) to version 'Garage 2'."))
+        let current = try ManagedObjectModel(contentsOf: bundle)
+        try MappingModelMigrationTests.expectHoldsWhatTheMappingGives(url, from: data, model: current, in: directory)
+
+        let refused = try OcdBinary.run(["migrate", try MappingModelMigrationTests.oldStore("Other.sqlite", in: directory, with: data).path,
+                                         "--model", bundle.path, "--mapping",
+                                         try InteropFixtures.url("UnsupportedMappings/GarageCustomPolicy.xcmappingmodel").path],
+                                        binary: binary)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("GarageCarMigrationPolicy"), "\(refused.stderr)")
+    }
+
     @Test func aRefusedMigrationIsOneErrorLine() throws {
         let binary = try #require(OcdBinary.url)
         let directory = TemporaryDirectory()

@@ -1,0 +1,201 @@
+import Foundation
+
+/// Reads Xcode's `xcmapping.xml`: a Core Data XML store of Xcode's own editing objects. A `<database>`
+/// holds `<object type="…" id="…">` elements, each with `<attribute name="…" type="…">value</attribute>`
+/// and `<relationship name="…" idrefs="id id …">` children:
+///
+/// - one `XDDEVMAPPINGMODEL`: `sourcemodelpath`, `destinationmodelpath`, and `entitymappings`;
+/// - an `XDDEVENTITYMAPPING` per entity mapping: `name`, `sourcename`, `destinationname`, `mappingnumber`
+///   (the order), `mappingtypename`, `sourcefilterpredicatestring`, `sourceexpressionstring`,
+///   `migrationpolicyclassname`, `autogenerateexpression`, and `attributemappings`/`relationshipmappings`;
+/// - an `XDDEVATTRIBUTEMAPPING` or `XDDEVRELATIONSHIPMAPPING` per property mapping: `name`,
+///   `valueexpressionstring`, `autogenerateexpression`, `sourcekeypath`, `sourcemappingname`.
+///
+/// Element and attribute names are matched without regard to case, as Core Data's XML store does.
+/// Expressions archived as data (`valueexpressiondata`, `sourceexpressiondata`) are refused by name.
+enum MappingModelXML {
+    /// One `<object>` of the file.
+    private struct FileObject {
+        let id: String
+        let type: String
+        let location: String
+        var attributes: [String: String] = [:]
+        var references: [String: [String]] = [:]
+
+        func flag(_ name: String) -> Bool? {
+            guard let text = attributes[name]?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
+            return text == "1" || text == "yes" || text == "true"
+        }
+
+        func string(_ name: String) -> String? {
+            guard let text = attributes[name], !text.isEmpty else { return nil }
+            return text
+        }
+    }
+
+    static let modelType = "XDDEVMAPPINGMODEL"
+    static let entityMappingType = "XDDEVENTITYMAPPING"
+    static let attributeMappingType = "XDDEVATTRIBUTEMAPPING"
+    static let relationshipMappingType = "XDDEVRELATIONSHIPMAPPING"
+
+    /// - Throws: see ``MappingModel/init(contentsOf:)``.
+    static func read(_ data: Data, path: String) throws -> MappingModel {
+        func invalid(_ reason: String) -> MigrationError { .invalidMappingModel(path: path, reason: reason) }
+        let root: XcodeModelXMLNode
+        do {
+            root = try XcodeModelXMLNode.parse(data, source: path)
+        } catch let error as ModelError {
+            throw invalid("\(error)")
+        }
+        guard root.name.lowercased() == "database" else {
+            throw invalid("the root element is <\(root.name)>, not <database>")
+        }
+        var objects: [String: FileObject] = [:]
+        var order: [String] = []
+        for node in root.children where node.name.lowercased() == "object" {
+            guard let id = node["id"], !id.isEmpty else { throw invalid("the object at \(node.location) has no id") }
+            guard objects[id] == nil else { throw invalid("two objects have the id '\(id)' (the second at \(node.location))") }
+            var object = FileObject(id: id, type: (node["type"] ?? "").uppercased(), location: node.location)
+            for child in node.children {
+                guard let name = child["name"]?.lowercased() else { continue }
+                switch child.name.lowercased() {
+                case "attribute": object.attributes[name] = child.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                case "relationship":
+                    object.references[name] = (child["idrefs"] ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
+                default: continue
+                }
+            }
+            objects[id] = object
+            order.append(id)
+        }
+        let models = order.compactMap { objects[$0] }.filter { $0.type == modelType }
+        guard let model = models.first else { throw invalid("no object of type \(modelType)") }
+        guard models.count == 1 else { throw invalid("\(models.count) objects of type \(modelType); a file holds one") }
+
+        /// The objects a relationship refers to, each checked to exist and to be of `type`.
+        func referenced(_ name: String, of object: FileObject, type: String) throws -> [FileObject] {
+            try (object.references[name] ?? []).map { id in
+                guard let found = objects[id] else {
+                    throw invalid("\(object.type) '\(object.id)' refers in '\(name)' to '\(id)', which is no object of the file")
+                }
+                guard found.type == type else {
+                    throw invalid("\(object.type) '\(object.id)' refers in '\(name)' to '\(id)', a \(found.type), not a \(type)")
+                }
+                return found
+            }
+        }
+
+        var entityObjects = try referenced("entitymappings", of: model, type: entityMappingType)
+        if model.references["entitymappings"] == nil {
+            entityObjects = order.compactMap { objects[$0] }.filter { $0.type == entityMappingType }
+        }
+        // The order the author gave (`mappingnumber`), then the file's.
+        let numbered = try entityObjects.enumerated().map { position, object -> (Int, Int, FileObject) in
+            guard let text = object.string("mappingnumber") else { return (Int.max, position, object) }
+            guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw invalid("\(object.type) '\(object.id)' has the mappingnumber '\(text)', which is not a number")
+            }
+            return (number, position, object)
+        }
+        entityObjects = numbered.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+
+        var mappings: [EntityMapping] = []
+        for object in entityObjects {
+            let source = object.string("sourcename")
+            let destination = object.string("destinationname")
+            guard source != nil || destination != nil else {
+                throw invalid("\(object.type) '\(object.id)' (\(object.location)) names neither a source nor a destination entity")
+            }
+            let name = object.string("name") ?? "\(source ?? "")To\(destination ?? "")"
+            guard !mappings.contains(where: { $0.name == name }) else { throw invalid("two entity mappings are named '\(name)'") }
+            func expressionFailure(_ error: Error, _ what: String) -> Error {
+                switch error {
+                case MigrationError.unsupportedMapping(_, let reason): return MigrationError.unsupportedMapping(entityMapping: name, reason: reason)
+                case let error as QueryLanguageError: return invalid("entity mapping '\(name)', \(what): \(error)")
+                default: return error
+                }
+            }
+            var type: EntityMappingType
+            if let typeName = object.string("mappingtypename"), typeName.lowercased() != "undefined" {
+                guard let named = EntityMappingType(fileName: typeName) else {
+                    throw invalid("entity mapping '\(name)' has the mapping type '\(typeName)', which Core Data does not have")
+                }
+                type = named
+            } else {
+                type = source == nil ? .add : destination == nil ? .remove : .transform
+            }
+            if object.string("sourceexpressiondata") != nil, object.string("sourceexpressionstring") == nil {
+                throw MigrationError.unsupportedMapping(
+                    entityMapping: name, reason: "its source expression is archived (sourceexpressiondata); write it as sourceexpressionstring")
+            }
+            var fetch: MappingSourceFetch?
+            do {
+                if let text = object.string("sourceexpressionstring"), object.flag("autogenerateexpression") != true {
+                    fetch = try MappingSourceFetch(format: text)
+                } else if let source {
+                    fetch = MappingSourceFetch(entityName: source,
+                                               predicate: try MappingSourceFetch.predicate(object.string("sourcefilterpredicatestring")))
+                }
+            } catch {
+                throw expressionFailure(error, "source filter")
+            }
+            if type == .add || type == .remove { fetch = nil }
+
+            func propertyMappings(_ relationship: String, type: String) throws -> [PropertyMapping] {
+                try referenced(relationship, of: object, type: type).map { property in
+                    guard let propertyName = property.string("name") else {
+                        throw invalid("\(property.type) '\(property.id)' (\(property.location)) of entity mapping '\(name)' has no name")
+                    }
+                    if property.string("valueexpressiondata") != nil, property.string("valueexpressionstring") == nil {
+                        throw MigrationError.unsupportedMapping(
+                            entityMapping: name,
+                            reason: "the value expression of '\(propertyName)' is archived (valueexpressiondata); write it as valueexpressionstring")
+                    }
+                    var expression: MappingExpression?
+                    do {
+                        if let text = property.string("valueexpressionstring") {
+                            expression = try MappingExpression(format: text)
+                        } else if property.flag("autogenerateexpression") != false {
+                            expression = try generatedExpression(for: propertyName, keyPath: property.string("sourcekeypath"),
+                                                                 through: property.string("sourcemappingname"),
+                                                                 isRelationship: type == relationshipMappingType)
+                        }
+                    } catch {
+                        throw expressionFailure(error, "'\(propertyName)'")
+                    }
+                    return PropertyMapping(name: propertyName, valueExpression: expression)
+                }
+            }
+            mappings.append(EntityMapping(
+                name: name, mappingType: type, sourceEntityName: source, destinationEntityName: destination,
+                sourceExpression: fetch,
+                attributeMappings: try propertyMappings("attributemappings", type: attributeMappingType),
+                relationshipMappings: try propertyMappings("relationshipmappings", type: relationshipMappingType),
+                entityMigrationPolicyClassName: object.string("migrationpolicyclassname")))
+        }
+        func versionName(_ attribute: String) -> String? {
+            model.string(attribute).map { XcodeModelLoader.versionName(URL(fileURLWithPath: $0).lastPathComponent) }
+        }
+        return MappingModel(entityMappings: mappings, sourceModelVersionName: versionName("sourcemodelpath"),
+                            destinationModelVersionName: versionName("destinationmodelpath"))
+    }
+
+    /// The expression Xcode generates for a property mapping without one: the source property of the same
+    /// name (or `sourcekeypath`), and for a relationship the destination instances of the mapping named by
+    /// `sourcemappingname` (without one: an empty name, which the migrator reads as "whichever mapping
+    /// made each source object").
+    private static func generatedExpression(for name: String, keyPath: String?, through mappingName: String?,
+                                            isRelationship: Bool) throws -> MappingExpression {
+        let path = QueryExpression.key(keyPath ?? name)
+        let source: QueryExpression
+        if case .keyPath(_, let components) = path {
+            source = .keyPath(base: .variable("source"), components: components)
+        } else {
+            source = .variable("source")
+        }
+        if isRelationship {
+            return .destinationInstances(entityMappingName: mappingName ?? "", sourceInstances: source)
+        }
+        return .value(source)
+    }
+}
