@@ -4,7 +4,7 @@ import ArgumentParser
 struct ModelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
-        abstract: "Look at a data model (.xcdatamodeld, .xcdatamodel).",
-        subcommands: [ModelHashesCommand.self, ModelVersionsCommand.self]
+        abstract: "Look at a data model (.xcdatamodeld, .xcdatamodel) or convert one into a .xcdatamodeld.",
+        subcommands: [ModelHashesCommand.self, ModelVersionsCommand.self, ModelConvertCommand.self]
     )
 }
