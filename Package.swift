@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
+        .library(name: "OpenCoreDataImport", targets: ["OpenCoreDataImport"]),
         .executable(name: "ocd", targets: ["ocd"]),
         .executable(name: "ocd-bench", targets: ["ocd-bench"]),
         .executable(name: "ocd-crash-worker", targets: ["ocd-crash-worker"]),
@@ -29,10 +30,13 @@ let package = Package(
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
+        // Rows of CSV and JSON Lines files checked and converted into an entity's attributes (`ocd import`).
+        .target(name: "OpenCoreDataImport", dependencies: ["OpenCoreData"]),
         .executableTarget(
             name: "ocd",
             dependencies: [
                 "OpenCoreData",
+                "OpenCoreDataImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: [.copy("Resources")]
@@ -58,6 +62,7 @@ let package = Package(
             name: "OpenCoreDataTests",
             dependencies: [
                 "OpenCoreData",
+                "OpenCoreDataImport",
                 "ocd",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

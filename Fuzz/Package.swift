@@ -28,6 +28,14 @@ let package = Package(
             name: "FuzzCompiledModel",
             dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
         ),
+        .executableTarget(
+            name: "FuzzImportRows",
+            dependencies: [
+                "FuzzDriver",
+                .product(name: "OpenCoreData", package: "OpenCoreData"),
+                .product(name: "OpenCoreDataImport", package: "OpenCoreData"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -57,6 +57,7 @@ TARGETS=(
     "FuzzModelXML ModelXML model-xml.dict 262144"
     "FuzzStoreMetadata StoreMetadata store-metadata.dict 262144"
     "FuzzCompiledModel CompiledModel compiled-model.dict 262144"
+    "FuzzImportRows ImportRows import-rows.dict 262144"
 )
 
 if [ -n "${FUZZ_TARGETS:-}" ]; then

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataImport
 import OpenCoreData
 
 /// The banks list of seed 004: a ``FetchedResultsController`` over FailedBankInfo, sectioned by `state`

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OpenCoreDataImport
 import OpenCoreData
 
 /// `ocd import <store> --model … --entity … (--csv … | --jsonl …)`: rows of a CSV or JSON Lines file
@@ -88,8 +89,9 @@ struct ImportCommand: AsyncParsableCommand {
         if !rows.isEmpty {
             let context = opened.newContext()
             context.transactionAuthor = author
-            try RecordImporter.insert(rows, entity: entity, into: context,
-                                      progress: ProgressBar(title: "Importing", total: rows.count))
+            let bar = ProgressBar(title: "Importing", total: rows.count)
+            try RecordImporter.insert(rows, entity: entity, into: context) { bar.update($0) }
+            bar.finish()
         }
         Console.line("Imported \(rows.count) row\(rows.count == 1 ? "" : "s") into \(entity) (\(opened.url.path)).")
         if !refused.isEmpty {

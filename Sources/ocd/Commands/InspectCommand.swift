@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OpenCoreDataImport
 import OpenCoreData
 
 /// `ocd inspect <store>`: entities, row counts and sample rows of a store in Core Data's layout, opened

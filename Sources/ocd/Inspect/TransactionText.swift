@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataImport
 import OpenCoreData
 
 /// How `history` and `watch` print a transaction: one line of text, or one JSON object a line.

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataImport
 import OpenCoreData
 
 /// How `inspect` and `fetch` write attribute values: plain text (control characters escaped, so a stored

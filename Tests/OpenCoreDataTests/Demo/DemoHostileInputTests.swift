@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import OpenCoreData
 @testable import ocd
+@testable import OpenCoreDataImport
 
 /// `ocd import` and `ocd fetch` on input meant to slip through: values a lenient parser would change,
 /// key paths that do not exist, and stored text that would drive the terminal. Each is refused per row

@@ -2,29 +2,34 @@ import Foundation
 
 /// One row of an import file: where it is (for messages) and its values by column or key name; or why
 /// the row could not even be read (a JSON line that is not an object).
-struct ImportRecord: Sendable {
+public struct ImportRecord: Sendable {
     /// `row 3` (CSV: the third row after the header) or `line 3` (JSON Lines).
-    let location: String
-    let fields: [String: ImportField]
-    let unreadable: String?
+    public let location: String
+    /// The row's values by column or key name.
+    public let fields: [String: ImportField]
+    /// Why the row could not be read at all; nil when it could.
+    public let unreadable: String?
 }
 
 /// Reads an import file's rows: CSV with a header row (``CSVParser``), or JSON Lines (one object a line).
-enum ImportRecordReader {
+public enum ImportRecordReader {
     /// The columns (CSV header order) and rows of a CSV text.
-    static func csv(_ text: String) throws -> (columns: [String], records: [ImportRecord]) {
+    ///
+    /// - Throws: ``ImportError`` for a malformed CSV text (naming the line), an empty file, or a header
+    ///   column without a name or named twice.
+    public static func csv(_ text: String) throws -> (columns: [String], records: [ImportRecord]) {
         let rows: [[String]]
         do {
             rows = try CSVParser.parse(text)
         } catch {
-            throw OCDError("\(error)")
+            throw ImportError("\(error)")
         }
-        guard let header = rows.first else { throw OCDError("the CSV file is empty (no header row)") }
+        guard let header = rows.first else { throw ImportError("the CSV file is empty (no header row)") }
         let columns = header.map { $0.replacingOccurrences(of: "\u{FEFF}", with: "").trimmingCharacters(in: .whitespaces) }
-        if let empty = columns.firstIndex(of: "") { throw OCDError("the CSV header's column \(empty + 1) has no name") }
+        if let empty = columns.firstIndex(of: "") { throw ImportError("the CSV header's column \(empty + 1) has no name") }
         var seen = Set<String>()
         for column in columns where !seen.insert(column.lowercased()).inserted {
-            throw OCDError("the CSV header names '\(column)' twice")
+            throw ImportError("the CSV header names '\(column)' twice")
         }
         let records = rows.dropFirst().enumerated().map { offset, row -> ImportRecord in
             let location = "row \(offset + 1)"
@@ -40,7 +45,7 @@ enum ImportRecordReader {
     }
 
     /// The keys (in order of first appearance) and rows of a JSON Lines text; blank lines are skipped.
-    static func jsonLines(_ text: String) -> (columns: [String], records: [ImportRecord]) {
+    public static func jsonLines(_ text: String) -> (columns: [String], records: [ImportRecord]) {
         let decoder = JSONDecoder()
         var columns: [String] = []
         var seen = Set<String>()

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import ocd
+@testable import OpenCoreDataImport
 
-@Suite("Demo: CSV parser and FDIC records")
-struct DemoCSVParserTests {
+@Suite("Import: CSV parser and FDIC records")
+struct CSVParserTests {
     @Test func plainFieldsAndCRLF() throws {
         #expect(try CSVParser.parse("a,b\r\nc,d\r\n") == [["a", "b"], ["c", "d"]])
         #expect(try CSVParser.parse("a,b\nc,d") == [["a", "b"], ["c", "d"]])

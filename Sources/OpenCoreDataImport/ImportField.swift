@@ -2,16 +2,24 @@ import Foundation
 
 /// One value of an imported row as the file wrote it: CSV fields are always text, JSON Lines values
 /// keep their JSON type. ``AttributeValueConverter`` turns it into an attribute's type.
-enum ImportField: Sendable, Equatable, Decodable, CustomStringConvertible {
+public enum ImportField: Sendable, Equatable, Decodable, CustomStringConvertible {
+    /// JSON `null`.
     case null
+    /// A JSON boolean.
     case bool(Bool)
+    /// A JSON number without a fraction or exponent that fits 64 bits.
     case integer(Int64)
+    /// Any other JSON number.
     case number(Double)
+    /// A CSV field, or a JSON string.
     case text(String)
     /// A JSON array or object: nothing an attribute holds.
     case nested
 
-    init(from decoder: Decoder) throws {
+    /// Reads one JSON value; arrays and objects become ``nested``.
+    ///
+    /// - Throws: `DecodingError` only when the decoder has no single value to give.
+    public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -29,7 +37,7 @@ enum ImportField: Sendable, Equatable, Decodable, CustomStringConvertible {
     }
 
     /// The value as the file wrote it, for messages.
-    var description: String {
+    public var description: String {
         switch self {
         case .null: return "null"
         case .bool(let value): return value ? "true" : "false"

@@ -2,16 +2,21 @@
 /// breaks and doubled quotes (`""` is one `"`), and records end with LF or CRLF (a lone CR too).
 ///
 /// Errors name the line: an unclosed quote, or a quote in the middle of an unquoted field.
-struct CSVParser {
-    struct Failure: Error, CustomStringConvertible, Equatable {
-        let line: Int
-        let reason: String
-        var description: String { "CSV line \(line): \(reason)" }
+public struct CSVParser {
+    /// Why a CSV text could not be read, and on which line.
+    public struct Failure: Error, CustomStringConvertible, Equatable {
+        /// The line (1-based) where the problem was found.
+        public let line: Int
+        /// What is wrong there.
+        public let reason: String
+        /// `CSV line N: reason`.
+        public var description: String { "CSV line \(line): \(reason)" }
     }
 
     /// The records of `text`, each a list of fields. A trailing line break does not make an empty record;
     /// blank lines are skipped.
-    static func parse(_ text: String) throws -> [[String]] {
+    /// - Throws: ``Failure`` naming the line of an unclosed quote or a stray quote.
+    public static func parse(_ text: String) throws -> [[String]] {
         var records: [[String]] = []
         var record: [String] = []
         var field = ""

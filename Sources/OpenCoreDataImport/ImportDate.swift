@@ -6,8 +6,9 @@ import Foundation
 ///
 /// Parsing is strict: a day that does not exist (`2011-02-30`), a time past `23:59:59` or a zone offset
 /// beyond ±18:00 is refused rather than rolled over into another date, as a lenient formatter would.
-enum ImportDate {
-    static func parse(_ text: String) -> Date? {
+public enum ImportDate {
+    /// The date `text` names in one of the forms above, or nil.
+    public static func parse(_ text: String) -> Date? {
         if let seconds = Double(text), seconds.isFinite { return Date(timeIntervalSinceReferenceDate: seconds) }
         if let date = ClosingDate.parse(text) { return date }
         return iso8601(text)

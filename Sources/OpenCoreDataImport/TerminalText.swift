@@ -1,10 +1,10 @@
 /// Text from a store or an import file made safe to print: control characters (C0, DEL and C1, which
 /// include the escape that starts terminal control sequences) are written as Swift-style escapes, so a
 /// stored value can neither move the cursor nor change the terminal's state.
-enum TerminalText {
+public enum TerminalText {
     /// `text` with every control character escaped (`\n`, `\t`, `\r`, otherwise `\u{1B}`); other
     /// characters as they are.
-    static func escaped(_ text: String) -> String {
+    public static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)

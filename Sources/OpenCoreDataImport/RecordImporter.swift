@@ -4,20 +4,19 @@ import OpenCoreData
 /// Imports rows into one entity: every row is converted first (``AttributeValueConverter``), so a bad
 /// row is found before anything is written; then the good rows are inserted and saved in one save
 /// (one transaction), with a progress bar.
-enum RecordImporter {
-    struct Refused: Sendable {
-        let location: String
-        let reason: String
-        var description: String { "\(location): \(reason)" }
-    }
-
-    struct Outcome: Sendable {
-        var imported: Int
-        var refused: [Refused]
+public enum RecordImporter {
+    /// A row that was not imported, and why.
+    public struct Refused: Sendable, CustomStringConvertible {
+        /// `row N` or `line N`.
+        public let location: String
+        /// Why, naming the column and value.
+        public let reason: String
+        /// `location: reason`.
+        public var description: String { "\(location): \(reason)" }
     }
 
     /// The attribute values of every row that converts, and the reasons the others do not.
-    static func convert(_ records: [ImportRecord], mapping: ColumnMapping,
+    public static func convert(_ records: [ImportRecord], mapping: ColumnMapping,
                         entity: EntityDescription) -> (rows: [[String: any Sendable]], refused: [Refused]) {
         let required = entity.allProperties.compactMap { $0 as? AttributeDescription }.filter {
             !$0.isOptional && !$0.isTransient && $0.defaultValue == nil
@@ -52,21 +51,23 @@ enum RecordImporter {
     }
 
     /// Inserts `rows` as new objects of `entity` and saves once; nothing is written if the save fails.
-    static func insert(_ rows: [[String: any Sendable]], entity: String, into context: ManagedObjectContext,
-                       progress: ProgressBar?) throws {
+    ///
+    /// - Throws: `ObjectGraphError` when an object cannot be made or given a value, ``ImportError`` when
+    ///   the save fails (the context is rolled back, so nothing is written).
+    public static func insert(_ rows: [[String: any Sendable]], entity: String, into context: ManagedObjectContext,
+                              progress: ((Int) -> Void)? = nil) throws {
         try context.performAndWait {
             for (index, values) in rows.enumerated() {
                 let object = try context.insertNewObject(forEntityName: entity)
                 for (key, value) in values { try object.setValue(value, forKey: key) }
-                progress?.update(index + 1)
+                progress?(index + 1)
             }
             do {
                 try context.save()
             } catch {
                 context.rollback()
-                throw OCDError("the save failed, so nothing was imported: \(error)")
+                throw ImportError("the save failed, so nothing was imported: \(error)")
             }
         }
-        progress?.finish()
     }
 }

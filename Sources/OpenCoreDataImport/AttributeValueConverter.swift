@@ -4,14 +4,18 @@ import OpenCoreData
 /// Turns an imported value into the Swift value an attribute of a given type holds: numbers (range
 /// checked), booleans (yes/no/true/false/1/0), dates (ISO 8601, `21-Oct-11`, or seconds since 2001),
 /// UUIDs, URLs and base64 data. A value that does not fit is a ``Refusal`` naming it.
-enum AttributeValueConverter {
-    struct Refusal: Error, CustomStringConvertible {
-        let description: String
+public enum AttributeValueConverter {
+    /// Why a value does not fit its attribute, naming the value.
+    public struct Refusal: Error, CustomStringConvertible {
+        /// The reason, naming the value and the type.
+        public let description: String
     }
 
     /// The attribute's value for `field`; nil for a missing value (null, or an empty CSV field for any
     /// type but String).
-    static func value(_ field: ImportField, for attribute: AttributeDescription) throws -> (any Sendable)? {
+    ///
+    /// - Throws: ``Refusal`` when the value does not fit the attribute's type or range.
+    public static func value(_ field: ImportField, for attribute: AttributeDescription) throws -> (any Sendable)? {
         let type = attribute.attributeType
         func refuse(_ why: String = "") -> Refusal {
             Refusal(description: "\(field) is not a valid \(type.rawValue)\(why)")

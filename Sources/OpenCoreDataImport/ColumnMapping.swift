@@ -4,13 +4,17 @@ import OpenCoreData
 /// Which attribute each column (or JSON key) of an import file fills: `--map column=attribute` first,
 /// then the attribute of exactly the same name, then of the same name ignoring case. Columns that match no attribute are ignored
 /// (and listed); relationships are not filled by import.
-struct ColumnMapping {
+public struct ColumnMapping: Sendable {
     /// Column name → attribute.
-    let attributes: [String: AttributeDescription]
+    public let attributes: [String: AttributeDescription]
     /// Columns matching no attribute.
-    let ignored: [String]
+    public let ignored: [String]
 
-    init(columns: [String], entity: EntityDescription, overrides: [String]) throws {
+    /// Maps `columns` to the stored attributes of `entity`, `overrides` (`column=attribute`) first.
+    ///
+    /// - Throws: ``ImportError`` for an override that is not `column=attribute`, names no attribute of
+    ///   the entity, or names no column of the file.
+    public init(columns: [String], entity: EntityDescription, overrides: [String]) throws {
         let stored = entity.allProperties.compactMap { $0 as? AttributeDescription }.filter { !$0.isTransient }
         func attribute(named name: String) -> AttributeDescription? {
             stored.first { $0.name == name } ?? stored.first { $0.name.lowercased() == name.lowercased() }
@@ -21,14 +25,14 @@ struct ColumnMapping {
                 $0.trimmingCharacters(in: .whitespaces)
             }
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw OCDError("--map '\(pair)': write column=attribute")
+                throw ImportError("--map '\(pair)': write column=attribute")
             }
             guard let target = attribute(named: parts[1]) else {
                 let names = stored.map(\.name).sorted().joined(separator: ", ")
-                throw OCDError("--map '\(pair)': \(entity.name) has no attribute '\(parts[1])' (it has \(names))")
+                throw ImportError("--map '\(pair)': \(entity.name) has no attribute '\(parts[1])' (it has \(names))")
             }
             guard let column = columns.first(where: { $0 == parts[0] }) ?? columns.first(where: { $0.lowercased() == parts[0].lowercased() }) else {
-                throw OCDError("--map '\(pair)': the file has no column '\(parts[0])'")
+                throw ImportError("--map '\(pair)': the file has no column '\(parts[0])'")
             }
             explicit[column] = target
         }
