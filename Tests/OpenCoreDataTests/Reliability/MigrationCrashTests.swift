@@ -41,13 +41,18 @@ extension Reliability {
             let sourceContent = try StoreContent(source)
             #expect(sourceContent.rowCount > Self.customers * 5, "the source store is smaller than meant")
 
-            // One migration left alone: the reference content, and how long a worker takes from start to exit.
+            // One migration left alone: the reference content, and how long a worker takes to start writing
+            // and then to finish (the kills below are timed from those two moments).
             let reference = directory.file("Reference.sqlite")
             try FileManager.default.copyItem(at: source, to: reference)
             let started = ContinuousClock.now
-            let run = try WorkerProcess.run(["migrate", reference.path, bundleURL.path])
-            let duration = Self.seconds(ContinuousClock.now - started)
-            try #require(run.status == 0 && run.output.contains("migrated"), "the worker could not migrate: \(run.output)")
+            let referenceWorker = try WorkerProcess.start(["migrate", reference.path, bundleURL.path])
+            var referenceOutput = Self.read(referenceWorker, until: "writing")
+            let writingStarted = ContinuousClock.now
+            referenceOutput += referenceWorker.readAllOutput()
+            let status = try referenceWorker.wait()
+            let startup = Self.seconds(writingStarted - started), writing = Self.seconds(ContinuousClock.now - writingStarted)
+            try #require(status == 0 && referenceOutput.contains("migrated"), "the worker could not migrate: \(referenceOutput)")
             let migratedContent = try StoreContent(reference)
             #expect(try bundle.version(ofStoreAt: reference)?.name == current.name)
             #expect(migratedContent != sourceContent)
@@ -62,13 +67,22 @@ extension Reliability {
                 try FileManager.default.copyItem(at: source, to: store)
 
                 let worker = try WorkerProcess.start(["migrate", store.path, bundleURL.path])
-                // Spread over the whole run, a little past its end, so some kills land before the
-                // transaction, most inside it, and some after it.
-                Thread.sleep(forTimeInterval: Double.random(in: 0...(duration * 1.15), using: &random))
+                // One round in four is killed from the start (loading, planning, the first statements); the
+                // others once the transaction has begun, spread a little past its end: a machine busy with
+                // other work stretches the start more than anything, so the moments are measured from the
+                // worker's own lines rather than from one timing.
+                var output = ""
+                if round % 4 == 1 {
+                    Thread.sleep(forTimeInterval: Double.random(in: 0...(startup * 1.1), using: &random))
+                } else {
+                    output = Self.read(worker, until: "writing")
+                    Thread.sleep(forTimeInterval: Double.random(in: 0...(writing * 1.1), using: &random))
+                }
                 worker.kill(SIGKILL)
                 try worker.wait()
-                let output = worker.readAllOutput().split(separator: "\n").map(String.init)
-                let moment: Moment = output.contains("migrated") ? .after : output.contains("writing") ? .during : .before
+                output += worker.readAllOutput()
+                let lines = output.split(separator: "\n").map(String.init)
+                let moment: Moment = lines.contains("migrated") ? .after : lines.contains("writing") ? .during : .before
                 moments[moment, default: 0] += 1
 
                 // The file as the killed process left it (WAL and shared memory included), for the relaunch
@@ -98,10 +112,22 @@ extension Reliability {
             }
             #expect(unchanged + migrated == Self.kills)
             let during = moments[.during] ?? 0
-            print("MigrationCrashTests: \(Self.kills) kills of a migration of \(sourceContent.rowCount) rows (one run \(String(format: "%.2f", duration)) s): "
+            print("MigrationCrashTests: \(Self.kills) kills of a migration of \(sourceContent.rowCount) rows (reference run: "
+                  + "\(String(format: "%.2f", startup)) s to its first statement, \(String(format: "%.2f", writing)) s more to its exit): "
                   + "\(moments[.before] ?? 0) before its transaction, \(during) during it, \(moments[.after] ?? 0) after it; "
                   + "\(unchanged) left the store as it was, \(migrated) migrated; every next open migrated it; "
                   + "\(String(format: "%.0f", Self.seconds(ContinuousClock.now - clock))) s")
+        }
+
+        /// Reads the worker's output until a line equals `line` or the output ends; returns what it read.
+        static func read(_ worker: ChildProcess, until line: String) -> String {
+            var buffer = ""
+            while !buffer.split(separator: "\n").contains(Substring(line)) {
+                let chunk = worker.output.availableData
+                if chunk.isEmpty { break }
+                buffer += String(decoding: chunk, as: UTF8.self)
+            }
+            return buffer
         }
 
         static func seconds(_ duration: Duration) -> Double {
