@@ -140,118 +140,121 @@ extension Reliability {
     }
 }
 
-/// A large store at the first version of `Shop.xcdatamodeld`, written through the library.
-enum LargeShopStore {
-    /// Fills a new store at `url`: `customers` customers with two orders each, two products per order (each
-    /// product in one order only, so the current version's to-one `Product.purchase` can hold it), and 50
-    /// tags, each product linked to one or two. Saves in slices; the store is left checkpointed to one file.
-    static func fill(_ url: URL, model: ManagedObjectModel, customers: Int) throws {
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: url)
-        let context = ManagedObjectContext(concurrencyType: .confinement)
-        context.persistentStoreCoordinator = coordinator
-        var tagIDs: [ManagedObjectID] = []
-        for number in 0..<50 {
-            let tag = try context.insertNewObject(forEntityName: "Tag")
-            try tag.setValue("tag \(number)", forKey: "label")
-            try context.save()
-            tagIDs.append(tag.objectID)
-        }
-        let slice = 1_000
-        for start in stride(from: 0, to: customers, by: slice) {
-            let tags = try tagIDs.map { try context.existingObject(with: $0) }
-            for index in start..<min(start + slice, customers) {
-                let customer = try context.insertNewObject(forEntityName: "Customer")
-                try customer.setValue("customer \(index)", forKey: "name")
-                try customer.setValue(index % 3 == 0 ? nil : "c\(index)@example.com", forKey: "email")
-                try customer.setValue(Int16(index % 90), forKey: "age")
-                try customer.setValue(index % 7 == 0, forKey: "vip")
-                if index % 5 != 0 { try customer.setValue("nick \(index)", forKey: "nickname") }
-                var orders: Set<ManagedObject> = []
-                for orderIndex in 0..<2 {
-                    let order = try context.insertNewObject(forEntityName: "Order")
-                    try order.setValue(Int32(index * 2 + orderIndex), forKey: "number")
-                    try order.setValue(Float(index % 1000) / 4, forKey: "total")
-                    if orderIndex == 1 { try order.setValue("note \(index)", forKey: "note") }
-                    var items: Set<ManagedObject> = []
-                    for productIndex in 0..<2 {
-                        let product = try context.insertNewObject(forEntityName: "Product")
-                        let number = (index * 2 + orderIndex) * 2 + productIndex
-                        try product.setValue("product \(number)", forKey: "title")
-                        var linked: Set<ManagedObject> = [tags[number % 50]]
-                        if number % 3 == 0 { linked.insert(tags[(number * 7 + 1) % 50]) }
-                        try product.setValue(linked, forKey: "tags")
-                        items.insert(product)
+// Namespaced in the suite, so they cannot clash with other suites' helpers.
+extension Reliability.MigrationCrashTests {
+    /// A large store at the first version of `Shop.xcdatamodeld`, written through the library.
+    enum LargeShopStore {
+        /// Fills a new store at `url`: `customers` customers with two orders each, two products per order (each
+        /// product in one order only, so the current version's to-one `Product.purchase` can hold it), and 50
+        /// tags, each product linked to one or two. Saves in slices; the store is left checkpointed to one file.
+        static func fill(_ url: URL, model: ManagedObjectModel, customers: Int) throws {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: .sqlite, at: url)
+            let context = ManagedObjectContext(concurrencyType: .confinement)
+            context.persistentStoreCoordinator = coordinator
+            var tagIDs: [ManagedObjectID] = []
+            for number in 0..<50 {
+                let tag = try context.insertNewObject(forEntityName: "Tag")
+                try tag.setValue("tag \(number)", forKey: "label")
+                try context.save()
+                tagIDs.append(tag.objectID)
+            }
+            let slice = 1_000
+            for start in stride(from: 0, to: customers, by: slice) {
+                let tags = try tagIDs.map { try context.existingObject(with: $0) }
+                for index in start..<min(start + slice, customers) {
+                    let customer = try context.insertNewObject(forEntityName: "Customer")
+                    try customer.setValue("customer \(index)", forKey: "name")
+                    try customer.setValue(index % 3 == 0 ? nil : "c\(index)@example.com", forKey: "email")
+                    try customer.setValue(Int16(index % 90), forKey: "age")
+                    try customer.setValue(index % 7 == 0, forKey: "vip")
+                    if index % 5 != 0 { try customer.setValue("nick \(index)", forKey: "nickname") }
+                    var orders: Set<ManagedObject> = []
+                    for orderIndex in 0..<2 {
+                        let order = try context.insertNewObject(forEntityName: "Order")
+                        try order.setValue(Int32(index * 2 + orderIndex), forKey: "number")
+                        try order.setValue(Float(index % 1000) / 4, forKey: "total")
+                        if orderIndex == 1 { try order.setValue("note \(index)", forKey: "note") }
+                        var items: Set<ManagedObject> = []
+                        for productIndex in 0..<2 {
+                            let product = try context.insertNewObject(forEntityName: "Product")
+                            let number = (index * 2 + orderIndex) * 2 + productIndex
+                            try product.setValue("product \(number)", forKey: "title")
+                            var linked: Set<ManagedObject> = [tags[number % 50]]
+                            if number % 3 == 0 { linked.insert(tags[(number * 7 + 1) % 50]) }
+                            try product.setValue(linked, forKey: "tags")
+                            items.insert(product)
+                        }
+                        try order.setValue(items, forKey: "items")
+                        orders.insert(order)
                     }
-                    try order.setValue(items, forKey: "items")
-                    orders.insert(order)
+                    try customer.setValue(orders, forKey: "orders")
                 }
-                try customer.setValue(orders, forKey: "orders")
+                try context.save()
+                context.reset()
             }
-            try context.save()
-            context.reset()
+            coordinator.persistentStores.forEach(coordinator.remove)
+            // One file, no WAL: the state every round starts from is the main file alone.
+            let queue = try DatabaseQueue(path: url.path)
+            try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            try queue.close()
         }
-        coordinator.persistentStores.forEach(coordinator.remove)
-        // One file, no WAL: the state every round starts from is the main file alone.
-        let queue = try DatabaseQueue(path: url.path)
-        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        try queue.close()
-    }
-}
-
-/// A store's logical content, table by table: the schema (tables and indexes) and every row in key order,
-/// each table reduced to its row count and a hash of its values (types included). `Z_METADATA` is compared
-/// decoded, since its property list may be written with its keys in another order. Reading opens the file
-/// writable, which is what recovers a WAL or a hot journal a killed process left.
-struct StoreContent: Equatable {
-    var schema: [String]
-    var tables: [String: TableContent]
-    var metadata: StoreMetadata
-
-    struct TableContent: Equatable {
-        var rows: Int
-        var hash: Int
     }
 
-    var rowCount: Int { tables.values.reduce(0) { $0 + $1.rows } }
+    /// A store's logical content, table by table: the schema (tables and indexes) and every row in key order,
+    /// each table reduced to its row count and a hash of its values (types included). `Z_METADATA` is compared
+    /// decoded, since its property list may be written with its keys in another order. Reading opens the file
+    /// writable, which is what recovers a WAL or a hot journal a killed process left.
+    struct StoreContent: Equatable {
+        var schema: [String]
+        var tables: [String: TableContent]
+        var metadata: StoreMetadata
 
-    init(_ url: URL) throws {
-        let queue = try DatabaseQueue(path: url.path)
-        defer { try? queue.close() }
-        (schema, tables, metadata) = try queue.read { db in
-            let schema = try String.fetchAll(db, sql: """
-                SELECT type || ' ' || name || ': ' || IFNULL(sql, '') FROM sqlite_master
-                WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name
-                """)
-            var tables: [String: TableContent] = [:]
-            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'Z_METADATA'") {
-                var hasher = Hasher(), rows = 0
-                let cursor = try Row.fetchCursor(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid")
-                while let row = try cursor.next() {
-                    rows += 1
-                    for value in row.databaseValues { Self.combine(value, into: &hasher) }
+        struct TableContent: Equatable {
+            var rows: Int
+            var hash: Int
+        }
+
+        var rowCount: Int { tables.values.reduce(0) { $0 + $1.rows } }
+
+        init(_ url: URL) throws {
+            let queue = try DatabaseQueue(path: url.path)
+            defer { try? queue.close() }
+            (schema, tables, metadata) = try queue.read { db in
+                let schema = try String.fetchAll(db, sql: """
+                    SELECT type || ' ' || name || ': ' || IFNULL(sql, '') FROM sqlite_master
+                    WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name
+                    """)
+                var tables: [String: TableContent] = [:]
+                for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'Z_METADATA'") {
+                    var hasher = Hasher(), rows = 0
+                    let cursor = try Row.fetchCursor(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid")
+                    while let row = try cursor.next() {
+                        rows += 1
+                        for value in row.databaseValues { Self.combine(value, into: &hasher) }
+                    }
+                    tables[table] = TableContent(rows: rows, hash: hasher.finalize())
                 }
-                tables[table] = TableContent(rows: rows, hash: hasher.finalize())
+                return (schema, tables, try StoreMetadata.read(db, path: url.path))
             }
-            return (schema, tables, try StoreMetadata.read(db, path: url.path))
         }
-    }
 
-    private static func combine(_ value: DatabaseValue, into hasher: inout Hasher) {
-        switch value.storage {
-        case .null: hasher.combine(0)
-        case .int64(let integer): hasher.combine(1); hasher.combine(integer)
-        case .double(let double): hasher.combine(2); hasher.combine(double.bitPattern)
-        case .string(let string): hasher.combine(3); hasher.combine(string)
-        case .blob(let data): hasher.combine(4); hasher.combine(data)
+        private static func combine(_ value: DatabaseValue, into hasher: inout Hasher) {
+            switch value.storage {
+            case .null: hasher.combine(0)
+            case .int64(let integer): hasher.combine(1); hasher.combine(integer)
+            case .double(let double): hasher.combine(2); hasher.combine(double.bitPattern)
+            case .string(let string): hasher.combine(3); hasher.combine(string)
+            case .blob(let data): hasher.combine(4); hasher.combine(data)
+            }
         }
-    }
 
-    /// Which tables differ from both the source and the migrated content (for a failure message).
-    func differences(from source: StoreContent, migrated: StoreContent) -> String {
-        let names = Set(tables.keys).union(source.tables.keys).union(migrated.tables.keys).sorted()
-        let differing = names.filter { tables[$0] != source.tables[$0] && tables[$0] != migrated.tables[$0] }
-        return "tables \(differing.map { "\($0) (\(tables[$0]?.rows ?? 0) rows)" }), schema as source \(schema == source.schema), "
-            + "as migrated \(schema == migrated.schema), metadata version \(metadata.versionIdentifiers)"
+        /// Which tables differ from both the source and the migrated content (for a failure message).
+        func differences(from source: StoreContent, migrated: StoreContent) -> String {
+            let names = Set(tables.keys).union(source.tables.keys).union(migrated.tables.keys).sorted()
+            let differing = names.filter { tables[$0] != source.tables[$0] && tables[$0] != migrated.tables[$0] }
+            return "tables \(differing.map { "\($0) (\(tables[$0]?.rows ?? 0) rows)" }), schema as source \(schema == source.schema), "
+                + "as migrated \(schema == migrated.schema), metadata version \(metadata.versionIdentifiers)"
+        }
     }
 }
