@@ -12,6 +12,9 @@
 //                                                      may crash the process); prints refused or accepted
 //   ocd-crash-worker nested-perform <store> <main|private>  a child context's performAndWait inside its
 //                                                      parent's queue (see NestedPerform); prints saved
+//   ocd-crash-worker migrate <store> <bundle>         migrate the store to the bundle's current version;
+//                                                      prints planning, writing (after the first statement
+//                                                      in the transaction) and migrated (once it returned)
 import Foundation
 import GRDB
 import OpenCoreData
@@ -167,6 +170,20 @@ do {
     case "nested-perform":
         guard arguments.count >= 4 else { fail("nested-perform <store> <main|private>") }
         try NestedPerform.run(storePath: arguments[2], parentKind: arguments[3])
+    case "migrate":
+        guard arguments.count >= 4 else { fail("migrate <store> <bundle>") }
+        let bundle = try ModelVersionBundle(contentsOf: URL(fileURLWithPath: arguments[3]))
+        say("planning")
+        var writing = false
+        try StoreMigration.migrate(storeAt: URL(fileURLWithPath: arguments[2]), to: bundle) { _, _ in
+            // Progress is reported after each statement of the one transaction: the first call means the
+            // write lock is held and the migration has started changing the store.
+            if !writing {
+                writing = true
+                say("writing")
+            }
+        }
+        say("migrated")
     default:
         fail("unknown mode \(arguments[1])")
     }

@@ -58,6 +58,12 @@ public struct SchemaStep: Sendable, Equatable, CustomStringConvertible {
     /// The statements as text, each followed by its bound values (`-- values: …`) when it has any.
     public var sql: [String] { statements.map(\.description) }
 
+    /// The statements and their bound values as the runner executes them, for the benchmark's raw-SQLite
+    /// twin (`@_spi(Benchmarks) import OpenCoreData`); not part of the public API.
+    @_spi(Benchmarks) public var boundStatements: [(sql: String, arguments: [DatabaseValue])] {
+        statements.map { ($0.sql, $0.arguments) }
+    }
+
     /// `kind [subject] summary`: the line a dry run prints.
     public var description: String { "\(kind.rawValue) \(subject.map { "[\($0)] " } ?? "")\(summary)" }
 }

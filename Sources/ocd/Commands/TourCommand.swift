@@ -60,6 +60,10 @@ struct TourCommand: AsyncParsableCommand {
         SQLLog.isVisible = false
         Console.line("  … \(list.sections.count) states in all. Browse them: swift run ocd banks browse")
 
+        heading("7. An app update: a store written by the old version of its model opens with the new one")
+        try JournalUpgrade.run(storePath: directory.appendingPathComponent("Journal.sqlite").path, indent: "  ")
+        Console.line("  By hand: swift run ocd migrate STORE --model M.xcdatamodeld --dry-run prints a plan and its SQL.")
+
         Console.line("")
         Console.line("Tour finished in \(String(format: "%.1f", Date().timeIntervalSince(started)))s.")
     }
@@ -72,7 +76,7 @@ struct TourCommand: AsyncParsableCommand {
         } catch {
             throw OCDError("cannot create the folder \(url.path): \(error.localizedDescription)")
         }
-        for name in ["Todo.sqlite", "FailedBanks.sqlite"] {
+        for name in ["Todo.sqlite", "FailedBanks.sqlite", "Journal.sqlite"] {
             for suffix in ["", "-wal", "-shm"] where folder != nil {
                 // A given folder may hold an earlier tour: start fresh.
                 try? FileManager.default.removeItem(at: url.appendingPathComponent(name + suffix))

@@ -10,7 +10,11 @@ struct DemoCommandTests {
         let output = try OcdBinary.run(["tour", "--count", "600", "--folder", folder.path], binary: binary)
         #expect(output.status == 0, "\(output.stderr)")
         for expected in ["Inserting 100% 600/600", "Fetched 600 records", "600 IDs", "marked 600 of 600 unread",
-                         "Per object:", "Sessions: 150", "Imported 561 banks", "AL — 7 banks", "Tour finished"] {
+                         "Per object:", "Sessions: 150", "Imported 561 banks", "AL — 7 banks",
+                         // The upgrade step: written by "Journal", opened (and migrated) by "Journal 2".
+                         "Version 'Journal' of the app wrote 3 entries", "The store says it is at 'Journal'",
+                         "the store is now at 'Journal 2'", "First day — text: \"Installed the app.\", mood 3 (Int64)",
+                         "Release — text: \"Version 2 is out.\", mood 5 (Int64), starred false, 1 tag(s)", "Tour finished"] {
             #expect(output.stdout.contains(expected), "missing '\(expected)'")
         }
         #expect(!output.stdout.contains("\u{1B}["), "no ANSI codes without a terminal")
