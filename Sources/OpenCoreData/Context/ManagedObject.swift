@@ -223,7 +223,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)`` for a number the attribute cannot keep (too
     ///   wide for its integer size, not finite, a decimal of more than 15 significant digits);
     ///   ``ObjectGraphError/invalidRelationshipTarget(entity:key:reason:)`` for an object of another context or
-    ///   a deleted one; and what reading the old relationship values throws
+    ///   a deleted one; ``ObjectGraphError/unknownValueTransformer(entity:key:name:)`` for a Transformable
+    ///   attribute whose transformer is not registered; and what reading the old relationship values throws
     ///   (``ObjectGraphError/objectNotFound(_:)``, ``StoreError``).
     public func setValue(_ value: Any?, forKey key: String) throws {
         guard let slot = entity.slot(forKey: key) else {
@@ -279,7 +280,12 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
             try context.setToMany(self, slot: slot, relationship: relationship, to: targets)
         case .transient:
             if let attribute = property as? AttributeDescription {
-                _ = try ValueConversion.storeValue(value, for: attribute)
+                if attribute.attributeType == .transformable {
+                    // Never stored, so never transformed: any value of the model's class is kept as it is.
+                    if let value { try TransformableValue.checkClass(value, for: attribute) }
+                } else {
+                    _ = try ValueConversion.storeValue(value, for: attribute)
+                }
             }
             transientValues[slot] = value
         }

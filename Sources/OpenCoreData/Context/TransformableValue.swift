@@ -29,10 +29,7 @@ enum TransformableValue {
     ///   ``ObjectGraphError/unknownValueTransformer(entity:key:name:)`` (see ``transformer(for:)``).
     static func storeValue(_ value: Any, for attribute: AttributeDescription) throws -> DatabaseValue {
         let entity = attribute.entity?.name ?? "?"
-        if let className = attribute.customClassName, !isValue(value, ofClassNamed: className) {
-            throw ObjectGraphError.typeMismatch(entity: entity, key: attribute.name, expected: "a value of class \(className)",
-                                                actual: String(describing: type(of: value)))
-        }
+        try checkClass(value, for: attribute)
         let transformer = try transformer(for: attribute)
         let transformed: Any?
         if let secure = transformer as? SecureUnarchiveFromDataTransformer {
@@ -52,6 +49,18 @@ enum TransformableValue {
                                                 actual: String(describing: type(of: value)))
         }
         return data.databaseValue
+    }
+
+    /// Checks `value` against the attribute's ``AttributeDescription/customClassName``: all a transient
+    /// Transformable attribute checks, as its values are never stored.
+    ///
+    /// - Throws: ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` when it is of another class.
+    static func checkClass(_ value: Any, for attribute: AttributeDescription) throws {
+        if let className = attribute.customClassName, !isValue(value, ofClassNamed: className) {
+            throw ObjectGraphError.typeMismatch(entity: attribute.entity?.name ?? "?", key: attribute.name,
+                                                expected: "a value of class \(className)",
+                                                actual: String(describing: type(of: value)))
+        }
     }
 
     /// The value of the column value `stored` of `object`; nil for NULL.

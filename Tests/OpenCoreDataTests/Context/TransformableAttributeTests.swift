@@ -41,6 +41,7 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
                 <attribute name="tags" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromData" customClassName="NSArray"/>
                 <attribute name="location" optional="YES" attributeType="Transformable" valueTransformerName="\(pointTransformerName.rawValue)" customClassName="TransformablePoint"/>
                 <attribute name="missing" optional="YES" attributeType="Transformable" valueTransformerName="NoSuchTransformer"/>
+                <attribute name="scratch" optional="YES" transient="YES" attributeType="Transformable" customClassName="TransformablePoint"/>
             </entity>
             """), source: "transformable")
     }()
@@ -227,6 +228,17 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
         } catch ObjectGraphError.undecodableValue(let entity, let key, let object, let reason) {
             #expect(entity == "Note" && key == "tags" && object == read.objectID && reason.contains("NSArray"))
         }
+    }
+
+    @Test func aTransientTransformableKeepsAnyValueOfItsClass() throws {
+        let stack = try TestStack(model: Self.model)
+        let context = stack.context()
+        let note = try context.insertNewObject(forEntityName: "Note")
+        // No archive could hold a TransformablePoint; a transient value is never stored, so none is made.
+        try note.setValue(TransformablePoint(x: 1, y: 2), forKey: "scratch")
+        #expect(try note.value(forKey: "scratch") as? TransformablePoint == TransformablePoint(x: 1, y: 2))
+        #expect(throws: ObjectGraphError.self) { try note.setValue("1,2", forKey: "scratch") }
+        try context.save()
     }
 
     @Test func hostileBytesAreATypedErrorNamingTheRow() throws {
