@@ -184,14 +184,17 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when `key` is not a property of the entity;
     ///   ``ObjectGraphError/objectNotFound(_:)`` when the object is a fault whose row is gone from the store,
     ///   or it has left its context; ``ObjectGraphError/noPersistentStore`` when its context has no store to
-    ///   read; ``StoreError`` when the store cannot be read.
+    ///   read; ``StoreError`` when the store cannot be read; for a Transformable attribute,
+    ///   ``ObjectGraphError/undecodableValue(entity:key:object:reason:)`` when its stored bytes do not turn
+    ///   back into a value and ``ObjectGraphError/unknownValueTransformer(entity:key:name:)``.
     public func value(forKey key: String) throws -> Any? {
         guard let slot = entity.slot(forKey: key) else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }
         // The common read, an unchanged attribute of a fetched object, straight from the row.
         if changes.isEmpty, !flags.contains(.inserted), slot < entity.attributeColumns.count,
-           let attribute = entity.attributeColumns[slot], let (cells, start) = row?.cellsInPlace {
+           let attribute = entity.attributeColumns[slot], attribute.type != .transformable,
+           let (cells, start) = row?.cellsInPlace {
             return cells.swiftValue(start: start, column: attribute.column, for: attribute.type)
         }
         return try value(atSlot: slot)
@@ -205,7 +208,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     func storedAttributeValue(forKey key: String) -> StoredAttributeValue? {
         guard changes.isEmpty, !flags.contains(.inserted), let slot = entity.slot(forKey: key),
               slot < entity.attributeColumns.count, let attribute = entity.attributeColumns[slot],
-              let (cells, start) = row?.cellsInPlace else { return nil }
+              attribute.type != .transformable, let (cells, start) = row?.cellsInPlace else { return nil }
         precondition(attribute.column < cells.header.pointee.width, "RowValues index out of range")
         return StoredAttributeValue(value: cells.value(at: start &+ attribute.column), type: attribute.type)
     }
@@ -220,7 +223,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)`` for a number the attribute cannot keep (too
     ///   wide for its integer size, not finite, a decimal of more than 15 significant digits);
     ///   ``ObjectGraphError/invalidRelationshipTarget(entity:key:reason:)`` for an object of another context or
-    ///   a deleted one; and what reading the old relationship values throws
+    ///   a deleted one; ``ObjectGraphError/unknownValueTransformer(entity:key:name:)`` for a Transformable
+    ///   attribute whose transformer is not registered; and what reading the old relationship values throws
     ///   (``ObjectGraphError/objectNotFound(_:)``, ``StoreError``).
     public func setValue(_ value: Any?, forKey key: String) throws {
         guard let slot = entity.slot(forKey: key) else {
@@ -234,6 +238,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         switch entity.storage[slot] {
         case .attribute:
             let attribute = property as! AttributeDescription
+            if attribute.attributeType == .transformable {
+                return try TransformableValue.value(try primitiveAttribute(atSlot: slot), for: attribute, of: objectID)
+            }
             return ValueConversion.swiftValue(try primitiveAttribute(atSlot: slot), for: attribute.attributeType)
         case .toOne:
             guard let id = try relatedID(atSlot: slot) else { return nil }
@@ -273,7 +280,12 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
             try context.setToMany(self, slot: slot, relationship: relationship, to: targets)
         case .transient:
             if let attribute = property as? AttributeDescription {
-                _ = try ValueConversion.storeValue(value, for: attribute)
+                if attribute.attributeType == .transformable {
+                    // Never stored, so never transformed: any value of the model's class is kept as it is.
+                    if let value { try TransformableValue.checkClass(value, for: attribute) }
+                } else {
+                    _ = try ValueConversion.storeValue(value, for: attribute)
+                }
             }
             transientValues[slot] = value
         }

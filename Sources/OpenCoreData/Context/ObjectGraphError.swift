@@ -35,6 +35,12 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     case cancelled
     /// The store refused the operation.
     case store(StoreError)
+    /// A Transformable attribute names a value transformer that is not registered
+    /// (``ValueTransformer/setValueTransformer(_:forName:)``).
+    case unknownValueTransformer(entity: String, key: String, name: String)
+    /// A Transformable attribute's stored bytes of one object that its transformer cannot turn back into a
+    /// value (damaged or hostile bytes, or a value of another class than the model names).
+    case undecodableValue(entity: String, key: String, object: ManagedObjectID, reason: String)
 
     /// The message naming the culprit.
     public var description: String {
@@ -62,6 +68,10 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
             return "Objects of entity '\(entity)' are \(objectClass), not \(resultType)."
         case .cancelled: return "The operation was cancelled."
         case .store(let error): return error.description
+        case .unknownValueTransformer(let entity, let key, let name):
+            return "'\(entity).\(key)' names the value transformer '\(name)', which is not registered."
+        case .undecodableValue(let entity, let key, let object, let reason):
+            return "The value of '\(entity).\(key)' of \(object) cannot be read: \(reason)."
         }
     }
 

@@ -140,7 +140,9 @@ enum ValueConversion {
             guard let v = value as? Date else { throw mismatch() }
             guard v.timeIntervalSinceReferenceDate.isFinite else { throw nonFinite(attribute, "\(v.timeIntervalSinceReferenceDate)") }
             return v.timeIntervalSinceReferenceDate.databaseValue
-        case .binaryData, .transformable:
+        case .transformable:
+            return try TransformableValue.storeValue(value, for: attribute)
+        case .binaryData:
             switch value {
             case let v as Data: return v.databaseValue
             case let v as [UInt8]: return Data(v).databaseValue
@@ -265,7 +267,8 @@ enum ValueConversion {
         case .string: return "String"
         case .boolean: return "Bool"
         case .date: return "Date"
-        case .binaryData, .transformable: return "Data"
+        case .binaryData: return "Data"
+        case .transformable: return "a value its transformer takes"
         case .uuid: return "UUID"
         case .uri: return "URL"
         case .objectID: return "ManagedObjectID"

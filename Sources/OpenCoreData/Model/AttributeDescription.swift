@@ -32,8 +32,14 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     public var allowsExternalBinaryDataStorage = false { didSet { checkMutable() } }
     /// Core Data's "preserve after deletion" flag for persistent history; it enters the version hash.
     public var preservesValueInHistoryOnDeletion = false { didSet { checkMutable() } }
-    /// The transformer name of a transformable attribute (informational).
+    /// The name of a Transformable attribute's ``ValueTransformer`` (registered with
+    /// ``ValueTransformer/setValueTransformer(_:forName:)``); nil means
+    /// ``ValueTransformerName/secureUnarchiveFromDataTransformerName``, as in Core Data.
     public var valueTransformerName: String? { didSet { checkMutable() } }
+    /// The class of a Transformable attribute's values (`NSArray`, `NSDictionary`, a type of the app such as
+    /// `MyApp.Point`): a value of another class is refused when set and when read. Nil accepts any value
+    /// the transformer takes.
+    public var customClassName: String? { didSet { checkMutable() } }
 
     /// Whether any validation rule is set (so saves skip the checks of attributes without rules).
     var hasValidationRules: Bool {

@@ -29,7 +29,8 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable {
     case uuid = "UUID"
     /// `URL`, stored as its absolute string.
     case uri = "URI"
-    /// `Data` produced by a value transformer in the app; stored as bytes.
+    /// Any value the attribute's ``ValueTransformer`` takes (Foundation values by default), stored as the
+    /// bytes the transformer makes (see ``AttributeDescription/valueTransformerName``).
     case transformable = "Transformable"
     /// A managed object ID (used by derived and expression attributes; rarely stored).
     case objectID = "ObjectID"

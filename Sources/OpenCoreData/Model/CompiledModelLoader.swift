@@ -140,6 +140,9 @@ struct CompiledModelLoader {
                 attribute.defaultValue = try XcodeModelValue.defaultValue(text, type: type, entity: entity, attribute: name)
             }
             attribute.valueTransformerName = try archive.string(archive.reference("NSValueTransformerName", of: reference))
+            if type == .transformable {
+                attribute.customClassName = try archive.string(archive.reference("NSAttributeValueClassName", of: reference))
+            }
             property = attribute
         } else if instance.isKind(of: "NSRelationshipDescription") {
             let destination = try archive.reference("NSDestinationEntity", of: reference).map {

@@ -278,6 +278,7 @@ struct XcodeModelLoader {
         attribute.allowsExternalBinaryDataStorage = flag(node["allowsExternalBinaryDataStorage"])
         attribute.preservesValueInHistoryOnDeletion = flag(node["preserveAfterDeletion"])
         attribute.valueTransformerName = nonEmpty(node["valueTransformerName"])
+        if type == .transformable { attribute.customClassName = nonEmpty(node["customClassName"]) }
         attribute.regularExpression = nonEmpty(node["regularExpressionString"])
 
         let defaultText = type == .date

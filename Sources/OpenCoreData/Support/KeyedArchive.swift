@@ -255,24 +255,40 @@ struct KeyedArchive: Sendable {
     /// - Throws: ``Failure`` when the part contains a cycle, is deeper than ``maximumDepth``, would visit more
     ///   objects than its allowance (shared references), or holds anything ``object(_:)`` refuses.
     func resolved(_ reference: Reference) throws -> Value {
-        var walk = Walk(allowance: max(Self.minimumVisitAllowance, objects.count * Self.maximumVisitsPerObject))
+        var walk = Walk(self)
         return try resolve(reference, depth: 0, walk: &walk)
     }
 
-    private struct Walk {
+    /// The limits of one walk down the graph: a depth, a visit budget, no object inside itself.
+    struct Walk {
         let allowance: Int
         var visits = 0
         var inProgress: Set<Int> = []
+
+        /// A walk of `archive` with its visit allowance.
+        init(_ archive: KeyedArchive) {
+            allowance = max(KeyedArchive.minimumVisitAllowance, archive.objects.count * KeyedArchive.maximumVisitsPerObject)
+        }
+
+        /// Counts a visit of `reference` at `depth`; ``leave(_:)`` ends it.
+        ///
+        /// - Throws: ``Failure`` when `depth` exceeds ``maximumDepth``, the allowance is spent, or
+        ///   `reference` is already being visited (a cycle).
+        mutating func enter(_ reference: Reference, depth: Int) throws {
+            guard depth <= KeyedArchive.maximumDepth else {
+                throw Failure(reason: "\(reference) is nested more than \(KeyedArchive.maximumDepth) deep")
+            }
+            visits += 1
+            guard visits <= allowance else { throw Failure(reason: "reading visits more than \(allowance) objects (shared references)") }
+            guard inProgress.insert(reference.index).inserted else { throw Failure(reason: "\(reference) contains itself") }
+        }
+
+        mutating func leave(_ reference: Reference) { inProgress.remove(reference.index) }
     }
 
     private func resolve(_ reference: Reference, depth: Int, walk: inout Walk) throws -> Value {
-        guard depth <= Self.maximumDepth else { throw Failure(reason: "\(reference) is nested more than \(Self.maximumDepth) deep") }
-        walk.visits += 1
-        guard walk.visits <= walk.allowance else {
-            throw Failure(reason: "resolving visits more than \(walk.allowance) objects (shared references)")
-        }
-        guard walk.inProgress.insert(reference.index).inserted else { throw Failure(reason: "\(reference) contains itself") }
-        defer { walk.inProgress.remove(reference.index) }
+        try walk.enter(reference, depth: depth)
+        defer { walk.leave(reference) }
         switch try object(reference) {
         case .null: return .null
         case .value(let value): return try Self.plain(value, at: reference)

@@ -32,7 +32,7 @@ import Testing
         try book.setValue(Float(4.5), forKey: "rating")
         try book.setValue(0.7, forKey: "weight")
         try book.setValue(Data([1, 2, 3]), forKey: "scan")
-        try book.setValue(Data("archived".utf8), forKey: "cover")
+        try book.setValue(["front", "back"], forKey: "cover")   // Transformable, an NSArray
         try book.setValue(author, forKey: "author")
         let chapters = try (1...3).map { index -> ManagedObject in
             let chapter = try context.insertNewObject(forEntityName: "Chapter")
@@ -59,7 +59,7 @@ import Testing
         #expect(try readBook.value(forKey: "rating") as? Float == 4.5)
         #expect(try readBook.value(forKey: "weight") as? Double == 0.7)
         #expect(try readBook.value(forKey: "scan") as? Data == Data([1, 2, 3]))
-        #expect(try readBook.value(forKey: "cover") as? Data == Data("archived".utf8))
+        #expect(try readBook.value(forKey: "cover") as? [String] == ["front", "back"])
         #expect(try readBook.value(forKey: "bookID") as? UUID == UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
         #expect(try readBook.value(forKeyPath: "author.name") as? String == "Ursula")
         let orderedTitles = try (readBook.value(forKey: "chapters") as? [ManagedObject])?.map { try $0.value(forKey: "title") as? String }
