@@ -143,6 +143,7 @@ struct XcodeModelWriter {
         if attribute.allowsExternalBinaryDataStorage { fields.append(("allowsExternalBinaryDataStorage", "YES")) }
         if attribute.preservesValueInHistoryOnDeletion { fields.append(("preserveAfterDeletion", "YES")) }
         if let transformer = attribute.valueTransformerName { fields.append(("valueTransformerName", transformer)) }
+        if let className = attribute.customClassName { fields.append(("customClassName", className)) }
         if type.isNumeric || type == .boolean { fields.append(("usesScalarValueType", "YES")) }
         fields += Self.common(attribute)
         return Self.element("attribute", fields, children: Self.userInfo(attribute.userInfo))

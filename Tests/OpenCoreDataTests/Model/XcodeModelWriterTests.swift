@@ -14,7 +14,7 @@ import Testing
             for property in entity.properties {
                 var line = "  \(property.name) optional=\(property.isOptional) transient=\(property.isTransient) vhm=\(property.versionHashModifier ?? "-") renaming=\(property.renamingIdentifier ?? "-") info=\(property.userInfo.sorted { $0.key < $1.key })"
                 if let attribute = property as? AttributeDescription {
-                    line += " type=\(attribute.attributeType) default=\(attribute.defaultValue.map { "\($0) (\(type(of: $0)))" } ?? "-") range=\(String(describing: attribute.minValue))…\(String(describing: attribute.maxValue)) length=\(String(describing: attribute.minLength))…\(String(describing: attribute.maxLength)) dates=\(String(describing: attribute.minDate))…\(String(describing: attribute.maxDate)) pattern=\(attribute.regularExpression ?? "-") external=\(attribute.allowsExternalBinaryDataStorage) preserve=\(attribute.preservesValueInHistoryOnDeletion) transformer=\(attribute.valueTransformerName ?? "-")"
+                    line += " type=\(attribute.attributeType) default=\(attribute.defaultValue.map { "\($0) (\(type(of: $0)))" } ?? "-") range=\(String(describing: attribute.minValue))…\(String(describing: attribute.maxValue)) length=\(String(describing: attribute.minLength))…\(String(describing: attribute.maxLength)) dates=\(String(describing: attribute.minDate))…\(String(describing: attribute.maxDate)) pattern=\(attribute.regularExpression ?? "-") external=\(attribute.allowsExternalBinaryDataStorage) preserve=\(attribute.preservesValueInHistoryOnDeletion) transformer=\(attribute.valueTransformerName ?? "-") class=\(attribute.customClassName ?? "-")"
                 } else if let relationship = property as? RelationshipDescription {
                     line += " to=\(relationship.destinationEntityName) inverse=\(relationship.inverseName ?? "-") many=\(relationship.isToMany) ordered=\(relationship.isOrdered) count=\(relationship.minCount)…\(relationship.maxCount) rule=\(relationship.deleteRule)"
                 }
@@ -47,7 +47,7 @@ import Testing
             <attribute name="blob" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES" preserveAfterDeletion="YES"/>
             <attribute name="identifier" optional="YES" attributeType="UUID" defaultValueString="E621E1F8-C36C-495A-93FC-0C247A3E6E5F"/>
             <attribute name="link" optional="YES" attributeType="URI" defaultValueString="https://example.com/a?b=c&amp;d=e"/>
-            <attribute name="payload" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromData"/>
+            <attribute name="payload" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromData" customClassName="NSArray"/>
             <attribute name="scratch" optional="YES" transient="YES" attributeType="String"/>
             <attribute name="renamed" optional="YES" attributeType="String" renamingIdentifier="oldName" versionHashModifier="m2">
                 <userInfo>
