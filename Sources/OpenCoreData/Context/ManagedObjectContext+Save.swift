@@ -15,10 +15,12 @@ extension ManagedObjectContext {
     ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``.
     public func save() throws {
         guard hasChanges else { return }
+        var saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
+        for object in saving { object.willSave() }
+        // After willSave, which may edit what a derivation reads (docs/FEATURES.md, "Derived attributes").
+        saving += try recomputeDerivedAttributes(saving: saving)
         // Copies of the sets (shared until the context changes its own) for the did-save notification.
         let savedObjects = (inserted: insertedSet, updated: updatedSet, deleted: deletedSet)
-        let saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
-        for object in saving { object.willSave() }
         try validatePendingChanges()
         if let parent {
             try pushChanges(into: parent)

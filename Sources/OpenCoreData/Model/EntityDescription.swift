@@ -45,6 +45,21 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// Indexes created in the store.
     public var indexes: [IndexDescription] = [] { didSet { checkMutable() } }
 
+    /// The fetched properties this entity declares itself; kept apart from ``properties`` as they have no
+    /// storage (see ``FetchedPropertyDescription``).
+    public private(set) var fetchedProperties: [FetchedPropertyDescription] = []
+
+    /// Adds a fetched property; only before the model is built.
+    public func addFetchedProperty(_ property: FetchedPropertyDescription) {
+        checkMutable()
+        fetchedProperties.append(property)
+    }
+
+    /// The fetched property of that name, declared here or by an ancestor.
+    public func fetchedProperty(named name: String) -> FetchedPropertyDescription? {
+        fetchedProperties.first { $0.name == name } ?? superentity?.fetchedProperty(named: name)
+    }
+
     /// The properties this entity declares itself (not inherited ones).
     @exclusivity(unchecked) public private(set) var properties: [PropertyDescription]
 
@@ -211,6 +226,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     func freeze() {
         isFrozen = true
         for property in properties { property.isFrozen = true }
+        for property in fetchedProperties { property.isFrozen = true }
     }
 
     /// Whether `name` may name an entity or property (see ``SQLIdentifier/isModelName(_:)``).
