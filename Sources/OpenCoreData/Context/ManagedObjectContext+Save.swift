@@ -12,7 +12,10 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``ObjectGraphError/validationFailed(_:)`` for failed validation rules (an error a
     ///   validation hook threw is thrown as it was when it is the only failure);
-    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``.
+    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``;
+    ///   ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` or
+    ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)`` when a derived attribute's computed value
+    ///   does not fit its type.
     public func save() throws {
         guard hasChanges else { return }
         var saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)

@@ -39,7 +39,7 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// from the object (`author.name`, `items.@count`, `items.@sum.price`), `now()`, `canonical:(name)`, or
     /// arithmetic on those. The value is recomputed at every save and stored in the attribute's column, so
     /// it reads, filters and sorts like any attribute; setting it directly is refused. Checked when the model
-    /// is built (docs/MODEL.md, "Derived attributes").
+    /// is built (docs/FEATURES.md, "Derived attributes").
     public var derivationExpression: QueryExpression? { didSet { checkMutable() } }
     /// Whether the attribute is derived (has a ``derivationExpression``).
     public var isDerived: Bool { derivationExpression != nil }

@@ -104,6 +104,35 @@ import Testing
         #expect(try afterDelete.value(forKey: "topPrice") == nil)
     }
 
+    @Test func childContextSavesComputeToo() throws {
+        let stack = try TestStack(model: Self.model())
+        let parent = stack.context()
+        let author = try parent.insertNewObject(forEntityName: "Author")
+        try author.setValue("Ann", forKey: "name")
+        try parent.save()
+        let child = ManagedObjectContext(concurrencyType: .confinement)
+        child.parent = parent
+        let childAuthor = try child.object(with: author.objectID)
+        let book = try child.insertNewObject(forEntityName: "Book")
+        try book.setValue(5.0, forKey: "price")
+        try book.setValue(childAuthor, forKey: "author")
+        try child.save()
+        #expect(try author.value(forKey: "bookCount") as? Int64 == 1)
+        try parent.save()
+        Self.expectCounts(in: stack.context(), ["Ann": 1])
+    }
+
+    private static func expectCounts(in context: ManagedObjectContext, _ expected: [String: Int64]) {
+        let authors = (try? context.fetch(FetchRequest<ManagedObject>(entityName: "Author"))) ?? []
+        var counts: [String: Int64] = [:]
+        for author in authors {
+            if let name = try? author.value(forKey: "name") as? String {
+                counts[name] = try? author.value(forKey: "bookCount") as? Int64
+            }
+        }
+        #expect(counts == expected)
+    }
+
     @Test func settingADerivedAttributeIsRefused() throws {
         let stack = try TestStack(model: Self.model())
         let context = stack.context()
