@@ -49,7 +49,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// storage (see ``FetchedPropertyDescription``).
     public private(set) var fetchedProperties: [FetchedPropertyDescription] = []
 
-    /// Adds a fetched property; only before the model is built.
+    /// Adds a fetched property; only before the model is built. (``addProperty(_:)``, the initializers and
+    /// the builder put a ``FetchedPropertyDescription`` here too.)
     public func addFetchedProperty(_ property: FetchedPropertyDescription) {
         checkMutable()
         fetchedProperties.append(property)
@@ -120,7 +121,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public init(name: String, properties: [PropertyDescription] = [], superentityName: String? = nil,
                 isAbstract: Bool = false) {
         self.name = name
-        self.properties = properties
+        // Fetched properties have no storage: they are kept apart from the stored properties and their slots.
+        self.properties = properties.filter { !($0 is FetchedPropertyDescription) }
+        self.fetchedProperties = properties.compactMap { $0 as? FetchedPropertyDescription }
         self.superentityName = superentityName
         self.isAbstract = isAbstract
         link.entity = self
@@ -133,6 +136,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// Adds a property this entity declares.
     public func addProperty(_ property: PropertyDescription) {
         checkMutable()
+        if let fetched = property as? FetchedPropertyDescription { return fetchedProperties.append(fetched) }
         properties.append(property)
     }
 

@@ -9,9 +9,13 @@ import Foundation
 /// ``ManagedObjectContext/refresh(_:mergeChanges:)`` (docs/FEATURES.md, "Fetched properties").
 ///
 /// ```swift
-/// let sameCity = FetchedPropertyDescription(name: "neighbours", entityName: "Person",
-///                                           predicate: try QueryPredicate(format: "city == $FETCH_SOURCE.city"))
-/// person.addFetchedProperty(sameCity)
+/// let model = try ManagedObjectModel {
+///     EntityDescription("Person") {
+///         Attribute("city", .string)
+///         FetchedPropertyDescription(name: "neighbours", entityName: "Person",
+///                                    predicate: try QueryPredicate(format: "city == $FETCH_SOURCE.city"))
+///     }
+/// }
 /// ```
 public final class FetchedPropertyDescription: PropertyDescription, @unchecked Sendable {
     /// The entity the fetch reads (sub-entities included).

@@ -100,6 +100,28 @@ import Testing
         #expect(try names(ann.value(forKey: "neighbours")) == ["Bo", "Cy", "Di"])
     }
 
+    @Test func builtInCodeAndNamedThroughFetchedProperty() throws {
+        let byName = FetchedPropertyDescription(name: "sameName", entityName: "Tag",
+                                                predicate: try QueryPredicate(format: "label == $FETCHED_PROPERTY.name"))
+        let model = try ManagedObjectModel {
+            EntityDescription("Tag") {
+                Attribute("label", .string)
+                byName
+            }
+        }
+        #expect(model.entitiesByName["Tag"]?.allProperties.map(\.name) == ["label"])
+        let stack = try TestStack(model: model)
+        let context = stack.context()
+        for label in ["sameName", "other", "sameName"] {
+            try context.insertNewObject(forEntityName: "Tag").setValue(label, forKey: "label")
+        }
+        try context.save()
+        let reader = stack.context()
+        let tag = try #require(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Tag")).first)
+        #expect((try tag.value(forKey: "sameName") as? [ManagedObject])?.count == 2)
+        #expect(throws: ObjectGraphError.self) { try tag.setValue([], forKey: "sameName") }
+    }
+
     @Test func badFetchedPropertiesAreRefusedAtLoad() throws {
         let unknownEntity = InteropFixtures.modelXML("""
         <entity name="A"><attribute name="x" optional="YES" attributeType="String"/>
