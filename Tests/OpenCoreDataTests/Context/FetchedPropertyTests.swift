@@ -16,9 +16,9 @@ import Testing
             <fetchedProperty name="neighbours" optional="YES">
                 <fetchRequest name="fetchedPropertyFetchRequest" entity="Person" predicateString="city == $FETCH_SOURCE.city AND SELF != $FETCH_SOURCE"/>
             </fetchedProperty>
-            <fetchedProperty name="olderThanLimit" optional="YES">
-                <fetchRequest name="fetchedPropertyFetchRequest" entity="Person" predicateString="age > $FETCHED_PROPERTY.userInfo.limit"/>
-                <userInfo><entry key="limit" value="40"/></userInfo>
+            <fetchedProperty name="inTown" optional="YES">
+                <fetchRequest name="fetchedPropertyFetchRequest" entity="Person" predicateString="city == $FETCHED_PROPERTY.userInfo.town"/>
+                <userInfo><entry key="town" value="Rome"/></userInfo>
             </fetchedProperty>
             """ : "")
         </entity>
@@ -53,7 +53,7 @@ import Testing
         let neighbours = try #require(person.fetchedProperty(named: "neighbours"))
         #expect(neighbours.entityName == "Person")
         #expect(neighbours.predicate == (try QueryPredicate(format: "city == $FETCH_SOURCE.city AND SELF != $FETCH_SOURCE")))
-        #expect(person.fetchedProperty(named: "olderThanLimit")?.userInfo == ["limit": "40"])
+        #expect(person.fetchedProperty(named: "inTown")?.userInfo == ["town": "Rome"])
         #expect(person.propertiesByName["neighbours"] == nil)   // no slot, no column
     }
 
@@ -77,8 +77,27 @@ import Testing
         }
         let ann = try person("Ann", in: context)
         #expect(try names(ann.value(forKey: "neighbours")) == ["Bo", "Di"])
-        #expect(try names(ann.value(forKey: "olderThanLimit")) == ["Bo", "Cy"])
+        #expect(try names(ann.value(forKey: "inTown")) == ["Cy"])
         #expect(try names(ann.value(forKeyPath: "neighbours")) == ["Bo", "Di"])
+    }
+
+    @Test func anUnsavedSourceAndUnsavedResultsCount() throws {
+        let stack = try TestStack(model: Self.model())
+        try people(stack.context())
+        let context = stack.context()
+        let newcomer = try context.insertNewObject(forEntityName: "Person")
+        try newcomer.setValue("Ed", forKey: "name")
+        try newcomer.setValue("Rome", forKey: "city")
+        let visitor = try context.insertNewObject(forEntityName: "Person")
+        try visitor.setValue("Flo", forKey: "name")
+        try visitor.setValue("Rome", forKey: "city")
+        // Unsaved objects are among the results.
+        #expect(try names(newcomer.value(forKey: "inTown")) == ["Cy", "Ed", "Flo"])
+        // The source itself has only a temporary ID: comparing with it is refused as any fetch refuses it.
+        #expect(throws: QueryLanguageError.self) { try newcomer.value(forKey: "neighbours") }
+        try context.save()
+        context.refresh(newcomer, mergeChanges: true)
+        #expect(try names(newcomer.value(forKey: "neighbours")) == ["Cy", "Flo"])
     }
 
     @Test func resultsAreKeptUntilRefresh() throws {
