@@ -83,6 +83,14 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Fetched properties' last results (see ``FetchedPropertyDescription``).
+    var fetchedResults: [String: [ManagedObjectID]] {
+        get { extras?.fetchedResults ?? [:] }
+        set {
+            if let extras { extras.fetchedResults = newValue } else if !newValue.isEmpty { madeExtras().fetchedResults = newValue }
+        }
+    }
+
     /// Whether the object holds anything beyond its row and changes (to-many contents, transient values, a
     /// fault batch).
     var hasExtras: Bool { extras != nil }
@@ -179,16 +187,19 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     // MARK: Key-value access
 
     /// The value of a property: the attribute's Swift value (see ``AttributeType``), the related object
-    /// for a to-one, a `Set<ManagedObject>` for a to-many, an `[ManagedObject]` for an ordered to-many.
+    /// for a to-one, a `Set<ManagedObject>` for a to-many, an `[ManagedObject]` for an ordered to-many, and
+    /// an `[ManagedObject]` for a fetched property (fetched on first read, kept until the object is refreshed).
     ///
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when `key` is not a property of the entity;
     ///   ``ObjectGraphError/objectNotFound(_:)`` when the object is a fault whose row is gone from the store,
     ///   or it has left its context; ``ObjectGraphError/noPersistentStore`` when its context has no store to
     ///   read; ``StoreError`` when the store cannot be read; for a Transformable attribute,
     ///   ``ObjectGraphError/undecodableValue(entity:key:object:reason:)`` when its stored bytes do not turn
-    ///   back into a value and ``ObjectGraphError/unknownValueTransformer(entity:key:name:)``.
+    ///   back into a value and ``ObjectGraphError/unknownValueTransformer(entity:key:name:)``; for a fetched
+    ///   property, what ``FetchedPropertyDescription/fetchRequest(for:)`` and the fetch throw (``QueryLanguageError``).
     public func value(forKey key: String) throws -> Any? {
         guard let slot = entity.slot(forKey: key) else {
+            if let fetched = entity.fetchedProperty(named: key) { return try fetchedValue(fetched) }
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }
         // The common read, an unchanged attribute of a fetched object, straight from the row.
@@ -217,6 +228,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when `key` is not a property of the entity;
     ///   ``ObjectGraphError/readOnlyProperty(entity:key:)`` for a read-only property;
+    ///   ``ObjectGraphError/derivedAttribute(entity:key:)`` for a derived attribute (computed at save);
     ///   ``ObjectGraphError/noPersistentStore`` when the object is in no context;
     ///   ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` when the value does not fit the
     ///   attribute's type or is not an object of the relationship's destination;
@@ -267,7 +279,11 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         guard let context = managedObjectContext else { throw ObjectGraphError.noPersistentStore }
         switch entity.storage[slot] {
         case .attribute:
-            let stored = try ValueConversion.storeValue(value, for: property as! AttributeDescription)
+            let attribute = property as! AttributeDescription
+            if attribute.derivationExpression != nil {
+                throw ObjectGraphError.derivedAttribute(entity: entity.name, key: property.name)
+            }
+            let stored = try ValueConversion.storeValue(value, for: attribute)
             context.willChange(self, slot: slot)
             changes[slot] = .attribute(stored)
         case .toOne:

@@ -12,13 +12,18 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``ObjectGraphError/validationFailed(_:)`` for failed validation rules (an error a
     ///   validation hook threw is thrown as it was when it is the only failure);
-    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``.
+    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``;
+    ///   ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` or
+    ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)`` when a derived attribute's computed value
+    ///   does not fit its type.
     public func save() throws {
         guard hasChanges else { return }
+        var saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
+        for object in saving { object.willSave() }
+        // After willSave, which may edit what a derivation reads (docs/FEATURES.md, "Derived attributes").
+        saving += try recomputeDerivedAttributes(saving: saving)
         // Copies of the sets (shared until the context changes its own) for the did-save notification.
         let savedObjects = (inserted: insertedSet, updated: updatedSet, deleted: deletedSet)
-        let saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
-        for object in saving { object.willSave() }
         try validatePendingChanges()
         if let parent {
             try pushChanges(into: parent)

@@ -563,6 +563,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         persistentStoreCoordinator?.rowCache.remove(object.objectID)
         object.committedToMany = [:]
         object.faultBatch = nil
+        object.fetchedResults = [:]
         if mergeChanges && !object.changes.isEmpty {
             object.row = nil
             try? fulfillFault(object)

@@ -8,4 +8,6 @@ final class ManagedObjectExtras {
     @exclusivity(unchecked) var transientValues: [Int: Any] = [:]
     /// The batch a fault belongs to, so firing it loads its neighbours too.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
+    /// Fetched properties' results as last fetched, by name, until the object is refreshed.
+    @exclusivity(unchecked) var fetchedResults: [String: [ManagedObjectID]] = [:]
 }

@@ -12,6 +12,8 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     case valueOutOfRange(entity: String, key: String, value: String)
     /// A read-only property was set.
     case readOnlyProperty(entity: String, key: String)
+    /// A derived attribute was set directly; its value is computed at save from its derivation expression.
+    case derivedAttribute(entity: String, key: String)
     /// An object of another context, or of an entity the relationship does not accept.
     case invalidRelationshipTarget(entity: String, key: String, reason: String)
     /// An entity name the model does not have.
@@ -51,6 +53,8 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
         case .valueOutOfRange(let entity, let key, let value):
             return "\(value) does not fit '\(entity).\(key)'."
         case .readOnlyProperty(let entity, let key): return "'\(entity).\(key)' is read-only."
+        case .derivedAttribute(let entity, let key):
+            return "'\(entity).\(key)' is a derived attribute: its value is computed at save and cannot be set."
         case .invalidRelationshipTarget(let entity, let key, let reason):
             return "'\(entity).\(key)': \(reason)."
         case .unknownEntity(let name): return "The model has no entity named '\(name)'."

@@ -41,6 +41,15 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// the transformer takes.
     public var customClassName: String? { didSet { checkMutable() } }
 
+    /// How a derived attribute's value is computed (Core Data's `NSDerivedAttributeDescription`): a key path
+    /// from the object (`author.name`, `items.@count`, `items.@sum.price`), `now()`, `canonical:(name)`, or
+    /// arithmetic on those. The value is recomputed at every save and stored in the attribute's column, so
+    /// it reads, filters and sorts like any attribute; setting it directly is refused. Checked when the model
+    /// is built (docs/FEATURES.md, "Derived attributes").
+    public var derivationExpression: QueryExpression? { didSet { checkMutable() } }
+    /// Whether the attribute is derived (has a ``derivationExpression``).
+    public var isDerived: Bool { derivationExpression != nil }
+
     /// Whether any validation rule is set (so saves skip the checks of attributes without rules).
     var hasValidationRules: Bool {
         minValue != nil || maxValue != nil || minDate != nil || maxDate != nil || minLength != nil

@@ -45,6 +45,22 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// Indexes created in the store.
     public var indexes: [IndexDescription] = [] { didSet { checkMutable() } }
 
+    /// The fetched properties this entity declares itself; kept apart from ``properties`` as they have no
+    /// storage (see ``FetchedPropertyDescription``).
+    public private(set) var fetchedProperties: [FetchedPropertyDescription] = []
+
+    /// Adds a fetched property; only before the model is built. (``addProperty(_:)``, the initializers and
+    /// the builder put a ``FetchedPropertyDescription`` here too.)
+    public func addFetchedProperty(_ property: FetchedPropertyDescription) {
+        checkMutable()
+        fetchedProperties.append(property)
+    }
+
+    /// The fetched property of that name, declared here or by an ancestor.
+    public func fetchedProperty(named name: String) -> FetchedPropertyDescription? {
+        fetchedProperties.first { $0.name == name } ?? superentity?.fetchedProperty(named: name)
+    }
+
     /// The properties this entity declares itself (not inherited ones).
     @exclusivity(unchecked) public private(set) var properties: [PropertyDescription]
 
@@ -105,7 +121,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public init(name: String, properties: [PropertyDescription] = [], superentityName: String? = nil,
                 isAbstract: Bool = false) {
         self.name = name
-        self.properties = properties
+        // Fetched properties have no storage: they are kept apart from the stored properties and their slots.
+        self.properties = properties.filter { !($0 is FetchedPropertyDescription) }
+        self.fetchedProperties = properties.compactMap { $0 as? FetchedPropertyDescription }
         self.superentityName = superentityName
         self.isAbstract = isAbstract
         link.entity = self
@@ -118,6 +136,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// Adds a property this entity declares.
     public func addProperty(_ property: PropertyDescription) {
         checkMutable()
+        if let fetched = property as? FetchedPropertyDescription { return fetchedProperties.append(fetched) }
         properties.append(property)
     }
 
@@ -211,6 +230,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     func freeze() {
         isFrozen = true
         for property in properties { property.isFrozen = true }
+        for property in fetchedProperties { property.isFrozen = true }
     }
 
     /// Whether `name` may name an entity or property (see ``SQLIdentifier/isModelName(_:)``).

@@ -34,6 +34,8 @@ public final class ManagedObjectModel: @unchecked Sendable {
     /// The `.xcdatamodeld` bundle the model was loaded from, if any: where opening a store written by
     /// another version finds that version (docs/MIGRATION.md).
     public internal(set) var versionBundleURL: URL?
+    /// What saves need to know of the derived attributes; nil when the model has none.
+    private(set) var derivationPlan: DerivationPlan?
     /// Entities in entity-number order. Our numbers run 1 to the entity count; a store's may have gaps
     /// (entities removed over model versions), so look an entity up by number with ``entity(number:)``.
     let entitiesByNumber: [EntityDescription]
@@ -52,7 +54,8 @@ public final class ManagedObjectModel: @unchecked Sendable {
     ///
     /// - Throws: ``ModelError`` naming the culprit: an invalid entity, property or index name, two names the
     ///   store could not tell apart (``ModelError/conflictingNames(first:second:storeName:)``), an unknown
-    ///   parent, destination or inverse, an inheritance cycle, an invalid default value or constraint, or
+    ///   parent, destination or inverse, an inheritance cycle, an invalid default value or constraint, a derivation a save cannot
+    ///   compute (``ModelError/invalidDerivation(entity:attribute:reason:)``), or
     ///   ``ModelError/unusableEntityNumbers(reason:)`` for `entityNumbers` that miss an entity, name one the
     ///   model lacks, repeat a number or use one outside 1..<16000.
     public init(entities: [EntityDescription], versionIdentifiers: [String] = [],
@@ -147,6 +150,8 @@ public final class ManagedObjectModel: @unchecked Sendable {
         }
         try Self.resolveRelationships(numbered, byName: byName)
         try Self.checkAttributesAndConstraints(numbered)
+        try DerivationCheck.check(numbered)
+        try Self.checkFetchedProperties(numbered, byName: byName)
 
         entityVersionHashesByName = Self.computeEntityVersionHashes(entities)
         // Classes named in a model file (`representedClassName`) bound to the program's classes.
@@ -186,6 +191,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
                 }
             }
         }
+        derivationPlan = DerivationPlan(model: self)
     }
 
     /// Builds a model with the result-builder syntax.

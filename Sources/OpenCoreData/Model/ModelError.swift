@@ -26,6 +26,11 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     case invalidRelationship(entity: String, relationship: String, reason: String)
     /// An attribute's default value does not fit its type, or its validation pattern does not compile.
     case invalidDefaultValue(entity: String, attribute: String, reason: String)
+    /// A derived attribute whose derivation expression does not parse, or reads something a save cannot
+    /// compute (see ``AttributeDescription/derivationExpression``); `reason` says what.
+    case invalidDerivation(entity: String, attribute: String, reason: String)
+    /// A fetched property that cannot run: an entity the model lacks, a predicate that does not parse.
+    case invalidFetchedProperty(entity: String, property: String, reason: String)
     /// An attribute type the library does not know, in a model file.
     case unknownType(entity: String, property: String, type: String)
     /// A uniqueness constraint names a key that is not one of the entity's attributes or to-one relationships.
@@ -71,6 +76,10 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
             return "Relationship '\(entity).\(relationship)': \(reason)."
         case .invalidDefaultValue(let entity, let attribute, let reason):
             return "Attribute '\(entity).\(attribute)' has an invalid default value: \(reason)."
+        case .invalidDerivation(let entity, let attribute, let reason):
+            return "Derived attribute '\(entity).\(attribute)': \(reason)."
+        case .invalidFetchedProperty(let entity, let property, let reason):
+            return "Fetched property '\(entity).\(property)': \(reason)."
         case .unknownType(let entity, let property, let type):
             return "Attribute '\(entity).\(property)' has unknown type '\(type)'."
         case .unknownConstraintKey(let entity, let key):

@@ -54,6 +54,8 @@ extension AttributeDescription {
         input.append(i32: attributeType.typeCode)
         if allowsExternalBinaryDataStorage { input.append(byte: 0x01) }
         if preservesValueInHistoryOnDeletion { input.append(byte: 0x01) }
+        // A derived attribute's digest also takes its expression's text (docs/INTEROP.md).
+        if let derivationExpression { input.append(derivationExpression.expressionFormat) }
         return input.digest
     }
 }

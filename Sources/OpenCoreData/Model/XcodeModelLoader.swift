@@ -242,6 +242,7 @@ struct XcodeModelLoader {
             switch child.name {
             case "attribute": entity.addProperty(try attribute(from: child, entity: name))
             case "relationship": entity.addProperty(try relationship(from: child, entity: name))
+            case "fetchedProperty": entity.addFetchedProperty(try fetchedProperty(from: child, entity: name))
             case "uniquenessConstraints":
                 entity.uniquenessConstraints += child.children(named: "uniquenessConstraint").map { constraint in
                     constraint.children(named: "constraint").compactMap { nonEmpty($0["value"]) }
@@ -258,7 +259,7 @@ struct XcodeModelLoader {
                     }
                 }
             default:
-                // fetchedProperty, userInfo (read above) and anything newer: no storage, nothing to map.
+                // userInfo (read above) and anything newer: no storage, nothing to map.
                 break
             }
         }
@@ -280,6 +281,10 @@ struct XcodeModelLoader {
         attribute.valueTransformerName = nonEmpty(node["valueTransformerName"])
         if type == .transformable { attribute.customClassName = nonEmpty(node["customClassName"]) }
         attribute.regularExpression = nonEmpty(node["regularExpressionString"])
+        if flag(node["derived"]) {
+            attribute.derivationExpression = try derivation(nonEmpty(node["derivationExpression"]),
+                                                            entity: entity, attribute: name)
+        }
 
         let defaultText = type == .date
             ? nonEmpty(node["defaultDateTimeInterval"]) ?? nonEmpty(node["defaultValueString"])
@@ -290,6 +295,19 @@ struct XcodeModelLoader {
         }
         try applyLimits(from: node, to: attribute, entity: entity)
         return attribute
+    }
+
+    /// A derived attribute's expression text, parsed; the model checks what it reads when it is built.
+    private func derivation(_ text: String?, entity: String, attribute: String) throws -> QueryExpression {
+        guard let text else {
+            throw ModelError.invalidDerivation(entity: entity, attribute: attribute, reason: "it has no derivationExpression")
+        }
+        do {
+            return try QueryExpression(format: text)
+        } catch let error as QueryLanguageError {
+            throw ModelError.invalidDerivation(entity: entity, attribute: attribute,
+                                               reason: "'\(text)' does not parse: \(error)")
+        }
     }
 
     /// Validation limits: `minValueString`/`maxValueString` mean a value range for numbers, a length
@@ -351,6 +369,32 @@ struct XcodeModelLoader {
         if let text = nonEmpty(node["maxCount"]) { relationship.maxCount = try count(text, "maxCount", node) }
         if let text = nonEmpty(node["minCount"]) { relationship.minCount = try count(text, "minCount", node) }
         return relationship
+    }
+
+    /// `<fetchedProperty name><fetchRequest entity predicateString/></fetchedProperty>`.
+    private func fetchedProperty(from node: XcodeModelXMLNode, entity: String) throws -> FetchedPropertyDescription {
+        guard let name = node["name"], !name.isEmpty else {
+            throw malformed("a <fetchedProperty> of entity '\(entity)' has no name", at: node)
+        }
+        guard let request = node.children(named: "fetchRequest").first, let target = nonEmpty(request["entity"]) else {
+            throw ModelError.invalidFetchedProperty(entity: entity, property: name,
+                                                    reason: "it has no <fetchRequest> naming an entity")
+        }
+        var predicate: QueryPredicate?
+        if let text = nonEmpty(request["predicateString"]) {
+            do {
+                predicate = try QueryPredicate(format: text)
+            } catch let error as QueryLanguageError {
+                throw ModelError.invalidFetchedProperty(entity: entity, property: name,
+                                                        reason: "predicate '\(text)' does not parse: \(error)")
+            }
+        }
+        let property = FetchedPropertyDescription(name: name, entityName: target, predicate: predicate)
+        property.isOptional = flag(node["optional"])
+        property.versionHashModifier = nonEmpty(node["versionHashModifier"])
+        property.renamingIdentifier = nonEmpty(node["renamingIdentifier"]) ?? nonEmpty(node["elementID"])
+        property.userInfo = userInfo(in: node)
+        return property
     }
 
     private func applyCommonProperties(from node: XcodeModelXMLNode, to property: PropertyDescription) throws {

@@ -118,6 +118,9 @@ public enum QueryFunction: String, Sendable, Hashable, CaseIterable {
     case ceiling = "ceiling:", floor = "floor:", trunc = "trunc:"
     /// One string: in capitals, in small letters, its length.
     case uppercase = "uppercase:", lowercase = "lowercase:", length = "length:"
+    /// One string with case and diacritics folded away (`canonical:(name)`, as Core Data's derived attributes
+    /// use it: "Émile" and "emile" give the same value).
+    case canonical = "canonical:"
     /// The value itself (Core Data's hint not to use an index).
     case noindex = "noindex:"
     /// No argument: the current date, a random number between 0 and 1.

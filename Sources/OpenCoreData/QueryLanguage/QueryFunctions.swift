@@ -49,11 +49,12 @@ enum QueryFunctions {
             let rule: FloatingPointRoundingRule = function == .ceiling ? .up : function == .floor ? .down : .towardZero
             let result = number.doubleValue.rounded(rule)
             return result.isNaN ? nil : result
-        case .uppercase, .lowercase, .length:
+        case .uppercase, .lowercase, .length, .canonical:
             guard let text = QueryValue.convert(values[0]).flatMap(QueryValueSemantics.text) else { return nil }
             switch function {
             case .uppercase: return text.uppercased()
             case .lowercase: return text.lowercased()
+            case .canonical: return text.folding(options: .diacriticInsensitive, locale: nil).lowercased()
             default: return text.utf16.count  // NSString's length: UTF-16 code units
             }
         default:

@@ -6,6 +6,8 @@ import Foundation
 /// refuses them.
 struct QuerySubstitution {
     let values: [String: QueryValue]
+    /// Variables whose key paths (`$FETCH_SOURCE.city`) are read here, each by its closure, into constants.
+    var variableKeyPaths: [String: ([String]) throws -> QueryValue] = [:]
     /// How deep the walk is: a level is added by each call that recurses.
     private var depth = 0
 
@@ -52,6 +54,9 @@ struct QuerySubstitution {
             if bound.contains(name) { return expression }
             return values[name].map(QueryExpression.constant) ?? expression
         case .keyPath(let base, let components):
+            if case .variable(let name) = base, !bound.contains(name), let read = variableKeyPaths[name] {
+                return .constant(try read(components))
+            }
             return .keyPath(base: try substitution.substitute(base, bound: bound), components: components)
         case .aggregate(let members):
             let replaced = try members.map { try substitution.substitute($0, bound: bound) }

@@ -219,5 +219,46 @@ import Testing
         defer { try? FileManager.default.removeItem(at: compiled) }
         #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: compiled) }
     }
-}
 
+    @Test func derivedAttributesAndFetchedPropertiesLoad() throws {
+        let xml = InteropFixtures.modelXML("""
+        <entity name="Person">
+            <attribute name="name" optional="YES" attributeType="String"/>
+            <attribute name="searchName" optional="YES" attributeType="String" derived="YES" derivationExpression="canonical:(name)"/>
+            <attribute name="plain" optional="YES" attributeType="String" derivationExpression="name"/>
+            <fetchedProperty name="namesakes" optional="YES">
+                <fetchRequest name="fetchedPropertyFetchRequest" entity="Person" predicateString="name == $FETCH_SOURCE.name"/>
+                <userInfo><entry key="k" value="v"/></userInfo>
+            </fetchedProperty>
+        </entity>
+        <entity name="Employee" parentEntity="Person">
+            <attribute name="badge" optional="YES" attributeType="String"/>
+        </entity>
+        """)
+        let model = try ManagedObjectModel(xmlData: xml, source: "derived")
+        let person = try #require(model.entitiesByName["Person"])
+        #expect(person.attributesByName["searchName"]?.derivationExpression
+                == .function(.canonical, [.key("name")]))
+        // Without derived="YES" the expression is not read.
+        #expect(person.attributesByName["plain"]?.isDerived == false)
+        let namesakes = try #require(person.fetchedProperty(named: "namesakes"))
+        #expect(namesakes.isOptional && namesakes.userInfo == ["k": "v"] && namesakes.entity === person)
+        // Inherited by sub-entities; never a stored property.
+        #expect(model.entitiesByName["Employee"]?.fetchedProperty(named: "namesakes") === namesakes)
+        #expect(person.allProperties.map(\.name) == ["name", "searchName", "plain"])
+    }
+
+    @Test func derivedWithoutAnExpressionIsRefused() {
+        let xml = InteropFixtures.modelXML(#"<entity name="A"><attribute name="n" optional="YES" attributeType="String" derived="YES"/></entity>"#)
+        #expect(throws: ModelError.invalidDerivation(entity: "A", attribute: "n", reason: "it has no derivationExpression")) {
+            try ManagedObjectModel(xmlData: xml, source: "test")
+        }
+    }
+
+    @Test func canonicalFoldsCaseAndDiacritics() throws {
+        let canonical = try QueryExpression(format: "canonical:(name)")
+        #expect(try canonical.evaluate(with: ["name": "Crème BRÛLÉE"]) as? String == "creme brulee")
+        #expect(try canonical.evaluate(with: ["name": 3]) == nil)
+        #expect(canonical.expressionFormat == "canonical:(name)")
+    }
+}
