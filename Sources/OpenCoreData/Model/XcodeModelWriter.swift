@@ -98,6 +98,9 @@ struct XcodeModelWriter {
                 lines += self.relationship(relationship).map { "    " + $0 }
             }
         }
+        for fetched in entity.fetchedProperties {
+            lines += self.fetchedProperty(fetched).map { "    " + $0 }
+        }
         if !entity.uniquenessConstraints.isEmpty {
             lines.append("    <uniquenessConstraints>")
             for constraint in entity.uniquenessConstraints {
@@ -144,6 +147,10 @@ struct XcodeModelWriter {
         if attribute.preservesValueInHistoryOnDeletion { fields.append(("preserveAfterDeletion", "YES")) }
         if let transformer = attribute.valueTransformerName { fields.append(("valueTransformerName", transformer)) }
         if let className = attribute.customClassName { fields.append(("customClassName", className)) }
+        if let derivation = attribute.derivationExpression {
+            fields.append(("derived", "YES"))
+            fields.append(("derivationExpression", derivation.expressionFormat))
+        }
         if type.isNumeric || type == .boolean { fields.append(("usesScalarValueType", "YES")) }
         fields += Self.common(attribute)
         return Self.element("attribute", fields, children: Self.userInfo(attribute.userInfo))
@@ -165,6 +172,16 @@ struct XcodeModelWriter {
         }
         fields += Self.common(relationship)
         return Self.element("relationship", fields, children: Self.userInfo(relationship.userInfo))
+    }
+
+    private func fetchedProperty(_ property: FetchedPropertyDescription) -> [String] {
+        var fields: [(String, String)] = [("name", property.name)]
+        if property.isOptional { fields.append(("optional", "YES")) }
+        fields += Self.common(property).filter { $0.0 != "syncable" }
+        var request: [(String, String)] = [("name", "fetchedPropertyFetchRequest"), ("entity", property.entityName)]
+        if let predicate = property.predicate { request.append(("predicateString", predicate.predicateFormat)) }
+        return Self.element("fetchedProperty", fields,
+                            children: ["<fetchRequest\(Self.attributes(request))/>"] + Self.userInfo(property.userInfo))
     }
 
     // MARK: Pieces

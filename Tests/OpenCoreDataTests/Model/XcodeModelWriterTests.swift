@@ -14,11 +14,14 @@ import Testing
             for property in entity.properties {
                 var line = "  \(property.name) optional=\(property.isOptional) transient=\(property.isTransient) vhm=\(property.versionHashModifier ?? "-") renaming=\(property.renamingIdentifier ?? "-") info=\(property.userInfo.sorted { $0.key < $1.key })"
                 if let attribute = property as? AttributeDescription {
-                    line += " type=\(attribute.attributeType) default=\(attribute.defaultValue.map { "\($0) (\(type(of: $0)))" } ?? "-") range=\(String(describing: attribute.minValue))…\(String(describing: attribute.maxValue)) length=\(String(describing: attribute.minLength))…\(String(describing: attribute.maxLength)) dates=\(String(describing: attribute.minDate))…\(String(describing: attribute.maxDate)) pattern=\(attribute.regularExpression ?? "-") external=\(attribute.allowsExternalBinaryDataStorage) preserve=\(attribute.preservesValueInHistoryOnDeletion) transformer=\(attribute.valueTransformerName ?? "-") class=\(attribute.customClassName ?? "-")"
+                    line += " type=\(attribute.attributeType) default=\(attribute.defaultValue.map { "\($0) (\(type(of: $0)))" } ?? "-") range=\(String(describing: attribute.minValue))…\(String(describing: attribute.maxValue)) length=\(String(describing: attribute.minLength))…\(String(describing: attribute.maxLength)) dates=\(String(describing: attribute.minDate))…\(String(describing: attribute.maxDate)) pattern=\(attribute.regularExpression ?? "-") external=\(attribute.allowsExternalBinaryDataStorage) preserve=\(attribute.preservesValueInHistoryOnDeletion) transformer=\(attribute.valueTransformerName ?? "-") class=\(attribute.customClassName ?? "-") derived=\(attribute.derivationExpression?.expressionFormat ?? "-")"
                 } else if let relationship = property as? RelationshipDescription {
                     line += " to=\(relationship.destinationEntityName) inverse=\(relationship.inverseName ?? "-") many=\(relationship.isToMany) ordered=\(relationship.isOrdered) count=\(relationship.minCount)…\(relationship.maxCount) rule=\(relationship.deleteRule)"
                 }
                 lines.append(line)
+            }
+            for fetched in entity.fetchedProperties {
+                lines.append("  fetched \(fetched.name) \(fetched.entityName) \(fetched.predicate?.predicateFormat ?? "-") optional=\(fetched.isOptional) info=\(fetched.userInfo.sorted { $0.key < $1.key })")
             }
         }
         return lines.joined(separator: "\n")
@@ -73,6 +76,12 @@ import Testing
         </entity>
         <entity name="Person" representedClassName="Person">
             <attribute name="name" optional="YES" attributeType="String"/>
+            <attribute name="gadgetCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="gadgets.@count"/>
+            <attribute name="searchName" optional="YES" attributeType="String" derived="YES" derivationExpression="canonical:(name)"/>
+            <fetchedProperty name="namesakes" optional="YES">
+                <fetchRequest name="fetchedPropertyFetchRequest" entity="Person" predicateString="name == $FETCH_SOURCE.name AND SELF != $FETCH_SOURCE"/>
+                <userInfo><entry key="why" value="same name"/></userInfo>
+            </fetchedProperty>
             <relationship name="gadgets" optional="YES" toMany="YES" deletionRule="Deny" destinationEntity="Gadget" inverseName="owner" inverseEntity="Gadget"/>
         </entity>
         <entity name="Part" representedClassName="Part">
