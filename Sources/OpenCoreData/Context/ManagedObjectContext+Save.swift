@@ -6,19 +6,26 @@ import OrderedCollections
 extension ManagedObjectContext {
     /// Writes every unsaved change: to the store in one SQLite transaction, or into the parent context
     /// for a child context. Validation failures are reported together; optimistic-locking conflicts go
-    /// through ``mergePolicy``. On failure nothing is written and the context keeps its changes.
+    /// through ``mergePolicy``, and so do uniqueness-constraint conflicts (among the saved objects and
+    /// against stored rows), which are settled before anything is written. On failure nothing is written
+    /// and the context keeps its changes (and whatever the merge policy already merged).
     ///
     /// Each object written hears ``ManagedObject/willSave()`` first and ``ManagedObject/didSave()`` after.
     ///
     /// - Throws: ``ObjectGraphError/validationFailed(_:)`` for failed validation rules (an error a
     ///   validation hook threw is thrown as it was when it is the only failure);
-    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``.
+    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/constraintConflict(_:)`` under
+    ///   ``MergePolicy/error``; ``ObjectGraphError/noPersistentStore``; ``StoreError``.
     public func save() throws {
         guard hasChanges else { return }
+        for object in insertedInOrder + Array(updatedSet) + Array(deletedSet) { object.willSave() }
+        // Uniqueness conflicts are settled against the store the changes go to, before anything is written.
+        if parent == nil, let coordinator = persistentStoreCoordinator {
+            try resolveConstraintConflicts(store: try coordinator.primaryStore())
+        }
         // Copies of the sets (shared until the context changes its own) for the did-save notification.
         let savedObjects = (inserted: insertedSet, updated: updatedSet, deleted: deletedSet)
         let saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
-        for object in saving { object.willSave() }
         try validatePendingChanges()
         if let parent {
             try pushChanges(into: parent)
