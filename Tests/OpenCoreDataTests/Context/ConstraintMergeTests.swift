@@ -64,14 +64,20 @@ import Testing
         return (stack, original.objectID, inserted, nil)
     }
 
+    /// The conflicts a save threw, recording an issue when it threw something else or nothing.
+    static func constraintConflicts(in error: Error?, sourceLocation: SourceLocation = #_sourceLocation) -> [ConstraintConflict]? {
+        guard case ObjectGraphError.constraintConflict(let conflicts)? = error as? ObjectGraphError else {
+            Issue.record("expected a constraint conflict, got \(String(describing: error))", sourceLocation: sourceLocation)
+            return nil
+        }
+        return conflicts
+    }
+
     // MARK: A new object against a stored row
 
     @Test func errorPolicyNamesTheConstraintTheObjectsAndTheStoredRow() throws {
         let result = try insertAgainstStoredRow(.error)
-        guard case ObjectGraphError.constraintConflict(let conflicts)? = result.error as? ObjectGraphError else {
-            Issue.record("expected a constraint conflict, got \(String(describing: result.error))")
-            return
-        }
+        guard let conflicts = Self.constraintConflicts(in: result.error) else { return }
         #expect(conflicts.count == 1)
         #expect(conflicts[0].entity == "Account")
         #expect(conflicts[0].constraint == ["email"])
@@ -151,10 +157,7 @@ import Testing
 
     @Test func errorPolicyRefusesTwoNewObjectsWithOneValue() throws {
         let result = try twoInserts(.error)
-        guard case ObjectGraphError.constraintConflict(let conflicts)? = result.error as? ObjectGraphError else {
-            Issue.record("expected a constraint conflict, got \(String(describing: result.error))")
-            return
-        }
+        guard let conflicts = Self.constraintConflicts(in: result.error) else { return }
         #expect(conflicts.count == 1)
         #expect(conflicts[0].conflictingObjects.count == 2)
         #expect(conflicts[0].databaseObject == nil)
@@ -179,10 +182,7 @@ import Testing
 
     @Test func errorPolicyRefusesAChangeThatMakesADuplicate() throws {
         let result = try updateIntoDuplicate(.error)
-        guard case ObjectGraphError.constraintConflict(let conflicts)? = result.error as? ObjectGraphError else {
-            Issue.record("expected a constraint conflict, got \(String(describing: result.error))")
-            return
-        }
+        guard let conflicts = Self.constraintConflicts(in: result.error) else { return }
         #expect(conflicts[0].databaseObject?.objectID == result.a)
         #expect(conflicts[0].conflictingObjects.map(\.objectID) == [result.b])
         #expect(conflicts[0].conflictingSnapshots.first?["email"]?.contains("b@x") == true)
