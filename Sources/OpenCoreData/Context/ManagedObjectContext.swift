@@ -54,9 +54,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// cached row, 0 always reads the store, a positive interval reads again rows cached longer ago.
     public var stalenessInterval: TimeInterval = -1
     /// Whether a fault whose row has left the store (deleted by another context or process) is, when it
-    /// fires, marked deleted and read as empty values (true, the default, as in Core Data), instead of
-    /// the read throwing ``ObjectGraphError/objectNotFound(_:)``.
-    public var shouldDeleteInaccessibleFaults = true
+    /// fires, marked deleted and read as empty values, as Core Data does, instead of the read throwing
+    /// ``ObjectGraphError/objectNotFound(_:)``. Off by default, unlike Core Data's: a read of a row that
+    /// is gone says so rather than answering nil.
+    public var shouldDeleteInaccessibleFaults = false
     /// Whether saves of the parent context (or, for a context on a coordinator, of sibling contexts) are
     /// merged into this context automatically.
     public var automaticallyMergesChangesFromParent = false {

@@ -53,14 +53,14 @@ import Testing
 
     /// Another context deletes the row after this one made a fault for it.
     /// (The context is returned too: objects hold their context weakly.)
-    func faultWhoseRowIsGone(deletesInaccessible: Bool) throws -> (ManagedObjectContext, ManagedObject) {
+    func faultWhoseRowIsGone(deletesInaccessible: Bool?) throws -> (ManagedObjectContext, ManagedObject) {
         let stack = try TestStack(model: Self.model())
         let setup = stack.context()
         let note = try setup.insertNewObject(forEntityName: "Note")
         try note.setValue("gone", forKey: "text")
         try setup.save()
         let context = stack.context()
-        context.shouldDeleteInaccessibleFaults = deletesInaccessible
+        if let deletesInaccessible { context.shouldDeleteInaccessibleFaults = deletesInaccessible }
         let fault = try context.object(with: note.objectID)
         setup.delete(note)
         try setup.save()
@@ -74,8 +74,8 @@ import Testing
         #expect(fault.isDeleted)
     }
 
-    @Test func withoutDeletingInaccessibleFaultsTheReadThrows() throws {
-        let (context, fault) = try faultWhoseRowIsGone(deletesInaccessible: false)
+    @Test func byDefaultAnInaccessibleFaultThrowsWhenRead() throws {
+        let (context, fault) = try faultWhoseRowIsGone(deletesInaccessible: nil)
         defer { withExtendedLifetime(context) {} }
         #expect(throws: ObjectGraphError.self) { try fault.value(forKey: "text") }
     }
