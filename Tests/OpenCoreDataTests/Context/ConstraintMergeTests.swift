@@ -292,6 +292,26 @@ import Testing
         #expect(rows.map(\.values) == [["last": "Lovelace", "age": "36"], ["last": "Byron", "age": "2"]])
     }
 
+    @Test func batchInsertHistoryNamesTheRowsWritten() throws {
+        let directory = TemporaryDirectory()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model())
+        try coordinator.addPersistentStore(type: .sqlite, at: directory.file("History.sqlite"),
+                                           options: StoreOptions(persistentHistoryTracking: true))
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let stored = try insert(context, "Account", ["email": "a@x", "name": "old"])
+        try context.save()
+        let token = try PersistentHistoryTests.history(context).transactions.last?.token
+        try context.execute(BatchInsertRequest(entityName: "Account", objects: [
+            ["email": "a@x", "name": "upserted"], ["email": "b@x", "name": "new"],
+        ]))
+        let changes = try #require(try PersistentHistoryTests.history(context, after: token).transactions.last?.changes)
+        #expect(changes.count == 2)
+        #expect(changes.first { $0.changeType == .update }?.changedObjectID == stored.objectID)
+        #expect(changes.filter { $0.changeType == .insert }.count == 1)
+        #expect(!changes.contains { $0.changedObjectID.primaryKey == stored.objectID.primaryKey + 1 })
+    }
+
     // MARK: Against a naive reference
 
     /// Random inserts with random keys, saved at random points under object trump, end as a dictionary
