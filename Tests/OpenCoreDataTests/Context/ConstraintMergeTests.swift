@@ -11,6 +11,11 @@ import Testing
                 Attribute("email", .string)
                 Attribute("name", .string)
                 Attribute("score", .integer64)
+                ToMany("posts", "Post", inverse: "account", deleteRule: .cascade)
+            }
+            EntityDescription("Post") {
+                Attribute("title", .string)
+                ToOne("account", "Account", inverse: "posts")
             }
             EntityDescription("Person", uniquenessConstraints: [["first", "last"]]) {
                 Attribute("first", .string)
@@ -124,6 +129,27 @@ import Testing
                 == [Saved(id: result.storedID, values: ["name": "old", "score": "1"])])
         #expect(result.inserted.isDeleted)
         #expect(try result.inserted.value(forKey: "name") as? String == "old")
+    }
+
+    @Test(arguments: [MergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite])
+    func aLosersRelatedObjectsMoveToTheSurvivor(policy: MergePolicy) throws {
+        let stack = try TestStack(model: Self.model())
+        let setup = stack.context()
+        let original = try insert(setup, "Account", ["email": "a@x"])
+        try insert(setup, "Post", ["title": "kept", "account": original])
+        try setup.save()
+        let context = stack.context()
+        context.mergePolicy = policy
+        let duplicate = try insert(context, "Account", ["email": "a@x"])
+        try insert(context, "Post", ["title": "moved", "account": duplicate])
+        try context.save()
+        let reader = stack.context()
+        let posts = try reader.fetch(FetchRequest<ManagedObject>(entityName: "Post"))
+        #expect(posts.count == 2)
+        for post in posts {
+            #expect((try post.value(forKey: "account") as? ManagedObject)?.objectID == original.objectID)
+        }
+        #expect(try stored(stack, "Account", keys: []).count == 1)
     }
 
     // MARK: Two new objects in one save
