@@ -360,7 +360,18 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
 
     func fulfilledRow() throws -> RowValues {
         if let row { return row }
-        try context().fulfillFault(self)
+        let context = try context()
+        do {
+            try context.fulfillFault(self)
+        } catch ObjectGraphError.objectNotFound(let id) where id == objectID && context.shouldDeleteInaccessibleFaults {
+            // Its row is gone: it reads as deleted and empty, as Core Data's inaccessible faults do.
+            var empty = RowValues(repeating: .null, count: entity.tableColumnCount)
+            empty[0] = objectID.primaryKey.databaseValue
+            empty[1] = entity.entityNumber.databaseValue
+            empty[2] = 0.databaseValue
+            row = empty
+            flags.insert(.deleted)
+        }
         guard let row else { throw ObjectGraphError.objectNotFound(objectID) }
         return row
     }

@@ -6,21 +6,29 @@ import OrderedCollections
 extension ManagedObjectContext {
     /// Writes every unsaved change: to the store in one SQLite transaction, or into the parent context
     /// for a child context. Validation failures are reported together; optimistic-locking conflicts go
-    /// through ``mergePolicy``. On failure nothing is written and the context keeps its changes.
+    /// through ``mergePolicy``, and so do uniqueness-constraint conflicts (among the saved objects and
+    /// against stored rows), which are settled before anything is written. On failure nothing is written
+    /// and the context keeps its changes (and whatever the merge policy already merged).
     ///
     /// Each object written hears ``ManagedObject/willSave()`` first and ``ManagedObject/didSave()`` after.
     ///
     /// - Throws: ``ObjectGraphError/validationFailed(_:)`` for failed validation rules (an error a
     ///   validation hook threw is thrown as it was when it is the only failure);
-    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/noPersistentStore``; ``StoreError``;
+    ///   ``ObjectGraphError/mergeConflict(_:)``; ``ObjectGraphError/constraintConflict(_:)`` under
+    ///   ``MergePolicy/error``; ``ObjectGraphError/noPersistentStore``; ``StoreError``;
     ///   ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` or
     ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)`` when a derived attribute's computed value
     ///   does not fit its type.
     public func save() throws {
         guard hasChanges else { return }
+        for object in insertedInOrder + Array(updatedSet) + Array(deletedSet) { object.willSave() }
+        // Uniqueness conflicts are settled against the store the changes go to, before anything is written.
+        if parent == nil, let coordinator = persistentStoreCoordinator {
+            try resolveConstraintConflicts(store: try coordinator.primaryStore())
+        }
         var saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
-        for object in saving { object.willSave() }
-        // After willSave, which may edit what a derivation reads (docs/FEATURES.md, "Derived attributes").
+        // After willSave and the constraint merges, which may edit what a derivation reads (docs/FEATURES.md,
+        // "Derived attributes").
         saving += try recomputeDerivedAttributes(saving: saving)
         // Copies of the sets (shared until the context changes its own) for the did-save notification.
         let savedObjects = (inserted: insertedSet, updated: updatedSet, deleted: deletedSet)

@@ -47,8 +47,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Data's `transactionAuthor`): an importer, a sync engine, a user's edits. Readers of the history
     /// use it to skip their own changes.
     public var transactionAuthor: String?
-    /// How optimistic-locking conflicts at save are resolved.
+    /// How optimistic-locking and uniqueness-constraint conflicts at save are resolved.
     public var mergePolicy: MergePolicy = .error
+    /// How old, in seconds, a row other contexts read may be for this context to fill a fault with it
+    /// instead of reading the store (Core Data's `stalenessInterval`): negative (the default) takes any
+    /// cached row, 0 always reads the store, a positive interval reads again rows cached longer ago.
+    public var stalenessInterval: TimeInterval = -1
+    /// Whether a fault whose row has left the store (deleted by another context or process) is, when it
+    /// fires, marked deleted and read as empty values, as Core Data does, instead of the read throwing
+    /// ``ObjectGraphError/objectNotFound(_:)``. Off by default, unlike Core Data's: a read of a row that
+    /// is gone says so rather than answering nil.
+    public var shouldDeleteInaccessibleFaults = false
     /// Whether saves of the parent context (or, for a context on a coordinator, of sibling contexts) are
     /// merged into this context automatically.
     public var automaticallyMergesChangesFromParent = false {
@@ -597,8 +606,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             return
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        if !coordinator.rowCache.isEmpty, let store = try? coordinator.primaryStore(),
-           let cached = coordinator.rowCache.row(for: object.objectID, token: store.externalChangeToken()) {
+        if stalenessInterval != 0, !coordinator.rowCache.isEmpty, let store = try? coordinator.primaryStore(),
+           let cached = coordinator.rowCache.row(for: object.objectID, token: store.externalChangeToken(),
+                                                 maximumAge: stalenessInterval > 0 ? .seconds(stalenessInterval) : nil) {
             object.row = cached
             object.awakeFromFetch()
             return

@@ -24,6 +24,9 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     case validationFailed([ValidationFailure])
     /// Optimistic locking conflicts that the merge policy refused.
     case mergeConflict([MergeConflict])
+    /// Uniqueness-constraint conflicts the merge policy (``MergePolicy/error``) refused, each naming the
+    /// entity, the keys and values, and the objects (Core Data's `NSConstraintConflict`s).
+    case constraintConflict([ConstraintConflict])
     /// A context without a coordinator (or a coordinator without a store).
     case noPersistentStore
     /// The context's concurrency type cannot run the request.
@@ -64,6 +67,8 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
         case .mergeConflict(let conflicts):
             return "Optimistic locking failed for \(conflicts.count) object(s): "
                 + conflicts.map(\.description).joined(separator: "; ")
+        case .constraintConflict(let conflicts):
+            return "Uniqueness constraint conflict: " + conflicts.map(\.description).joined(separator: "; ")
         case .noPersistentStore: return "The context has no persistent store to work with."
         case .unsupportedConcurrencyType(let context, let request):
             return "\(context) cannot support \(request)."

@@ -233,28 +233,79 @@ extension PersistentStore {
     /// `bindRow` gets the row index and its reserved key; it must bind every parameter it ever binds on
     /// every row (bindings outlive a row). When it throws, the transaction rolls back and nothing is
     /// inserted.
+    ///
+    /// For an entity with uniqueness constraints (its own or a super-entity's) the insert is an upsert, as
+    /// Core Data's batch insert is: a row whose constraint values a stored row (or an earlier row of the
+    /// batch) has updates that row's attributes instead, which keeps its key; the IDs returned and the
+    /// history name that row.
     func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
                      bindRow: (_ index: Int, _ key: Int64, _ insert: BoundWrite) throws -> Void)
         throws -> (count: Int, ids: [ManagedObjectID]) {
         guard let table = schema.table(named: entity.tableName), count > 0 else { return (0, []) }
         let identity = self.identity
+        let upsert = upsertClause(for: entity)
         var firstKey: Int64 = 0
+        // Under an upsert, each row's key as written and whether it was new.
+        var written: [(key: Int64, inserted: Bool)] = []
+        let attributeSlots = entity.storage.indices.filter {
+            if case .attribute = entity.storage[$0] { return true } else { return false }
+        }
         return try writeRecordingHistory({ _ in
-            (0..<count).map { HistoryEntry.Change(type: .insert, entityNumber: entity.entityNumber,
-                                                  primaryKey: firstKey + Int64($0)) }
+            guard upsert != nil else {
+                return (0..<count).map { HistoryEntry.Change(type: .insert, entityNumber: entity.entityNumber,
+                                                             primaryKey: firstKey + Int64($0)) }
+            }
+            return written.map {
+                HistoryEntry.Change(type: $0.inserted ? .insert : .update, entityNumber: entity.entityNumber,
+                                    primaryKey: $0.key, updatedSlots: $0.inserted ? [] : attributeSlots)
+            }
         }) { db in
             let first = try reservePrimaryKeys(root: entity.rootEntity, count: count, in: db)
             firstKey = first
-            let insert = try BoundWrite(db, sql: insertSQL(table: table.name))
+            let insert = try BoundWrite(db, sql: insertSQL(table: table.name) + (upsert ?? ""))
             var ids: [ManagedObjectID] = []
             if returningIDs { ids.reserveCapacity(count) }
+            if upsert != nil { written.reserveCapacity(count) }
             for offset in 0..<count {
-                let key = first + Int64(offset)
+                var key = first + Int64(offset)
                 try bindRow(offset, key, insert)
-                try insert.step()
+                if upsert != nil {
+                    let reserved = key
+                    key = try insert.stepReturningInteger() ?? reserved
+                    written.append((key, key == reserved))
+                } else {
+                    try insert.step()
+                }
                 if returningIDs { ids.append(ManagedObjectID(entity: entity, primaryKey: key, store: identity)) }
             }
             return (count, ids)
         }
+    }
+
+    /// The `ON CONFLICT … DO UPDATE` clauses (one per uniqueness constraint that covers the entity, each
+    /// naming its unique index's columns and partial WHERE) that make a batch insert an upsert, with a
+    /// `RETURNING Z_PK` for the row written; nil for an entity without constraints. The update writes the
+    /// entity's attribute columns and moves `Z_OPT` on; the stored row's key and entity stay.
+    private func upsertClause(for entity: EntityDescription) -> String? {
+        var clauses: [String] = []
+        var declaring: EntityDescription? = entity
+        while let current = declaring {
+            for position in current.uniquenessConstraints.indices {
+                let name = "Z_\(current.name.uppercased())_UNIQUE_\(position)"
+                guard let index = schema.indexes.first(where: { $0.name == name }) else { continue }
+                let target = index.columns.joined(separator: ", ") + ")" + (index.whereClause.map { " WHERE " + $0 } ?? "")
+                clauses.append(" ON CONFLICT (" + target)
+            }
+            declaring = current.superentity
+        }
+        guard !clauses.isEmpty else { return nil }
+        // Names come from the schema (checked plain names).
+        var assignments = entity.storage.compactMap { storage -> String? in
+            if case .attribute(let column, _) = storage { return "\(column) = excluded.\(column)" }
+            return nil
+        }
+        assignments.append("Z_OPT = Z_OPT + 1")
+        let update = " DO UPDATE SET " + assignments.joined(separator: ", ")
+        return clauses.map { $0 + update }.joined() + " RETURNING Z_PK"
     }
 }

@@ -15,6 +15,8 @@ final class RowCache: Sendable {
         let rows: [RowValues]
         /// The store's external-change token when the rows were read.
         let token: Int
+        /// When the rows were read, for contexts that take cached rows only up to an age.
+        let readAt = ContinuousClock.now
         var index: [Int64: Int]?
         init(table: String, rows: [RowValues], token: Int) {
             self.table = table
@@ -37,15 +39,18 @@ final class RowCache: Sendable {
     var isEmpty: Bool { state.withLock { $0.batches.isEmpty } }
 
     /// The newest cached row of an object, if any, among rows read while the store's external-change
-    /// token was `token` (rows from before another process wrote are dropped).
-    func row(for id: ManagedObjectID, token: Int) -> RowValues? {
+    /// token was `token` (rows from before another process wrote are dropped), and read at most
+    /// `maximumAge` ago when one is given.
+    func row(for id: ManagedObjectID, token: Int, maximumAge: Duration? = nil) -> RowValues? {
         let table = id.entity.tableName
+        let oldest = maximumAge.map { ContinuousClock.now - $0 }
         return state.withLock { state in
             if state.batches.contains(where: { $0.token != token }) {
                 state.batches.removeAll { $0.token != token }
                 state.total = state.batches.reduce(0) { $0 + $1.rows.count }
             }
             for batch in state.batches.reversed() where batch.table == table {
+                if let oldest, batch.readAt < oldest { continue }
                 if batch.index == nil {
                     var index: [Int64: Int] = Dictionary(minimumCapacity: batch.rows.count)
                     for (position, row) in batch.rows.enumerated() { index[row.primaryKey] = position }

@@ -226,6 +226,15 @@ struct BoundWrite {
         return Int(sqlite3_changes(database.sqliteConnection))
     }
 
+    /// Runs the statement once and returns the first column of its first result row (what a `RETURNING`
+    /// clause gives), or nil when it returns none.
+    func stepReturningInteger() throws -> Int64? {
+        let code = sqlite3_step(handle)
+        defer { sqlite3_reset(handle) }
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
+        return code == SQLITE_ROW ? sqlite3_column_int64(handle, 0) : nil
+    }
+
     private func error(_ code: Int32) -> DatabaseError {
         DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(database.sqliteConnection)),
                       sql: statement.sql)

@@ -141,9 +141,9 @@ import Testing
         do {
             try context.save()
             Issue.record("duplicate should fail")
-        } catch ObjectGraphError.validationFailed(let failures) {
-            #expect(failures.first?.rule == .uniquenessViolation)
-            #expect(failures.first?.entity == "Account")
+        } catch ObjectGraphError.constraintConflict(let conflicts) {
+            #expect(conflicts.first?.entity == "Account")
+            #expect(conflicts.first?.constraint == ["email"])
         }
     }
 }
