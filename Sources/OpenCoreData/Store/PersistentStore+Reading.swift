@@ -102,8 +102,13 @@ extension PersistentStore {
     /// file) commits: SQLite's `data_version` as the writer connection sees it. Our own saves, made on that
     /// connection, leave it alone. In-memory stores have no other writers.
     func externalChangeToken() -> Int {
-        guard type == .sqlite, !isReadOnly, let pool = writer as? DatabasePool else { return 0 }
-        return (try? pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA data_version") ?? 0 }) ?? -1
+        guard type == .sqlite, !isReadOnly else { return 0 }
+        if let pool = writer as? DatabasePool {
+            return (try? pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA data_version") ?? 0 }) ?? -1
+        }
+        // A rollback-journal store's one connection may be inside a read already (a fault filled while rows
+        // are read): the reentrant form.
+        return (try? writer.unsafeReentrantWrite { try Int.fetchOne($0, sql: "PRAGMA data_version") ?? 0 }) ?? -1
     }
 
     /// Runs a read on a reader connection (a WAL snapshot for file stores), mapping SQLite errors.

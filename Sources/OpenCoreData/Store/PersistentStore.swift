@@ -122,6 +122,15 @@ public final class PersistentStore: @unchecked Sendable {
 
     let model: ManagedObjectModel
     let writer: any DatabaseWriter
+    /// Whether the SQLite file at `path` is in rollback-journal mode: bytes 18 and 19 of its header (the file
+    /// format's write and read versions) are 1, where WAL mode writes 2. A missing or short file is not.
+    static func usesRollbackJournal(path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        return header[header.startIndex + 18] == 1 && header[header.startIndex + 19] == 1
+    }
+
     /// A read-only open of a file with a hot journal reads a private, rolled-back copy (see `init`); this
     /// is its folder, removed with the store.
     private let recoveredCopyFolder: URL?
@@ -203,6 +212,10 @@ public final class PersistentStore: @unchecked Sendable {
                 guard FileManager.default.fileExists(atPath: path) else {
                     throw StoreError.notAStore(path: path, reason: "no such file")
                 }
+                writer = try DatabaseQueue(path: openPath, configuration: configuration)
+            case (.sqlite, false) where Self.usesRollbackJournal(path: openPath):
+                // A store another tool keeps in rollback-journal mode stays in it: a pool would switch the
+                // file to WAL (its header) though nothing is saved. One connection serves reads and writes.
                 writer = try DatabaseQueue(path: openPath, configuration: configuration)
             case (.sqlite, false):
                 configuration.prepareDatabase { db in
