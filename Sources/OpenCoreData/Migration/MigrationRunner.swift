@@ -11,15 +11,7 @@ enum MigrationRunner {
     static func run(_ plans: [MigrationPlan], onStoreAt path: String, busyTimeout: TimeInterval = 5,
                     progress: ((Int, Int) -> Void)? = nil) throws {
         guard !plans.isEmpty else { return }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(busyTimeout)
-        configuration.label = "OpenCoreData.migration"
-        let queue: DatabaseQueue
-        do {
-            queue = try DatabaseQueue(path: path, configuration: configuration)
-        } catch let error as DatabaseError {
-            throw StoreError.fromOpening(error, path: path)
-        }
+        let queue = try openConnection(to: path, busyTimeout: busyTimeout, label: "OpenCoreData.migration")
         defer { try? queue.close() }
         let total = plans.reduce(0) { $0 + $1.steps.reduce(0) { $0 + $1.statements.count } }
         var done = 0
@@ -45,6 +37,21 @@ enum MigrationRunner {
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             throw StoreError.busy(path: path)
+        }
+    }
+
+    /// A connection of its own to the store at `path` that waits `busyTimeout` for another connection's
+    /// write lock: what a migration writes through.
+    ///
+    /// - Throws: the ``StoreError`` opening maps SQLite's error to.
+    static func openConnection(to path: String, busyTimeout: TimeInterval, label: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.label = label
+        do {
+            return try DatabaseQueue(path: path, configuration: configuration)
+        } catch let error as DatabaseError {
+            throw StoreError.fromOpening(error, path: path)
         }
     }
 

@@ -71,15 +71,8 @@ enum StoreFileReplacement {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError.notAStore(path: path, reason: "no such file")
         }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(busyTimeout)
-        configuration.label = "OpenCoreData.migration.original"
-        let original: DatabaseQueue
-        do {
-            original = try DatabaseQueue(path: path, configuration: configuration)
-        } catch let error as DatabaseError {
-            throw StoreError.fromOpening(error, path: path)
-        }
+        let original = try MigrationRunner.openConnection(to: path, busyTimeout: busyTimeout,
+                                                          label: "OpenCoreData.migration.original")
         let url = URL(fileURLWithPath: path)
         removeAbandonedCopies(of: url)
         let copyPath = url.deletingLastPathComponent()
