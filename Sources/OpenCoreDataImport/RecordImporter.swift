@@ -33,7 +33,11 @@ public enum RecordImporter {
                 for (column, field) in record.fields.sorted(by: { $0.key < $1.key }) {
                     guard let attribute = mapping.attributes[column] else { continue }
                     do {
-                        if let value = try AttributeValueConverter.value(field, for: attribute) { values[attribute.name] = value }
+                        if let value = try AttributeValueConverter.value(field, for: attribute) {
+                            // The library's own rule, so a row accepted here is never refused at insert.
+                            try attribute.checkStorable(value)
+                            values[attribute.name] = value
+                        }
                     } catch {
                         let target = column == attribute.name ? "" : " (\(attribute.name))"
                         throw AttributeValueConverter.Refusal(description: "column '\(column)'\(target): \(error)")

@@ -64,3 +64,14 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         self.isOptional = isOptional
     }
 }
+
+extension AttributeDescription {
+    /// Checks that `value` can be stored in this attribute exactly as `setValue(_:forKey:)` would store it
+    /// (type, range, the digits SQLite keeps), without an object: what an importer asks before it accepts a row.
+    ///
+    /// - Throws: ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` or
+    ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)``, as `setValue` would.
+    public func checkStorable(_ value: Any?) throws {
+        _ = try ValueConversion.storeValue(value, for: self)
+    }
+}
