@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
         .library(name: "OpenCoreDataImport", targets: ["OpenCoreDataImport"]),
+        .library(name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL"]),
         .executable(name: "ocd", targets: ["ocd"]),
         .executable(name: "ocd-bench", targets: ["ocd-bench"]),
         .executable(name: "ocd-crash-worker", targets: ["ocd-crash-worker"]),
@@ -16,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Declarations of the Swift runtime's own functions that have no Swift spelling (see its header).
@@ -32,6 +34,17 @@ let package = Package(
         ),
         // Rows of CSV and JSON Lines files checked and converted into an entity's attributes (`ocd import`).
         .target(name: "OpenCoreDataImport", dependencies: ["OpenCoreData"]),
+        // The PostgreSQL store (docs/POSTGRESQL.md): a module of its own so that apps on SQLite alone never
+        // build SwiftNIO; it reaches the store layer's internals through `package` access.
+        .target(
+            name: "OpenCoreDataPostgreSQL",
+            dependencies: [
+                "OpenCoreData",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "ocd",
             dependencies: [
@@ -67,6 +80,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             resources: [.copy("Fixtures")]
+        ),
+        // Runs against a real server when OCD_POSTGRES_URL names one (scripts/postgres-server.sh starts one).
+        .testTarget(
+            name: "OpenCoreDataPostgreSQLTests",
+            dependencies: [
+                "OpenCoreData",
+                "OpenCoreDataPostgreSQL",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

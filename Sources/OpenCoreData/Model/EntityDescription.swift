@@ -101,7 +101,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// properties): what reading an attribute needs, without copying ``storage``'s strings.
     @exclusivity(unchecked) var attributeColumns: [StoredAttributeColumn?] = []
     /// The entity's table in the store; set with the model's schema.
-    @exclusivity(unchecked) var tableName = ""
+    @exclusivity(unchecked) package var tableName = ""
     /// The root entity's number: entities sharing it share a table and its primary keys.
     @exclusivity(unchecked) var rootEntityNumber = 0
     /// How many columns that table has.

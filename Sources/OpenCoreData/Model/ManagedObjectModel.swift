@@ -38,11 +38,11 @@ public final class ManagedObjectModel: @unchecked Sendable {
     private(set) var derivationPlan: DerivationPlan?
     /// Entities in entity-number order. Our numbers run 1 to the entity count; a store's may have gaps
     /// (entities removed over model versions), so look an entity up by number with ``entity(number:)``.
-    let entitiesByNumber: [EntityDescription]
+    package let entitiesByNumber: [EntityDescription]
     /// `entitySlotsByNumber[n]` is the entity numbered `n` (nil where the numbering has a gap).
     private let entitySlotsByNumber: [EntityDescription?]
     /// The SQLite layout this model implies.
-    var schema: StoreSchema { schemaStorage! }
+    package var schema: StoreSchema { schemaStorage! }
     private var schemaStorage: StoreSchema?
 
     /// Builds and checks a model from entity descriptions.

@@ -4,7 +4,7 @@ import GRDBSQLite
 /// One row of an entity table, in the table's column order (Z_PK, Z_ENT, Z_OPT first): a window of
 /// `count` values into a shared ``RowBlock``, with value semantics (a write copies the row out first
 /// unless the row is alone in a block nobody else refers to).
-struct RowValues: RandomAccessCollection, MutableCollection, @unchecked Sendable {
+package struct RowValues: RandomAccessCollection, MutableCollection, @unchecked Sendable {
     // @unchecked Sendable (ManagedBuffer, under the block, is not Sendable): a block holding several rows
     // is never written after it is built; a single-row block is written only through the one `RowValues`
     // that refers to it (copy-on-write).
@@ -24,16 +24,21 @@ struct RowValues: RandomAccessCollection, MutableCollection, @unchecked Sendable
         self.init(block: RowBlock.make(values: repeatElement(value, count: count), width: count), start: 0)
     }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { block.width }
-    var count: Int { block.width }
+    /// A row of its own holding `values`, as another store's reader gives them.
+    package init(values: [DatabaseValue]) {
+        self.init(block: RowBlock.make(values: values, width: values.count), start: 0)
+    }
+
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { block.width }
+    package var count: Int { block.width }
 
     @inline(__always)
-    func index(after index: Int) -> Int { index + 1 }
+    package func index(after index: Int) -> Int { index + 1 }
     @inline(__always)
-    func index(before index: Int) -> Int { index - 1 }
+    package func index(before index: Int) -> Int { index - 1 }
 
-    subscript(index: Int) -> DatabaseValue {
+    package subscript(index: Int) -> DatabaseValue {
         @inline(__always)
         get {
             // The block's own bounds check would let an index past the row read its neighbour.
@@ -73,11 +78,11 @@ struct RowValues: RandomAccessCollection, MutableCollection, @unchecked Sendable
 }
 
 extension RowValues: Equatable {
-    static func == (lhs: RowValues, rhs: RowValues) -> Bool { lhs.elementsEqual(rhs) }
+    package static func == (lhs: RowValues, rhs: RowValues) -> Bool { lhs.elementsEqual(rhs) }
 }
 
 extension RowValues: ExpressibleByArrayLiteral {
-    init(arrayLiteral elements: DatabaseValue...) {
+    package init(arrayLiteral elements: DatabaseValue...) {
         self.init(block: RowBlock.make(values: elements, width: elements.count), start: 0)
     }
 }

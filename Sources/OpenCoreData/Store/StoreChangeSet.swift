@@ -3,80 +3,88 @@ import GRDB
 
 /// Everything one save writes, in store terms: rows to insert, update and delete, join rows, and
 /// foreign keys on other tables. Built by the context, written by the store in one transaction.
-struct StoreChangeSet {
-    struct Insert {
-        var id: ManagedObjectID
-        var table: String
-        var row: RowValues
+package struct StoreChangeSet {
+    package struct Insert {
+        package var id: ManagedObjectID
+        package var table: String
+        package var row: RowValues
     }
 
-    struct Update {
-        var id: ManagedObjectID
-        var table: String
-        var expectedVersion: Int64
+    package struct Update {
+        package var id: ManagedObjectID
+        package var table: String
+        package var expectedVersion: Int64
         /// Column index in the table → new value.
-        var values: [(column: Int, value: DatabaseValue)]
+        package var values: [(column: Int, value: DatabaseValue)]
         /// Skip the version check (the overwrite merge policy).
-        var force = false
+        package var force = false
     }
 
-    struct Delete {
-        var id: ManagedObjectID
-        var table: String
-        var expectedVersion: Int64
+    package struct Delete {
+        package var id: ManagedObjectID
+        package var table: String
+        package var expectedVersion: Int64
     }
 
-    struct JoinRow: Hashable {
-        var table: String
-        var sourceColumn: String
-        var destinationColumn: String
-        var source: Int64
-        var destination: Int64
+    package struct JoinRow: Hashable {
+        package var table: String
+        package var sourceColumn: String
+        package var destinationColumn: String
+        package var source: Int64
+        package var destination: Int64
     }
 
     /// The position of a destination in an ordered many-to-many relationship, kept in its join row.
-    struct JoinOrderUpdate {
-        var table: String
-        var orderColumn: String
-        var sourceColumn: String
-        var destinationColumn: String
-        var source: Int64
-        var destination: Int64
-        var position: Int64
+    package struct JoinOrderUpdate {
+        package var table: String
+        package var orderColumn: String
+        package var sourceColumn: String
+        package var destinationColumn: String
+        package var source: Int64
+        package var destination: Int64
+        package var position: Int64
     }
 
     /// A foreign key or order column on another object's row (hidden to-many keys, ordered positions).
-    struct ForeignKeyUpdate {
-        var table: String
-        var column: String
-        var primaryKey: Int64
-        var value: DatabaseValue
+    package struct ForeignKeyUpdate {
+        package var table: String
+        package var column: String
+        package var primaryKey: Int64
+        package var value: DatabaseValue
     }
 
-    var inserts: [Insert] = []
-    var updates: [Update] = []
-    var deletes: [Delete] = []
-    var joinInserts: Set<JoinRow> = []
-    var joinDeletes: Set<JoinRow> = []
+    package var inserts: [Insert] = []
+    package var updates: [Update] = []
+    package var deletes: [Delete] = []
+    package var joinInserts: Set<JoinRow> = []
+    package var joinDeletes: Set<JoinRow> = []
     /// Written after the join rows are inserted.
-    var joinOrderUpdates: [JoinOrderUpdate] = []
+    package var joinOrderUpdates: [JoinOrderUpdate] = []
     /// Join tables to clear for a deleted object: (table, column, key).
-    var joinClears: [(table: String, column: String, key: Int64)] = []
-    var foreignKeyUpdates: [ForeignKeyUpdate] = []
+    package var joinClears: [(table: String, column: String, key: Int64)] = []
+    package var foreignKeyUpdates: [ForeignKeyUpdate] = []
     /// Hidden foreign keys to clear when their owner is deleted: (table, column, owner key).
-    var foreignKeyClears: [(table: String, column: String, key: Int64)] = []
+    package var foreignKeyClears: [(table: String, column: String, key: Int64)] = []
 }
 
 /// A row whose version moved on in the store since the context read it.
-struct StoreConflict: Error {
-    var id: ManagedObjectID
-    var expectedVersion: Int64
+package struct StoreConflict: Error {
+    package var id: ManagedObjectID
+    package var expectedVersion: Int64
     /// The row in the store now; nil when it was deleted.
-    var currentRow: RowValues?
+    package var currentRow: RowValues?
+
+    package init(id: ManagedObjectID, expectedVersion: Int64, currentRow: RowValues?) {
+        self.id = id
+        self.expectedVersion = expectedVersion
+        self.currentRow = currentRow
+    }
 }
 
-struct StoreConflicts: Error {
-    var conflicts: [StoreConflict]
+package struct StoreConflicts: Error {
+    package var conflicts: [StoreConflict]
+
+    package init(conflicts: [StoreConflict]) { self.conflicts = conflicts }
 }
 
 extension PersistentStore {

@@ -16,9 +16,9 @@ import GRDB
 /// let read = try StoreMetadata(plistData: plistBlob, rowUUID: uuidColumn)
 /// let problems = read.differences(from: model)   // [] when the store fits the model
 /// ```
-struct StoreMetadata: Sendable, Equatable {
+package struct StoreMetadata: Sendable, Equatable {
     /// `Z_VERSION` of the one metadata row.
-    static let rowVersion = 1
+    package static let rowVersion = 1
     /// The `NSStoreModelVersionHashesVersion` Core Data has written since macOS 10.6 (SHA-256 hashes).
     static let currentHashesVersion = 3
     /// Our `NSPersistenceFrameworkVersion`. Core Data writes its own build number here; the value is
@@ -38,7 +38,7 @@ struct StoreMetadata: Sendable, Equatable {
     }
 
     /// `NSStoreType`: "SQLite" for the stores we write.
-    var storeType: String
+    package var storeType: String
     /// `NSStoreUUID` (and `Z_UUID`): the store's identity, part of every object ID's URI.
     var storeUUID: UUID
     /// `NSStoreModelVersionHashes`: each entity's 32-byte version hash.
@@ -53,10 +53,10 @@ struct StoreMetadata: Sendable, Equatable {
     var autoVacuumLevel: String?
 
     /// `Z_UUID`: the store UUID as an uppercase string, as Core Data writes it.
-    var uuidString: String { storeUUID.uuidString.uppercased() }
+    package var uuidString: String { storeUUID.uuidString.uppercased() }
 
     /// Metadata for a new store of `model`.
-    init(model: ManagedObjectModel, uuid: UUID = UUID()) {
+    package init(model: ManagedObjectModel, uuid: UUID = UUID()) {
         storeType = "SQLite"
         storeUUID = uuid
         versionHashes = model.entityVersionHashesByName
@@ -67,7 +67,7 @@ struct StoreMetadata: Sendable, Equatable {
     }
 
     /// The binary property list for `Z_PLIST`.
-    func plistData() throws -> Data {
+    package func plistData() throws -> Data {
         var plist: [String: Any] = [
             Key.storeType: storeType,
             Key.storeUUID: uuidString,
@@ -85,7 +85,7 @@ struct StoreMetadata: Sendable, Equatable {
     ///
     /// Throws ``StoreError/corrupt(path:reason:)`` when the data is not a binary property list
     /// dictionary, or lacks the version hashes or a readable store UUID.
-    init(plistData: Data, rowUUID: String? = nil, storePath: String = "Z_METADATA") throws {
+    package init(plistData: Data, rowUUID: String? = nil, storePath: String = "Z_METADATA") throws {
         func corrupt(_ reason: String) -> StoreError { .corrupt(path: storePath, reason: "metadata \(reason)") }
         let root: PropertyListValue
         do {
@@ -122,7 +122,7 @@ struct StoreMetadata: Sendable, Equatable {
 
     /// What differs between the store's entities and the model's, one readable line per entity, in name
     /// order; empty when the store fits the model.
-    func differences(from model: ManagedObjectModel) -> [String] {
+    package func differences(from model: ManagedObjectModel) -> [String] {
         let modelHashes = model.entityVersionHashesByName
         let names = Set(modelHashes.keys).union(versionHashes.keys).sorted()
         return names.compactMap { name in

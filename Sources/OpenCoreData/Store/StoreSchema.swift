@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Computed once per model. Every identifier that reaches SQL comes from here, made from names the model
 /// checked (``SQLIdentifier``), never pasted from input; the statements quote them too.
-struct StoreSchema: Sendable {
+package struct StoreSchema: Sendable {
     /// Tables Core Data keeps for itself, whatever the model.
     static let coreDataTables = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
 
@@ -12,25 +12,25 @@ struct StoreSchema: Sendable {
     static func tableName(forEntityNamed name: String) -> String { "Z" + name.uppercased() }
 
     /// A table: one per root entity, one per many-to-many relationship.
-    struct Table: Sendable {
-        var name: String
+    package struct Table: Sendable {
+        package var name: String
         /// Columns in order; entity tables start with Z_PK, Z_ENT, Z_OPT.
-        var columns: [Column]
+        package var columns: [Column]
         var columnIndexByName: [String: Int] = [:]
     }
 
-    struct Column: Sendable {
-        var name: String
-        var sqlType: String
+    package struct Column: Sendable {
+        package var name: String
+        package var sqlType: String
     }
 
     /// The join table of a many-to-many relationship.
-    struct JoinTable: Sendable {
-        var name: String
+    package struct JoinTable: Sendable {
+        package var name: String
         /// Holds the primary key of the relationship's source object.
-        var sourceColumn: String
+        package var sourceColumn: String
         /// Holds the primary key of the relationship's destination object.
-        var destinationColumn: String
+        package var destinationColumn: String
         /// Holds the position of the destination in an ordered relationship.
         var orderColumn: String?
         /// Holds the position of the source in the inverse relationship, when that one is ordered (written
@@ -38,7 +38,7 @@ struct StoreSchema: Sendable {
         var inverseOrderColumn: String? = nil
 
         /// Every column, in creation order.
-        var columns: [String] { [sourceColumn, destinationColumn] + [orderColumn, inverseOrderColumn].compactMap { $0 } }
+        package var columns: [String] { [sourceColumn, destinationColumn] + [orderColumn, inverseOrderColumn].compactMap { $0 } }
     }
 
     /// Where one property's value lives.
@@ -69,14 +69,14 @@ struct StoreSchema: Sendable {
         var sharesTable: Bool
     }
 
-    private(set) var tables: [Table] = []
-    private(set) var joinTables: [JoinTable] = []
+    package private(set) var tables: [Table] = []
+    package private(set) var joinTables: [JoinTable] = []
     /// In entity-number order (`model.entitiesByNumber`).
     private(set) var entities: [EntityMapping] = []
     /// `positionByNumber[n]`: where the entity numbered `n` is in ``entities`` (numbers may have gaps).
     private var positionByNumber: [Int] = []
     /// Foreign-key and model indexes: (index name, table, columns, unique, partial WHERE clause).
-    private(set) var indexes: [(name: String, table: String, columns: [String], unique: Bool, whereClause: String?)] = []
+    package private(set) var indexes: [(name: String, table: String, columns: [String], unique: Bool, whereClause: String?)] = []
 
     /// Lays out `model`'s tables, columns and indexes.
     ///
@@ -302,7 +302,7 @@ struct StoreSchema: Sendable {
 
     func mapping(for entity: EntityDescription) -> EntityMapping { entities[positionByNumber[entity.entityNumber]] }
 
-    func table(named name: String) -> Table? { tables.first { $0.name == name } }
+    package func table(named name: String) -> Table? { tables.first { $0.name == name } }
 
     /// The statements that create this layout in an empty database.
     var creationSQL: [String] {

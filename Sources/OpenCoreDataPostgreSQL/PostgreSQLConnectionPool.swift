@@ -1,0 +1,143 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The store's connections to its server: at most `poolSize` open, handed to one piece of work at a time.
+///
+/// A blocking pool because the store's callers are synchronous (context queues); postgres-nio's own pool is
+/// asynchronous. A connection that dropped is closed and replaced on the next checkout, so a server restart
+/// costs the work that was running, not the store.
+final class PostgreSQLConnectionPool: @unchecked Sendable {
+    // @unchecked Sendable: `idle` and `openCount` change only under `condition`.
+    let configuration: PostgreSQLStoreConfiguration
+    private let condition = NSCondition()
+    private var idle: [PostgresConnection] = []
+    private var openCount = 0
+    private var nextID = 0
+    private var isClosed = false
+    private let logger = Logger(label: "OpenCoreData.PostgreSQL")
+    /// How long a checkout waits for a busy pool before giving up with a typed error (never a hang).
+    static let checkoutTimeout: TimeInterval = 60
+
+    init(configuration: PostgreSQLStoreConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Runs `body` with a connection of its own, returned to the pool afterwards.
+    ///
+    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when no connection can be opened
+    ///   (or the pool stays busy past ``checkoutTimeout``), or what `body` throws.
+    func withSession<Result>(_ body: (PostgreSQLSession) throws -> Result) throws -> Result {
+        let connection = try checkOut()
+        defer { checkIn(connection) }
+        return try body(PostgreSQLSession(connection: connection, server: configuration.redactedURL, logger: logger))
+    }
+
+    /// Closes every connection; later checkouts fail.
+    func close() {
+        condition.lock()
+        isClosed = true
+        let connections = idle
+        idle = []
+        openCount -= connections.count
+        condition.broadcast()
+        condition.unlock()
+        for connection in connections { let closing: EventLoopFuture<Void> = connection.close(); try? closing.wait() }
+    }
+
+    private func checkOut() throws -> PostgresConnection {
+        condition.lock()
+        let deadline = Date(timeIntervalSinceNow: Self.checkoutTimeout)
+        while true {
+            if isClosed {
+                condition.unlock()
+                throw PostgreSQLStoreError.connectionFailed(server: configuration.redactedURL, reason: "the store is closed")
+            }
+            if let connection = idle.popLast() {
+                if connection.isClosed {
+                    openCount -= 1
+                    continue
+                }
+                condition.unlock()
+                return connection
+            }
+            if openCount < configuration.poolSize { break }
+            if !condition.wait(until: deadline) {
+                condition.unlock()
+                throw PostgreSQLStoreError.connectionFailed(
+                    server: configuration.redactedURL,
+                    reason: "all \(configuration.poolSize) connections stayed busy for \(Int(Self.checkoutTimeout)) s")
+            }
+        }
+        openCount += 1
+        nextID += 1
+        let id = nextID
+        condition.unlock()
+        do {
+            return try connect(id: id)
+        } catch {
+            condition.lock()
+            openCount -= 1
+            condition.signal()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    private func checkIn(_ connection: PostgresConnection) {
+        condition.lock()
+        if connection.isClosed || isClosed {
+            openCount -= 1
+            if !connection.isClosed { let _: EventLoopFuture<Void> = connection.close() }
+        } else {
+            idle.append(connection)
+        }
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func connect(id: Int) throws -> PostgresConnection {
+        let server = configuration.redactedURL
+        let tls: PostgresConnection.Configuration.TLS
+        do {
+            switch configuration.transportSecurity {
+            case .disable: tls = .disable
+            case .prefer: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        } catch {
+            throw PostgreSQLStoreError.connectionFailed(server: server, reason: "TLS set-up failed: \(error)")
+        }
+        var settings = PostgresConnection.Configuration(host: configuration.host, port: configuration.port,
+                                                        username: configuration.username, password: configuration.password,
+                                                        database: configuration.database, tls: tls)
+        settings.options.connectTimeout = .milliseconds(Int64(configuration.connectTimeout * 1000))
+        settings.options.additionalStartupParameters = [("application_name", configuration.applicationName)]
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
+                                                        configuration: settings, id: id, logger: logger).wait()
+        } catch let error as PSQLError {
+            let reason = error.serverInfo?[.message] ?? "\(error.code)"
+            throw PostgreSQLStoreError.connectionFailed(server: server, reason: reason)
+        } catch {
+            throw PostgreSQLStoreError.connectionFailed(server: server, reason: "\(error)")
+        }
+        if let schema = configuration.schema {
+            // The schema name was checked to be a plain name (PostgreSQLStoreConfiguration.isSchemaName).
+            let session = PostgreSQLSession(connection: connection, server: server, logger: logger)
+            do {
+                try session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
+                try session.execute("SET search_path TO \(schema)")
+            } catch {
+                let _: EventLoopFuture<Void> = connection.close()
+                // Two stores creating one schema at once: the loser's CREATE fails on the catalog's unique index.
+                if case PostgreSQLStoreError.serverError(let state, _, _) = error, state == "23505" || state == "42P06" {
+                    return try connect(id: id)
+                }
+                throw error
+            }
+        }
+        return connection
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import GRDB
+import Logging
+import PostgresNIO
+
+/// One connection, checked out of the store's pool for the length of one piece of work, used by one thread.
+///
+/// The store's API is synchronous (contexts work on their own queues), so each statement waits for its
+/// result on the calling thread; the connection's I/O runs on SwiftNIO's event loops, never on that thread.
+/// Statements take SQLite-style `?` placeholders (``PostgreSQLStatementText``) and values only as bindings.
+final class PostgreSQLSession {
+    let connection: PostgresConnection
+    /// The server, for error messages.
+    let server: String
+    private let logger: Logger
+    private var transactionDepth = 0
+
+    init(connection: PostgresConnection, server: String, logger: Logger) {
+        self.connection = connection
+        self.server = server
+        self.logger = logger
+    }
+
+    /// Runs one statement and returns how many rows it wrote (0 for statements that write none).
+    ///
+    /// - Throws: ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server refuses it,
+    ///   ``PostgreSQLStoreError/connectionLost(server:reason:)`` when the connection drops.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int {
+        try run(sql, arguments).metadata.rows ?? 0
+    }
+
+    /// Runs one query and returns its rows as the store's values, in column order.
+    ///
+    /// - Throws: as ``execute(_:_:)``, and ``PostgreSQLStoreError/unexpectedValue(column:type:)`` for a cell
+    ///   of a type the layout never uses.
+    func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+        try run(sql, arguments).rows.map(PostgreSQLValueCoding.values(of:))
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws. Nested calls run
+    /// in a savepoint, so an inner failure undoes only the inner work.
+    ///
+    /// - Throws: what `body` throws, or the errors of ``execute(_:_:)`` for BEGIN and COMMIT (a COMMIT the
+    ///   server refuses, such as a serialization failure, leaves nothing written).
+    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        let savepoint = "ocd_savepoint_\(transactionDepth)"
+        try execute(transactionDepth == 0 ? "BEGIN" : "SAVEPOINT \(savepoint)")
+        transactionDepth += 1
+        do {
+            let result = try body()
+            transactionDepth -= 1
+            try execute(transactionDepth == 0 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
+            return result
+        } catch {
+            transactionDepth -= 1
+            // A lost connection has rolled the transaction back already.
+            if !connection.isClosed {
+                try? execute(transactionDepth == 0 ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)")
+            }
+            throw error
+        }
+    }
+
+    private func run(_ sql: String, _ arguments: [DatabaseValue]) throws -> PostgresQueryResult {
+        let (text, count) = PostgreSQLStatementText.numberingPlaceholders(sql)
+        precondition(count == arguments.count, "statement has \(count) placeholders for \(arguments.count) values")
+        let query = PostgresQuery(unsafeSQL: text, binds: PostgreSQLValueCoding.bindings(arguments))
+        do {
+            return try connection.query(query, logger: logger).wait()
+        } catch {
+            throw Self.storeError(error, server: server, statement: text)
+        }
+    }
+
+    /// A postgres-nio error as the store's.
+    static func storeError(_ error: any Error, server: String, statement: String) -> any Error {
+        guard let error = error as? PSQLError else { return error }
+        if error.code == .server, let info = error.serverInfo {
+            return PostgreSQLStoreError.serverError(sqlState: info[.sqlState] ?? "?", message: info[.message] ?? "\(error)",
+                                                    statement: statement)
+        }
+        return PostgreSQLStoreError.connectionLost(server: server, reason: "\(error.code)")
+    }
+}

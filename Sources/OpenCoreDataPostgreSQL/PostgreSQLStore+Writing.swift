@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+import OpenCoreData
+
+extension PostgreSQLStore {
+    /// Writes a change set in one transaction and returns what it wrote: the PostgreSQL counterpart of the
+    /// SQLite store's `apply`, with the same rules.
+    ///
+    /// Updates and deletes check the row's version (`Z_OPT`). Under PostgreSQL's READ COMMITTED isolation an
+    /// update that meets a row another transaction is changing waits for it and then re-checks the version, so
+    /// a concurrent edit is always a conflict, never a lost update. Conflicting rows are read `FOR UPDATE`:
+    /// locked until this transaction ends, so the resolution written for them cannot lose to a third writer.
+    /// Without `resolve`, everything is rolled back and the conflicts are thrown together (`StoreConflicts`);
+    /// with it, the merge policy's change set is written instead, in the same transaction.
+    ///
+    /// - Throws: `StoreConflicts` as above; ``PostgreSQLStoreError`` when the server refuses a statement or the
+    ///   connection drops (nothing is written: the transaction did not commit).
+    @discardableResult
+    func apply(_ changes: StoreChangeSet,
+               resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)? = nil) throws -> StoreChangeSet {
+        try pool.withSession { session in
+            try session.transaction {
+                var attempt = changes
+                var conflicts: [StoreConflict] = []
+                // Under the row locks, one resolution normally settles it; the bound only guards against a
+                // resolver that keeps producing conflicts.
+                for round in 0..<4 {
+                    do {
+                        // An inner transaction is a savepoint: throwing undoes this attempt only.
+                        try session.transaction {
+                            let found = try write(attempt, in: session)
+                            if !found.isEmpty { throw AttemptConflicts(found: found) }
+                        }
+                        return attempt
+                    } catch let rolledBack as AttemptConflicts {
+                        // Read after the rollback: locks taken inside a savepoint go with it.
+                        conflicts = try rolledBack.found.map { id, expectedVersion in
+                            StoreConflict(id: id, expectedVersion: expectedVersion,
+                                          currentRow: try currentRow(id, in: session))
+                        }
+                    }
+                    guard let resolve, round < 3 else { break }
+                    attempt = try resolve(conflicts)
+                }
+                throw StoreConflicts(conflicts: conflicts)
+            }
+        }
+    }
+
+    /// Writes a change set inside the session's transaction. Returns the rows whose version moved on (before
+    /// writing any insert) instead of finishing when there are some; the caller rolls back.
+    private func write(_ changes: StoreChangeSet, in session: PostgreSQLSession) throws -> [(ManagedObjectID, Int64)] {
+        var conflicts: [(ManagedObjectID, Int64)] = []
+        let schema = model.schema
+        for update in changes.updates {
+            let table = schema.table(named: update.table)!
+            var assignments = update.values.map { "\(table.columns[$0.column].name) = ?" }
+            assignments.append("Z_OPT = Z_OPT + 1")
+            var arguments = update.values.map(\.value)
+            arguments.append(update.id.primaryKey.databaseValue)
+            if !update.force { arguments.append(update.expectedVersion.databaseValue) }
+            let sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
+                + (update.force ? "" : " AND Z_OPT = ?")
+            if try session.execute(sql, arguments) == 0 {
+                conflicts.append((update.id, update.expectedVersion))
+            }
+        }
+        for delete in changes.deletes {
+            let deleted = try session.execute("DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
+                                              [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue])
+            if deleted == 0 {
+                conflicts.append((delete.id, delete.expectedVersion))
+            }
+        }
+        if !conflicts.isEmpty { return conflicts }
+        for insert in changes.inserts {
+            let table = schema.table(named: insert.table)!
+            let columns = table.columns.map(\.name).joined(separator: ", ")
+            let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
+            try session.execute("INSERT INTO \(insert.table) (\(columns)) VALUES (\(placeholders))", Array(insert.row))
+        }
+        for clear in changes.joinClears {
+            try session.execute("DELETE FROM \(clear.table) WHERE \(clear.column) = ?", [clear.key.databaseValue])
+        }
+        for clear in changes.foreignKeyClears {
+            try session.execute("UPDATE \(clear.table) SET \(clear.column) = NULL WHERE \(clear.column) = ?", [clear.key.databaseValue])
+        }
+        for row in changes.joinDeletes {
+            try session.execute("DELETE FROM \(row.table) WHERE \(row.sourceColumn) = ? AND \(row.destinationColumn) = ?",
+                                [row.source.databaseValue, row.destination.databaseValue])
+        }
+        for row in changes.joinInserts {
+            try session.execute("INSERT INTO \(row.table) (\(row.sourceColumn), \(row.destinationColumn)) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                                [row.source.databaseValue, row.destination.databaseValue])
+        }
+        for update in changes.joinOrderUpdates {
+            try session.execute("UPDATE \(update.table) SET \(update.orderColumn) = ? WHERE \(update.sourceColumn) = ? AND \(update.destinationColumn) = ?",
+                                [update.position.databaseValue, update.source.databaseValue, update.destination.databaseValue])
+        }
+        for update in changes.foreignKeyUpdates {
+            try session.execute("UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",
+                                [update.value, update.primaryKey.databaseValue])
+        }
+        return []
+    }
+
+    /// The row as the store holds it now, locked until the transaction ends; nil when it was deleted.
+    private func currentRow(_ id: ManagedObjectID, in session: PostgreSQLSession) throws -> RowValues? {
+        guard let table = model.schema.table(named: id.entity.tableName) else { return nil }
+        let columns = table.columns.map(\.name).joined(separator: ", ")
+        return try session.rows("SELECT \(columns) FROM \(table.name) WHERE Z_PK = ? FOR UPDATE", [id.primaryKey.databaseValue])
+            .first.map(RowValues.init(values:))
+    }
+}
+
+/// Conflicts found by one attempt, thrown to roll its savepoint back.
+private struct AttemptConflicts: Error {
+    var found: [(ManagedObjectID, Int64)]
+}

@@ -1,0 +1,140 @@
+import Foundation
+import GRDB
+import OpenCoreData
+
+/// A store kept in a PostgreSQL database, in Core Data's layout, shared by every process that opens it.
+///
+/// Opening one connects, and then in one transaction either creates the layout the model implies (an empty
+/// schema) or checks that the tables and the metadata's version hashes fit the model, refusing with the
+/// differences named. Several processes may open the same store at once: creation is serialised by an
+/// advisory lock, so exactly one creates it and the others find it made.
+///
+/// ```swift
+/// let configuration = try PostgreSQLStoreConfiguration(url: "postgresql://app@127.0.0.1/shop")
+/// let store = try PostgreSQLStore(model: model, configuration: configuration)
+/// defer { store.close() }
+/// print(store.identifier)   // NSStoreUUID, the same for every process on this database and schema
+/// ```
+public final class PostgreSQLStore: @unchecked Sendable {
+    // @unchecked Sendable: the pool locks its own state; `keyBlocks` changes only under `keyLock`.
+    /// Where the store lives.
+    public let configuration: PostgreSQLStoreConfiguration
+    /// The model the store was opened with.
+    public let model: ManagedObjectModel
+    /// The store's UUID (`NSStoreUUID`), written when the store was created.
+    public let identifier: String
+    let pool: PostgreSQLConnectionPool
+    /// How many keys one trip to `Z_PRIMARYKEY` reserves for this process (see ``reservePrimaryKeys(root:count:)``).
+    let keyBlockSize: Int
+    let keyLock = NSLock()
+    /// Keys reserved but not handed out yet, by root entity number: next, end (exclusive).
+    var keyBlocks: [Int: (next: Int64, end: Int64)] = [:]
+    /// The `NSStoreType` a PostgreSQL store writes into its metadata.
+    static let storeType = "PostgreSQL"
+    /// The advisory lock that serialises creating and checking the layout (any constant; "OCD1").
+    static let layoutLockKey: Int64 = 0x4F43_4431
+
+    /// Opens the store, creating its layout in an empty database or schema.
+    ///
+    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
+    ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the database holds a store of
+    ///   another model or tables that do not fit this one (nothing is changed); a ``ModelError`` when the
+    ///   model cannot be laid out; ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the
+    ///   server refuses a statement (for example for lack of privileges).
+    public init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, keyBlockSize: Int = 100) throws {
+        self.configuration = configuration
+        self.model = model
+        self.keyBlockSize = max(1, keyBlockSize)
+        let schema = model.schema
+        pool = PostgreSQLConnectionPool(configuration: configuration)
+        do {
+            identifier = try pool.withSession { session in
+                try session.transaction {
+                    try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.databaseValue])
+                    return try Self.prepareLayout(session, model: model, schema: schema, server: configuration.redactedURL)
+                }
+            }
+        } catch {
+            pool.close()
+            throw error
+        }
+    }
+
+    /// Closes the store's connections. Work started afterwards fails with a typed error.
+    public func close() { pool.close() }
+
+    /// Creates the layout in an empty schema, or checks the one there; returns the store's UUID.
+    private static func prepareLayout(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
+                                      server: String) throws -> String {
+        let existing = Set(try session.rows("SELECT upper(table_name) FROM information_schema.tables WHERE table_schema = current_schema()")
+            .compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } })
+        if existing.isEmpty {
+            for statement in try PostgreSQLLayout.creationSQL(for: schema, server: server) { try session.execute(statement) }
+            for entity in model.entitiesByNumber {
+                try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                                    [Int64(entity.entityNumber).databaseValue, entity.name.databaseValue,
+                                     Int64(entity.superentity?.entityNumber ?? 0).databaseValue])
+            }
+            var metadata = StoreMetadata(model: model)
+            metadata.storeType = storeType
+            try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)",
+                                [Int64(StoreMetadata.rowVersion).databaseValue, metadata.uuidString.databaseValue,
+                                 try metadata.plistData().databaseValue])
+            return metadata.uuidString
+        }
+        guard existing.contains("Z_METADATA"), existing.contains("Z_PRIMARYKEY") else {
+            throw PostgreSQLStoreError.incompatibleStore(
+                server: server, differences: ["the schema has tables but not Core Data's Z_METADATA and Z_PRIMARYKEY"])
+        }
+        var differences = try layoutDifferences(session, model: model, schema: schema, tables: existing)
+        let metadataRow = try session.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1").first
+        let rowUUID = metadataRow.flatMap { String.fromDatabaseValue($0[0]) }
+        guard let plist = metadataRow.flatMap({ Data.fromDatabaseValue($0[1]) }) else {
+            throw PostgreSQLStoreError.incompatibleStore(
+                server: server, differences: differences + ["Z_METADATA has no property list, so the store's model is unknown"])
+        }
+        let metadata = try StoreMetadata(plistData: plist, rowUUID: rowUUID, storePath: server)
+        differences += metadata.differences(from: model)
+        guard differences.isEmpty else { throw PostgreSQLStoreError.incompatibleStore(server: server, differences: differences) }
+        return metadata.uuidString
+    }
+
+    /// How the tables in the schema differ from what the model implies: entity numbering, tables, columns.
+    private static func layoutDifferences(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
+                                          tables: Set<String>) throws -> [String] {
+        var differences: [String] = []
+        var nameByNumber: [Int: String] = [:]
+        for row in try session.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000") {
+            if let number = Int.fromDatabaseValue(row[0]), let name = String.fromDatabaseValue(row[1]) { nameByNumber[number] = name }
+        }
+        for entity in model.entitiesByNumber {
+            switch nameByNumber[entity.entityNumber] {
+            case nil: differences.append("entity '\(entity.name)' is not in the store")
+            case let stored? where stored != entity.name:
+                differences.append("entity number \(entity.entityNumber) is '\(stored)' in the store, '\(entity.name)' in the model")
+            default: break
+            }
+        }
+        let modelNames = Set(model.entities.map(\.name))
+        for name in nameByNumber.values.sorted() where !modelNames.contains(name) {
+            differences.append("the store has entity '\(name)', which the model does not")
+        }
+        var columnsByTable: [String: Set<String>] = [:]
+        for row in try session.rows("SELECT upper(table_name), upper(column_name) FROM information_schema.columns WHERE table_schema = current_schema()") {
+            if let table = String.fromDatabaseValue(row[0]), let column = String.fromDatabaseValue(row[1]) {
+                columnsByTable[table, default: []].insert(column)
+            }
+        }
+        let wanted = schema.tables.map { ($0.name, $0.columns.map(\.name)) } + schema.joinTables.map { ($0.name, $0.columns) }
+        for (table, columns) in wanted {
+            guard tables.contains(table) else {
+                differences.append("table \(table) is missing")
+                continue
+            }
+            for column in columns where !(columnsByTable[table]?.contains(column) ?? false) {
+                differences.append("column \(table).\(column) is missing")
+            }
+        }
+        return differences
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+
+/// Where a PostgreSQL store lives and how to reach it: a server, a database, optionally a schema inside it,
+/// and the size of the store's connection pool.
+///
+/// Made from a URL in the form every PostgreSQL tool reads,
+/// `postgresql://user[:password]@host[:port]/database[?parameter=value&…]`, or from the environment:
+///
+/// ```swift
+/// let configuration = try PostgreSQLStoreConfiguration(url: "postgresql://app@127.0.0.1:5432/shop?schema=tenant1")
+/// let fromEnvironment = try PostgreSQLStoreConfiguration.fromEnvironment()   // DATABASE_URL, then PG* variables
+/// ```
+///
+/// URL parameters: `schema` (the schema the store's tables live in; created when missing; default `public`),
+/// `sslmode` (`disable`, `prefer` or `require`; default `prefer`), `pool_size` (connections the store may
+/// open, 1–100; default 4), `connect_timeout` (seconds; default 10), `application_name`. Any other parameter
+/// is refused by name rather than ignored, so a misspelt option never silently does nothing.
+public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
+    /// Whether the connection is encrypted.
+    public enum TransportSecurity: String, Sendable, Equatable {
+        /// Plain TCP (loopback and trusted networks).
+        case disable
+        /// TLS when the server offers it, plain TCP otherwise.
+        case prefer
+        /// TLS, or no connection.
+        case require
+    }
+
+    /// The server's host name or address.
+    public var host: String
+    /// The server's TCP port.
+    public var port: Int
+    /// The role the store connects as.
+    public var username: String
+    /// The role's password, when the server asks for one.
+    public var password: String?
+    /// The database on the server.
+    public var database: String
+    /// The schema inside the database that holds the store's tables; `nil` for `public`.
+    public var schema: String?
+    /// Whether the connection is encrypted.
+    public var transportSecurity: TransportSecurity
+    /// How many connections the store keeps open at most.
+    public var poolSize: Int
+    /// How long opening one connection may take, in seconds.
+    public var connectTimeout: Double
+    /// The name the server shows for the store's connections (`pg_stat_activity.application_name`).
+    public var applicationName: String
+
+    /// A configuration from its parts.
+    public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
+                schema: String? = nil, transportSecurity: TransportSecurity = .prefer, poolSize: Int = 4,
+                connectTimeout: Double = 10, applicationName: String = "OpenCoreData") {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.schema = schema
+        self.transportSecurity = transportSecurity
+        self.poolSize = poolSize
+        self.connectTimeout = connectTimeout
+        self.applicationName = applicationName
+    }
+
+    /// The URL parameters the store understands.
+    static let knownParameters: Set<String> = ["schema", "sslmode", "pool_size", "connect_timeout", "application_name"]
+
+    /// Reads a `postgresql://` (or `postgres://`) URL.
+    ///
+    /// - Throws: ``PostgreSQLStoreError/invalidURL(_:reason:)`` naming what is wrong: another scheme, no host,
+    ///   no user, no database, a port or parameter value out of range, an unknown or repeated parameter.
+    public init(url text: String) throws {
+        func invalid(_ reason: String) -> PostgreSQLStoreError { .invalidURL(Self.redacted(text), reason: reason) }
+        guard let components = URLComponents(string: text) else { throw invalid("it is not a URL") }
+        guard let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres" else {
+            throw invalid("the scheme must be postgresql:// or postgres://")
+        }
+        guard let host = components.host, !host.isEmpty else { throw invalid("it names no host") }
+        guard let user = components.user, !user.isEmpty else { throw invalid("it names no user") }
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !path.isEmpty, !path.contains("/") else { throw invalid("it names no database (…/DATABASE)") }
+        let port = components.port ?? 5432
+        guard (1...65_535).contains(port) else { throw invalid("port \(port) is out of range") }
+        // URLComponents gives `user` and `password` percent-decoded, the host without IPv6 brackets.
+        self.init(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port,
+                  username: user, password: components.password, database: path.removingPercentEncoding ?? path)
+        var seen: Set<String> = []
+        for item in components.queryItems ?? [] {
+            guard Self.knownParameters.contains(item.name) else {
+                throw invalid("unknown parameter '\(item.name)' (known: \(Self.knownParameters.sorted().joined(separator: ", ")))")
+            }
+            guard seen.insert(item.name).inserted else { throw invalid("parameter '\(item.name)' is given twice") }
+            let value = item.value ?? ""
+            switch item.name {
+            case "schema":
+                guard Self.isSchemaName(value) else {
+                    throw invalid("schema '\(value)' is not a plain name (letters, digits, _; at most 63 bytes)")
+                }
+                schema = value
+            case "sslmode":
+                guard let mode = TransportSecurity(rawValue: value) else {
+                    throw invalid("sslmode '\(value)' is not one of disable, prefer, require")
+                }
+                transportSecurity = mode
+            case "pool_size":
+                guard let size = Int(value), (1...100).contains(size) else {
+                    throw invalid("pool_size '\(value)' is not a number from 1 to 100")
+                }
+                poolSize = size
+            case "connect_timeout":
+                guard let seconds = Double(value), seconds > 0, seconds <= 3600 else {
+                    throw invalid("connect_timeout '\(value)' is not a number of seconds from 0 to 3600")
+                }
+                connectTimeout = seconds
+            default:
+                applicationName = value
+            }
+        }
+    }
+
+    /// The configuration the environment gives: `DATABASE_URL` when set, otherwise libpq's variables
+    /// (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`) when `PGHOST` is set; `nil` when neither is.
+    ///
+    /// - Throws: ``PostgreSQLStoreError/invalidURL(_:reason:)`` for a malformed `DATABASE_URL`, or for `PG*`
+    ///   variables without a user or with a port that is not a number.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgreSQLStoreConfiguration? {
+        if let url = environment["DATABASE_URL"], !url.isEmpty { return try PostgreSQLStoreConfiguration(url: url) }
+        guard let host = environment["PGHOST"], !host.isEmpty else { return nil }
+        let description = "the PG* environment variables"
+        guard let user = environment["PGUSER"] ?? environment["USER"], !user.isEmpty else {
+            throw PostgreSQLStoreError.invalidURL(description, reason: "PGUSER is not set")
+        }
+        var port = 5432
+        if let text = environment["PGPORT"] {
+            guard let number = Int(text), (1...65_535).contains(number) else {
+                throw PostgreSQLStoreError.invalidURL(description, reason: "PGPORT '\(text)' is not a port number")
+            }
+            port = number
+        }
+        return PostgreSQLStoreConfiguration(host: host, port: port, username: user, password: environment["PGPASSWORD"],
+                                            database: environment["PGDATABASE"] ?? user)
+    }
+
+    /// The configuration as a URL, the password left out.
+    public var redactedURL: String {
+        var text = "postgresql://\(username)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+        if let schema { text += "?schema=\(schema)" }
+        return text
+    }
+
+    /// Whether `name` can be a schema name pasted into SQL: a letter or `_`, then letters, digits and `_`,
+    /// in ASCII, at most 63 bytes (PostgreSQL's identifier limit). Stored unquoted, so PostgreSQL folds it
+    /// to lower case like every other name of the layout.
+    static func isSchemaName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, name.utf8.count <= 63,
+              first == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first | 0x20) else { return false }
+        return name.utf8.allSatisfy { byte in
+            byte == UInt8(ascii: "_") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+        }
+    }
+
+    /// `text` with any password replaced, for error messages and logs.
+    static func redacted(_ text: String) -> String {
+        guard var components = URLComponents(string: text), components.password != nil else { return text }
+        components.password = "***"
+        return components.string ?? text
+    }
+}

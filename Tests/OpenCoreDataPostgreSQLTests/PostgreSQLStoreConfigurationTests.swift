@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import OpenCoreDataPostgreSQL
+
+/// Store URLs and the environment, read without a server.
+struct PostgreSQLStoreConfigurationTests {
+    @Test func readsEveryPartOfAURL() throws {
+        let configuration = try PostgreSQLStoreConfiguration(
+            url: "postgresql://app%40eu:p%2Fss@db.example.com:6432/shop%20one?schema=tenant_1&sslmode=require&pool_size=12&connect_timeout=2.5&application_name=web")
+        #expect(configuration.username == "app@eu")
+        #expect(configuration.password == "p/ss")
+        #expect(configuration.host == "db.example.com")
+        #expect(configuration.port == 6432)
+        #expect(configuration.database == "shop one")
+        #expect(configuration.schema == "tenant_1")
+        #expect(configuration.transportSecurity == .require)
+        #expect(configuration.poolSize == 12)
+        #expect(configuration.connectTimeout == 2.5)
+        #expect(configuration.applicationName == "web")
+        #expect(!configuration.redactedURL.contains("p/ss"))
+    }
+
+    @Test func defaultsAndOtherSpellings() throws {
+        let configuration = try PostgreSQLStoreConfiguration(url: "postgres://ocd@[::1]/ocd")
+        #expect(configuration.host == "::1")
+        #expect(configuration.port == 5432)
+        #expect(configuration.schema == nil)
+        #expect(configuration.transportSecurity == .prefer)
+        #expect(configuration.poolSize == 4)
+        #expect(configuration.redactedURL == "postgresql://ocd@[::1]:5432/ocd")
+    }
+
+    /// Each malformed URL is refused with a reason naming the culprit, and the password never appears.
+    @Test(arguments: [
+        ("mysql://a@h/d", "scheme"),
+        ("postgresql://a@/d", "no host"),
+        ("postgresql://h/d", "no user"),
+        ("postgresql://a@h", "no database"),
+        ("postgresql://a@h/d/e", "no database"),
+        ("postgresql://a@h:0/d", "port 0"),
+        ("postgresql://a:secret@h/d?sslmod=disable", "unknown parameter 'sslmod'"),
+        ("postgresql://a:secret@h/d?sslmode=always", "sslmode 'always'"),
+        ("postgresql://a@h/d?pool_size=0", "pool_size '0'"),
+        ("postgresql://a@h/d?pool_size=x", "pool_size 'x'"),
+        ("postgresql://a@h/d?connect_timeout=-1", "connect_timeout '-1'"),
+        ("postgresql://a@h/d?schema=a;drop", "schema 'a;drop'"),
+        ("postgresql://a@h/d?schema=1abc", "schema '1abc'"),
+        ("postgresql://a@h/d?schema=a&schema=b", "given twice"),
+    ])
+    func refusesWithTheCulprit(url: String, culprit: String) {
+        do {
+            _ = try PostgreSQLStoreConfiguration(url: url)
+            Issue.record("accepted \(url)")
+        } catch let error as PostgreSQLStoreError {
+            guard case .invalidURL(let shown, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains(culprit), "\(reason)")
+            #expect(!shown.contains("secret"))
+            #expect(!error.description.contains("secret"))
+        } catch {
+            Issue.record("untyped error \(error)")
+        }
+    }
+
+    @Test func readsTheEnvironment() throws {
+        #expect(try PostgreSQLStoreConfiguration.fromEnvironment([:]) == nil)
+        let fromURL = try PostgreSQLStoreConfiguration.fromEnvironment(["DATABASE_URL": "postgresql://u@h:7/d", "PGHOST": "other"])
+        #expect(fromURL?.host == "h" && fromURL?.port == 7)
+        let fromVariables = try PostgreSQLStoreConfiguration.fromEnvironment(
+            ["PGHOST": "db", "PGPORT": "5433", "PGUSER": "u", "PGPASSWORD": "pw", "PGDATABASE": "d"])
+        #expect(fromVariables == PostgreSQLStoreConfiguration(host: "db", port: 5433, username: "u", password: "pw", database: "d"))
+        #expect(throws: PostgreSQLStoreError.self) { try PostgreSQLStoreConfiguration.fromEnvironment(["PGHOST": "db", "PGPORT": "x", "PGUSER": "u"]) }
+    }
+
+    @Test func numbersPlaceholdersOutsideQuotes() {
+        let (sql, count) = PostgreSQLStatementText.numberingPlaceholders(#"SELECT '?', "a?b" FROM t WHERE x = ? AND y IN (?, ?)"#)
+        #expect(sql == #"SELECT '?', "a?b" FROM t WHERE x = $1 AND y IN ($2, $3)"#)
+        #expect(count == 3)
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+@testable import OpenCoreData
+@testable import OpenCoreDataPostgreSQL
+
+/// Opening a store on a real server: the layout created in Core Data's shape, found again, refused for
+/// another model, created once when several processes open it at the same moment.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+struct PostgreSQLStoreLayoutTests {
+    @Test func createsCoreDataLayoutWithPostgreSQLTypes() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let model = try LibraryModel.make()
+        let store = try PostgreSQLStore(model: model, configuration: configuration)
+        defer { store.close() }
+
+        let columns = try store.pool.withSession { session in
+            try session.rows("""
+                SELECT upper(table_name), upper(column_name), data_type FROM information_schema.columns
+                WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position
+                """)
+        }.map { ($0[0].storage, $0[1].storage, $0[2].storage) }
+        var typeByColumn: [String: String] = [:]
+        for (table, column, type) in columns {
+            guard case .string(let t) = table, case .string(let c) = column, case .string(let ty) = type else { continue }
+            typeByColumn["\(t).\(c)"] = ty
+        }
+        // Every table and column the SQLite layout has, with the type of its storage class.
+        for table in model.schema.tables {
+            for column in table.columns {
+                let expected = PostgreSQLLayout.columnType(forSQLiteType: column.sqlType)
+                    .replacingOccurrences(of: " PRIMARY KEY", with: "").lowercased()
+                #expect(typeByColumn["\(table.name).\(column.name)"] == expected, "\(table.name).\(column.name)")
+            }
+        }
+        #expect(typeByColumn["ZAUTHOR.ZRATING"] == "numeric")
+        #expect(typeByColumn["ZAUTHOR.ZPHOTO"] == "bytea")
+        #expect(typeByColumn["ZAUTHOR.ZBORN"] == "numeric")
+        #expect(model.schema.joinTables.allSatisfy { join in join.columns.allSatisfy { typeByColumn["\(join.name).\($0)"] == "bigint" } })
+        #expect(typeByColumn["Z_PRIMARYKEY.Z_MAX"] == "bigint")
+
+        let entities = try store.pool.withSession { try $0.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") }
+        #expect(entities.map { String.fromDatabaseValue($0[1])! } == model.entitiesByNumber.map(\.name))
+        let novel = model.entitiesByName["Novel"]!
+        #expect(entities.first { String.fromDatabaseValue($0[1]) == "Novel" }.map { Int.fromDatabaseValue($0[2]) } == novel.superentity?.entityNumber)
+
+        let metadata = try store.metadata()
+        #expect(metadata.storeType == "PostgreSQL")
+        #expect(metadata.uuidString == store.identifier)
+        #expect(metadata.differences(from: model).isEmpty)
+    }
+
+    @Test func reopensTheSameStoreAndRefusesAnotherModel() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let first = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
+        first.close()
+        let again = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
+        #expect(again.identifier == first.identifier)
+        again.close()
+
+        do {
+            _ = try PostgreSQLStore(model: LibraryModel.make(extraAttribute: "shelf"), configuration: configuration)
+            Issue.record("opened a store written with another model")
+        } catch PostgreSQLStoreError.incompatibleStore(_, let differences) {
+            #expect(differences.contains("column ZAUTHOR.ZSHELF is missing"), "\(differences)")
+            #expect(differences.contains { $0.contains("Author") }, "the version hash difference names the entity: \(differences)")
+        }
+        // The refused open changed nothing.
+        let after = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
+        #expect(after.identifier == first.identifier)
+        after.close()
+    }
+
+    /// Tables of something else in the schema: refused by name, nothing added.
+    @Test func refusesASchemaHoldingOtherTables() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let pool = PostgreSQLConnectionPool(configuration: configuration)
+        try pool.withSession { try $0.execute("CREATE TABLE invoices (id BIGINT)") }
+        #expect(throws: PostgreSQLStoreError.self) { _ = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration) }
+        let tables = try pool.withSession { try $0.rows("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()") }
+        #expect(Int.fromDatabaseValue(tables[0][0]) == 1)
+        pool.close()
+    }
+
+    /// Eight instances open one empty schema at the same moment: exactly one creates it, all get its identity.
+    @Test func concurrentOpensCreateTheLayoutOnce() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let model = try LibraryModel.make()
+        let identifiers = Mutex<[String]>([])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            do {
+                let store = try PostgreSQLStore(model: model, configuration: configuration)
+                identifiers.withLock { $0.append(store.identifier) }
+                store.close()
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(Set(identifiers.withLock { $0 }).count == 1)
+        #expect(identifiers.withLock { $0 }.count == 8)
+    }
+
+    @Test func unreachableServerIsATypedError() throws {
+        var configuration = try PostgreSQLStoreConfiguration(url: "postgresql://ocd@127.0.0.1:1/ocd?sslmode=disable&connect_timeout=2")
+        configuration.poolSize = 1
+        do {
+            _ = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
+            Issue.record("connected to port 1")
+        } catch PostgreSQLStoreError.connectionFailed(let server, _) {
+            #expect(server.contains("127.0.0.1:1"))
+        }
+    }
+}
