@@ -86,6 +86,17 @@ import Testing
         #expect(next.last?.changes?.map(\.changedObjectID.entity.name) == ["Album"])
     }
 
+    @Test func aStagedMigrationsLightweightStageRecordsItToo() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.versions)
+        let (url, before) = try Self.v1Store(directory, bundle: bundle)
+        try StoreMigration.migrate(storeAt: url, to: ModelVersionBundle(contentsOf: bundle), stagedMigrationManager:
+                                    StagedMigrationManager(stages: [LightweightMigrationStage(["V1", "V2"])]))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: true))
+        #expect(Self.summary(try Self.history(coordinator)) == Self.summary(before) + [PersistentHistoryTransaction.migrationAuthor])
+    }
+
     @Test func anExplicitMigrationRecordsItTooAndAStoreWithoutHistoryGetsNone() throws {
         let directory = TemporaryDirectory()
         let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.versions)
