@@ -30,6 +30,8 @@ struct PeerItem: Codable, FetchableRecord, PersistableRecord {
         static let version = Column(CodingKeys.version)
         static let done = Column(CodingKeys.done)
         static let group = Column(CodingKeys.group)
+        static let category = Column(CodingKeys.category)
+        static let createdAt = Column(CodingKeys.createdAt)
     }
 
     /// Item `i` as every scenario seeds it.
@@ -52,10 +54,6 @@ enum PeerBaselines {
         "async-fetch-cancel": "GRDB has no cancellation of a read in progress that reports back like a fetch",
         "async-fetch-perform-latency": "measures the context's queue while a fetch runs; records have no queue",
         "batch-merge-ids": "records are values: there are no live objects to merge a batch's changes into",
-        "frc-fetch": "a ValueObservation side is not built yet",
-        "frc-fetch-sections": "a ValueObservation side is not built yet",
-        "frc-insert-one": "a ValueObservation side is not built yet",
-        "frc-1000-changes": "a ValueObservation side is not built yet",
         "frc-batch-on-access": "records have no faulting: a batch loaded on access has no record-layer twin",
         "frc-batch-typed": "records have no faulting: a batch loaded on access has no record-layer twin",
         "history-save": "GRDB keeps no history of its own; the raw column is the library without history",

@@ -33,8 +33,8 @@ enum ResultsControllerScenarios {
         Scenario(
             name: sections ? "frc-fetch-sections" : "frc-fetch", targetRatio: sections ? 1.5 : 1.3,
             summary: sections
-                ? "FetchedResultsController over all N items, fetchBatchSize 20, sectionNameKeyPath category (50 values), sorted by category then createdAt: performFetch. bytes_per_row: RSS growth from before the controller is made to after performFetch (heap trimmed), divided by N (target ≤ 40). Raw: SELECT Z_PK, ZCATEGORY … ORDER BY ZCATEGORY, ZCREATEDAT, Z_PK into [Int64] plus section sizes."
-                : "FetchedResultsController over all N items, fetchBatchSize 20, sorted by createdAt, no sections: performFetch. bytes_per_row: RSS growth from before the controller is made to after performFetch (heap trimmed), divided by N (target ≤ 40). Raw: SELECT Z_PK FROM ZITEM ORDER BY ZCREATEDAT, Z_PK into [Int64]."
+                ? "FetchedResultsController over all N items, fetchBatchSize 20, sectionNameKeyPath category (50 values), sorted by category then createdAt: performFetch. bytes_per_row: RSS growth from before the controller is made to after performFetch (heap trimmed), divided by N (target ≤ 40). Raw: SELECT Z_PK, ZCATEGORY … ORDER BY ZCATEGORY, ZCREATEDAT, Z_PK into [Int64] plus section sizes. Peer: a GRDB ValueObservation of the records ordered by category, createdAt, split into sections, started and waited for until its first value."
+                : "FetchedResultsController over all N items, fetchBatchSize 20, sorted by createdAt, no sections: performFetch. bytes_per_row: RSS growth from before the controller is made to after performFetch (heap trimmed), divided by N (target ≤ 40). Raw: SELECT Z_PK FROM ZITEM ORDER BY ZCREATEDAT, Z_PK into [Int64]. Peer: a GRDB ValueObservation of the records ordered by createdAt, started and waited for until its first value."
         ) { size, fixtures in
             let url = try fixtures.populatedStore(size: size)
             let figures = Figures([FigureSpec("bytes_per_row", .median, target: 40, unit: "B", measuredIn: .memory)])
@@ -79,6 +79,9 @@ enum ResultsControllerScenarios {
                     }
                     return checksum(rows: ids.count, sections: sectionSizes.count)
                 }
+            }, peer: {
+                let pool = try PeerBaselines.pool(url)
+                return { try PeerBaselines.observeOnce(pool, sections: sections, rows: size) }
             }, figures: figures)
         }
     }
@@ -143,12 +146,13 @@ enum ResultsControllerScenarios {
     /// (7b) One inserted object in an N-row controller.
     static let insertOne = Scenario(
         name: "frc-insert-one", targetRatio: nil,
-        summary: "A fetched controller over N items (batch size 20, sorted by createdAt, delegate set; untimed). Timed: 20 times, insert one item and save(); delivery_ms = from just before save() to the delegate's last controllerDidChangeContent (median over all saves, target ≤ 2 ms). save_ms = save() alone. No raw side."
+        summary: "A fetched controller over N items (batch size 20, sorted by createdAt, delegate set; untimed). Timed: 20 times, insert one item and save(); delivery_ms = from just before save() to the delegate's last controllerDidChangeContent (median over all saves, target ≤ 2 ms). save_ms = save() alone. No raw side. Peer: a GRDB ValueObservation of the records ordered by createdAt on a copy of the store (started untimed); timed: the same saves as one-item write transactions, each waited for until the observed list holds it; peer_delivery_ms = from before the write to the list's new value."
     ) { size, fixtures in
         let saves = 20
         let figures = Figures([
             FigureSpec("delivery_ms", .median, target: 2), FigureSpec("delivery_p99_ms", .p99),
             FigureSpec("save_ms", .median), FigureSpec("reports_per_save", .median, unit: "reports"),
+            FigureSpec("peer_delivery_ms", .median),
         ])
         return ScenarioRun(rows: size, ours: {
             let (context, controller, clock) = try liveController(size: size, fixtures: fixtures)
@@ -164,18 +168,28 @@ enum ResultsControllerScenarios {
                 }
                 return context.performAndWait { controller.sections?.first?.numberOfObjects ?? 0 }
             }
-        }, raw: nil, note: "\(saves) saves of one insert per timed run; the time column is their total", figures: figures)
+        }, raw: nil, peer: {
+            let pool = try PeerBaselines.pool(try fixtures.copyOfPopulatedStore(size: size))
+            let entity = try PeerBaselines.itemEntityNumber(pool)
+            let list = PeerLiveList(pool: pool, sections: false)
+            _ = try list.waitForCount(size, what: "the peer observation's first value")
+            return {
+                try PeerBaselines.insertAndObserve(pool, list: list, start: size, saves: saves, count: 1, entity: entity) {
+                    figures.record("peer_delivery_ms", $0)
+                }
+            }
+        }, note: "\(saves) saves of one insert per timed run; the time column is their total", figures: figures)
     }
 
     /// (7c) 1,000 changes in one save.
     static let thousandChanges = Scenario(
         name: "frc-1000-changes", targetRatio: nil,
-        summary: "As frc-insert-one, but each save carries 1,000 inserted items; 3 saves per timed run. delivery_ms: just before save() → the delegate's last controllerDidChangeContent (median, target ≤ 50 ms). No raw side."
+        summary: "As frc-insert-one, but each save carries 1,000 inserted items; 3 saves per timed run. delivery_ms: just before save() → the delegate's last controllerDidChangeContent (median, target ≤ 50 ms). No raw side. Peer: as in frc-insert-one, each write inserting 1,000 records."
     ) { size, fixtures in
         let saves = 3
         let figures = Figures([
             FigureSpec("delivery_ms", .median, target: 50), FigureSpec("save_ms", .median),
-            FigureSpec("reports_per_save", .median, unit: "reports"),
+            FigureSpec("reports_per_save", .median, unit: "reports"), FigureSpec("peer_delivery_ms", .median),
         ])
         return ScenarioRun(rows: size, ours: {
             let (context, controller, clock) = try liveController(size: size, fixtures: fixtures)
@@ -190,7 +204,17 @@ enum ResultsControllerScenarios {
                 }
                 return context.performAndWait { controller.sections?.first?.numberOfObjects ?? 0 }
             }
-        }, raw: nil, note: "\(saves) saves of 1,000 inserts per timed run; the time column is their total", figures: figures)
+        }, raw: nil, peer: {
+            let pool = try PeerBaselines.pool(try fixtures.copyOfPopulatedStore(size: size))
+            let entity = try PeerBaselines.itemEntityNumber(pool)
+            let list = PeerLiveList(pool: pool, sections: false)
+            _ = try list.waitForCount(size, what: "the peer observation's first value")
+            return {
+                try PeerBaselines.insertAndObserve(pool, list: list, start: size, saves: saves, count: 1000, entity: entity) {
+                    figures.record("peer_delivery_ms", $0)
+                }
+            }
+        }, note: "\(saves) saves of 1,000 inserts per timed run; the time column is their total", figures: figures)
     }
 
     /// (7d) Batches of 20 loaded on access through the controller, each name read with `value(forKey:)`.

@@ -5,14 +5,18 @@ import OpenCoreData
 struct StoreDriver {
     let coordinator: PersistentStoreCoordinator
 
-    init(storePath: String) throws {
+    /// Opens the store, with persistent history tracking when `history` is set.
+    init(storePath: String, history: Bool = false) throws {
         coordinator = PersistentStoreCoordinator(managedObjectModel: try CrashModel.make())
-        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: storePath))
+        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: storePath),
+                                           options: StoreOptions(persistentHistoryTracking: history))
     }
 
-    func context() -> ManagedObjectContext {
+    /// A context whose commits the history records under `author`.
+    func context(author: String? = nil) -> ManagedObjectContext {
         let context = ManagedObjectContext(concurrencyType: .confinement)
         context.persistentStoreCoordinator = coordinator
+        context.transactionAuthor = author
         return context
     }
 
@@ -35,7 +39,7 @@ struct StoreDriver {
     /// save that also records the iteration number.
     func perform(_ plan: Plan) throws {
         if let batch = plan.batch { try perform(batch, iteration: plan.iteration) }
-        let context = context()
+        let context = context(author: "save")
         let folders = try byName(context, "Folder", "name")
         let notes = try byName(context, "Note", "title")
         let labels = try byName(context, "Label", "name")
@@ -88,7 +92,7 @@ struct StoreDriver {
     }
 
     private func perform(_ batch: Plan.Batch, iteration: Int) throws {
-        let context = context()
+        let context = context(author: "batch")
         switch batch {
         case .updateRanks(let rank):
             let request = BatchUpdateRequest(entityName: "Note")

@@ -12,6 +12,11 @@
 //                                                      may crash the process); prints refused or accepted
 //   ocd-crash-worker nested-perform <store> <main|private>  a child context's performAndWait inside its
 //                                                      parent's queue (see NestedPerform); prints saved
+//   ocd-crash-worker run-history <store> <log> [n]    as run, with persistent history tracking on (saves are
+//                                                      by author "save", batch requests by "batch")
+//   ocd-crash-worker history-read <store> <reader>    as the registered history reader <reader>: print
+//                                                      "read" and the numbers of the transactions it had not
+//                                                      seen, then mark them seen
 //   ocd-crash-worker migrate <store> <bundle>         migrate the store to the bundle's current version;
 //                                                      prints planning, writing (after the first statement
 //                                                      in the transaction) and migrated (once it returned)
@@ -44,9 +49,9 @@ guard arguments.count >= 3 else { fail("usage: run <store> <log> [n] | expect <n
 
 do {
     switch arguments[1] {
-    case "run":
-        guard arguments.count >= 4 else { fail("run <store> <log> [iterations]") }
-        let driver = try StoreDriver(storePath: arguments[2])
+    case "run", "run-history":
+        guard arguments.count >= 4 else { fail("\(arguments[1]) <store> <log> [iterations]") }
+        let driver = try StoreDriver(storePath: arguments[2], history: arguments[1] == "run-history")
         let limit = arguments.count >= 5 ? Int(arguments[4]) ?? Int.max : Int.max
         let log = open(arguments[3], O_WRONLY | O_CREAT | O_APPEND, 0o644)
         guard log >= 0 else { fail("cannot open the log") }
@@ -170,6 +175,9 @@ do {
     case "nested-perform":
         guard arguments.count >= 4 else { fail("nested-perform <store> <main|private>") }
         try NestedPerform.run(storePath: arguments[2], parentKind: arguments[3])
+    case "history-read":
+        guard arguments.count >= 4 else { fail("history-read <store> <reader>") }
+        try HistoryReading.readUnseen(storePath: arguments[2], reader: arguments[3])
     case "migrate":
         guard arguments.count >= 4 else { fail("migrate <store> <bundle>") }
         let bundle = try ModelVersionBundle(contentsOf: URL(fileURLWithPath: arguments[3]))

@@ -26,12 +26,15 @@ enum MigrationRunner {
                         throw MigrationError.stepFailed(path: path, step: "check the store's version",
                                                         reason: "the store changed version while the migration was planned")
                     }
+                    let history = try MigrationHistory.before(db)
                     for plan in plans {
                         try run(plan.steps, in: db, path: path) {
                             done += 1
                             progress?(done, total)
                         }
                     }
+                    // A store with persistent history keeps it, and records the migration (docs/HISTORY.md).
+                    try history?.after(plans, in: db)
                     return .commit
                 }
             }

@@ -88,17 +88,18 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest, @unch
         PersistentHistoryChangeRequest(scope: .transactions(numbers), operation: .fetch)
     }
 
-    /// Deletes the transactions up to and including `token`'s.
+    /// Deletes the transactions up to and including `token`'s, but none a registered history reader has not
+    /// seen (``PersistentHistoryResult/heldBackByReaders`` names the readers that kept some).
     public static func deleteHistory(before token: PersistentHistoryToken?) -> PersistentHistoryChangeRequest {
         PersistentHistoryChangeRequest(scope: .afterToken(token), operation: .delete)
     }
 
-    /// Deletes the transactions committed before `date`.
+    /// Deletes the transactions committed before `date`, but none a registered history reader has not seen.
     public static func deleteHistory(before date: Date) -> PersistentHistoryChangeRequest {
         PersistentHistoryChangeRequest(scope: .afterDate(date), operation: .delete)
     }
 
-    /// Deletes `transaction` and every earlier one.
+    /// Deletes `transaction` and every earlier one, but none a registered history reader has not seen.
     public static func deleteHistory(before transaction: PersistentHistoryTransaction?) -> PersistentHistoryChangeRequest {
         deleteHistory(before: transaction?.token)
     }
@@ -118,13 +119,19 @@ public final class PersistentHistoryResult: PersistentStoreResult, @unchecked Se
     public let count: Int
     /// The numbers of the transactions, for `.transactionIDs`.
     public let transactionNumbers: [Int64]
+    /// For a delete: the registered history readers (by name) that kept transactions the request asked to
+    /// delete, because they had not seen them yet; empty when the request deleted all it asked for.
+    /// See ``PersistentStoreCoordinator/registerPersistentHistoryReader(named:seenThrough:)``.
+    public let heldBackByReaders: [String]
 
     init(resultType: PersistentHistoryChangeRequest.ResultType, transactions: [PersistentHistoryTransaction] = [],
-         changes: [PersistentHistoryChange] = [], count: Int, transactionNumbers: [Int64] = []) {
+         changes: [PersistentHistoryChange] = [], count: Int, transactionNumbers: [Int64] = [],
+         heldBackByReaders: [String] = []) {
         self.resultType = resultType
         self.transactions = transactions
         self.changes = changes
         self.count = count
         self.transactionNumbers = transactionNumbers
+        self.heldBackByReaders = heldBackByReaders
     }
 }

@@ -139,15 +139,35 @@ struct HistoryReader {
         }
     }
 
-    /// Deletes the transactions a delete request's scope selects, and their changes. Returns how many
-    /// transactions went.
-    func delete(_ db: Database, scope: PersistentHistoryChangeRequest.Scope) throws -> Int {
-        guard try HistoryTables.exist(in: db) else { return 0 }
-        let (whereSQL, arguments) = filter(scope, deleting: true)
+    /// What a prune did: how many transactions went, and which registered readers kept some of the ones
+    /// it was asked to delete (they had not seen them).
+    struct Pruning {
+        var deleted = 0
+        var heldBackBy: [String] = []
+    }
+
+    /// Deletes the transactions a delete request's scope selects, and their changes, but none after the
+    /// oldest mark in the reader registry (``HistoryReaderRegistry``): a registered reader keeps every
+    /// transaction it has not seen. Runs inside the caller's write transaction, so no reader can move
+    /// between the check and the delete.
+    func delete(_ db: Database, scope: PersistentHistoryChangeRequest.Scope) throws -> Pruning {
+        guard try HistoryTables.exist(in: db) else { return Pruning() }
+        var (whereSQL, arguments) = filter(scope, deleting: true)
+        var pruning = Pruning()
+        let readers = try HistoryReaderRegistry.all(in: db)
+        if let oldest = readers.map({ $0.seen }).min(),
+           let newestSelected = try Int64.fetchOne(db, sql: "SELECT MAX(t.Z_PK) FROM ATRANSACTION t WHERE \(whereSQL)",
+                                                   arguments: StatementArguments(arguments)),
+           oldest < newestSelected {
+            pruning.heldBackBy = readers.filter { $0.seen < newestSelected }.map { $0.name }
+            whereSQL = "(\(whereSQL)) AND t.Z_PK <= ?"
+            arguments.append(oldest.databaseValue)
+        }
         try db.execute(sql: "DELETE FROM ACHANGE WHERE ZTRANSACTIONID IN (SELECT t.Z_PK FROM ATRANSACTION t WHERE \(whereSQL))",
                        arguments: StatementArguments(arguments))
         try db.execute(sql: "DELETE FROM ATRANSACTION AS t WHERE \(whereSQL)", arguments: StatementArguments(arguments))
-        return db.changesCount
+        pruning.deleted = db.changesCount
+        return pruning
     }
 
     /// The newest transaction's number (0 when there is none).

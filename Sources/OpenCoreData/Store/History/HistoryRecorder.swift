@@ -80,16 +80,9 @@ final class HistoryRecorder: Sendable {
         let changeCount = entry.changes.count + deleted.count
         guard changeCount > 0 else { return nil }
 
-        let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: db)
-        // Author, bundle, context and process, each an interned name.
-        let names = try [entry.author, Self.processName, entry.contextName, Self.processID].map { try intern($0, in: db) }
-        try db.execute(sql: """
-            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
-            VALUES (?, ?, 1, ?, ?, ?, ?, ?)
-            """, arguments: [transaction, HistoryTables.transactionEntity, names[0], names[1], names[2], names[3],
-                             Date().timeIntervalSinceReferenceDate])
+        let transaction = try Self.insertTransaction(author: entry.author, contextName: entry.contextName, in: db)
 
-        var key = try reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: db)
+        var key = try Self.reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: db)
         // One change row per object of the commit: values bound straight to the statement.
         let insert = try BoundWrite(db, sql: """
             INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS)
@@ -126,20 +119,33 @@ final class HistoryRecorder: Sendable {
         return transaction
     }
 
+    /// Writes a transaction row (its changes are the caller's) by `author` and `contextName`, in this
+    /// program and process, now; returns its number. The history tables must exist.
+    static func insertTransaction(author: String?, contextName: String?, in db: Database) throws -> Int64 {
+        let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: db)
+        let names = try [author, processName, contextName, processID].map { try intern($0, in: db) }
+        try db.execute(sql: """
+            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
+            VALUES (?, ?, 1, ?, ?, ?, ?, ?)
+            """, arguments: [transaction, HistoryTables.transactionEntity, names[0], names[1], names[2], names[3],
+                             Date().timeIntervalSinceReferenceDate])
+        return transaction
+    }
+
     /// The key of a name in ATRANSACTIONSTRING, adding it the first time; nil for no name.
-    private func intern(_ name: String?, in db: Database) throws -> Int64? {
+    static func intern(_ name: String?, in db: Database) throws -> Int64? {
         guard let name else { return nil }
         if let key = try Int64.fetchOne(db, sql: "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1", arguments: [name]) {
             return key
         }
-        let key = try reserveKeys(entity: HistoryTables.stringEntity, count: 1, in: db)
+        let key = try Self.reserveKeys(entity: HistoryTables.stringEntity, count: 1, in: db)
         try db.execute(sql: "INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)",
                        arguments: [key, HistoryTables.stringEntity, name])
         return key
     }
 
     /// Reserves `count` keys for a history table in Z_PRIMARYKEY; returns the first.
-    private func reserveKeys(entity: Int, count: Int, in db: Database) throws -> Int64 {
+    static func reserveKeys(entity: Int, count: Int, in db: Database) throws -> Int64 {
         guard let last = try Int64.fetchOne(db, sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = IFNULL(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX",
                                             arguments: [count, entity]) else {
             throw StoreError.corrupt(path: db.description, reason: "Z_PRIMARYKEY has no row for history entity \(entity)")

@@ -31,8 +31,8 @@ extension PersistentStore {
     func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
         let reader = HistoryReader(model: model, identity: identity)
         if request.operation == .delete {
-            let count = try write { db in try reader.delete(db, scope: request.scope) }
-            return PersistentHistoryResult(resultType: .count, count: count)
+            let pruning = try write { db in try reader.delete(db, scope: request.scope) }
+            return PersistentHistoryResult(resultType: .count, count: pruning.deleted, heldBackByReaders: pruning.heldBackBy)
         }
         let withChanges = request.resultType == .transactionsAndChanges || request.resultType == .changesOnly
         var transactions = try read { db in

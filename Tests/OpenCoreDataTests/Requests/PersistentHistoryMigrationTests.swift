@@ -1,0 +1,117 @@
+import Foundation
+import GRDB
+import Testing
+@testable import OpenCoreData
+
+/// A store with persistent history keeps it through a migration, and the migration records a transaction
+/// that marks it: old transactions are still fetched with their changes (naming the same entities, even
+/// when the new version numbers them differently), and numbers keep counting up after it.
+@Suite struct PersistentHistoryMigrationTests {
+    /// V2 adds an entity that sorts first (so Folder and Note are renumbered) and an attribute.
+    static let versions: [(name: String, entities: String)] = [
+        ("V1", #"<entity name="Folder"><attribute name="name" optional="YES" attributeType="String"/></entity><entity name="Note"><attribute name="title" optional="YES" attributeType="String"/></entity>"#),
+        ("V2", #"<entity name="Album"><attribute name="name" optional="YES" attributeType="String"/></entity><entity name="Folder"><attribute name="name" optional="YES" attributeType="String"/></entity><entity name="Note"><attribute name="title" optional="YES" attributeType="String"/><attribute name="text" optional="YES" attributeType="String"/></entity>"#),
+    ]
+
+    /// What a transaction says, independent of entity numbers: author, then each change as
+    /// "type entity key".
+    static func summary(_ transactions: [PersistentHistoryTransaction]) -> [String] {
+        transactions.map { transaction in
+            ([transaction.author ?? "-"] + (transaction.changes ?? []).map {
+                "\($0.changeType) \($0.changedObjectID.entity.name) \($0.changedObjectID.primaryKey)"
+            }).joined(separator: ", ")
+        }
+    }
+
+    static func history(_ coordinator: PersistentStoreCoordinator) throws -> [PersistentHistoryTransaction] {
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        return try PersistentHistoryTests.history(context).transactions
+    }
+
+    /// A V1 store with history: three transactions (inserts, an update, a delete).
+    static func v1Store(_ directory: TemporaryDirectory, bundle: URL) throws -> (url: URL, before: [PersistentHistoryTransaction]) {
+        let url = directory.file("History.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle, version: "V1"))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(persistentHistoryTracking: true))
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        context.transactionAuthor = "v1"
+        let folder = try context.insertNewObject(forEntityName: "Folder")
+        try folder.setValue("Inbox", forKey: "name")
+        let notes = try (0..<2).map { index in
+            let note = try context.insertNewObject(forEntityName: "Note")
+            try note.setValue("N\(index)", forKey: "title")
+            return note
+        }
+        try context.save()
+        try notes[0].setValue("renamed", forKey: "title")
+        try context.save()
+        context.delete(notes[1])
+        try context.save()
+        return (url, try history(coordinator))
+    }
+
+    @Test func openingMigratesTheHistoryAndRecordsTheMigration() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.versions)
+        let (url, before) = try Self.v1Store(directory, bundle: bundle)
+        #expect(before.count == 3)
+
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(persistentHistoryTracking: true))
+        let after = try Self.history(coordinator)
+        try #require(after.count == 4)
+        // The old transactions, as they were: numbers, authors, changes of the same objects.
+        #expect(after.prefix(3).map(\.transactionNumber) == before.map(\.transactionNumber))
+        #expect(Self.summary(Array(after.prefix(3))) == Self.summary(before))
+        #expect(after[1].changes?.first?.updatedProperties == ["title"])
+        // The migration's own transaction.
+        let migration = after[3]
+        #expect(migration.author == PersistentHistoryTransaction.migrationAuthor)
+        #expect(migration.contextName == "V1 → V2")
+        #expect(migration.changes == [])
+        #expect(migration.transactionNumber > before[2].transactionNumber)
+
+        // Saves go on recording, numbered after the migration's.
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        context.transactionAuthor = "v2"
+        let album = try context.insertNewObject(forEntityName: "Album")
+        try album.setValue("Summer", forKey: "name")
+        try context.save()
+        let next = try Self.history(coordinator)
+        #expect(next.count == 5)
+        #expect(next.last?.author == "v2" && next.last!.transactionNumber > migration.transactionNumber)
+        #expect(next.last?.changes?.map(\.changedObjectID.entity.name) == ["Album"])
+    }
+
+    @Test func aStagedMigrationsLightweightStageRecordsItToo() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.versions)
+        let (url, before) = try Self.v1Store(directory, bundle: bundle)
+        try StoreMigration.migrate(storeAt: url, to: ModelVersionBundle(contentsOf: bundle), stagedMigrationManager:
+                                    StagedMigrationManager(stages: [LightweightMigrationStage(["V1", "V2"])]))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: true))
+        #expect(Self.summary(try Self.history(coordinator)) == Self.summary(before) + [PersistentHistoryTransaction.migrationAuthor])
+    }
+
+    @Test func anExplicitMigrationRecordsItTooAndAStoreWithoutHistoryGetsNone() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.versions)
+        let (url, before) = try Self.v1Store(directory, bundle: bundle)
+        try StoreMigration.migrate(storeAt: url, to: ModelVersionBundle(contentsOf: bundle))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: true))
+        let after = try Self.history(coordinator)
+        #expect(Self.summary(after) == Self.summary(before) + [PersistentHistoryTransaction.migrationAuthor])
+
+        // A store that never recorded history is migrated without history tables.
+        let plain = directory.file("Plain.sqlite")
+        try MigrationFixtures.fill(plain, model: ManagedObjectModel(contentsOf: bundle, version: "V1"),
+                                   with: [MigrationFixtures.Object(entity: "Note", key: "a", values: ["title": "a"])])
+        try StoreMigration.migrate(storeAt: plain, to: ModelVersionBundle(contentsOf: bundle))
+        #expect(try !PersistentStore.hasPersistentHistory(at: plain))
+    }
+}
