@@ -33,6 +33,30 @@ struct MigrationHistory {
         return numbers
     }
 
+    /// Objects that get new keys from one plan: the old entity numbers their changes carry, and what
+    /// their keys move by.
+    struct KeyMoves {
+        fileprivate var moves: [(numbers: [Int64], offset: Int64)]
+    }
+
+    /// Before `plan` runs: the key moves it makes (its offsets read on the store as it is now). Entities
+    /// are found by name among the numbers the store had before the migration.
+    func keyMoves(of plan: MigrationPlan, in db: Database) throws -> KeyMoves {
+        KeyMoves(moves: try plan.keyMoves.map { move in
+            (move.sourceEntities.compactMap { entityNumbersBefore[$0] },
+             try Int64.fetchOne(db, sql: "SELECT \(move.offset.sql)", arguments: StatementArguments(move.offset.arguments)) ?? 0)
+        })
+    }
+
+    /// After the plan ran: old changes of the objects it gave new keys name them by their new keys
+    /// (deleted objects' keys move alike, into the same range, so they never name another object).
+    func move(_ keyMoves: KeyMoves, in db: Database) throws {
+        for (numbers, offset) in keyMoves.moves where !numbers.isEmpty && offset != 0 {
+            try db.execute(sql: "UPDATE ACHANGE SET ZENTITYPK = ZENTITYPK + ? WHERE ZENTITY IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))",
+                           arguments: StatementArguments([offset] + numbers))
+        }
+    }
+
     /// After the plans ran, before the commit: restores the reservations, renumbers old changes, and records
     /// the migration's transaction.
     func after(_ plans: [MigrationPlan], in db: Database) throws {
