@@ -112,16 +112,6 @@ struct MappingMigrationHistory {
         try Row.fetchAll(db, sql: "PRAGMA table_info(\(table))").map { $0["name"] as String }
     }
 
-    /// Entity numbers by name in a store's `Z_PRIMARYKEY` (the model's entities, not Core Data's own).
-    private static func entityNumbers(_ db: Database) throws -> [String: Int64] {
-        var numbers: [String: Int64] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                    arguments: [HistoryTables.firstReservedEntityNumber]) {
-            if let name = row[0] as String?, let number = row[1] as Int64? { numbers[name] = number }
-        }
-        return numbers
-    }
-
     private static func tombstoneCount(_ db: Database) throws -> Int {
         let columns = Set(try columns(of: HistoryTables.changeTable, in: db).map { $0.uppercased() })
         var count = 0
@@ -133,9 +123,9 @@ struct MappingMigrationHistory {
     private func copyChanges(from source: Database, to destination: Database, plan: MappingPlan,
                              associations: MappingAssociations, sourceModel: ManagedObjectModel,
                              destinationModel: ManagedObjectModel) throws {
-        let sourceNumbers = try Self.entityNumbers(source)
+        let sourceNumbers = try MigrationHistory.entityNumbers(source)
         let sourceNames = Dictionary(sourceNumbers.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
-        let destinationNumbers = try Self.entityNumbers(destination)
+        let destinationNumbers = try MigrationHistory.entityNumbers(destination)
         let sourceTombstones = try Self.tombstoneCount(source)
         let destinationTombstones = try Self.tombstoneCount(destination)
         let mappingsBySource = Dictionary(grouping: plan.entities, by: { $0.source.name })

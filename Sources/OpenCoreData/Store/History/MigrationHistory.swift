@@ -24,7 +24,8 @@ struct MigrationHistory {
             entityNumbersBefore: try entityNumbers(db))
     }
 
-    private static func entityNumbers(_ db: Database) throws -> [String: Int64] {
+    /// Entity numbers by name in a store's `Z_PRIMARYKEY` (the model's entities, not Core Data's own).
+    static func entityNumbers(_ db: Database) throws -> [String: Int64] {
         var numbers: [String: Int64] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
                                     arguments: [HistoryTables.firstReservedEntityNumber]) {
