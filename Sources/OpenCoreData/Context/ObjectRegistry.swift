@@ -356,7 +356,7 @@ struct ObjectRegistry {
     ///
     /// A forgotten object that `isSpare` picks goes to `spares` instead of being forgotten: taken out of the
     /// registry, nobody else's, for the caller to give another row (see
-    /// ``ManagedObjectContext/reuseSpare(_:key:table:)``) or drop.
+    /// ``ObjectMaterializer``) or drop.
     @discardableResult
     mutating func letGo(of objects: inout [ManagedObject?], where shouldForget: (ManagedObject) -> Bool,
                         forget: (ManagedObject) -> Void, spares: inout [ManagedObject],
