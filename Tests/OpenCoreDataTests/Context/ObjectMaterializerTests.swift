@@ -53,6 +53,7 @@ final class PairedItem: ManagedObject {
                                    sourceLocation: SourceLocation = #_sourceLocation) throws {
         try #require(objects.count == count, sourceLocation: sourceLocation)
         #expect(context.registry.count == count, "objects registered", sourceLocation: sourceLocation)
+        #expect(context.registry.invariantViolations() == [], sourceLocation: sourceLocation)
         for (position, object) in objects.enumerated() {
             let item = try #require(object as? PairedItem, sourceLocation: sourceLocation)
             #expect(item.objectID.primaryKey == Int64(position + 1), sourceLocation: sourceLocation)
@@ -161,6 +162,7 @@ final class ReusableHookedItem: HookedItem {
                 item.awakeCount = 0
             }
         }
+        #expect(context.registry.invariantViolations() == [], sourceLocation: sourceLocation)
         return context.spares.reusedCount
     }
 
