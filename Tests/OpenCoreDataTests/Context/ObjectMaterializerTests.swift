@@ -111,13 +111,9 @@ final class PairedItem: ManagedObject {
 class HookedItem: ManagedObject {
     override class var entityName: String { "Item" }
     var awokenKey: Int64 = 0
-    var awakeCount = 0
     var insertedHere = false
 
-    override func awakeFromFetch() {
-        awokenKey = objectID.primaryKey
-        awakeCount += 1
-    }
+    override func awakeFromFetch() { awokenKey = objectID.primaryKey }
 
     override func awakeFromInsert() { insertedHere = true }
 }
@@ -159,7 +155,6 @@ final class ReusableHookedItem: HookedItem {
                 #expect(item.awokenKey == item.objectID.primaryKey, "round \(round), position \(position)",
                         sourceLocation: sourceLocation)
                 #expect(!item.insertedHere, "round \(round), position \(position)", sourceLocation: sourceLocation)
-                item.awakeCount = 0
             }
         }
         #expect(context.registry.invariantViolations() == [], sourceLocation: sourceLocation)
