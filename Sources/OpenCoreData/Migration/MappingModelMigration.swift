@@ -203,9 +203,9 @@ extension MappingModelMigration {
         // the store, and written back only if no other connection committed meanwhile (StoreFileReplacement).
         let snapshot = try StoreFileReplacement.snapshot(of: path, busyTimeout: busyTimeout)
         defer { snapshot.discard() }
-        // Not named like a snapshot copy, which another process's clean-up would take for an abandoned one.
-        let migrated = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).mapped-\(UUID().uuidString)")
+        // Named after the snapshot copy: in use while the copy's lock is held, and removed with the copy by
+        // the next migration or open when this process dies.
+        let migrated = URL(fileURLWithPath: StoreFileReplacement.derivedPath(of: snapshot.copyPath))
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: migrated.path + suffix) }
         }
