@@ -105,29 +105,13 @@ extension Reliability.MigrationCrashTests {
                 : lines.contains("writing") ? .duringWriteBack : .beforeWriteBack
             moments[moment, default: 0] += 1
 
-            // The files as the killed process left them, for the next launch below.
-            for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: store.path + suffix) {
-                try FileManager.default.copyItem(atPath: store.path + suffix, toPath: relaunch.path + suffix)
-            }
-            let mainFileUntouched = try Data(contentsOf: store) == sourceBytes
-            let content = try StoreContent(store)
-            if content == sourceContent {
-                unchanged += 1
-                #expect(moment != .afterWriteBack, "\(kind) round \(round): the write-back returned but the store is as it was")
-                #expect(mainFileUntouched, "\(kind) round \(round): the store holds what it did, but its main file changed")
-            } else {
-                #expect(content.withoutStoreUUID == migratedContent,
-                        "\(kind) round \(round) (\(moment.rawValue)): the store is neither as it was nor migrated: \(content.differences(from: sourceContent, migrated: migratedContent))")
-                #expect(moment != .beforeWriteBack, "\(kind) round \(round): the store changed before the write-back began")
-                migrated += 1
-            }
-
             // The next launch opens the store as the kill left it and migrates it; the files the killed
             // process made beside the store are gone once the store was opened again.
-            try open(relaunch)
-            let relaunched = try StoreContent(relaunch).withoutStoreUUID
-            #expect(relaunched == migratedContent,
-                    "\(kind) round \(round) (\(moment.rawValue)): the open after the kill did not migrate the store: \(relaunched.differences(from: sourceContent, migrated: migratedContent))")
+            let outcome = try checkKilledStore(
+                store, relaunch: relaunch, label: "\(kind) round \(round) (\(moment.rawValue))", sourceBytes: sourceBytes,
+                sourceContent: sourceContent, migratedContent: migratedContent,
+                returned: moment == .afterWriteBack, began: moment != .beforeWriteBack, normalized: \.withoutStoreUUID, open: open)
+            if outcome == .unchanged { unchanged += 1 } else { migrated += 1 }
             try open(store)
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
                 .filter { $0.hasPrefix(".\(store.lastPathComponent).") }
@@ -147,42 +131,36 @@ extension Reliability.MigrationCrashTests {
         /// quarters so that cents are whole), three brands and a note. Saves in slices; the store is left
         /// checkpointed to one file.
         static func fill(_ url: URL, model: ManagedObjectModel, owners: Int) throws {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            try coordinator.addPersistentStore(type: .sqlite, at: url)
-            let context = ManagedObjectContext(concurrencyType: .confinement)
-            context.persistentStoreCoordinator = coordinator
-            for index in 0..<3 {
-                let brand = try context.insertNewObject(forEntityName: "Brand")
-                try brand.setValue("brand \(index)", forKey: "name")
-            }
-            let note = try context.insertNewObject(forEntityName: "Note")
-            try note.setValue("remember", forKey: "text")
-            let slice = 500
-            for start in stride(from: 0, to: owners, by: slice) {
-                for index in start..<min(start + slice, owners) {
-                    let owner = try context.insertNewObject(forEntityName: "Owner")
-                    try owner.setValue("owner \(index)", forKey: "name")
-                    var cars: Set<ManagedObject> = []
-                    for carIndex in 0..<3 {
-                        let number = index * 3 + carIndex
-                        let car = try context.insertNewObject(forEntityName: "Car")
-                        try car.setValue("P-\(number)", forKey: "plate")
-                        try car.setValue(["volvo", "saab", "fiat"][number % 3], forKey: "make")
-                        if number % 4 != 0 { try car.setValue("model \(number % 17)", forKey: "model") }
-                        try car.setValue(Float(number % 40_000) / 4, forKey: "price")
-                        try car.setValue(Int16(1950 + number % 80), forKey: "year")
-                        try car.setValue(number % 6 == 0, forKey: "scrapped")
-                        cars.insert(car)
-                    }
-                    try owner.setValue(cars, forKey: "cars")
+            try Reliability.MigrationCrashTests.writeStore(url, model: model) { context in
+                for index in 0..<3 {
+                    let brand = try context.insertNewObject(forEntityName: "Brand")
+                    try brand.setValue("brand \(index)", forKey: "name")
                 }
-                try context.save()
-                context.reset()
+                let note = try context.insertNewObject(forEntityName: "Note")
+                try note.setValue("remember", forKey: "text")
+                let slice = 500
+                for start in stride(from: 0, to: owners, by: slice) {
+                    for index in start..<min(start + slice, owners) {
+                        let owner = try context.insertNewObject(forEntityName: "Owner")
+                        try owner.setValue("owner \(index)", forKey: "name")
+                        var cars: Set<ManagedObject> = []
+                        for carIndex in 0..<3 {
+                            let number = index * 3 + carIndex
+                            let car = try context.insertNewObject(forEntityName: "Car")
+                            try car.setValue("P-\(number)", forKey: "plate")
+                            try car.setValue(["volvo", "saab", "fiat"][number % 3], forKey: "make")
+                            if number % 4 != 0 { try car.setValue("model \(number % 17)", forKey: "model") }
+                            try car.setValue(Float(number % 40_000) / 4, forKey: "price")
+                            try car.setValue(Int16(1950 + number % 80), forKey: "year")
+                            try car.setValue(number % 6 == 0, forKey: "scrapped")
+                            cars.insert(car)
+                        }
+                        try owner.setValue(cars, forKey: "cars")
+                    }
+                    try context.save()
+                    context.reset()
+                }
             }
-            coordinator.persistentStores.forEach(coordinator.remove)
-            let queue = try DatabaseQueue(path: url.path)
-            try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-            try queue.close()
         }
     }
 }
