@@ -8,7 +8,8 @@ extension PersistentStore {
     /// filter comes from the predicate compiler (`fromClause` aliased t0, `whereSQL` possibly empty).
     func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
                      fromClause: String, whereSQL: String, filterArguments: [DatabaseValue],
-                     returningIDs: Bool) throws -> (count: Int, ids: [ManagedObjectID]) {
+                     returningIDs: Bool, followUps: [(sql: String, arguments: [DatabaseValue])] = [])
+        throws -> (count: Int, ids: [ManagedObjectID]) {
         let table = entity.tableName
         var setParts = assignments.map { "\($0.column) = \($0.sql)" }
         setParts.append("Z_OPT = Z_OPT + 1")
@@ -36,16 +37,21 @@ extension PersistentStore {
             outcome.ids.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber,
                                                   primaryKey: $0.primaryKey, updatedSlots: slots) }
         }) { db in
+            var outcome: (count: Int, ids: [ManagedObjectID])
             if !needsIDs {
                 try db.executeFully(sql: sql, arguments: arguments)
-                return (db.changesCount, [])
+                outcome = (db.changesCount, [])
+            } else {
+                var ids: [ManagedObjectID] = []
+                try db.stepRows(sql: sql, arguments: arguments) { handle in
+                    ids.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
+                                               primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+                }
+                outcome = (ids.count, ids)
             }
-            var ids: [ManagedObjectID] = []
-            try db.stepRows(sql: sql, arguments: arguments) { handle in
-                ids.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
-                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
-            }
-            return (ids.count, ids)
+            // Rows of other entities whose derived attributes read the updated ones (BatchDerivations).
+            for statement in followUps { try db.executeFully(sql: statement.sql, arguments: statement.arguments) }
+            return outcome
         }
     }
 
@@ -300,9 +306,13 @@ extension PersistentStore {
         }
         guard !clauses.isEmpty else { return nil }
         // Names come from the schema (checked plain names).
-        var assignments = entity.storage.compactMap { storage -> String? in
-            if case .attribute(let column, _) = storage { return "\(column) = excluded.\(column)" }
-            return nil
+        // A derived attribute that reads related objects keeps the stored row's value: the batch row has no
+        // related objects, and the stored row's have not changed.
+        var assignments = entity.storage.indices.compactMap { slot -> String? in
+            guard case .attribute(let column, _) = entity.storage[slot] else { return nil }
+            if let derivation = (entity.allProperties[slot] as? AttributeDescription)?.derivationExpression,
+               !DerivationCheck.relationships(readBy: derivation, of: entity).isEmpty { return nil }
+            return "\(column) = excluded.\(column)"
         }
         assignments.append("Z_OPT = Z_OPT + 1")
         let update = " DO UPDATE SET " + assignments.joined(separator: ", ")
