@@ -11,6 +11,7 @@ import GRDB
 /// - Then, for each derived attribute of any entity that reads an updated attribute through a relationship
 ///   (`author.name`, `books.@sum.price`), one more `UPDATE` rewrites the rows whose stored value differs from
 ///   the derivation computed in SQL.
+/// - A batch delete rewrites, the same way, the rows of every derived attribute that reads a related object.
 /// - A batch insert computes each new row's derived attributes in Swift from the row's values (a new row has
 ///   no related objects: a to-one reads nil, a to-many is empty).
 ///
@@ -113,23 +114,41 @@ enum BatchDerivations {
     ///   that also reads `now()` (every row would change) or does not compile.
     static func relatedStatements(entity: EntityDescription, updatedKeys: Set<String>,
                                   model: ManagedObjectModel) throws -> [Statement] {
-        guard model.derivationPlan != nil else { return [] }
         let table = entity.tableName
+        return try relatedStatements(model: model, change: "an attribute the batch update changes on related rows") { relationship, key in
+            relationship.destinationEntity?.tableName == table && updatedKeys.contains(key)
+        }
+    }
+
+    /// The statements that bring every derived attribute reading a related object up to date after a batch
+    /// delete, run in its transaction: the delete removes related rows, and cascades and nullified foreign
+    /// keys reach further than the request's entity.
+    ///
+    /// - Throws: ``ObjectGraphError/derivedAttributeNotRecomputable(entity:key:reason:)`` as
+    ///   ``relatedStatements(entity:updatedKeys:model:)`` does.
+    static func statementsAfterDelete(model: ManagedObjectModel) throws -> [Statement] {
+        try relatedStatements(model: model, change: "related objects, which a batch delete may remove") { _, _ in true }
+    }
+
+    /// The statements for the derived attributes with a key path (relationship, last key) that `reads` accepts.
+    private static func relatedStatements(model: ManagedObjectModel, change: String,
+                                          reads: (RelationshipDescription, String) -> Bool) throws -> [Statement] {
+        guard model.derivationPlan != nil else { return [] }
         var statements: [Statement] = []
         for owner in model.entities {
             for case let attribute as AttributeDescription in owner.properties {
                 guard let derivation = attribute.derivationExpression else { continue }
-                let readsUpdatedRelated = DerivationCheck.keyPaths(readBy: derivation).contains { path in
-                    guard path.count >= 2, let relationship = owner.relationshipsByName[path[0]],
-                          relationship.destinationEntity?.tableName == table, let key = path.last else { return false }
-                    return updatedKeys.contains(key)
+                let readsChangedRelated = DerivationCheck.keyPaths(readBy: derivation).contains { path in
+                    guard path.count >= 2, let relationship = owner.relationshipsByName[path[0]], let key = path.last
+                    else { return false }
+                    return reads(relationship, key)
                 }
-                guard readsUpdatedRelated else { continue }
+                guard readsChangedRelated else { continue }
                 func refuse(_ reason: String) -> ObjectGraphError {
                     .derivedAttributeNotRecomputable(entity: owner.name, key: attribute.name, reason: reason)
                 }
                 if DerivationCheck.readsNow(derivation) {
-                    throw refuse("its derivation reads now() as well as an attribute the batch update changes on related rows")
+                    throw refuse("its derivation reads now() as well as \(change)")
                 }
                 let compiled: PredicateSQLCompiler.CompiledExpression
                 do {

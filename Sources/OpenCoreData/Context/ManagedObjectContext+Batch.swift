@@ -48,11 +48,12 @@ extension BatchDeleteRequest: ContextExecutable {
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let model = coordinator.managedObjectModel
         let store = try coordinator.primaryStore()
+        let derivations = try BatchDerivations.statementsAfterDelete(model: model)
         let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
         if let ids = objectIDs {
             guard let first = ids.first else { return BatchResult(resultType: resultType, count: 0, objectIDs: []) }
             outcome = try store.batchDelete(initial: ids, entity: first.entity, fromClause: "", whereSQL: "",
-                                            filterArguments: [])
+                                            filterArguments: [], followUps: derivations)
         } else if let fetchRequest {
             guard let entity = model.entitiesByName[fetchRequest.entityName] else {
                 throw ObjectGraphError.unknownEntity(fetchRequest.entityName)
@@ -63,7 +64,7 @@ extension BatchDeleteRequest: ContextExecutable {
                                                    predicateSQL: compiled.whereClause)
             outcome = try store.batchDelete(initial: nil, entity: entity, fromClause: compiled.fromClause,
                                             whereSQL: whereSQL, filterArguments: compiled.arguments,
-                                            needsIDs: resultType == .objectIDs)
+                                            needsIDs: resultType == .objectIDs, followUps: derivations)
         } else {
             throw ObjectGraphError.invalidRequest("a batch delete needs a fetch request or object IDs")
         }

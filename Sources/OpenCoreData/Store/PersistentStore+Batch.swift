@@ -58,7 +58,8 @@ extension PersistentStore {
     /// Deletes rows and keeps the store consistent: cascades, nulls foreign keys that pointed at them,
     /// clears join rows, and refuses the whole delete when a `deny` rule would break.
     func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, fromClause: String, whereSQL: String,
-                     filterArguments: [DatabaseValue], needsIDs: Bool = true)
+                     filterArguments: [DatabaseValue], needsIDs: Bool = true,
+                     followUps: [(sql: String, arguments: [DatabaseValue])] = [])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         let model = self.model, identity = self.identity
         let table = entity.tableName
@@ -73,12 +74,18 @@ extension PersistentStore {
         let updatedByNullifying: ((count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])) -> [HistoryEntry.Change] = { outcome in
             outcome.updated.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
         }
+        // Derived attributes reading related rows (BatchDerivations) are rewritten once the rows are gone.
+        func runFollowUps(_ db: Database) throws {
+            for statement in followUps { try db.executeFully(sql: statement.sql, arguments: statement.arguments) }
+        }
         if !touchesRelationships && initial == nil {
             // Nothing points in or out: one DELETE, as raw SQL would do it.
             return try writeRecordingHistory(updatedByNullifying) { db in
                 guard needsIDs else {
                     try db.executeFully(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: filterArguments)
-                    return (db.changesCount, [], [])
+                    let count = db.changesCount
+                    try runFollowUps(db)
+                    return (count, [], [])
                 }
                 var deleted: [ManagedObjectID] = []
                 try db.stepRows(sql: "DELETE FROM \(table) AS t0\(whereSQL) RETURNING Z_ENT, Z_PK",
@@ -86,6 +93,7 @@ extension PersistentStore {
                     deleted.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
                                                    primaryKey: sqlite3_column_int64(handle, 1), store: identity))
                 }
+                try runFollowUps(db)
                 return (deleted.count, deleted, [])
             }
         }
@@ -181,6 +189,7 @@ extension PersistentStore {
                 try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN \(keys)", arguments: tableArgument)
             }
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
+            try runFollowUps(db)
             return (deleted.count, deleted, updated.filter { !seen.contains($0) })
         }
     }

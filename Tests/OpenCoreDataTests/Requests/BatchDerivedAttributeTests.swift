@@ -83,6 +83,25 @@ import Testing
         }
     }
 
+    @Test func batchDeleteRecomputesTheDerivationsOfRelatedRows() throws {
+        let stack = try Self.stack()
+        // Ann's 5.0 book goes: her count, total and top price change.
+        let byPredicate = BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Book"))
+        byPredicate.fetchRequest?.predicate = try QueryPredicate(format: "price == 5")
+        try stack.context().execute(byPredicate)
+        try DerivedAttributeTests.checkAgainstRecomputation(stack.context())
+        // Émile goes by ID: his book's authorName is nulled with its foreign key.
+        let emile = try #require(try stack.context().fetch(FetchRequest<ManagedObject>(entityName: "Author"))
+            .first { try $0.value(forKey: "name") as? String == "Émile" })
+        try stack.context().execute(BatchDeleteRequest(objectIDs: [emile.objectID]))
+        let reader = stack.context()
+        try DerivedAttributeTests.checkAgainstRecomputation(reader)
+        let ann = try #require(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Author"))
+            .first { try $0.value(forKey: "name") as? String == "Ann" })
+        #expect(try ann.value(forKey: "bookCount") as? Int64 == 1)
+        #expect(try ann.value(forKey: "topPrice") as? Double == 2)
+    }
+
     /// A derivation that reads an attribute of its row and one of a related row.
     static let mixedXML = InteropFixtures.modelXML("""
     <entity name="Author" representedClassName="Author">
