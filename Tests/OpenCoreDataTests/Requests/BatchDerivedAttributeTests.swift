@@ -148,6 +148,22 @@ import Testing
         #expect(try read() == (3.0, 15.0))
     }
 
+    @Test func anUpsertThatCannotComputeADerivationIsRefused() throws {
+        // weightedPrice reads the row's price and its author's rate; an upsert onto a stored book would need
+        // the stored book's author.
+        let xml = String(decoding: Self.mixedXML, as: UTF8.self).replacingOccurrences(
+            of: #"<entity name="Book" representedClassName="Book">"#,
+            with: #"<entity name="Book" representedClassName="Book"><uniquenessConstraints><uniquenessConstraint><constraint value="price"/></uniquenessConstraint></uniquenessConstraints>"#)
+        let stack = try TestStack(model: ManagedObjectModel(xmlData: Data(xml.utf8), source: "constrained-mixed"))
+        #expect {
+            try stack.context().execute(BatchInsertRequest(entityName: "Book", objects: [["price": 1.0]]))
+        } throws: { error in
+            guard case ObjectGraphError.derivedAttributeNotRecomputable(let entity, let key, _) = error else { return false }
+            return entity == "Book" && key == "weightedPrice"
+        }
+        #expect(try stack.context().count(for: FetchRequest<ManagedObject>(entityName: "Book")) == 0)
+    }
+
     @Test func batchInsertComputesDerivedAttributesOfNewRows() throws {
         let stack = try Self.stack()
         let context = stack.context()
