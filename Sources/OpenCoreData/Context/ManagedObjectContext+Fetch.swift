@@ -636,27 +636,23 @@ struct FetchPlan<T> {
         var names: [String] = []
         var expressions: [QueryExpression] = []
         var types: [AttributeType?] = []
-        // Transformable attributes by result position, with the key path of the row they are read from.
-        var transformables: [Int: (attribute: AttributeDescription, rowPath: [String])] = [:]
-        func attribute(ofPath path: String) -> AttributeDescription? {
+        var transformables = TransformableDictionaryValues(entity: entity, identity: store.identity)
+        func attributeType(ofPath path: String) -> AttributeType? {
             var current: EntityDescription? = entity
             let parts = path.split(separator: ".").map(String.init)
             for (index, part) in parts.enumerated() {
-                if index == parts.count - 1 { return current?.attributesByName[part] }
+                if index == parts.count - 1 { return current?.attributesByName[part]?.attributeType }
                 current = current?.relationshipsByName[part]?.destinationEntity
             }
             return nil
         }
-        func attributeType(ofPath path: String) -> AttributeType? { attribute(ofPath: path)?.attributeType }
         func add(_ item: Any) throws {
             switch item {
             case let key as String:
                 guard attributeType(ofPath: key) != nil || entity.relationshipsByName[key] != nil else {
                     throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
                 }
-                if let found = attribute(ofPath: key), found.attributeType == .transformable {
-                    transformables[names.count] = (found, key.split(separator: ".").dropLast().map(String.init))
-                }
+                transformables.note(position: names.count, key: key)
                 names.append(key)
                 expressions.append(.key(key))
                 types.append(attributeType(ofPath: key))
@@ -689,15 +685,7 @@ struct FetchPlan<T> {
             let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
             entityFilter = "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
         }
-        // A transformable value that cannot be read names its row: the row's key is fetched after the
-        // values, unless grouping or distinct results make one row of several (then it is key 0).
-        var rowKeyColumns: [Int: Int] = [:]
-        if groups.isEmpty && !request.returnsDistinctResults {
-            for (position, transformable) in transformables.sorted(by: { $0.key < $1.key }) {
-                rowKeyColumns[position] = expressions.count
-                expressions.append(transformable.rowPath.isEmpty ? .evaluatedObject : .key(transformable.rowPath.joined(separator: ".")))
-            }
-        }
+        transformables.addRowKeys(to: &expressions, groupedOrDistinct: !groups.isEmpty || request.returnsDistinctResults)
         let query = try compiler.compileDictionaryQuery(
             columns: expressions, groupBy: groups, predicate: request.predicate, entityFilter: entityFilter,
             sortDescriptors: request.sortDescriptors, distinct: request.returnsDistinctResults,
@@ -710,12 +698,8 @@ struct FetchPlan<T> {
                 var dictionary: [String: Any] = [:]
                 for (index, name) in names.enumerated() {
                     let value = DatabaseValue(sqliteStatement: handle, index: Int32(index))
-                    if let (attribute, _) = transformables[index] {
-                        let key = rowKeyColumns[index].map { sqlite3_column_int64(handle, Int32($0)) } ?? 0
-                        let row = ManagedObjectID(entity: attribute.entity ?? entity, primaryKey: key, store: identity)
-                        if let transformed = try TransformableValue.value(value, for: attribute, of: row) {
-                            dictionary[name] = transformed
-                        }
+                    if let transformed = try transformables.value(at: index, value, in: handle) {
+                        if let transformed { dictionary[name] = transformed }
                     } else if let type = types[index] {
                         if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
                     } else if case .int64(let key) = value.storage,
