@@ -199,6 +199,7 @@ struct FetchPlan<T> {
         var names: [String] = []
         var expressions: [QueryExpression] = []
         var types: [AttributeType?] = []
+        var transformables = TransformableDictionaryValues(entity: entity, identity: store.identity)
         func attributeType(ofPath path: String) -> AttributeType? {
             var current: EntityDescription? = entity
             let parts = path.split(separator: ".").map(String.init)
@@ -214,6 +215,7 @@ struct FetchPlan<T> {
                 guard attributeType(ofPath: key) != nil || entity.relationshipsByName[key] != nil else {
                     throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
                 }
+                transformables.note(position: names.count, key: key)
                 names.append(key)
                 expressions.append(.key(key))
                 types.append(attributeType(ofPath: key))
@@ -246,6 +248,7 @@ struct FetchPlan<T> {
             let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
             entityFilter = "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
         }
+        transformables.addRowKeys(to: &expressions, groupedOrDistinct: !groups.isEmpty || request.returnsDistinctResults)
         let query = try compiler.compileDictionaryQuery(
             columns: expressions, groupBy: groups, predicate: request.predicate, entityFilter: entityFilter,
             sortDescriptors: request.sortDescriptors, distinct: request.returnsDistinctResults,
@@ -258,7 +261,9 @@ struct FetchPlan<T> {
                 var dictionary: [String: Any] = [:]
                 for (index, name) in names.enumerated() {
                     let value = DatabaseValue(sqliteStatement: handle, index: Int32(index))
-                    if let type = types[index] {
+                    if let transformed = try transformables.value(at: index, value, in: handle) {
+                        if let transformed { dictionary[name] = transformed }
+                    } else if let type = types[index] {
                         if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
                     } else if case .int64(let key) = value.storage,
                               let destination = entity.relationshipsByName[name]?.destinationEntity {
