@@ -128,7 +128,7 @@ struct MappingMigrationHistory {
         let destinationNumbers = try MigrationHistory.entityNumbers(destination)
         let sourceTombstones = try Self.tombstoneCount(source)
         let destinationTombstones = try Self.tombstoneCount(destination)
-        let mappingsBySource = Dictionary(grouping: plan.entities, by: { $0.source.name })
+        let mappingsBySource = Dictionary(grouping: plan.entities.filter { $0.source != nil }, by: { $0.source?.name ?? "" })
 
         let tombstoneList = (0..<sourceTombstones).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
         let destinationTombstoneList = (0..<destinationTombstones).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
@@ -151,7 +151,7 @@ struct MappingMigrationHistory {
             if let name = sourceNames[oldNumber], let oldEntity = sourceModel.entitiesByName[name] {
                 // The object the migration made of it, else the entity of the same name.
                 let made = (mappingsBySource[name] ?? []).lazy
-                    .compactMap { associations.destinationID(mapping: $0.name, sourceKey: oldKey) }.first
+                    .compactMap { associations.destinationIDs(mapping: $0.name, sourceKey: oldKey).first }.first
                 let newEntity = made?.entity ?? destinationModel.entitiesByName[name]
                 if let newEntity, let newNumber = destinationNumbers[newEntity.name] {
                     number = newNumber
