@@ -156,9 +156,14 @@ import Testing
             _ = try predicate.evaluate(with: ["name": Self.catastrophicSubject])
             Issue.record("the match must run out of time")
         } catch let error as QueryLanguageError {
-            // One match stops on the work limit (before ICU abandons it); a query's rows on the time limit.
-            #expect(error.exceededLimit == .regularExpressionWork, "\(error)")
-            #expect(error.message.contains("regularExpressionWorkLimit"))
+            // One match stops on the work limit (before ICU abandons it), or on the time limit first when the
+            // machine is busy enough that the work limit takes longer than the time limit: either is the
+            // typed, named refusal this is about.
+            switch error.exceededLimit {
+            case .regularExpressionWork?: #expect(error.message.contains("regularExpressionWorkLimit"), "\(error)")
+            case .regularExpressionTime?: #expect(error.message.contains("regularExpressionTimeLimit"), "\(error)")
+            default: Issue.record("expected a regular-expression limit: \(error)")
+            }
         }
         // In SQL, all rows of the query share the budget: rows that each take a good part of the limit add
         // up to it, and the fetch stops with the same error instead of running for the sum of them all.
