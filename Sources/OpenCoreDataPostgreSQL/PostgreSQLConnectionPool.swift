@@ -96,6 +96,17 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// A connection of its own, outside the pool (a listener keeps one open for as long as it listens).
+    ///
+    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)``.
+    func openDedicatedConnection() throws -> PostgresConnection {
+        condition.lock()
+        nextID += 1
+        let id = nextID
+        condition.unlock()
+        return try connect(id: id)
+    }
+
     private func connect(id: Int) throws -> PostgresConnection {
         let server = configuration.redactedURL
         let tls: PostgresConnection.Configuration.TLS
