@@ -25,6 +25,8 @@ enum BenchModel {
 /// An item read through typed properties, as a Swift developer declares one.
 final class BenchItem: ManagedObject {
     override class var entityName: String { "Item" }
+    /// Keeps nothing but `@Managed` properties: its instances may be given another row.
+    override class var allowsInstanceReuse: Bool { true }
     @Managed("name") var name: String?
 }
 

@@ -20,9 +20,16 @@
 //   ocd-crash-worker migrate <store> <bundle>         migrate the store to the bundle's current version;
 //                                                      prints planning, writing (after the first statement
 //                                                      in the transaction) and migrated (once it returned)
+//   ocd-crash-worker migrate-mapping <store> <bundle> open the store with the bundle's current model, which
+//                                                      migrates it through the mapping model beside the bundle
+//   ocd-crash-worker migrate-staged <store> <bundle>  migrate the store to the bundle's current version by a
+//                                                      staged migration of lightweight stages
+//                                                      (both on a copy written back: they print planning,
+//                                                      writing just before the write-back, written once the
+//                                                      backup step returned, and migrated once it returned)
 import Foundation
 import GRDB
-import OpenCoreData
+@_spi(CrashHarness) import OpenCoreData
 
 #if canImport(Glibc)
 import Glibc
@@ -35,6 +42,17 @@ func fail(_ message: String) -> Never {
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Prints `writing` just before a migrated copy is written back over the store and `written` once the
+/// backup step returned, so the harness can aim its kills at the write-back.
+func sayWriteBackMoments() {
+    MigrationWriteBackObserver.observer = { moment in
+        switch moment {
+        case .willWriteBack: say("writing")
+        case .didWriteBack: say("written")
+        }
+    }
 }
 
 /// Appends an iteration number and forces it to disk, so a line in the log means the save had returned.
@@ -191,6 +209,23 @@ do {
                 say("writing")
             }
         }
+        say("migrated")
+    case "migrate-mapping":
+        guard arguments.count >= 4 else { fail("migrate-mapping <store> <bundle>") }
+        let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: arguments[3]))
+        sayWriteBackMoments()
+        say("planning")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: arguments[2]))
+        coordinator.persistentStores.forEach(coordinator.remove)
+        say("migrated")
+    case "migrate-staged":
+        guard arguments.count >= 4 else { fail("migrate-staged <store> <bundle>") }
+        let bundle = try ModelVersionBundle(contentsOf: URL(fileURLWithPath: arguments[3]))
+        let manager = StagedMigrationManager(stages: [LightweightMigrationStage(bundle.versions.map(\.name))])
+        sayWriteBackMoments()
+        say("planning")
+        try StoreMigration.migrate(storeAt: URL(fileURLWithPath: arguments[2]), to: bundle, stagedMigrationManager: manager)
         say("migrated")
     default:
         fail("unknown mode \(arguments[1])")

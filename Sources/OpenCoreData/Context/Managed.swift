@@ -120,12 +120,6 @@ public struct Managed<Value: ManagedPropertyValue> {
     }
 }
 
-/// What a `@Managed` property stores in its object: its key only (see
-/// ``ManagedObjectContext/classKeepsNoStateOfItsOwn(_:)``).
-protocol ManagedPropertyStorage {}
-
-extension Managed: ManagedPropertyStorage {}
-
 extension Optional: ManagedPropertyValue where Wrapped: ManagedPropertyValue {
     /// `.some(nil)` for nil or `NSNull`; otherwise the wrapped type's conversion (nil when it does not fit).
     public static func fromManagedValue(_ value: Any?) -> Wrapped?? {

@@ -27,9 +27,9 @@ enum SlotValue {
 /// time when they came from one fetch) the first time a value is asked for.
 ///
 /// As in Core Data, set an object up in ``awakeFromFetch()`` or ``awakeFromInsert()``, not in an initializer
-/// or `deinit`: an object the context lets go of, that nobody holds any more (no strong, weak or unowned
-/// reference), may be given another row of its entity instead of being freed, when its class stores nothing
-/// but `@Managed` properties. A results controller moving through a long list does this with each batch.
+/// or `deinit`: an object of a subclass that opts in (``allowsInstanceReuse``) that the context lets go of,
+/// and that nobody holds strongly any more, may be given another row of its entity instead of being freed. A
+/// results controller moving through a long list does this with each batch.
 open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// The object's entity (its ID's: one reference kept, not two).
     public var entity: EntityDescription { objectID.entity }
@@ -133,6 +133,19 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// The entity name a typed subclass uses by default (`FetchRequest<Item>()`): the entity a model binds
     /// the class to (see ``ManagedObjectClassRegistry``), else its Swift type name.
     open class var entityName: String { ManagedObjectClassRegistry.boundEntityName(of: self) ?? String(describing: self) }
+
+    /// Whether the context may give an instance of this class that it lets go of, and that nobody holds
+    /// strongly any more, another row of its entity instead of freeing it (a results controller moving
+    /// through a long list does this with each batch, saving an allocation and a free per object). The
+    /// instance then looks new to its class: its key, flags and row change, and ``awakeFromFetch()`` runs
+    /// again for the new row; nothing else is reset.
+    ///
+    /// False unless a subclass overrides it to opt in (its subclasses inherit the answer). Opt in only for a
+    /// class whose instances keep no state of their own (stored properties other than `@Managed` ones) but
+    /// what `awakeFromFetch()` sets anew for each row, and whose instances the app reaches only through strong
+    /// references: the library cannot see a weak or unowned reference, which would see the instance become
+    /// another row's object.
+    open class var allowsInstanceReuse: Bool { false }
 
     // MARK: State
 

@@ -166,27 +166,7 @@ extension AsynchronousFetchRequest: ContextExecutable {
                 if usesRows {
                     rows = try query.readRows(cancellation: cancellation, progressInterval: interval) { result.report($0) }
                     // Objects are allocated here, off the context's queue; the queue only registers them.
-                    prepared.reserveCapacity(rows.count)
-                    // Each object's ID holds its entity: the references are added in bulk (`SharedReferences`),
-                    // anew whenever the rows' entity changes.
-                    let storeIndex = query.store.identity.index
-                    var entity = query.entity
-                    var entityReferences = SharedReferences(to: entity)
-                    defer { entityReferences.finish() }
-                    for (index, row) in rows.enumerated() {
-                        if cancellation.isCancelled { throw ObjectGraphError.cancelled }
-                        let rowEntity = query.model.entity(number: row.entityNumber) ?? query.entity
-                        if rowEntity !== entity {
-                            entity = rowEntity
-                            entityReferences.finish()
-                            entityReferences = SharedReferences(to: entity)
-                        }
-                        let object = entity.managedObjectClass.init(
-                            entity: entity, id: ManagedObjectID(entity: entityReferences.take(expecting: rows.count - index),
-                                                                primaryKey: row.primaryKey, storeIndex: storeIndex))
-                        object.row = row
-                        prepared.append(object)
-                    }
+                    prepared = try ObjectMaterializer.makeUnregistered(for: rows, query: query, cancellation: cancellation)
                 } else if resultType != .count {
                     ids = try query.readIDs(cancellation: cancellation, progressInterval: interval) { result.report($0) }
                 }

@@ -27,12 +27,17 @@ extension BatchUpdateRequest: ContextExecutable {
                                                                   entity: entity, model: model)
             assignments.append((column, sql, arguments))
         }
+        // Derived attributes that read what changes are rewritten in the same transaction (BatchDerivations).
+        assignments += try BatchDerivations.assignments(entity: entity, includesSubentities: includesSubentities,
+                                                        updates: propertiesToUpdate, model: model)
+        let related = try BatchDerivations.relatedStatements(entity: entity, updatedKeys: Set(propertiesToUpdate.keys),
+                                                             model: model)
         let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [])
         let whereSQL = BatchFilter.whereClause(entity: entity, includesSubentities: includesSubentities,
                                                predicateSQL: compiled.whereClause)
         let outcome = try store.batchUpdate(entity: entity, assignments: assignments, fromClause: compiled.fromClause,
                                             whereSQL: whereSQL, filterArguments: compiled.arguments,
-                                            returningIDs: resultType == .objectIDs)
+                                            returningIDs: resultType == .objectIDs, followUps: related)
         coordinator.rowCache.removeAll()
         return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
     }
@@ -43,11 +48,12 @@ extension BatchDeleteRequest: ContextExecutable {
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let model = coordinator.managedObjectModel
         let store = try coordinator.primaryStore()
+        let derivations = try BatchDerivations.statementsAfterDelete(model: model)
         let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
         if let ids = objectIDs {
             guard let first = ids.first else { return BatchResult(resultType: resultType, count: 0, objectIDs: []) }
             outcome = try store.batchDelete(initial: ids, entity: first.entity, fromClause: "", whereSQL: "",
-                                            filterArguments: [])
+                                            filterArguments: [], followUps: derivations)
         } else if let fetchRequest {
             guard let entity = model.entitiesByName[fetchRequest.entityName] else {
                 throw ObjectGraphError.unknownEntity(fetchRequest.entityName)
@@ -58,7 +64,7 @@ extension BatchDeleteRequest: ContextExecutable {
                                                    predicateSQL: compiled.whereClause)
             outcome = try store.batchDelete(initial: nil, entity: entity, fromClause: compiled.fromClause,
                                             whereSQL: whereSQL, filterArguments: compiled.arguments,
-                                            needsIDs: resultType == .objectIDs)
+                                            needsIDs: resultType == .objectIDs, followUps: derivations)
         } else {
             throw ObjectGraphError.invalidRequest("a batch delete needs a fetch request or object IDs")
         }
@@ -81,6 +87,11 @@ extension BatchInsertRequest: ContextExecutable {
         let store = try coordinator.primaryStore()
         guard let table = store.schema.table(named: entity.tableName) else { throw ObjectGraphError.unknownEntity(entityName) }
         let template = BatchRowTemplate(entity: entity, columnCount: table.columns.count)
+        // New rows get their derived attributes computed here, as a save would (BatchDerivations).
+        let derived = try BatchDerivations.derivedAttributes(of: entity)
+        func complete(_ row: [String: Any]) throws -> [String: Any] {
+            try BatchDerivations.completing(row, entity: entity, derived: derived)
+        }
         let outcome: (count: Int, ids: [ManagedObjectID])
         do {
             if let objects = objectsToInsert {
@@ -90,12 +101,12 @@ extension BatchInsertRequest: ContextExecutable {
                     // Values go from the dictionaries straight to the statement: no row in between.
                     outcome = try store.batchInsert(entity: entity, count: objects.count,
                                                     returningIDs: resultType == .objectIDs) { index, key, insert in
-                        try template.bind(objects[index], key: key, to: insert, index: index)
+                        try template.bind(complete(objects[index]), key: key, to: insert, index: index)
                     }
                 } else {
                     outcome = try store.batchInsert(entity: entity, count: objects.count,
                                                     returningIDs: resultType == .objectIDs) {
-                        try template.fill(&$1, from: objects[$0], index: $0)
+                        try template.fill(&$1, from: complete(objects[$0]), index: $0)
                     }
                 }
             } else {
@@ -105,7 +116,7 @@ extension BatchInsertRequest: ContextExecutable {
                     while true {
                         var dictionary: [String: Any] = [:]
                         if handler(&dictionary) { break }
-                        rows.append(try template.row(from: dictionary, index: index))
+                        rows.append(try template.row(from: complete(dictionary), index: index))
                         index += 1
                     }
                 } else if let handler = managedObjectHandler {
@@ -116,6 +127,7 @@ extension BatchInsertRequest: ContextExecutable {
                         let object = entity.managedObjectClass.init(entity: entity, id: ManagedObjectID(temporaryFor: entity))
                         scratch.insert(object)
                         if handler(object) { break }
+                        try BatchDerivations.complete(object, derived: derived)
                         rows.append(try template.row(from: object, index: index))
                         scratch.reset()
                         index += 1

@@ -103,18 +103,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // Object graph state; touched on the context's queue only.
     @exclusivity(unchecked) var registry = ObjectRegistry()
-    /// Objects let go of and kept for the next batch read to reuse (see ``letGo(of:keepingSpares:)``); empty
-    /// outside that read.
-    @exclusivity(unchecked) var spareObjects: [ManagedObject] = []
-    /// The class ``isSpare(_:)`` last looked at, and whether its instances can be reused.
-    @exclusivity(unchecked) private var lastSpareClass: ObjectIdentifier?
-    @exclusivity(unchecked) private var lastSpareClassFits = false
-    /// Objects `materializeFreshBatch` made new so far: how many of the references it added in bulk were
-    /// taken (a counter here is not checked for exclusive access on every use, as one its closure captured
-    /// would be).
-    @exclusivity(unchecked) var freshObjectsMade = 0
-    /// Spare objects given another row so far (tests and diagnostics).
-    @exclusivity(unchecked) var reusedSpareCount = 0
+    /// Objects let go of and kept for the next fresh batch read to reuse (see ``SparePool``); empty outside
+    /// that read.
+    @exclusivity(unchecked) var spares = SparePool()
     /// Registry size at which objects nobody holds are forgotten (see `trimRegistry`).
     @exclusivity(unchecked) var registryTrimThreshold = 10_000
     /// The smallest threshold, so small contexts never pay for trimming.
@@ -272,7 +263,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         guard id.entity.managedObjectModel === persistentStoreCoordinator?.managedObjectModel else {
             throw ObjectGraphError.invalidRequest("\(id) belongs to another model")
         }
-        return register(row: nil, id: id)
+        return materializer.register(row: nil, id: id)
     }
 
     /// The object with this ID, read from the store now; throws if its row does not exist.
@@ -284,17 +275,6 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let object = try self.object(with: id)
         if object.isFault { try fulfillFault(object) }
         if object.row == nil && !object.isInserted { throw ObjectGraphError.objectNotFound(id) }
-        return object
-    }
-
-    @discardableResult
-    func register(row: RowValues?, id: ManagedObjectID) -> ManagedObject {
-        if registry.count >= registryTrimThreshold { trimRegistry() }
-        let object = id.entity.managedObjectClass.init(entity: id.entity, id: id)
-        object.managedObjectContext = self
-        object.row = row
-        object.flags.insert(.registered)
-        registry[id] = object
         return object
     }
 
@@ -340,80 +320,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         registryTrimThreshold = max(registryTrimFloor, registry.count * 2)
     }
 
-    /// Lets go of objects a holder no longer needs, forgetting at once those nobody else holds and that have
-    /// nothing unsaved: what a trim would do to them, done while they are still in cache (see
-    /// ``ObjectRegistry/letGo(of:where:forget:spares:isSpare:)``). Leaves `objects` all nil.
-    ///
-    /// With `keepingSpares`, those of them that can be given another row unseen (see ``isSpare(_:)``) are
-    /// kept in ``spareObjects`` for the next batch read instead of being freed.
-    func letGo(of objects: inout [ManagedObject?], keepingSpares: Bool = false) {
-        if keepingSpares {
-            registry.letGo(of: &objects, where: Self.isForgettable, forget: Self.markForgotten,
-                           spares: &spareObjects, isSpare: isSpare)
-        } else {
-            var none: [ManagedObject] = []
-            registry.letGo(of: &objects, where: Self.isForgettable, forget: Self.markForgotten,
-                           spares: &none, isSpare: { _ in false })
-        }
-    }
-
-    /// Whether an object the registry is letting go of (held by nobody else, nothing unsaved) can be made
-    /// into another row's object without anyone telling: nothing beyond its row, no weak or unowned reference
-    /// left to it (which would see the object turn into another), and a class that keeps no state of its own
-    /// (see ``classKeepsNoStateOfItsOwn(_:)``). Reusing such an object saves freeing one object and allocating
-    /// the next, and the retains and releases of its entity and context.
-    private func isSpare(_ object: ManagedObject) -> Bool {
-        guard !object.hasExtras, _getWeakRetainCount(object) == 1, _getUnownedRetainCount(object) == 1 else { return false }
-        let objectClass = type(of: object)
-        if objectClass == ManagedObject.self { return true }
-        // Batches let go of hold one class, mostly: the answer for the last class is kept.
-        let identity = ObjectIdentifier(objectClass)
-        if identity != lastSpareClass {
-            lastSpareClass = identity
-            lastSpareClassFits = Self.classKeepsNoStateOfItsOwn(object)
-        }
-        return lastSpareClassFits
-    }
-
-    /// Whether `object`'s class adds no stored state to `ManagedObject` but `@Managed` properties (which hold
-    /// only their key, the same in every instance): such an instance given another row is, to its class,
-    /// the same as a new one. Read from the class's reflection once per class. A class level without stored
-    /// properties is not trusted (its module may have been built without reflection metadata), nor is a class
-    /// with a mirror of its own.
-    static func classKeepsNoStateOfItsOwn(_ object: ManagedObject) -> Bool {
-        guard !(object is CustomReflectable) else { return false }
-        var level: Mirror? = Mirror(reflecting: object)
-        while let mirror = level, mirror.subjectType != ManagedObject.self {
-            guard !mirror.children.isEmpty, mirror.children.allSatisfy({ $0.value is any ManagedPropertyStorage }) else {
-                return false
-            }
-            level = mirror.superclassMirror
-        }
-        return level != nil
-    }
-
-    /// Gives a spare object (from ``spareObjects``) the saved row of `key` in the same entity and store,
-    /// registered, as
-    /// ``makeRegisteredObject(_:entity:key:storeIndex:table:entityReference:contextReference:)``
-    /// would make it new. Its row is the caller's to set.
-    @inline(__always)
-    func reuseSpare(_ object: ManagedObject, key: Int64, table: Int) {
-        // Only the key changes: the entity, store, context and class stay, so nothing is retained or released.
-        assert(!object.objectID.isTemporaryID, "a spare object with a temporary ID")
-        object.objectID.primaryKey = key
-        object.flags = [.registered]
-        reusedSpareCount &+= 1
-        if !registry.insertSaved(object, key: key, table: table) { registry[object.objectID] = object }
-    }
-
     /// Whether the registry may let an object go once nobody else holds it: nothing unsaved.
-    private static func isForgettable(_ object: ManagedObject) -> Bool {
+    static func isForgettable(_ object: ManagedObject) -> Bool {
         object.changes.isEmpty && !object.isInserted && !object.isDeleted
     }
 
     /// An object let go may still be reached through a weak reference taken meanwhile: it must then say it
     /// is no longer registered or in this context.
-    private static func markForgotten(_ object: ManagedObject) {
+    static func markForgotten(_ object: ManagedObject) {
         object.flags.remove(.registered)
         object.contextReference = nil
     }
@@ -600,17 +514,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if let parent {
             let id = object.objectID
             let row = try parent.performAndWait { try parent.currentRow(for: id) }
-            object.row = row
-            if row == nil { throw ObjectGraphError.objectNotFound(id) }
-            object.awakeFromFetch()
+            guard let row else { throw ObjectGraphError.objectNotFound(id) }
+            materializer.fill(object, row: row)
+            materializer.awaken(CollectionOfOne(object))
             return
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         if stalenessInterval != 0, !coordinator.rowCache.isEmpty, let store = try? coordinator.primaryStore(),
            let cached = coordinator.rowCache.row(for: object.objectID, token: store.externalChangeToken(),
                                                  maximumAge: stalenessInterval > 0 ? .seconds(stalenessInterval) : nil) {
-            object.row = cached
-            object.awakeFromFetch()
+            materializer.fill(object, row: cached)
+            materializer.awaken(CollectionOfOne(object))
             return
         }
         var ids = [object.objectID]
@@ -619,15 +533,18 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             if !ids.contains(object.objectID) { ids.append(object.objectID) }
         }
         let rows = try coordinator.rows(for: ids)
+        var filled: [ManagedObject] = []
+        filled.reserveCapacity(rows.count)
         for row in rows {
             let id = ManagedObjectID(entity: coordinator.managedObjectModel.entity(number: row.entityNumber) ?? object.entity,
                                      primaryKey: row.primaryKey, storeIndex: object.objectID.storeIndex)
             if let target = registry[id], target.row == nil, !target.isInserted {
-                target.row = row
-                target.faultBatch = nil
-                target.awakeFromFetch()
+                materializer.fill(target, row: row)
+                filled.append(target)
             }
         }
+        // Once every fault of the batch has its row: a hook reading a neighbour finds it filled.
+        materializer.awaken(filled)
         if object.row == nil { throw ObjectGraphError.objectNotFound(object.objectID) }
     }
 
@@ -673,7 +590,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                                              storage: object.entity.storage[slot])
         let batch = FaultBatch(ids: ids)
         for id in ids where registry[id] == nil {
-            register(row: nil, id: id).faultBatch = batch
+            materializer.register(row: nil, id: id).faultBatch = batch
         }
         return OrderedSet(ids)
     }

@@ -47,7 +47,7 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The object's entity.
     public let entity: EntityDescription
     /// The row's primary key (`Z_PK`); 0 for a temporary ID. Set only by a context giving a spare object
-    /// another row of the same entity (``ManagedObjectContext/reuseSpare(_:key:table:)``).
+    /// another row of the same entity (see ``SparePool``).
     public internal(set) var primaryKey: Int64
     let temporaryKey: UInt64
     /// The store's ``StoreIdentity/index`` (0 for a temporary ID).

@@ -14,6 +14,9 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     case readOnlyProperty(entity: String, key: String)
     /// A derived attribute was set directly; its value is computed at save from its derivation expression.
     case derivedAttribute(entity: String, key: String)
+    /// A batch request would leave a derived attribute stale: its derivation cannot be recomputed in the
+    /// store's SQL for the rows the request writes (the reason says why). Nothing was written.
+    case derivedAttributeNotRecomputable(entity: String, key: String, reason: String)
     /// An object of another context, or of an entity the relationship does not accept.
     case invalidRelationshipTarget(entity: String, key: String, reason: String)
     /// An entity name the model does not have.
@@ -58,6 +61,8 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
         case .readOnlyProperty(let entity, let key): return "'\(entity).\(key)' is read-only."
         case .derivedAttribute(let entity, let key):
             return "'\(entity).\(key)' is a derived attribute: its value is computed at save and cannot be set."
+        case .derivedAttributeNotRecomputable(let entity, let key, let reason):
+            return "Derived attribute '\(entity).\(key)' cannot be recomputed for this batch request: \(reason)."
         case .invalidRelationshipTarget(let entity, let key, let reason):
             return "'\(entity).\(key)': \(reason)."
         case .unknownEntity(let name): return "The model has no entity named '\(name)'."

@@ -15,9 +15,13 @@
 /// An entry's key is always its object's `objectID` while the entry is in a page (the page finds an
 /// object by key and confirms it by comparing the object's ID). An object whose ID changes is removed
 /// under its old ID first; temporary IDs, the only ones that change, live in the dictionary.
+///
+/// Five counts are kept in step by hand (`count`, `savedInOthers`, each table's `filled` and `pageCount`,
+/// each page's `filled`): ``checkInvariants()`` (ObjectRegistry+Testing.swift) recounts them, and the tests
+/// that drive the registry call it.
 struct ObjectRegistry {
     /// The objects of one store table, by primary key: `pages[key >> pageShift][key & pageMask]`.
-    private struct PagedTable {
+    struct PagedTable {
         let storeIndex: UInt32
         let rootEntityNumber: Int
         /// Nil for a page no key of which is registered.
@@ -32,7 +36,7 @@ struct ObjectRegistry {
 
     /// 64 slots of consecutive keys, written in place (no copy-on-write check per registration), with a
     /// count of the filled ones.
-    fileprivate final class SlotPage: ManagedBuffer<Int, ManagedObject?> {
+    final class SlotPage: ManagedBuffer<Int, ManagedObject?> {
         static func make() -> SlotPage {
             let page = unsafeDowncast(SlotPage.create(minimumCapacity: pageSize) { _ in 0 }, to: SlotPage.self)
             page.withUnsafeMutablePointerToElements { $0.initialize(repeating: nil, count: pageSize) }
@@ -68,21 +72,22 @@ struct ObjectRegistry {
         }
     }
 
-    fileprivate static let pageShift = 6
-    fileprivate static let pageSize = 1 << pageShift
-    fileprivate static let pageMask = pageSize - 1
+    static let pageShift = 6
+    static let pageSize = 1 << pageShift
+    static let pageMask = pageSize - 1
 
-    private var tables: [PagedTable] = []
-    private var others: [ManagedObjectID: ManagedObject] = [:]
+    // Readable outside this file only for `checkInvariants()` (ObjectRegistry+Testing.swift).
+    private(set) var tables: [PagedTable] = []
+    private(set) var others: [ManagedObjectID: ManagedObject] = [:]
     /// How many of `others` have saved IDs: while none do, a saved ID is looked up in the pages alone.
-    private var savedInOthers = 0
+    private(set) var savedInOthers = 0
     /// How many objects are expected soon (``reserveCapacity(_:)``): lets a table allocate their pages at once.
     private var expected = 0
     private(set) var count = 0
     /// The last page emptied, kept for the next page needed: a results controller moving through a list
     /// empties a page and needs a new one for about every batch, and reusing it saves an allocation, its
     /// clearing and its release each time.
-    private var sparePage: SlotPage?
+    private(set) var sparePage: SlotPage?
 
     var isEmpty: Bool { count == 0 }
 
@@ -164,7 +169,7 @@ struct ObjectRegistry {
 
     @inline(__always)
     private static func isSaved(_ id: ManagedObjectID) -> Bool { isSaved(storeIndex: id.storeIndex, primaryKey: id.primaryKey) }
-    private static func isSaved(storeIndex: UInt32, primaryKey: Int64) -> Bool { storeIndex != 0 && primaryKey > 0 }
+    static func isSaved(storeIndex: UInt32, primaryKey: Int64) -> Bool { storeIndex != 0 && primaryKey > 0 }
 
     private mutating func insert(_ object: ManagedObject, for id: ManagedObjectID) {
         if Self.isSaved(id), object.objectID == id {
@@ -356,7 +361,7 @@ struct ObjectRegistry {
     ///
     /// A forgotten object that `isSpare` picks goes to `spares` instead of being forgotten: taken out of the
     /// registry, nobody else's, for the caller to give another row (see
-    /// ``ManagedObjectContext/reuseSpare(_:key:table:)``) or drop.
+    /// ``ObjectMaterializer``) or drop.
     @discardableResult
     mutating func letGo(of objects: inout [ManagedObject?], where shouldForget: (ManagedObject) -> Bool,
                         forget: (ManagedObject) -> Void, spares: inout [ManagedObject],

@@ -9,7 +9,12 @@ import Foundation
 /// - `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "CarToCar", $source.cars)`:
 ///   the destination objects an entity mapping made from the source objects (what relationship mappings use).
 ///
-/// Any other function of `$manager` is refused by name (``MigrationError/unsupportedMapping(entityMapping:reason:)``).
+/// - `FUNCTION($entityPolicy, "centsFromDollars:", $source.price)`: a function of the entity mapping's
+///   ``EntityMigrationPolicy`` (``EntityMigrationPolicy/callFunction(_:arguments:manager:)``), given the
+///   values of its arguments.
+///
+/// Any other function of `$manager`, and `$entityPolicy` anywhere but as the receiver of the whole
+/// expression, is refused by name (``MigrationError/unsupportedMapping(entityMapping:reason:)``).
 ///
 /// ```swift
 /// let price = try MappingExpression(format: "$source.price * 100")
@@ -22,6 +27,9 @@ public enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
     /// `sourceInstances` gives (one object, a collection, or nil). An empty name (what a generated
     /// relationship mapping without `sourcemappingname` gets) means the mapping that made each object.
     case destinationInstances(entityMappingName: String, sourceInstances: QueryExpression)
+    /// A function of the entity mapping's migration policy (`FUNCTION($entityPolicy, "selector", arguments…)`),
+    /// called with the values of `arguments` evaluated on the source object.
+    case policyFunction(selector: String, arguments: [QueryExpression])
 
     static let destinationInstancesSelector = "destinationInstancesForEntityMappingNamed:sourceInstances:"
 
@@ -47,6 +55,11 @@ public enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
                                              sourceInstances: try QueryExpression(format: call.arguments[3]))
                 return
             }
+            if receiver == "$entityPolicy" {
+                self = .policyFunction(selector: selector,
+                                       arguments: try call.arguments.dropFirst(2).map { try QueryExpression(format: $0) })
+                return
+            }
             if selector == "valueForKey:" {
                 guard call.arguments.count == 3 else { throw QueryLanguageError.semantic("'valueForKey:' takes one key") }
                 let key = try MappingCall.stringLiteral(call.arguments[2], what: "a key")
@@ -61,6 +74,10 @@ public enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
             throw MigrationError.unsupportedMapping(
                 entityMapping: "?", reason: "the expression '\(text)' uses the migration manager in a way that is not supported")
         }
+        if text.contains("$entityPolicy") {
+            throw MigrationError.unsupportedMapping(
+                entityMapping: "?", reason: "the expression '\(text)' uses the entity policy other than as FUNCTION($entityPolicy, …) around the whole expression")
+        }
         self = .value(try QueryExpression(format: text))
     }
 
@@ -71,6 +88,9 @@ public enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
             return expression.expressionFormat
         case .destinationInstances(let name, let sourceInstances):
             return "FUNCTION($manager, \"\(Self.destinationInstancesSelector)\", \(QueryFormatter.format(.constant(.string(name)))), \(sourceInstances.expressionFormat))"
+        case .policyFunction(let selector, let arguments):
+            let parts = [QueryFormatter.format(.constant(.string(selector)))] + arguments.map(\.expressionFormat)
+            return "FUNCTION($entityPolicy, " + parts.joined(separator: ", ") + ")"
         }
     }
 

@@ -21,12 +21,18 @@ public enum MappingModelMigration {
     /// through `mapping`. The source store is opened read-only and never changed. The mapping is checked
     /// against both models before anything is created.
     ///
-    /// - Throws: ``MigrationError/unsupportedMapping(entityMapping:reason:)`` for a custom mapping type or a
-    ///   migration policy class (named), ``MigrationError/mappingDoesNotFitModels(entityMapping:reason:)`` for
+    /// Entity mappings that name a migration policy class run its steps (``EntityMigrationPolicy``); the
+    /// class must be registered (``MigrationManager/register(policy:forClassName:)``).
+    ///
+    /// - Throws: ``MigrationError/unregisteredMigrationPolicy(entityMapping:className:)`` for a policy class
+    ///   no one registered, ``MigrationError/unsupportedMapping(entityMapping:reason:)`` for a custom mapping
+    ///   without a policy or an expression the migrator does not run (named), ``MigrationError/mappingDoesNotFitModels(entityMapping:reason:)`` for
     ///   an entity, attribute, relationship or entity mapping the models do not have,
     ///   ``MigrationError/stepFailed(path:step:reason:)`` when `destination` already exists or a batch fails
     ///   (the destination file is then removed), ``MigrationError/mappingFailed(entityMapping:object:reason:)``
-    ///   when an expression fails on an object, and the ``StoreError`` opening the source store throws.
+    ///   when an expression or a policy step fails on an object (a policy's own ``MigrationError`` passes
+    ///   unchanged; a step not about one object fails as `stepFailed`), and the ``StoreError`` opening the
+    ///   source store throws.
     public static func migrate(storeAt source: URL, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
                                mapping: MappingModel, into destination: URL, batchSize: Int = defaultBatchSize) throws {
         let plan = try MappingPlan(mapping: mapping, sourceModel: sourceModel, destinationModel: destinationModel)
@@ -40,10 +46,10 @@ public enum MappingModelMigration {
         let destinationCoordinator = PersistentStoreCoordinator(managedObjectModel: destinationModel)
         do {
             try destinationCoordinator.addPersistentStore(type: .sqlite, at: destination)
-            var run = MappingRun(plan: plan, source: sourceCoordinator, destination: destinationCoordinator,
-                                 destinationPath: destination.path, batchSize: max(1, batchSize))
-            try run.createObjects()
-            try run.setRelationships()
+            let manager = MigrationManager(plan: plan, sourceModel: sourceModel, destinationModel: destinationModel,
+                                           source: sourceCoordinator, destination: destinationCoordinator,
+                                           destinationPath: destination.path, batchSize: max(1, batchSize))
+            try manager.run()
             destinationCoordinator.persistentStores.forEach(destinationCoordinator.remove)
         } catch {
             destinationCoordinator.persistentStores.forEach(destinationCoordinator.remove)
@@ -55,240 +61,129 @@ public enum MappingModelMigration {
     }
 }
 
-/// A mapping model checked against its two models: every name resolved to an entity or property.
+/// A mapping model checked against its two models: every name resolved to an entity, property or
+/// migration policy class.
 struct MappingPlan {
-    struct Property {
-        let name: String
-        let expression: MappingExpression
+    /// What an attribute mapping gives: a query language expression over `$source`, or a function of the
+    /// mapping's migration policy applied to such expressions' values.
+    enum Value {
+        case query(QueryExpression)
+        case policyFunction(selector: String, arguments: [QueryExpression])
     }
 
     struct Entity {
-        let name: String
-        let source: EntityDescription
-        let destination: EntityDescription
+        let mapping: EntityMapping
+        var name: String { mapping.name }
+        /// Nil for a mapping without source objects (a custom or add mapping its policy fills).
+        let source: EntityDescription?
+        /// Nil for a mapping that makes nothing by default (a custom or remove mapping).
+        let destination: EntityDescription?
         let predicate: QueryPredicate?
-        let attributes: [(attribute: AttributeDescription, expression: QueryExpression)]
+        let attributes: [(attribute: AttributeDescription, value: Value)]
         let relationships: [(relationship: RelationshipDescription, mappingName: String, sourceInstances: QueryExpression)]
+        /// The policy class the mapping names; nil for none (or Core Data's own), whose steps are the defaults.
+        let policy: EntityMigrationPolicy.Type?
     }
 
-    /// The mappings that make objects (copy and transform), in order.
+    /// The mappings that run: those that make objects (copy, transform, custom) and those with a policy, in order.
     let entities: [Entity]
+    let mapping: MappingModel
 
     /// - Throws: see ``MappingModelMigration/migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)``.
     init(mapping: MappingModel, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws {
+        self.mapping = mapping
         let names = Set(mapping.entityMappings.map(\.name))
         var entities: [Entity] = []
         for entityMapping in mapping.entityMappings {
             let name = entityMapping.name
             func misfit(_ reason: String) -> MigrationError { .mappingDoesNotFitModels(entityMapping: name, reason: reason) }
-            if let policy = entityMapping.entityMigrationPolicyClassName, policy != "NSEntityMigrationPolicy" {
+            var policy: EntityMigrationPolicy.Type?
+            if let className = entityMapping.entityMigrationPolicyClassName, className != MigrationManager.defaultPolicyClassName {
+                guard let registered = MigrationManager.policy(forClassName: className) else {
+                    throw MigrationError.unregisteredMigrationPolicy(entityMapping: name, className: className)
+                }
+                policy = registered
+            }
+            if entityMapping.mappingType == .custom, policy == nil {
                 throw MigrationError.unsupportedMapping(
-                    entityMapping: name, reason: "it needs the migration policy class '\(policy)', and custom policy classes are not supported")
+                    entityMapping: name, reason: "a custom entity mapping needs a migration policy class, and it names none")
             }
-            if entityMapping.mappingType == .custom {
-                throw MigrationError.unsupportedMapping(entityMapping: name, reason: "custom entity mappings are not supported")
-            }
-            guard entityMapping.mappingType == .copy || entityMapping.mappingType == .transform else { continue }
-            guard let sourceName = entityMapping.sourceExpression?.entityName ?? entityMapping.sourceEntityName,
-                  let source = sourceModel.entitiesByName[sourceName] else {
-                throw misfit("the source model has no entity '\(entityMapping.sourceExpression?.entityName ?? entityMapping.sourceEntityName ?? "")'")
-            }
-            guard let destinationName = entityMapping.destinationEntityName,
-                  let destination = destinationModel.entitiesByName[destinationName] else {
-                throw misfit("the destination model has no entity '\(entityMapping.destinationEntityName ?? "")'")
-            }
-            if destination.isAbstract { throw misfit("the destination entity '\(destinationName)' is abstract") }
-            var attributes: [(AttributeDescription, QueryExpression)] = []
-            var mapped = Set<String>()
-            for property in entityMapping.attributeMappings {
-                guard let attribute = destination.attributesByName[property.name] else {
-                    throw misfit("the destination entity '\(destinationName)' has no attribute '\(property.name)'")
+            let makesObjects = [.copy, .transform, .custom].contains(entityMapping.mappingType)
+            guard makesObjects || policy != nil else { continue }
+            // Copy and transform mappings read one entity and make another; a custom mapping's policy may do
+            // without either; add and remove mappings (here for their policy's steps) make nothing.
+            let needsBoth = entityMapping.mappingType == .copy || entityMapping.mappingType == .transform
+            var source: EntityDescription?
+            var destination: EntityDescription?
+            if makesObjects {
+                let sourceName = entityMapping.sourceExpression?.entityName ?? entityMapping.sourceEntityName
+                if let sourceName, let found = sourceModel.entitiesByName[sourceName] {
+                    source = found
+                } else if sourceName != nil || needsBoth {
+                    throw misfit("the source model has no entity '\(sourceName ?? "")'")
                 }
-                mapped.insert(property.name)
-                switch property.valueExpression {
-                case .value(let expression)?: attributes.append((attribute, expression))
-                case .destinationInstances?:
-                    throw misfit("attribute '\(property.name)' is given destination instances, which only a relationship can hold")
-                case nil: continue
+                let destinationName = entityMapping.destinationEntityName
+                if let destinationName, let found = destinationModel.entitiesByName[destinationName] {
+                    if found.isAbstract { throw misfit("the destination entity '\(found.name)' is abstract") }
+                    destination = found
+                } else if destinationName != nil || needsBoth {
+                    throw misfit("the destination model has no entity '\(destinationName ?? "")'")
                 }
             }
-            // A copy mapping without attribute mappings carries every attribute the two entities share.
-            if entityMapping.mappingType == .copy, entityMapping.attributeMappings.isEmpty {
-                for attribute in destination.attributesByName.values.sorted(by: { $0.name < $1.name })
-                where !attribute.isTransient && source.attributesByName[attribute.name] != nil && !mapped.contains(attribute.name) {
-                    attributes.append((attribute, .keyPath(base: .variable("source"), components: [attribute.name])))
-                }
-            }
+            var attributes: [(AttributeDescription, Value)] = []
             var relationships: [(RelationshipDescription, String, QueryExpression)] = []
-            for property in entityMapping.relationshipMappings {
-                guard let relationship = destination.relationshipsByName[property.name] else {
-                    throw misfit("the destination entity '\(destinationName)' has no relationship '\(property.name)'")
-                }
-                switch property.valueExpression {
-                case .destinationInstances(let target, let sourceInstances)?:
-                    guard target.isEmpty || names.contains(target) else {
-                        throw misfit("relationship '\(property.name)' names the entity mapping '\(target)', which the mapping model does not have")
+            if let destination {
+                let destinationName = destination.name
+                var mapped = Set<String>()
+                for property in entityMapping.attributeMappings {
+                    guard let attribute = destination.attributesByName[property.name] else {
+                        throw misfit("the destination entity '\(destinationName)' has no attribute '\(property.name)'")
                     }
-                    relationships.append((relationship, target, sourceInstances))
-                case .value?:
-                    throw MigrationError.unsupportedMapping(
-                        entityMapping: name,
-                        reason: "relationship '\(property.name)' must be filled through \(MappingExpression.destinationInstancesSelector)")
-                case nil: continue
+                    mapped.insert(property.name)
+                    switch property.valueExpression {
+                    case .value(let expression)?: attributes.append((attribute, .query(expression)))
+                    case .policyFunction(let selector, let arguments)?:
+                        guard policy != nil else {
+                            throw MigrationError.unsupportedMapping(
+                                entityMapping: name,
+                                reason: "attribute '\(property.name)' calls FUNCTION($entityPolicy, \"\(selector)\"), but the mapping names no migration policy class")
+                        }
+                        attributes.append((attribute, .policyFunction(selector: selector, arguments: arguments)))
+                    case .destinationInstances?:
+                        throw misfit("attribute '\(property.name)' is given destination instances, which only a relationship can hold")
+                    case nil: continue
+                    }
+                }
+                // A copy mapping without attribute mappings carries every attribute the two entities share.
+                if entityMapping.mappingType == .copy, entityMapping.attributeMappings.isEmpty, let source {
+                    for attribute in destination.attributesByName.values.sorted(by: { $0.name < $1.name })
+                    where !attribute.isTransient && source.attributesByName[attribute.name] != nil && !mapped.contains(attribute.name) {
+                        attributes.append((attribute, .query(.keyPath(base: .variable("source"), components: [attribute.name]))))
+                    }
+                }
+                for property in entityMapping.relationshipMappings {
+                    guard let relationship = destination.relationshipsByName[property.name] else {
+                        throw misfit("the destination entity '\(destinationName)' has no relationship '\(property.name)'")
+                    }
+                    switch property.valueExpression {
+                    case .destinationInstances(let target, let sourceInstances)?:
+                        guard target.isEmpty || names.contains(target) else {
+                            throw misfit("relationship '\(property.name)' names the entity mapping '\(target)', which the mapping model does not have")
+                        }
+                        relationships.append((relationship, target, sourceInstances))
+                    case .value?, .policyFunction?:
+                        throw MigrationError.unsupportedMapping(
+                            entityMapping: name,
+                            reason: "relationship '\(property.name)' must be filled through \(MappingExpression.destinationInstancesSelector)")
+                    case nil: continue
+                    }
                 }
             }
-            entities.append(Entity(name: name, source: source, destination: destination,
+            entities.append(Entity(mapping: entityMapping, source: source, destination: destination,
                                    predicate: entityMapping.sourceExpression?.predicate,
-                                   attributes: attributes, relationships: relationships))
+                                   attributes: attributes, relationships: relationships, policy: policy))
         }
         self.entities = entities
-    }
-}
-
-/// One run of a ``MappingPlan``: the two contexts and the association table.
-private struct MappingRun {
-    let plan: MappingPlan
-    let sourceContext: ManagedObjectContext
-    let destinationContext: ManagedObjectContext
-    let destinationPath: String
-    let batchSize: Int
-    var associations = MappingAssociations()
-    /// The source store's identity, taken from the IDs pass 1 reads, for IDs pass 2 makes from keys.
-    var sourceStoreIndex: UInt32?
-
-    init(plan: MappingPlan, source: PersistentStoreCoordinator, destination: PersistentStoreCoordinator,
-         destinationPath: String, batchSize: Int) {
-        self.plan = plan
-        sourceContext = ManagedObjectContext(concurrencyType: .confinement)
-        sourceContext.persistentStoreCoordinator = source
-        destinationContext = ManagedObjectContext(concurrencyType: .confinement)
-        destinationContext.persistentStoreCoordinator = destination
-        self.destinationPath = destinationPath
-        self.batchSize = batchSize
-        for entity in plan.entities {
-            associations.register(mapping: entity.name, source: entity.source, destination: entity.destination)
-        }
-    }
-
-    /// Pass 1: a destination object per source object, attributes filled.
-    mutating func createObjects() throws {
-        for entity in plan.entities {
-            let request = FetchRequest<ManagedObjectID>(entityName: entity.source.name)
-            request.resultType = .managedObjectID
-            request.includesSubentities = false
-            request.predicate = entity.predicate
-            let ids = try failing(entity, step: "read the source objects") { try sourceContext.fetch(request) }
-            if let id = ids.first { sourceStoreIndex = id.storeIndex }
-            var start = 0
-            while start < ids.count {
-                let batch = ids[start..<min(start + batchSize, ids.count)]
-                var made: [(Int64, ManagedObject)] = []
-                for id in batch {
-                    let source = try sourceContext.object(with: id)
-                    let object = try destinationContext.insertNewObject(forEntityName: entity.destination.name)
-                    for (attribute, expression) in entity.attributes {
-                        let value = try evaluate(expression, source: source, entity)
-                        try failing(entity, object: source, step: "set '\(attribute.name)'") {
-                            try object.setValue(value, forKey: attribute.name)
-                        }
-                    }
-                    made.append((id.primaryKey, object))
-                }
-                try failing(entity, step: "save a batch of new objects") { try destinationContext.save() }
-                for (key, object) in made { associations.associate(mapping: entity.name, source: key, destination: object.objectID) }
-                made.removeAll()
-                sourceContext.reset()
-                destinationContext.reset()
-                start += batchSize
-            }
-        }
-    }
-
-    /// Pass 2: each destination object's relationships, through the associations.
-    mutating func setRelationships() throws {
-        for entity in plan.entities where !entity.relationships.isEmpty {
-            guard let storeIndex = sourceStoreIndex else { return }
-            let keys = associations.sourceKeys(of: entity.name)
-            var start = 0
-            while start < keys.count {
-                for key in keys[start..<min(start + batchSize, keys.count)] {
-                    let source = try sourceContext.object(
-                        with: ManagedObjectID(entity: entity.source, primaryKey: key, storeIndex: storeIndex))
-                    guard let id = associations.destinationID(mapping: entity.name, sourceKey: key) else { continue }
-                    let object = try destinationContext.object(with: id)
-                    for (relationship, mappingName, sourceInstances) in entity.relationships {
-                        let value = try evaluate(sourceInstances, source: source, entity)
-                        let sources = try Self.objects(in: value, entity: entity, relationship: relationship.name, source: source)
-                        let targets = try associations.destinationInstances(forEntityMappingName: mappingName, sourceInstances: sources)
-                            .map { try destinationContext.object(with: $0) }
-                        let newValue: Any?
-                        if !relationship.isToMany {
-                            guard targets.count <= 1 else {
-                                throw MigrationError.mappingFailed(
-                                    entityMapping: entity.name, object: source.objectID.uriRepresentation().absoluteString,
-                                    reason: "to-one relationship '\(relationship.name)' is given \(targets.count) objects")
-                            }
-                            newValue = targets.first
-                        } else if relationship.isOrdered {
-                            newValue = targets
-                        } else {
-                            newValue = Set(targets)
-                        }
-                        try failing(entity, object: source, step: "set '\(relationship.name)'") {
-                            try object.setValue(newValue, forKey: relationship.name)
-                        }
-                    }
-                }
-                try failing(entity, step: "save a batch of relationships") { try destinationContext.save() }
-                sourceContext.reset()
-                destinationContext.reset()
-                start += batchSize
-            }
-        }
-    }
-
-    /// The source objects a relationship expression gave: one object, a collection of them, or nil.
-    private static func objects(in value: Any?, entity: MappingPlan.Entity, relationship: String,
-                                source: ManagedObject) throws -> [ManagedObject] {
-        switch value {
-        case nil, is NSNull: return []
-        case let object as ManagedObject: return [object]
-        default:
-            if let members = QueryEvaluator.collection(value) {
-                var objects: [ManagedObject] = []
-                for member in members {
-                    guard let object = member as? ManagedObject else { continue }
-                    objects.append(object)
-                }
-                if objects.count == members.count { return objects }
-            }
-            throw MigrationError.mappingFailed(
-                entityMapping: entity.name, object: source.objectID.uriRepresentation().absoluteString,
-                reason: "the source instances for '\(relationship)' are not objects of the source store")
-        }
-    }
-
-    private func evaluate(_ expression: QueryExpression, source: ManagedObject, _ entity: MappingPlan.Entity) throws -> Any? {
-        try failing(entity, object: source, step: "evaluate \(expression.expressionFormat)") {
-            try expression.evaluate(with: source, context: ["source": source])
-        }
-    }
-
-    /// Runs `body`, turning what it throws into a ``MigrationError`` naming the mapping (and the object).
-    private func failing<T>(_ entity: MappingPlan.Entity, object: ManagedObject? = nil, step: String,
-                            _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as MigrationError {
-            throw error
-        } catch {
-            if let object {
-                throw MigrationError.mappingFailed(entityMapping: entity.name,
-                                                   object: object.objectID.uriRepresentation().absoluteString,
-                                                   reason: "\(step): \(error)")
-            }
-            throw MigrationError.stepFailed(path: destinationPath, step: "\(entity.name): \(step)", reason: "\(error)")
-        }
     }
 }
 
@@ -308,9 +203,9 @@ extension MappingModelMigration {
         // the store, and written back only if no other connection committed meanwhile (StoreFileReplacement).
         let snapshot = try StoreFileReplacement.snapshot(of: path, busyTimeout: busyTimeout)
         defer { snapshot.discard() }
-        // Not named like a snapshot copy, which another process's clean-up would take for an abandoned one.
-        let migrated = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).mapped-\(UUID().uuidString)")
+        // Named after the snapshot copy: in use while the copy's lock is held, and removed with the copy by
+        // the next migration or open when this process dies.
+        let migrated = URL(fileURLWithPath: StoreFileReplacement.derivedPath(of: snapshot.copyPath))
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: migrated.path + suffix) }
         }

@@ -12,7 +12,9 @@ import Foundation
 ///   `valueexpressionstring`, `autogenerateexpression`, `sourcekeypath`, `sourcemappingname`.
 ///
 /// Element and attribute names are matched without regard to case, as Core Data's XML store does.
-/// Expressions archived as data (`valueexpressiondata`, `sourceexpressiondata`) are refused by name.
+/// A value expression archived as data (`valueexpressiondata`, what Xcode writes for most custom value
+/// expressions) is read by ``ArchivedMappingExpression``; an archived source expression
+/// (`sourceexpressiondata`) is refused by name.
 enum MappingModelXML {
     /// One `<object>` of the file.
     private struct FileObject {
@@ -146,14 +148,19 @@ enum MappingModelXML {
                     guard let propertyName = property.string("name") else {
                         throw invalid("\(property.type) '\(property.id)' (\(property.location)) of entity mapping '\(name)' has no name")
                     }
-                    if property.string("valueexpressiondata") != nil, property.string("valueexpressionstring") == nil {
-                        throw MigrationError.unsupportedMapping(
-                            entityMapping: name,
-                            reason: "the value expression of '\(propertyName)' is archived (valueexpressiondata); write it as valueexpressionstring")
-                    }
                     var expression: MappingExpression?
                     do {
                         if let text = property.string("valueexpressionstring") {
+                            expression = try MappingExpression(format: text)
+                        } else if let archived = property.string("valueexpressiondata") {
+                            let text: String
+                            do {
+                                text = try ArchivedMappingExpression.format(ofBase64: archived)
+                            } catch let failure as ArchivedMappingExpression.Failure {
+                                throw MigrationError.unsupportedMapping(
+                                    entityMapping: name,
+                                    reason: "the archived value expression of '\(propertyName)' (valueexpressiondata) is not read: \(failure.reason)")
+                            }
                             expression = try MappingExpression(format: text)
                         } else if property.flag("autogenerateexpression") != false {
                             expression = try generatedExpression(for: propertyName, keyPath: property.string("sourcekeypath"),

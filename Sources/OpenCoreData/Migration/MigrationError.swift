@@ -31,6 +31,9 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
     /// custom mapping type, a function of the migration manager it does not know): refused before anything
     /// is written, never skipped.
     case unsupportedMapping(entityMapping: String, reason: String)
+    /// An entity mapping names a migration policy class (`entityMigrationPolicyClassName`) that no one
+    /// registered (``MigrationManager/register(policy:forClassName:)``): refused before anything is written.
+    case unregisteredMigrationPolicy(entityMapping: String, className: String)
     /// An entity mapping names an entity or property the source or destination model does not have.
     case mappingDoesNotFitModels(entityMapping: String, reason: String)
     /// A value expression failed on one source object (`object` is its URI).
@@ -79,6 +82,8 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible, Localized
             return "The mapping model \(path) cannot be read: \(reason)."
         case .unsupportedMapping(let entityMapping, let reason):
             return "Entity mapping '\(entityMapping)' is not supported: \(reason)."
+        case .unregisteredMigrationPolicy(let entityMapping, let className):
+            return "Entity mapping '\(entityMapping)' names the migration policy class '\(className)', which is not registered (MigrationManager.register(policy:forClassName:))."
         case .mappingDoesNotFitModels(let entityMapping, let reason):
             return "Entity mapping '\(entityMapping)' does not fit the models: \(reason)."
         case .mappingFailed(let entityMapping, let object, let reason):

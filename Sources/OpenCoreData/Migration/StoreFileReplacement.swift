@@ -118,23 +118,37 @@ enum StoreFileReplacement {
     /// The name every copy of the store at `url` starts with: hidden, next to it.
     static func copyPrefix(of url: URL) -> String { ".\(url.lastPathComponent).migrating-" }
 
-    /// Deletes the copies of the store at `url` that no snapshot holds: left by a process that died while
-    /// migrating. A copy another process is working on is locked and stays.
+    /// The file a migration makes from the copy at `copyPath` (the store a mapping model fills): named after
+    /// the copy, so it is in use exactly while the copy's lock is held and is removed with an abandoned copy.
+    static func derivedPath(of copyPath: String) -> String { copyPath + derivedSuffix }
+
+    private static let derivedSuffix = ".derived"
+
+    /// Deletes the copies of the store at `url` that no snapshot holds, and the files made from them: left
+    /// by a process that died while migrating. A copy another process is working on is locked and stays.
     static func removeAbandonedCopies(of url: URL) {
         let folder = url.deletingLastPathComponent()
         let prefix = copyPrefix(of: url)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         let inUse = copiesInUse.withLock { $0 }
+        func remove(_ path: String) {
+            for suffix in ["-wal", "-shm", "-journal", ""] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
         for name in names where name.hasPrefix(prefix) && !["-wal", "-shm", "-journal"].contains(where: name.hasSuffix) {
             let path = folder.appendingPathComponent(name).path
+            if path.hasSuffix(derivedSuffix) {
+                // A derived file goes with its copy; alone, its copy was already removed (the process died in
+                // between), so no one uses it.
+                if !names.contains(String(name.dropLast(derivedSuffix.count))) { remove(path) }
+                continue
+            }
             guard !inUse.contains(path) else { continue }
             let descriptor = open(path, O_RDWR)
             guard descriptor >= 0 else { continue }
             defer { close(descriptor) }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { continue }
-            for suffix in ["-wal", "-shm", "-journal", ""] {
-                try? FileManager.default.removeItem(atPath: path + suffix)
-            }
+            remove(derivedPath(of: path))
+            remove(path)
         }
     }
 
@@ -160,7 +174,9 @@ enum StoreFileReplacement {
                 try snapshot.original.inDatabase { destination in
                     let now = try Int.fetchOne(destination, sql: "PRAGMA data_version") ?? 0
                     guard now == snapshot.dataVersion else { throw MigrationError.storeChangedDuringMigration(path: path) }
+                    MigrationWriteBackObserver.report(.willWriteBack)
                     try source.backup(to: destination)
+                    MigrationWriteBackObserver.report(.didWriteBack)
                 }
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {

@@ -46,6 +46,11 @@ public enum StoreMigration {
     /// Returns without doing anything when the store fits the model or no version of the bundle wrote it
     /// (the ordinary open then reports what differs).
     static func migrateIfNeeded(path: String, model: ManagedObjectModel, options: StoreOptions) throws {
+        // A migration on a copy killed after its write-back leaves the store migrated and its copy behind,
+        // and the store then opens without migrating: the copies of dead processes go at every writable open.
+        if !options.readOnly, model.versionBundleURL != nil {
+            StoreFileReplacement.removeAbandonedCopies(of: URL(fileURLWithPath: path))
+        }
         guard let bundleURL = model.versionBundleURL, let modelVersion = model.versionName,
               let metadata = try? StoreMetadata.read(storeAt: path),
               metadata.versionHashes != model.entityVersionHashesByName else { return }

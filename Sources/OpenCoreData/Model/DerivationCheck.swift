@@ -98,4 +98,26 @@ enum DerivationCheck {
             return []
         }
     }
+
+    /// The key paths a derivation reads (`["name"]`, `["author", "name"]`, `["books", "@sum", "price"]`).
+    static func keyPaths(readBy expression: QueryExpression) -> [[String]] {
+        switch expression {
+        case .keyPath(.evaluatedObject, let components): return [components]
+        case .arithmetic(_, let left, let right): return keyPaths(readBy: left) + keyPaths(readBy: right)
+        case .negate(let operand): return keyPaths(readBy: operand)
+        case .function(_, let arguments): return arguments.flatMap { keyPaths(readBy: $0) }
+        default: return []
+        }
+    }
+
+    /// Whether a derivation calls `now()`, so that its value changes whenever its row is written.
+    static func readsNow(_ expression: QueryExpression) -> Bool {
+        switch expression {
+        case .function(.now, _): return true
+        case .function(_, let arguments): return arguments.contains(where: readsNow)
+        case .arithmetic(_, let left, let right): return readsNow(left) || readsNow(right)
+        case .negate(let operand): return readsNow(operand)
+        default: return false
+        }
+    }
 }

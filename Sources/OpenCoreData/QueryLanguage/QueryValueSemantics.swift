@@ -4,10 +4,11 @@ import Foundation
 /// registers, so both give the same answer for the same values.
 ///
 /// Numbers compare by value whatever their Swift type (Bool as 0/1); dates compare with dates and with
-/// numbers as seconds since 2001 (the stored form); nil equals only nil and orders against nothing; plain
-/// strings compare by Unicode scalars (SQLite's BINARY order), `[c]`/`[d]` fold first.
+/// numbers as seconds since 2001 (the stored form); a string that spells a number (``spelledNumber(_:)``)
+/// compares with a number as that number, any other string with no number; nil equals only nil and orders
+/// against nothing; plain strings compare by Unicode scalars (SQLite's BINARY order), `[c]`/`[d]` fold first.
 enum QueryValueSemantics {
-    enum Number {
+    enum Number: Equatable {
         case int(Int64), double(Double), decimal(Decimal)
 
         var doubleValue: Double {
@@ -28,6 +29,46 @@ enum QueryValueSemantics {
         case .date(let v): return .double(v.timeIntervalSinceReferenceDate)
         default: return nil
         }
+    }
+
+    /// The number a string spells, as SQLite reads text into a numeric column: optional spaces around, an
+    /// optional sign, decimal digits with an optional fraction and exponent (`42`, ` -1.5e3 `, `.5`, `5.`).
+    /// An integer that fits in 64 bits is an integer, anything else with digits a double; hexadecimal,
+    /// `inf`, `nan`, digits other than ASCII, and anything else (a NUL inside included) spell no number.
+    static func spelledNumber(_ text: String) -> Number? {
+        let bytes = Array(text.utf8)
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+        func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+        var start = 0, end = bytes.count
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        var index = start
+        func skipSign() { if index < end, bytes[index] == 0x2B || bytes[index] == 0x2D { index += 1 } }
+        func digitRun() -> Int {
+            let first = index
+            while index < end, isDigit(bytes[index]) { index += 1 }
+            return index - first
+        }
+        skipSign()
+        var digits = digitRun()
+        var isInteger = true
+        if index < end, bytes[index] == 0x2E {  // "."
+            isInteger = false
+            index += 1
+            digits += digitRun()
+        }
+        guard digits > 0 else { return nil }
+        if index < end, bytes[index] == 0x65 || bytes[index] == 0x45 {  // "e", "E"
+            isInteger = false
+            index += 1
+            skipSign()
+            guard digitRun() > 0 else { return nil }
+        }
+        guard index == end else { return nil }
+        let literal = String(decoding: bytes[start..<end], as: UTF8.self)
+        if isInteger, let integer = Int64(literal) { return .int(integer) }
+        guard let double = Double(literal), !double.isNaN else { return nil }
+        return .double(double)
     }
 
     static func compareNumbers(_ a: Number, _ b: Number) -> ComparisonResult? {
@@ -90,6 +131,9 @@ enum QueryValueSemantics {
     static func order(_ a: QueryValue, _ b: QueryValue, _ options: QueryComparison.Options = []) -> ComparisonResult? {
         if let x = number(a), let y = number(b) { return compareNumbers(x, y) }
         if let x = text(a), let y = text(b) { return compareScalars(fold(x, options), fold(y, options)) }
+        // A number and a string: the string as the number it spells, as a fetch from the store reads it.
+        if let x = number(a), let y = text(b) { return spelledNumber(y).flatMap { compareNumbers(x, $0) } }
+        if let x = text(a), let y = number(b) { return spelledNumber(x).flatMap { compareNumbers($0, y) } }
         if let x = bytes(a), let y = bytes(b) { return compareBytes(x, y) }
         return nil
     }

@@ -7,7 +7,7 @@ final class CompilationContext {
     private var aliasCount = 0
     private(set) var rootScope: SQLScope
     /// SUBQUERY variables and quantified members: the alias and entity of the row they stand for.
-    private var boundRows: [String: (alias: String, entity: EntityDescription, scope: SQLScope)] = [:]
+    private(set) var boundRows: [String: (alias: String, entity: EntityDescription, scope: SQLScope)] = [:]
     private var depth = 0
 
     init(compiler: PredicateSQLCompiler) {
@@ -259,7 +259,7 @@ final class CompilationContext {
 
     private static let foldingOptions: QueryComparison.Options = [.caseInsensitive, .diacriticInsensitive]
 
-    private func function(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
+    func function(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
                           _ lhs: SQLFragment, _ rhs: SQLFragment) -> SQLFragment {
         let flags = options.intersection(CompilationContext.foldingOptions).rawValue
         return "ocd_compare('\(op.rawValue)', \(flags), " + lhs + ", " + rhs + ")"
@@ -272,6 +272,7 @@ final class CompilationContext {
             // In SQL an object is its primary key, which orders; in memory objects do not: refused in both.
             throw QueryValueSemantics.objectsHaveNoOrder(comparison.op)
         }
+        if options.isEmpty, let test = try mixedKindComparison(comparison, in: scope) { return test }
         switch comparison.op {
         case .in:
             if let members = try collectionMembers(comparison.rhs, in: scope) {
@@ -300,7 +301,7 @@ final class CompilationContext {
         }
     }
 
-    private func scalarTest(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
+    func scalarTest(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
                             _ lhs: SQLFragment, _ rhs: SQLFragment) throws -> SQLFragment {
         if !options.isEmpty { return function(op, options, lhs, rhs) }
         switch op {
@@ -681,7 +682,7 @@ final class CompilationContext {
     }
 
     /// The members of a literal collection, as expressions; nil for anything else.
-    private func literalMembers(_ expression: QueryExpression) -> [QueryExpression]? {
+    func literalMembers(_ expression: QueryExpression) -> [QueryExpression]? {
         switch expression {
         case .constant(.array(let values)): return values.map(QueryExpression.constant)
         case .aggregate(let members): return members
@@ -701,7 +702,7 @@ final class CompilationContext {
 
     /// The value of an expression that reads no row (constants, and arithmetic, functions and indexes of
     /// them; substituted variables), computed by memory's evaluator; nil for anything else.
-    private func foldedConstant(_ expression: QueryExpression) throws -> QueryValue? {
+    func foldedConstant(_ expression: QueryExpression) throws -> QueryValue? {
         guard isConstant(expression) else { return nil }
         var evaluator = try QueryEvaluator(variables: compiler.substitutionVariables.mapValues { $0.swiftValue as Any })
         let result = try evaluator.evaluate(expression, object: nil)
@@ -711,7 +712,7 @@ final class CompilationContext {
         return converted
     }
 
-    private func isConstant(_ expression: QueryExpression) -> Bool {
+    func isConstant(_ expression: QueryExpression) -> Bool {
         switch expression {
         case .constant: return true
         case .variable(let name): return boundRows[name] == nil && compiler.substitutionVariables[name] != nil

@@ -84,7 +84,10 @@ final class BatchedObjects {
         }
     }
     let batchSize: Int
-    @exclusivity(unchecked) private var objects: [ManagedObject?]
+    /// The objects read so far, by position (nil: not read). Memory of its own rather than an array: the
+    /// context's materializer writes a batch straight into it and then runs the batch's awake hooks, which
+    /// may read this result again (an array would be inside an exclusive access then).
+    private let objects: UnsafeMutablePointer<ManagedObject?>
     private let contextReference: ContextReference
     /// Called when an object cannot be read (its row is gone); the object stays a fault.
     @exclusivity(unchecked) var loadError: Error?
@@ -106,10 +109,16 @@ final class BatchedObjects {
         self.keys = keys
         self.count = count
         self.batchSize = max(1, batchSize)
-        self.objects = Array(repeating: nil, count: count)
+        self.objects = .allocate(capacity: count)
+        self.objects.initialize(repeating: nil, count: count)
         self.loadedBatches = Array(repeating: 0, count: (count / max(1, batchSize) + 64) / 64)
         self.writtenBatches = loadedBatches
         self.contextReference = context.reference
+    }
+
+    deinit {
+        objects.deinitialize(count: count)
+        objects.deallocate()
     }
 
     /// A bit per batch, set once the batch is read: a batch not read yet is read without first looking at
@@ -130,28 +139,23 @@ final class BatchedObjects {
         let range = start..<min(start + batchSize, count)
         if let context = contextReference.context {
             do {
-                // Straight into the result's slots: no intermediate array of the batch's objects.
+                // Straight into the result's slots: no intermediate array of the batch's objects. The slots
+                // of a batch never written are all nil: each is stored once, without releasing the old value.
                 let fresh = !Self.bit(batch, in: writtenBatches)
                 Self.set(batch, in: &writtenBatches)
-                try objects.withUnsafeMutableBufferPointer { slots in
-                    let store: (Int, consuming ManagedObject) -> Void = { offset, object in
-                        if fresh {
-                            // Each slot of a fresh batch is stored once: the batch loads hand out each position once.
-                            (slots.baseAddress.unsafelyUnwrapped + start + offset).initialize(to: consume object)
-                        } else {
-                            slots[start + offset] = consume object
-                        }
-                    }
-                    if case .primaryKeys(let keys, let entity, let storeIdentity) = keys,
-                       try context.materializeFreshBatch(entity: entity, storeIndex: storeIdentity?.index ?? 0,
-                                                         keys: keys[range], into: store) {
-                        return
-                    }
-                    try context.materializeBatch(range.map(id(at:)), into: store)
+                let materializer = context.materializer
+                var loadedByKey = false
+                if case .primaryKeys(let keys, let entity, let storeIdentity) = keys {
+                    loadedByKey = try materializer.loadFreshBatch(entity: entity, storeIndex: storeIdentity?.index ?? 0,
+                                                                  keys: keys[range], into: objects + start,
+                                                                  slotsHoldNothing: fresh)
+                }
+                if !loadedByKey {
+                    try materializer.loadBatch(range.map(id(at:)), into: objects + start, slotsHoldNothing: fresh)
                 }
                 Self.set(batch, in: &loadedBatches)
                 if !prefetchKeyPaths.isEmpty {
-                    try context.prefetch(prefetchKeyPaths, for: objects[range].compactMap { $0 })
+                    try context.prefetch(prefetchKeyPaths, for: range.compactMap { objects[$0] })
                 }
             } catch {
                 loadError = error

@@ -76,7 +76,7 @@ extension FetchedResultsController {
             // IDs the context does not hold (or holds as faults) are not in the sets above.
             let changed = merged.updatedObjectIDs.union(merged.insertedObjectIDs).filter { !seenIDs.contains($0) }
             let mine = changed.filter { isResultEntity($0.entity) }
-            if !mine.isEmpty { _ = try context.materializeBatch(Array(mine)) }
+            if !mine.isEmpty { _ = try context.materializer.loadBatch(Array(mine)) }
             for id in mine {
                 if let object = try? context.object(with: id) { try consider(object) }
             }

@@ -289,7 +289,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
                                                                  predicate: query.request.predicate)
         if snapshot.fromCache { statistics.cacheHits += 1 } else { statistics.queryFetches += 1 }
         if query.request.fetchBatchSize == 0 && tracker.count > 0 {
-            _ = try context.materializeBatch(self.tracker?.objectIDs(in: 0..<tracker.count) ?? [])
+            _ = try context.materializer.loadBatch(self.tracker?.objectIDs(in: 0..<tracker.count) ?? [])
         }
         if observerToken == nil {
             observerToken = context.addChangeObserver { [weak self] _, change in
@@ -374,24 +374,16 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         // the general path below then finds.
         if let request, batchSize > 0, request.relationshipKeyPathsForPrefetching.isEmpty,
            let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
-            var loaded = [ManagedObject?](repeating: nil, count: batch.keys.count)
-            let fresh = try loaded.withUnsafeMutableBufferPointer { slots in
-                try context.materializeFreshBatch(entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
-                                                  beforeMaking: { context.letGo(of: &previousBatchObjects, keepingSpares: true) },
-                                                  into: { at, object in
-                    // Each position comes once, into a nil slot (nothing to release): written in place,
-                    // without the array's uniqueness and bounds checks per object.
-                    assert(at < slots.count && slots[at] == nil, "a batch position handed out twice")
-                    (slots.baseAddress.unsafelyUnwrapped + at).initialize(to: consume object)
-                })
-            }
-            if fresh {
+            let materializer = context.materializer
+            if let loaded = try materializer.loadFreshBatch(
+                entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
+                beforeMaking: { materializer.letGo(of: &previousBatchObjects, keepingSpares: true) }) {
                 rememberBatch(loaded, start: start, askedFor: indexPath)
                 let offset = position - start
                 if offset < loaded.count, let asked = loaded[offset] {
                     // A fault here had no row when the batch was read (deleted in the store since the fetch):
                     // it is tried once more alone, as firing the fault would.
-                    if asked.isFault { _ = try context.materializeBatch([asked.objectID]) }
+                    if asked.isFault { _ = try context.materializer.loadBatch([asked.objectID]) }
                     return asked
                 }
             }
@@ -399,7 +391,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         guard let (_, id) = tracker?.objectID(at: indexPath) else { throw FetchedResultsError.indexPathOutOfRange(indexPath) }
         if let object = context.registeredObject(for: id), !object.isFault { return object }
         if let request, batchSize > 0 {
-            let batch = try context.materializeBatch(tracker?.objectIDs(in: start..<(start + batchSize)) ?? [])
+            let batch = try context.materializer.loadBatch(tracker?.objectIDs(in: start..<(start + batchSize)) ?? [])
             rememberBatch(batch, start: start, askedFor: indexPath)
             if !request.relationshipKeyPathsForPrefetching.isEmpty {
                 try context.prefetch(request.relationshipKeyPathsForPrefetching, for: batch)
@@ -409,7 +401,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
             if offset < batch.count, batch[offset].objectID == id, !batch[offset].isFault { return batch[offset] }
         }
         let object = try context.object(with: id)
-        if object.isFault { _ = try context.materializeBatch([id]) }
+        if object.isFault { _ = try context.materializer.loadBatch([id]) }
         return object
     }
 
@@ -418,7 +410,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// screen moving through a long list frees the rows it left behind while they are still in cache, and
     /// the context's registry stays the size of a screen instead of growing to its next trim.
     private func rememberBatch(_ objects: [ManagedObject?], start: Int, askedFor indexPath: IndexPath) {
-        managedObjectContext.letGo(of: &previousBatchObjects)
+        managedObjectContext.materializer.letGo(of: &previousBatchObjects)
         swap(&previousBatchObjects, &recentObjects)
         recentObjects = []
         recentSection = -1

@@ -8,7 +8,8 @@ extension PersistentStore {
     /// filter comes from the predicate compiler (`fromClause` aliased t0, `whereSQL` possibly empty).
     func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
                      fromClause: String, whereSQL: String, filterArguments: [DatabaseValue],
-                     returningIDs: Bool) throws -> (count: Int, ids: [ManagedObjectID]) {
+                     returningIDs: Bool, followUps: [(sql: String, arguments: [DatabaseValue])] = [])
+        throws -> (count: Int, ids: [ManagedObjectID]) {
         let table = entity.tableName
         var setParts = assignments.map { "\($0.column) = \($0.sql)" }
         setParts.append("Z_OPT = Z_OPT + 1")
@@ -36,23 +37,29 @@ extension PersistentStore {
             outcome.ids.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber,
                                                   primaryKey: $0.primaryKey, updatedSlots: slots) }
         }) { db in
+            var outcome: (count: Int, ids: [ManagedObjectID])
             if !needsIDs {
                 try db.executeFully(sql: sql, arguments: arguments)
-                return (db.changesCount, [])
+                outcome = (db.changesCount, [])
+            } else {
+                var ids: [ManagedObjectID] = []
+                try db.stepRows(sql: sql, arguments: arguments) { handle in
+                    ids.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
+                                               primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+                }
+                outcome = (ids.count, ids)
             }
-            var ids: [ManagedObjectID] = []
-            try db.stepRows(sql: sql, arguments: arguments) { handle in
-                ids.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
-                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
-            }
-            return (ids.count, ids)
+            // Rows of other entities whose derived attributes read the updated ones (BatchDerivations).
+            for statement in followUps { try db.executeFully(sql: statement.sql, arguments: statement.arguments) }
+            return outcome
         }
     }
 
     /// Deletes rows and keeps the store consistent: cascades, nulls foreign keys that pointed at them,
     /// clears join rows, and refuses the whole delete when a `deny` rule would break.
     func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, fromClause: String, whereSQL: String,
-                     filterArguments: [DatabaseValue], needsIDs: Bool = true)
+                     filterArguments: [DatabaseValue], needsIDs: Bool = true,
+                     followUps: [(sql: String, arguments: [DatabaseValue])] = [])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         let model = self.model, identity = self.identity
         let table = entity.tableName
@@ -67,12 +74,18 @@ extension PersistentStore {
         let updatedByNullifying: ((count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])) -> [HistoryEntry.Change] = { outcome in
             outcome.updated.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
         }
+        // Derived attributes reading related rows (BatchDerivations) are rewritten once the rows are gone.
+        func runFollowUps(_ db: Database) throws {
+            for statement in followUps { try db.executeFully(sql: statement.sql, arguments: statement.arguments) }
+        }
         if !touchesRelationships && initial == nil {
             // Nothing points in or out: one DELETE, as raw SQL would do it.
             return try writeRecordingHistory(updatedByNullifying) { db in
                 guard needsIDs else {
                     try db.executeFully(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: filterArguments)
-                    return (db.changesCount, [], [])
+                    let count = db.changesCount
+                    try runFollowUps(db)
+                    return (count, [], [])
                 }
                 var deleted: [ManagedObjectID] = []
                 try db.stepRows(sql: "DELETE FROM \(table) AS t0\(whereSQL) RETURNING Z_ENT, Z_PK",
@@ -80,6 +93,7 @@ extension PersistentStore {
                     deleted.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
                                                    primaryKey: sqlite3_column_int64(handle, 1), store: identity))
                 }
+                try runFollowUps(db)
                 return (deleted.count, deleted, [])
             }
         }
@@ -175,6 +189,7 @@ extension PersistentStore {
                 try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN \(keys)", arguments: tableArgument)
             }
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
+            try runFollowUps(db)
             return (deleted.count, deleted, updated.filter { !seen.contains($0) })
         }
     }
@@ -300,9 +315,13 @@ extension PersistentStore {
         }
         guard !clauses.isEmpty else { return nil }
         // Names come from the schema (checked plain names).
-        var assignments = entity.storage.compactMap { storage -> String? in
-            if case .attribute(let column, _) = storage { return "\(column) = excluded.\(column)" }
-            return nil
+        // A derived attribute that reads related objects keeps the stored row's value: the batch row has no
+        // related objects, and the stored row's have not changed.
+        var assignments = entity.storage.indices.compactMap { slot -> String? in
+            guard case .attribute(let column, _) = entity.storage[slot] else { return nil }
+            if let derivation = (entity.allProperties[slot] as? AttributeDescription)?.derivationExpression,
+               !DerivationCheck.relationships(readBy: derivation, of: entity).isEmpty { return nil }
+            return "\(column) = excluded.\(column)"
         }
         assignments.append("Z_OPT = Z_OPT + 1")
         let update = " DO UPDATE SET " + assignments.joined(separator: ", ")

@@ -7,7 +7,7 @@ import Foundation
 /// Written here rather than with Foundation's `NSKeyedArchiver`, which needs nested Swift values bridged to
 /// `NSObject`s first (and that bridging differs between platforms): the output is fixed by this file alone.
 ///
-/// Accepted: `String`, `Bool`, integers, `Double`, `Float`, `Date`, `Data`, `URL`, `UUID`, `NSNull`, and
+/// Accepted: `String`, `Bool`, integers, `Double`, `Float`, `Date`, `Data`, `URL`, `UUID`, `NSNull`, ``Instance``, and
 /// arrays, sets and string-keyed dictionaries of these, nested.
 ///
 /// ```swift
@@ -18,6 +18,16 @@ struct KeyedArchiveWriter {
     struct Failure: Error, Equatable, CustomStringConvertible {
         let reason: String
         var description: String { reason }
+    }
+
+    /// An instance of a class the writer has no rule for (an `NSExpression` subclass, say), written as its
+    /// `encodeWithCoder:` would: `fields` archived by the rules here and referred to from the instance
+    /// (`encodeObject:forKey:`), `integers` in place (`encodeInteger:forKey:`), and `classNames` as the
+    /// class description (the class, then its superclasses; `NSObject` is added).
+    struct Instance {
+        let classNames: [String]
+        let fields: [String: Any]
+        var integers: [String: Int] = [:]
     }
 
     /// Nesting deeper than this is refused, as ``KeyedArchive`` refuses to read it.
@@ -49,9 +59,10 @@ struct KeyedArchiveWriter {
     }
 
     /// The reference of the class description for `name`, written once per archive.
-    private mutating func classReference(_ name: String) -> UInt64 {
+    private mutating func classReference(_ name: String, superclasses: [String] = []) -> UInt64 {
         if let reference = classReferences[name] { return reference }
-        let reference = append(.dictionary(["$classname": .string(name), "$classes": .array([.string(name), .string("NSObject")])]))
+        let hierarchy = ([name] + superclasses + ["NSObject"]).map(PropertyListValue.string)
+        let reference = append(.dictionary(["$classname": .string(name), "$classes": .array(hierarchy)]))
         classReferences[name] = reference
         return reference
     }
@@ -101,6 +112,17 @@ struct KeyedArchiveWriter {
                                                    "$class": .uid(classReference("NSURL"))])
             return reference
         case is NSNull: return instance("NSNull", [:])
+        case let object as Instance:
+            guard let className = object.classNames.first else { throw Failure(reason: "\(path) is an instance without a class name") }
+            let reference = append(.other)
+            var fields: [String: PropertyListValue] = [:]
+            for (key, field) in object.fields.sorted(by: { $0.key < $1.key }) {
+                fields[key] = .uid(try add(field, path: "\(path).\(key)", depth: depth + 1))
+            }
+            for (key, number) in object.integers { fields[key] = .integer(Int64(number)) }
+            fields["$class"] = .uid(classReference(className, superclasses: Array(object.classNames.dropFirst())))
+            objects[Int(reference)] = .dictionary(fields)
+            return reference
         default: break
         }
         switch Mirror(reflecting: value).displayStyle {

@@ -56,7 +56,9 @@ import Testing
                 #expect(registry[id] === reference[id], "step \(step): lookup \(id)")
             }
             #expect(registry.count == reference.count, "step \(step): count")
+            if step % 1_000 == 0 { #expect(registry.invariantViolations() == [], "step \(step)") }
         }
+        #expect(registry.invariantViolations() == [])
         for id in known { #expect(registry[id] === reference[id], "final lookup \(id)") }
         let registered = registry.values.map(ObjectIdentifier.init)
         #expect(registered.count == reference.count)
@@ -92,6 +94,7 @@ import Testing
         }
         // Both answers come up often enough to mean something.
         #expect(found > 300 && found < 2_700)
+        #expect(registry.invariantViolations() == [])
     }
 
     /// A subentity's object and its table's other objects share one key space; an ID naming the same key
@@ -111,6 +114,7 @@ import Testing
         registry[animalID] = other
         #expect(registry[dogID] === rex && registry[animalID] === other && registry.count == 2)
         #expect(registry.removeValue(forKey: dogID) === rex)
+        #expect(registry.invariantViolations() == [])
         #expect(registry[animalID] === other && registry.count == 1)
     }
 
@@ -134,6 +138,7 @@ import Testing
         #expect(handedOver.count == forgotten)
         #expect(Set(handedOver).isDisjoint(with: held.map(ObjectIdentifier.init)))
         #expect(registry.count == held.count)
+        #expect(registry.invariantViolations() == [])
         for object in held { #expect(registry[object.objectID] === object) }
         #expect(Set(registry.values.map(ObjectIdentifier.init)) == Set(held.map(ObjectIdentifier.init)))
     }
@@ -189,6 +194,7 @@ import Testing
             #expect(Set(spares.map(ObjectIdentifier.init)) == sparePicks && spares.count == sparePicks.count, "round \(round)")
             spares = []
             #expect(registry.count == count - forgotten, "round \(round)")
+            #expect(registry.invariantViolations() == [], "round \(round)")
             for (identity, id) in stillRegistered {
                 #expect(registry[id].map(ObjectIdentifier.init) == identity, "round \(round)")
             }

@@ -307,6 +307,34 @@ import Glibc
         #expect(left == [".Store.sqlite.migrating-BUSY", ".Other.sqlite.migrating-DEAD"])
     }
 
+    /// A migration killed after its write-back leaves the store migrated and its copy (with the store a
+    /// mapping model made from it) behind; the store then opens without migrating, and that open removes them.
+    @Test func copiesLeftByAMigrationThatDiedAfterItsWriteBackAreRemovedByTheNextWritableOpen() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Store.sqlite")
+        let current = try ManagedObjectModel(contentsOf: Self.bundleURL())
+        try MigrationFixtures.fill(url, model: current, with: [])
+        let dead = directory.file(".Store.sqlite.migrating-DEAD").path, busy = directory.file(".Store.sqlite.migrating-BUSY").path
+        let derived = StoreFileReplacement.derivedPath(of: dead), busyDerived = StoreFileReplacement.derivedPath(of: busy)
+        let orphan = StoreFileReplacement.derivedPath(of: directory.file(".Store.sqlite.migrating-GONE").path)
+        for path in [dead, dead + "-wal", derived, derived + "-shm", busy, busyDerived, orphan] {
+            try Data("half a copy".utf8).write(to: URL(fileURLWithPath: path))
+        }
+        let holder = open(busy, O_RDWR)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX) == 0)
+        func openStore(readOnly: Bool) throws {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: current)
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: readOnly))
+            coordinator.persistentStores.forEach(coordinator.remove)
+        }
+        // A read-only open writes nothing, not even this.
+        try openStore(readOnly: true)
+        #expect(try Self.leftovers(directory).count == 7)
+        try openStore(readOnly: false)
+        #expect(Set(try Self.leftovers(directory)) == [".Store.sqlite.migrating-BUSY", ".Store.sqlite.migrating-BUSY.derived"])
+    }
+
     @Test func stagesThatTheBundleCannotPlaceAreRefusedBeforeAnythingIsCopied() throws {
         let directory = TemporaryDirectory()
         let (url, before) = try Self.store(directory, objects: Self.catalogData(seed: 10))

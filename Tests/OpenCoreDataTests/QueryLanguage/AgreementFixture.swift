@@ -26,11 +26,13 @@ struct AgreementFixture {
     var employees: Set<Int64> = []
 
     static let names: [String?] = ["Émile", "émile", "Emile", "EMILE", "", "Zoë", "zoe", "Anne-Marie", "file2", "file10",
-                                   "O'Brien", "straße", "STRASSE", nil, "a%b_c", "x*y?", "Ångström", "nana", "Nana", "--;"]
+                                   "O'Brien", "straße", "STRASSE", nil, "a%b_c", "x*y?", "Ångström", "nana", "Nana", "--;",
+                                   // Strings that spell numbers, for comparisons with numbers.
+                                   "42", " 17 ", "1e2", "-1.25"]
     static let cities: [String?] = ["Paris", "paris", "Zürich", "zurich", nil, "", "Lyon"]
     static let titles: [String?] = ["Nana", "Germinal", "germinal", "L'Assommoir", nil, "", "Thérèse Raquin", "nana 2"]
     static let dates: [Date] = [-1_000_000, 0, 1, 86_400.5, 700_000_000].map { Date(timeIntervalSinceReferenceDate: $0) }
-    static let noteTexts: [String?] = ["todo", "Todo", "TODO", "été", "ete", nil, "", "draft 2", "draft 10"]
+    static let noteTexts: [String?] = ["todo", "Todo", "TODO", "été", "ete", nil, "", "draft 2", "draft 10", "3", "0.5"]
     static let ids: [UUID] = (0..<3).map { UUID(uuidString: "00000000-0000-0000-0000-00000000000\($0)") ?? UUID() }
 
     static func makeModel() throws -> ManagedObjectModel {

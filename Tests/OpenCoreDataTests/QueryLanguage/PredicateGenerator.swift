@@ -109,6 +109,7 @@ struct PredicateGenerator {
         case 31: return ("\(pick(["ANY", "ALL", "NONE", ""])) favorites.\(pick(["pages", "price"])) \(pick(["<", ">", "=="])) \(numberConstant())", [])
         case 32: return ("favorites.@count \(pick(["==", ">", "<"])) books.@count", [])
         case 30: return ("ANY books.author.name ==\(modifier()) \(stringConstant())", [])
+        case 33: return mixedKindComparison()
         case 34, 35: return indexComparison()
         case 36: return literalIndexComparison()
         case 37, 38: return ternaryComparison()
@@ -216,6 +217,30 @@ struct PredicateGenerator {
         }
     }
 
+    /// A number compared with a string: a numeric key or expression with a string constant that spells a
+    /// number (or does not), and a string key with a number.
+    mutating func mixedKindComparison() -> (String, [Any]) {
+        let spelled = pick(["'42'", "'17'", "' 62 '", "'1.5'", "'1e2'", "'-5'", "'abc'", "''", "'0x10'", "'18.0'",
+                            "'1.78'", "'99 '", "'-1.25'", "'4\\u00002'"])
+        let numeric = pick(["age", "score", "height", "balance", "flag", "address.zip", "age + 1", "books.@count",
+                            "TERNARY(flag == YES, age, score)", "notes[FIRST].rank", "max:(age, score)", "born",
+                            "books.@max.pages", "{17, 42}[flag]"])
+        let textual = pick(["name", "nickname", "address.city", "uppercase:(name)", "TERNARY(flag == YES, name, nickname)",
+                            "notes[LAST].text", "CAST(age, 'NSString')"])
+        let op = pick(["==", "!=", "<", "<=", ">", ">="])
+        let number = numberConstant()
+        switch random.next() % 9 {
+        case 0, 1: return ("\(numeric) \(op) \(spelled)", [])
+        case 2: return ("\(spelled) \(op) \(numeric)", [])
+        case 3: return ("\(textual) \(op) \(pick([number, "-5", "42", "100", "1.5"]))", [])
+        case 4: return ("\(numeric) \(pick(["IN", "==", "<"])) \(pick(["name", "nickname", "notes[FIRST].text"]))", [])
+        case 5: return ("\(numeric) IN {\(spelled), \(number), \(pick(["nil", spelled]))}", [])
+        case 6: return ("\(numeric) BETWEEN {\(spelled), \(pick([spelled, number]))}", [])
+        case 7: return ("\(pick(["ANY", "ALL", "NONE", ""])) books.\(pick(["pages", "price", "title"])) \(op) \(pick([spelled, number]))", [])
+        default: return ("\(numeric) \(op) %@", [pick(["42", "17", " 1.5", "x", "-5"] as [Any])])
+        }
+    }
+
     /// Only the forms added with the index operators: indexes, TERNARY, functions, unions.
     mutating func extendedLeaf() -> (String, [Any]) {
         switch random.next() % 9 {
@@ -229,19 +254,23 @@ struct PredicateGenerator {
         }
     }
 
-    mutating func predicate(depth: Int = 0, extendedOnly: Bool = false) -> (String, [Any]) {
-        guard depth < 3, chance(45) else { return extendedOnly ? extendedLeaf() : leaf() }
+    /// A random predicate: any leaf, only the extended forms, or only numbers compared with strings.
+    mutating func predicate(depth: Int = 0, extendedOnly: Bool = false, mixedKindsOnly: Bool = false) -> (String, [Any]) {
+        guard depth < 3, chance(45) else {
+            if mixedKindsOnly { return chance(70) ? mixedKindComparison() : leaf() }
+            return extendedOnly ? extendedLeaf() : leaf()
+        }
         switch random.next() % 3 {
         case 0:
-            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
-            let (b, y) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
+            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
+            let (b, y) = predicate(depth: depth + 1, extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
             return ("(\(a)) \(pick(["AND", "&&"])) (\(b))", x + y)
         case 1:
-            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
-            let (b, y) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
+            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
+            let (b, y) = predicate(depth: depth + 1, extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
             return ("(\(a)) \(pick(["OR", "||"])) (\(b))", x + y)
         default:
-            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly)
+            let (a, x) = predicate(depth: depth + 1, extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
             return ("\(pick(["NOT", "!"])) (\(a))", x)
         }
     }

@@ -85,30 +85,16 @@ extension Reliability {
                 let moment: Moment = lines.contains("migrated") ? .after : lines.contains("writing") ? .during : .before
                 moments[moment, default: 0] += 1
 
-                // The file as the killed process left it (WAL and shared memory included), for the relaunch
-                // below: the checks on `store` open it first, which recovers it.
-                for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: store.path + suffix) {
-                    try FileManager.default.copyItem(atPath: store.path + suffix, toPath: relaunch.path + suffix)
-                }
-                let mainFileUntouched = try Data(contentsOf: store) == sourceBytes
-                let content = try StoreContent(store)
-                if content == sourceContent {
-                    unchanged += 1
-                    #expect(moment != .after, "round \(round): the migration returned but the store is as it was")
-                    #expect(mainFileUntouched, "round \(round): the store holds what it did, but its main file changed")
-                    #expect(try Data(contentsOf: store) == sourceBytes, "round \(round): recovering the store changed its main file")
-                } else {
-                    #expect(content == migratedContent, "round \(round) (\(moment)): the store is neither as it was nor migrated: \(content.differences(from: sourceContent, migrated: migratedContent))")
-                    #expect(moment != .before, "round \(round): the store was migrated before the worker began writing")
-                    migrated += 1
-                }
-
                 // The next launch: the app opens the store with the current model and it migrates.
-                let coordinator = PersistentStoreCoordinator(managedObjectModel: current.model)
-                try coordinator.addPersistentStore(type: .sqlite, at: relaunch)
-                coordinator.persistentStores.forEach(coordinator.remove)
-                let relaunched = try StoreContent(relaunch)
-                #expect(relaunched == migratedContent, "round \(round) (\(moment)): the open after the kill did not migrate the store to the reference: \(relaunched.differences(from: sourceContent, migrated: migratedContent))")
+                let outcome = try Self.checkKilledStore(
+                    store, relaunch: relaunch, label: "round \(round) (\(moment))", sourceBytes: sourceBytes,
+                    sourceContent: sourceContent, migratedContent: migratedContent,
+                    returned: moment == .after, began: moment != .before) { url in
+                    let coordinator = PersistentStoreCoordinator(managedObjectModel: current.model)
+                    try coordinator.addPersistentStore(type: .sqlite, at: url)
+                    coordinator.persistentStores.forEach(coordinator.remove)
+                }
+                if outcome == .unchanged { unchanged += 1 } else { migrated += 1 }
             }
             #expect(unchanged + migrated == Self.kills)
             let during = moments[.during] ?? 0
@@ -117,6 +103,44 @@ extension Reliability {
                   + "\(moments[.before] ?? 0) before its transaction, \(during) during it, \(moments[.after] ?? 0) after it; "
                   + "\(unchanged) left the store as it was, \(migrated) migrated; every next open migrated it; "
                   + "\(String(format: "%.0f", Self.seconds(ContinuousClock.now - clock))) s")
+        }
+
+        /// What a kill left the store as.
+        enum KillOutcome { case unchanged, migrated }
+
+        /// Checks the store a killed migration left at `store`: copies its files (WAL, journal) to `relaunch`;
+        /// the store must hold the source content with its main file byte-identical (before and after the
+        /// recovering read; not when the migration had `returned`) or `migratedContent` (not before it
+        /// `began` writing), compared through `normalized`; then `open` (the next launch) must migrate the
+        /// copy to `migratedContent`. `label` names the round in failures.
+        static func checkKilledStore(_ store: URL, relaunch: URL, label: String, sourceBytes: Data, sourceContent: StoreContent,
+                                     migratedContent: StoreContent, returned: Bool, began: Bool,
+                                     normalized: (StoreContent) -> StoreContent = { $0 },
+                                     open: (URL) throws -> Void) throws -> KillOutcome {
+            // The files as the killed process left them, for the relaunch below: reading `store` first
+            // recovers it.
+            for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: store.path + suffix) {
+                try FileManager.default.copyItem(atPath: store.path + suffix, toPath: relaunch.path + suffix)
+            }
+            let mainFileUntouched = try Data(contentsOf: store) == sourceBytes
+            let content = try StoreContent(store)
+            let outcome: KillOutcome
+            if content == sourceContent {
+                outcome = .unchanged
+                #expect(!returned, "\(label): the migration returned but the store is as it was")
+                #expect(mainFileUntouched, "\(label): the store holds what it did, but its main file changed")
+                #expect(try Data(contentsOf: store) == sourceBytes, "\(label): recovering the store changed its main file")
+            } else {
+                outcome = .migrated
+                #expect(normalized(content) == migratedContent,
+                        "\(label): the store is neither as it was nor migrated: \(content.differences(from: sourceContent, migrated: migratedContent))")
+                #expect(began, "\(label): the store was migrated before the worker began writing")
+            }
+            try open(relaunch)
+            let relaunched = normalized(try StoreContent(relaunch))
+            #expect(relaunched == migratedContent,
+                    "\(label): the open after the kill did not migrate the store to the reference: \(relaunched.differences(from: sourceContent, migrated: migratedContent))")
+            return outcome
         }
 
         /// Reads the worker's output until a line equals `line` or the output ends; returns what it read.
@@ -148,57 +172,64 @@ extension Reliability.MigrationCrashTests {
         /// product in one order only, so the current version's to-one `Product.purchase` can hold it), and 50
         /// tags, each product linked to one or two. Saves in slices; the store is left checkpointed to one file.
         static func fill(_ url: URL, model: ManagedObjectModel, customers: Int) throws {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            try coordinator.addPersistentStore(type: .sqlite, at: url)
-            let context = ManagedObjectContext(concurrencyType: .confinement)
-            context.persistentStoreCoordinator = coordinator
-            var tagIDs: [ManagedObjectID] = []
-            for number in 0..<50 {
-                let tag = try context.insertNewObject(forEntityName: "Tag")
-                try tag.setValue("tag \(number)", forKey: "label")
-                try context.save()
-                tagIDs.append(tag.objectID)
-            }
-            let slice = 1_000
-            for start in stride(from: 0, to: customers, by: slice) {
-                let tags = try tagIDs.map { try context.existingObject(with: $0) }
-                for index in start..<min(start + slice, customers) {
-                    let customer = try context.insertNewObject(forEntityName: "Customer")
-                    try customer.setValue("customer \(index)", forKey: "name")
-                    try customer.setValue(index % 3 == 0 ? nil : "c\(index)@example.com", forKey: "email")
-                    try customer.setValue(Int16(index % 90), forKey: "age")
-                    try customer.setValue(index % 7 == 0, forKey: "vip")
-                    if index % 5 != 0 { try customer.setValue("nick \(index)", forKey: "nickname") }
-                    var orders: Set<ManagedObject> = []
-                    for orderIndex in 0..<2 {
-                        let order = try context.insertNewObject(forEntityName: "Order")
-                        try order.setValue(Int32(index * 2 + orderIndex), forKey: "number")
-                        try order.setValue(Float(index % 1000) / 4, forKey: "total")
-                        if orderIndex == 1 { try order.setValue("note \(index)", forKey: "note") }
-                        var items: Set<ManagedObject> = []
-                        for productIndex in 0..<2 {
-                            let product = try context.insertNewObject(forEntityName: "Product")
-                            let number = (index * 2 + orderIndex) * 2 + productIndex
-                            try product.setValue("product \(number)", forKey: "title")
-                            var linked: Set<ManagedObject> = [tags[number % 50]]
-                            if number % 3 == 0 { linked.insert(tags[(number * 7 + 1) % 50]) }
-                            try product.setValue(linked, forKey: "tags")
-                            items.insert(product)
-                        }
-                        try order.setValue(items, forKey: "items")
-                        orders.insert(order)
-                    }
-                    try customer.setValue(orders, forKey: "orders")
+            try Reliability.MigrationCrashTests.writeStore(url, model: model) { context in
+                var tagIDs: [ManagedObjectID] = []
+                for number in 0..<50 {
+                    let tag = try context.insertNewObject(forEntityName: "Tag")
+                    try tag.setValue("tag \(number)", forKey: "label")
+                    try context.save()
+                    tagIDs.append(tag.objectID)
                 }
-                try context.save()
-                context.reset()
+                let slice = 1_000
+                for start in stride(from: 0, to: customers, by: slice) {
+                    let tags = try tagIDs.map { try context.existingObject(with: $0) }
+                    for index in start..<min(start + slice, customers) {
+                        let customer = try context.insertNewObject(forEntityName: "Customer")
+                        try customer.setValue("customer \(index)", forKey: "name")
+                        try customer.setValue(index % 3 == 0 ? nil : "c\(index)@example.com", forKey: "email")
+                        try customer.setValue(Int16(index % 90), forKey: "age")
+                        try customer.setValue(index % 7 == 0, forKey: "vip")
+                        if index % 5 != 0 { try customer.setValue("nick \(index)", forKey: "nickname") }
+                        var orders: Set<ManagedObject> = []
+                        for orderIndex in 0..<2 {
+                            let order = try context.insertNewObject(forEntityName: "Order")
+                            try order.setValue(Int32(index * 2 + orderIndex), forKey: "number")
+                            try order.setValue(Float(index % 1000) / 4, forKey: "total")
+                            if orderIndex == 1 { try order.setValue("note \(index)", forKey: "note") }
+                            var items: Set<ManagedObject> = []
+                            for productIndex in 0..<2 {
+                                let product = try context.insertNewObject(forEntityName: "Product")
+                                let number = (index * 2 + orderIndex) * 2 + productIndex
+                                try product.setValue("product \(number)", forKey: "title")
+                                var linked: Set<ManagedObject> = [tags[number % 50]]
+                                if number % 3 == 0 { linked.insert(tags[(number * 7 + 1) % 50]) }
+                                try product.setValue(linked, forKey: "tags")
+                                items.insert(product)
+                            }
+                            try order.setValue(items, forKey: "items")
+                            orders.insert(order)
+                        }
+                        try customer.setValue(orders, forKey: "orders")
+                    }
+                    try context.save()
+                    context.reset()
+                }
             }
-            coordinator.persistentStores.forEach(coordinator.remove)
-            // One file, no WAL: the state every round starts from is the main file alone.
-            let queue = try DatabaseQueue(path: url.path)
-            try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-            try queue.close()
         }
+    }
+
+    /// Writes a new store of `model` at `url` through one context that `body` fills (saving as it goes),
+    /// then leaves it checkpointed to one file, no WAL: the state every round starts from is the main file alone.
+    static func writeStore(_ url: URL, model: ManagedObjectModel, _ body: (ManagedObjectContext) throws -> Void) throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        try body(context)
+        coordinator.persistentStores.forEach(coordinator.remove)
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try queue.close()
     }
 
     /// A store's logical content, table by table: the schema (tables and indexes) and every row in key order,

@@ -217,23 +217,22 @@ final class NotedItem: ManagedObject {
     var note = ""
 }
 
-/// Subclasses with typed properties only, over two levels: instances may be reused.
+/// A subclass with typed properties only that does not opt in to reuse: its instances are never reused.
 class NamedItem: ManagedObject {
     override class var entityName: String { "Item" }
     @Managed("name") var name: String?
 }
+/// A subclass that opts in: it keeps nothing but `@Managed` properties.
 final class ScratchedItem: NamedItem {
+    override class var allowsInstanceReuse: Bool { true }
     @Managed("scratch") var scratch: String?
 }
-/// A level adding nothing: its reflection cannot be told from one left out, so it is not trusted.
+/// A level adding nothing, not opting in.
 final class PlainNamedItem: NamedItem {}
-/// A mirror of its own hides what the class stores.
-final class MirroredItem: NamedItem, CustomReflectable {
-    var customMirror: Mirror { Mirror(self, children: [:]) }
-}
 
-/// Objects a controller lets go of are given later batches' rows instead of being freed, but only where
-/// nobody can tell: never an object still held, strongly or weakly, and never an instance of a subclass.
+/// Objects a controller lets go of are given later batches' rows instead of being freed, but only where the
+/// contract allows it: never an object still held strongly, and only instances of subclasses that opt in
+/// (``ManagedObject/allowsInstanceReuse``); those of others, `ManagedObject` itself included, are freed.
 @Suite struct SpareObjectReuseTests {
     private static func seededStack(objectClass: ManagedObject.Type = ManagedObject.self) throws -> (TestStack, [(ManagedObjectID, String)]) {
         let model = try ManagedObjectModel {
@@ -254,13 +253,12 @@ final class MirroredItem: NamedItem, CustomReflectable {
     }
 
     @Test func objectsLetGoAreReusedOnlyWhenNobodyHoldsThem() throws {
-        let (stack, expected) = try Self.seededStack()
+        let (stack, expected) = try Self.seededStack(objectClass: ScratchedItem.self)
         let context = stack.context()
         let controller = try FetchedResultsController(fetchRequest: FetchRequest.itemsByName(batchSize: 10), managedObjectContext: context,
                                                       sectionNameKeyPath: nil, cacheName: nil)
         try controller.performFetch()
         let held = try controller.object(at: IndexPath(item: 0, section: 0))
-        weak let weakly = try controller.object(at: IndexPath(item: 1, section: 0))
         let transient = try controller.object(at: IndexPath(item: 2, section: 0))
         try transient.setValue("kept", forKey: "scratch")
         let transientID = transient.objectID
@@ -272,31 +270,44 @@ final class MirroredItem: NamedItem, CustomReflectable {
                 #expect(try object.value(forKey: "name") as? String == expected[position].1, "round \(round), position \(position)")
                 #expect(!object.isFault && !object.hasChanges)
                 #expect(context.registeredObject(for: object.objectID) === object)
+                #expect(held.objectID == expected[0].0, "round \(round), position \(position)")
+            }
+        }
+        #expect(context.spares.reusedCount > 0)
+        #expect(held.objectID == expected[0].0)
+        #expect(try held.value(forKey: "name") as? String == expected[0].1)
+        let again = try context.existingObject(with: transientID)
+        #expect(again.objectID == transientID)
+    }
+
+    @Test(arguments: [ManagedObject.self, NamedItem.self] as [ManagedObject.Type])
+    func objectsOfClassesNotOptingInAreFreedNotReused(objectClass: ManagedObject.Type) throws {
+        let (stack, expected) = try Self.seededStack(objectClass: objectClass)
+        let context = stack.context()
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest.itemsByName(batchSize: 10), managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        weak let weakly = try controller.object(at: IndexPath(item: 1, section: 0))
+        for round in 0..<2 {
+            for position in 0..<expected.count {
+                let object = try controller.object(at: IndexPath(item: position, section: 0))
+                #expect(object.objectID == expected[position].0, "round \(round), position \(position)")
                 // Alive or freed, but never turned into another row's object.
                 if let weakly, weakly.objectID != expected[1].0 {
                     Issue.record("round \(round), position \(position): the object let go came back as \(weakly.objectID)")
                 }
             }
         }
-        #expect(context.reusedSpareCount > 0)
-        #expect(held.objectID == expected[0].0)
-        #expect(try held.value(forKey: "name") as? String == expected[0].1)
+        #expect(context.spares.reusedCount == 0)
         #expect(weakly == nil, "an object let go by the controller is still alive")
-        let again = try context.existingObject(with: transientID)
-        #expect(again.objectID == transientID)
     }
 
-    @Test func classesKeepingNoStateOfTheirOwnAreRecognized() throws {
-        let entity = try ManagedObjectModel { EntityDescription("Item") { Attribute("name", .string) } }.entitiesByName["Item"]!
-        func keepsNone(_ type: ManagedObject.Type) -> Bool {
-            ManagedObjectContext.classKeepsNoStateOfItsOwn(type.init(entity: entity, id: ManagedObjectID(temporaryFor: entity)))
-        }
-        #expect(keepsNone(ManagedObject.self))
-        #expect(keepsNone(NamedItem.self))
-        #expect(keepsNone(ScratchedItem.self))
-        #expect(!keepsNone(NotedItem.self))
-        #expect(!keepsNone(PlainNamedItem.self))
-        #expect(!keepsNone(MirroredItem.self))
+    @Test func reuseIsForClassesThatOptInOnly() {
+        #expect(!ManagedObject.allowsInstanceReuse)
+        #expect(ScratchedItem.allowsInstanceReuse)
+        #expect(!NamedItem.allowsInstanceReuse)
+        #expect(!NotedItem.allowsInstanceReuse)
+        #expect(!PlainNamedItem.allowsInstanceReuse)
     }
 
     @Test func typedSubclassInstancesAreReused() throws {
@@ -316,7 +327,7 @@ final class MirroredItem: NamedItem, CustomReflectable {
                 #expect(object.scratch == nil)
             }
         }
-        #expect(context.reusedSpareCount > 0)
+        #expect(context.spares.reusedCount > 0)
     }
 
     @Test func subclassesWithStateOfTheirOwnAreNeverReused() throws {
@@ -334,6 +345,6 @@ final class MirroredItem: NamedItem, CustomReflectable {
                 object.note = expected[position].1
             }
         }
-        #expect(context.reusedSpareCount == 0)
+        #expect(context.spares.reusedCount == 0)
     }
 }

@@ -1,0 +1,294 @@
+import Foundation
+import GRDB
+
+/// A fetch request resolved against the model, compiled to SQL, with the context's pending changes.
+struct FetchPlan<T> {
+    let request: FetchRequest<T>
+    let context: ManagedObjectContext
+    let entity: EntityDescription
+    let coordinator: PersistentStoreCoordinator
+    let store: PersistentStore
+    let compiled: PredicateSQLCompiler.Compiled
+    let whereSQL: String
+    /// Unsaved objects of this entity that may change the result.
+    let pendingInserted: [ManagedObject]
+    let pendingUpdated: [ManagedObject]
+    let pendingDeleted: Set<ManagedObjectID>
+
+    var hasPendingChanges: Bool { !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty }
+
+    init(request: FetchRequest<T>, context: ManagedObjectContext) throws {
+        guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
+        guard let entity = coordinator.managedObjectModel.entitiesByName[request.entityName] else {
+            throw ObjectGraphError.unknownEntity(request.entityName)
+        }
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
+            throw ObjectGraphError.invalidRequest("fetchLimit, fetchOffset and fetchBatchSize cannot be negative")
+        }
+        self.request = request
+        self.context = context
+        self.entity = entity
+        self.coordinator = coordinator
+        self.store = try coordinator.primaryStore()
+        self.compiled = try PredicateSQLCompiler.compile(model: coordinator.managedObjectModel, entity: entity,
+                                                         predicate: request.predicate,
+                                                         sortDescriptors: request.sortDescriptors)
+        var conditions: [String] = []
+        let mapping = coordinator.managedObjectModel.schema.mapping(for: entity)
+        if mapping.sharesTable {
+            let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
+            conditions.append(numbers.count == 1 ? "t0.Z_ENT = \(numbers[0])"
+                              : "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+        }
+        if let whereClause = compiled.whereClause { conditions.append("(\(whereClause))") }
+        whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+
+        var inserted: [ManagedObject] = []
+        var updated: [ManagedObject] = []
+        var deleted: Set<ManagedObjectID> = []
+        if request.includesPendingChanges {
+            func matchesEntity(_ object: ManagedObject) -> Bool {
+                request.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity
+            }
+            var ancestor: ManagedObjectContext? = context
+            while let current = ancestor {
+                let isSelf = current === context
+                let pending: (Set<ManagedObject>, Set<ManagedObject>, Set<ManagedObject>) = isSelf
+                    ? (current.insertedSet, current.updatedSet, current.deletedSet)
+                    : current.performAndWait { (current.insertedSet, current.updatedSet, current.deletedSet) }
+                for object in pending.2 where matchesEntity(object) { deleted.insert(object.objectID) }
+                for object in pending.0 where matchesEntity(object) {
+                    if isSelf { inserted.append(object) }
+                    else if let mine = try? context.object(with: object.objectID) { inserted.append(mine) }
+                }
+                for object in pending.1 where matchesEntity(object) {
+                    if isSelf { updated.append(object) }
+                    else if let mine = try? context.object(with: object.objectID) { updated.append(mine) }
+                }
+                ancestor = current.parent
+            }
+        }
+        pendingInserted = inserted.filter { !$0.isDeleted }
+        pendingUpdated = updated.filter { !$0.isDeleted && !deleted.contains($0.objectID) }
+        pendingDeleted = deleted
+    }
+
+    private var limitSQL: String {
+        guard !hasPendingChanges else { return "" }
+        var sql = ""
+        if request.fetchLimit > 0 { sql += " LIMIT \(request.fetchLimit)" }
+        if request.fetchOffset > 0 { sql += (request.fetchLimit > 0 ? "" : " LIMIT -1") + " OFFSET \(request.fetchOffset)" }
+        return sql
+    }
+
+    private var orderSQL: String { compiled.orderByClause.map { " ORDER BY \($0)" } ?? "" }
+
+    /// The store side of this plan: SQL and arguments only, safe to run on any thread.
+    var storeQuery: StoreQuery {
+        let table = coordinator.managedObjectModel.schema.table(named: entity.tableName)
+        return StoreQuery(store: store, model: coordinator.managedObjectModel, entity: entity,
+                          rowColumns: table.map { store.selectList(for: $0) } ?? "t0.Z_PK",
+                          tail: "FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)",
+                          arguments: compiled.arguments, columnCount: table?.columns.count ?? 1)
+    }
+
+    /// The matching IDs in order, pending changes applied.
+    func fetchIDs() throws -> [ManagedObjectID] {
+        let ids = try storeQuery.readIDs()
+        return try finishIDs(ids)
+    }
+
+    /// Applies pending changes to IDs read from the store (on the context's queue).
+    func finishIDs(_ ids: [ManagedObjectID]) throws -> [ManagedObjectID] {
+        guard hasPendingChanges else { return ids }
+        return try applyPending(to: ids.map { try context.object(with: $0) }).map(\.objectID)
+    }
+
+    /// The matching objects in order, registered in the context, pending changes applied.
+    func fetchObjects() throws -> [ManagedObject] {
+        if context.parent != nil {
+            return try applyPendingIfNeeded(storeQuery.readIDs().map { try context.object(with: $0) })
+        }
+        return try materialize(storeQuery.readRows())
+    }
+
+    /// Registers rows read from the store as objects of the context (on its queue, through its
+    /// ``ObjectMaterializer``), then applies pending changes. `range` picks a slice of `rows` (and of
+    /// `prepared`, objects made off the queue for those rows) without copying either array.
+    func materialize(_ rows: [RowValues], range: Range<Int>? = nil, prepared: [ManagedObject]? = nil,
+                     applyingPending: Bool = true) throws -> [ManagedObject] {
+        let range = range ?? rows.indices
+        let objects = context.materializer.register(rows, range: range, prepared: prepared, entity: entity, store: store,
+                                                    model: coordinator.managedObjectModel)
+        return try finish(rows, range: range, objects: objects, applyingPending: applyingPending)
+    }
+
+    /// After registering: rows read on a private queue are kept for other contexts (seed 002: IDs handed to
+    /// the main context; the array is shared, not copied), then pending changes are applied.
+    private func finish(_ rows: [RowValues], range: Range<Int>, objects: [ManagedObject],
+                        applyingPending: Bool) throws -> [ManagedObject] {
+        if context.concurrencyType == .privateQueue {
+            coordinator.rowCache.store(rows: range == rows.indices ? rows : Array(rows[range]), table: entity.tableName,
+                                       token: store.externalChangeToken())
+        }
+        return applyingPending ? try applyPendingIfNeeded(objects) : objects
+    }
+
+    func applyPendingIfNeeded(_ objects: [ManagedObject]) throws -> [ManagedObject] {
+        hasPendingChanges ? try applyPending(to: objects) : objects
+    }
+
+    /// Store results corrected for unsaved changes: deleted objects leave, changed objects are matched
+    /// again in memory, new objects join; then order, offset and limit are applied in memory.
+    func applyPending(to storeObjects: [ManagedObject]) throws -> [ManagedObject] {
+        var result: [ManagedObject] = []
+        var seen = Set<ObjectIdentifier>()
+        let updated = Set(pendingUpdated.map(ObjectIdentifier.init))
+        for object in storeObjects where !pendingDeleted.contains(object.objectID) && !object.isDeleted {
+            if updated.contains(ObjectIdentifier(object)) { continue }
+            if seen.insert(ObjectIdentifier(object)).inserted { result.append(object) }
+        }
+        for object in pendingUpdated + pendingInserted where !seen.contains(ObjectIdentifier(object)) {
+            if try matches(object) {
+                seen.insert(ObjectIdentifier(object))
+                result.append(object)
+            }
+        }
+        if !request.sortDescriptors.isEmpty {
+            var failure: Error?
+            let keys = request.sortDescriptors
+            result.sort { lhs, rhs in
+                guard failure == nil else { return false }
+                do {
+                    for descriptor in keys {
+                        let order = try descriptor.compare(lhs, rhs)
+                        if order != .orderedSame { return order == .orderedAscending }
+                    }
+                } catch { failure = error }
+                return false
+            }
+            if let failure { throw failure }
+        }
+        if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }
+        return result
+    }
+
+    private func matches(_ object: ManagedObject) throws -> Bool {
+        guard let predicate = request.predicate else { return true }
+        return try predicate.evaluate(with: object)
+    }
+
+    /// The number of matches, pending changes included.
+    func count() throws -> Int {
+        if hasPendingChanges || context.parent != nil { return try fetchIDs().count }
+        var sql = "SELECT COUNT(*) FROM \(compiled.fromClause)\(whereSQL)"
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            sql = "SELECT COUNT(*) FROM (SELECT t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(limitSQL))"
+        }
+        let arguments = compiled.arguments
+        return try store.read { db in
+            try db.fetchInteger(sql: sql, arguments: arguments) ?? 0
+        }
+    }
+
+    /// Dictionary results: attributes (dotted paths through to-one relationships allowed) and
+    /// ``ExpressionDescription``s, grouped, filtered by `havingPredicate`, distinct. Read from the store
+    /// (unsaved changes do not enter aggregates, as in Core Data).
+    func fetchDictionaries() throws -> [[String: Any]] {
+        var names: [String] = []
+        var expressions: [QueryExpression] = []
+        var types: [AttributeType?] = []
+        var transformables = TransformableDictionaryValues(entity: entity, identity: store.identity)
+        func attributeType(ofPath path: String) -> AttributeType? {
+            var current: EntityDescription? = entity
+            let parts = path.split(separator: ".").map(String.init)
+            for (index, part) in parts.enumerated() {
+                if index == parts.count - 1 { return current?.attributesByName[part]?.attributeType }
+                current = current?.relationshipsByName[part]?.destinationEntity
+            }
+            return nil
+        }
+        func add(_ item: Any) throws {
+            switch item {
+            case let key as String:
+                guard attributeType(ofPath: key) != nil || entity.relationshipsByName[key] != nil else {
+                    throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+                }
+                transformables.note(position: names.count, key: key)
+                names.append(key)
+                expressions.append(.key(key))
+                types.append(attributeType(ofPath: key))
+            case let property as PropertyDescription:
+                try add(property.name)
+            case let description as ExpressionDescription:
+                names.append(description.name)
+                expressions.append(description.expression)
+                types.append(description.expressionResultType)
+            default:
+                throw ObjectGraphError.invalidRequest("propertiesToFetch holds a \(type(of: item)); use key names or ExpressionDescriptions")
+            }
+        }
+        let fetched: [Any] = request.propertiesToFetch
+            ?? entity.allProperties.filter { $0 is AttributeDescription && !$0.isTransient }.map(\.name)
+        for item in fetched { try add(item) }
+        var groups: [QueryExpression] = []
+        for item in request.propertiesToGroupBy ?? [] {
+            switch item {
+            case let key as String: groups.append(.key(key))
+            case let property as PropertyDescription: groups.append(.key(property.name))
+            case let description as ExpressionDescription: groups.append(description.expression)
+            default: throw ObjectGraphError.invalidRequest("propertiesToGroupBy holds a \(type(of: item))")
+            }
+        }
+        let compiler = PredicateSQLCompiler(model: coordinator.managedObjectModel, entity: entity)
+        let mapping = coordinator.managedObjectModel.schema.mapping(for: entity)
+        var entityFilter: String?
+        if mapping.sharesTable {
+            let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
+            entityFilter = "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+        }
+        transformables.addRowKeys(to: &expressions, groupedOrDistinct: !groups.isEmpty || request.returnsDistinctResults)
+        let query = try compiler.compileDictionaryQuery(
+            columns: expressions, groupBy: groups, predicate: request.predicate, entityFilter: entityFilter,
+            sortDescriptors: request.sortDescriptors, distinct: request.returnsDistinctResults,
+            limit: request.havingPredicate == nil ? request.fetchLimit : 0,
+            offset: request.havingPredicate == nil ? request.fetchOffset : 0)
+        let identity = store.identity
+        var results: [[String: Any]] = try store.read { db in
+            var results: [[String: Any]] = []
+            try db.stepRows(sql: query.sql, arguments: query.arguments) { handle in
+                var dictionary: [String: Any] = [:]
+                for (index, name) in names.enumerated() {
+                    let value = DatabaseValue(sqliteStatement: handle, index: Int32(index))
+                    if let transformed = try transformables.value(at: index, value, in: handle) {
+                        if let transformed { dictionary[name] = transformed }
+                    } else if let type = types[index] {
+                        if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
+                    } else if case .int64(let key) = value.storage,
+                              let destination = entity.relationshipsByName[name]?.destinationEntity {
+                        // A to-one relationship's value is the related object's ID.
+                        dictionary[name] = ManagedObjectID(entity: destination, primaryKey: key, store: identity)
+                    } else {
+                        switch value.storage {
+                        case .int64(let v): dictionary[name] = v
+                        case .double(let v): dictionary[name] = v
+                        case .string(let v): dictionary[name] = v
+                        case .blob(let v): dictionary[name] = v
+                        case .null: break
+                        }
+                    }
+                }
+                results.append(dictionary)
+            }
+            return results
+        }
+        if let having = request.havingPredicate {
+            results = try results.filter { try having.evaluate(with: $0) }
+            if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
+            if request.fetchLimit > 0 { results = Array(results.prefix(request.fetchLimit)) }
+        }
+        return results
+    }
+}
+

@@ -1,0 +1,54 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The Transformable attributes among a dictionary-result fetch's columns: their values come back through
+/// the attribute's transformer, as Core Data gives them, not as the stored bytes. So that bytes the
+/// transformer cannot read name their row, each such column's row key is fetched after the values (the
+/// related row's key for a path through to-ones), unless grouping or distinct results make one result of
+/// several rows (then the error names key 0).
+struct TransformableDictionaryValues {
+    let entity: EntityDescription
+    let identity: StoreIdentity
+    /// Result column → the attribute and the to-one path to the row that holds it.
+    private var attributes: [Int: (attribute: AttributeDescription, rowPath: [String])] = [:]
+    /// Result column → the column holding its row's key.
+    private var rowKeyColumns: [Int: Int] = [:]
+
+    init(entity: EntityDescription, identity: StoreIdentity) {
+        self.entity = entity
+        self.identity = identity
+    }
+
+    /// Notes that result column `position` fetches the key path `key`, if it reaches a Transformable attribute.
+    mutating func note(position: Int, key: String) {
+        var current: EntityDescription? = entity
+        let parts = key.split(separator: ".").map(String.init)
+        for part in parts.dropLast() { current = current?.relationshipsByName[part]?.destinationEntity }
+        guard let last = parts.last, let attribute = current?.attributesByName[last],
+              attribute.attributeType == .transformable else { return }
+        attributes[position] = (attribute, Array(parts.dropLast()))
+    }
+
+    /// Appends the row-key columns to the fetched expressions, unless the results are grouped or distinct.
+    mutating func addRowKeys(to expressions: inout [QueryExpression], groupedOrDistinct: Bool) {
+        guard !groupedOrDistinct else { return }
+        for (position, noted) in attributes.sorted(by: { $0.key < $1.key }) {
+            rowKeyColumns[position] = expressions.count
+            expressions.append(noted.rowPath.isEmpty ? .evaluatedObject : .key(noted.rowPath.joined(separator: ".")))
+        }
+    }
+
+    /// The value of result column `position` of the current row: nil when the column is not Transformable,
+    /// `.some(nil)` for a nil value.
+    ///
+    /// - Throws: what reading a Transformable value throws
+    ///   (``ObjectGraphError/undecodableValue(entity:key:object:reason:)`` naming the row,
+    ///   ``ObjectGraphError/unknownValueTransformer(entity:key:name:)``).
+    func value(at position: Int, _ stored: DatabaseValue, in handle: SQLiteStatement) throws -> Any?? {
+        guard let (attribute, _) = attributes[position] else { return nil }
+        let key = rowKeyColumns[position].map { sqlite3_column_int64(handle, Int32($0)) } ?? 0
+        let row = ManagedObjectID(entity: attribute.entity ?? entity, primaryKey: key, store: identity)
+        return .some(try TransformableValue.value(stored, for: attribute, of: row))
+    }
+}
