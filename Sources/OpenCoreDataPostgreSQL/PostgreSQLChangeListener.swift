@@ -81,7 +81,8 @@ public final class PostgreSQLChangeListener: Sendable {
             return state.connection
         }
         wake.signal()
-        if let connection { let _: EventLoopFuture<Void> = connection.close() }
+        // Waited for: a connection released before it has closed trips postgres-nio's assertion.
+        if let connection { try? (connection.close() as EventLoopFuture<Void>).wait() }
     }
 
     /// Opens a connection that wakes this listener on every notification of the store's channel.
@@ -95,7 +96,7 @@ public final class PostgreSQLChangeListener: Sendable {
                                             logger: .init(label: "OpenCoreData.PostgreSQL"))
             try session.execute("LISTEN \(channel)")
         } catch {
-            let _: EventLoopFuture<Void> = connection.close()
+            try? (connection.close() as EventLoopFuture<Void>).wait()
             throw error
         }
         return connection
@@ -117,7 +118,7 @@ public final class PostgreSQLChangeListener: Sendable {
                         state.reconnections += 1
                         return true
                     }
-                    if !keep { let _: EventLoopFuture<Void> = fresh.close() }
+                    if !keep { try? (fresh.close() as EventLoopFuture<Void>).wait() }
                     backoff = 0.05
                 } else {
                     state.withLock { $0.connection = nil }

@@ -88,7 +88,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
         condition.lock()
         if connection.isClosed || isClosed {
             openCount -= 1
-            if !connection.isClosed { let _: EventLoopFuture<Void> = connection.close() }
+            if !connection.isClosed { try? (connection.close() as EventLoopFuture<Void>).wait() }
         } else {
             idle.append(connection)
         }
@@ -141,7 +141,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
                 try session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
                 try session.execute("SET search_path TO \(schema)")
             } catch {
-                let _: EventLoopFuture<Void> = connection.close()
+                try? (connection.close() as EventLoopFuture<Void>).wait()
                 // Two stores creating one schema at once: the loser's CREATE fails on the catalog's unique index.
                 if case PostgreSQLStoreError.serverError(let state, _, _) = error, state == "23505" || state == "42P06" {
                     return try connect(id: id)

@@ -32,6 +32,15 @@ enum PostgreSQLHistory {
     ///
     /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
     static func create(in session: PostgreSQLSession) throws {
+        // Only when something is missing: `CREATE INDEX IF NOT EXISTS` locks its table before it finds the
+        // index there, so running the statements on every open would deadlock with stores saving meanwhile.
+        let present = try session.rows("""
+            SELECT (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
+                        AND upper(table_name) IN ('ATRANSACTIONSTRING', 'ATRANSACTION', 'ACHANGE')),
+                   (SELECT count(*) FROM Z_PRIMARYKEY WHERE Z_ENT IN (?, ?, ?))
+            """, [Int64(HistoryTables.changeEntity).databaseValue, Int64(HistoryTables.transactionEntity).databaseValue,
+                  Int64(HistoryTables.stringEntity).databaseValue])
+        if let row = present.first, Int64.fromDatabaseValue(row[0]) == 3, Int64.fromDatabaseValue(row[1]) == 3 { return }
         for statement in creationSQL { try session.execute(statement) }
         for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"),
                                (HistoryTables.stringEntity, "TRANSACTIONSTRING")] {

@@ -74,10 +74,10 @@ struct PostgreSQLChangeFeedTests {
         let tag = model.entitiesByName["Tag"]!
         let listeningStores = try (0..<2).map { _ in try PostgreSQLStore(model: model, configuration: configuration, recordsHistory: true) }
         defer { listeningStores.forEach { $0.close() } }
-        let received = (0..<2).map { _ in Mutex<[PersistentHistoryTransaction]>([]) }
+        let received = (0..<2).map { _ in Received() }
         let listeners = try listeningStores.indices.map { index in
             try PostgreSQLChangeListener(store: listeningStores[index], after: nil) { batch in
-                received[index].withLock { $0 += batch }
+                received[index].items.withLock { $0 += batch }
             }
         }
         defer { listeners.forEach { $0.stop() } }
@@ -99,8 +99,8 @@ struct PostgreSQLChangeFeedTests {
         }
         #expect(failures.withLock { $0 }.isEmpty)
         for index in received.indices {
-            #expect(Self.eventually { received[index].withLock { $0.count } >= writers * saves })
-            let transactions = received[index].withLock { $0 }
+            #expect(Self.eventually { received[index].items.withLock { $0.count } >= writers * saves })
+            let transactions = received[index].items.withLock { $0 }
             let numbers = transactions.map(\.transactionNumber)
             #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count, "delivered out of order or twice")
             #expect(transactions.count == writers * saves)
@@ -157,5 +157,10 @@ struct PostgreSQLChangeFeedTests {
         #expect(throws: PostgreSQLStoreError.self) {
             _ = try PostgreSQLChangeListener(store: tracked, after: PersistentHistoryToken(storeIdentifier: "OTHER", transactionNumber: 1)) { _ in }
         }
+    }
+
+    /// What one listener received (`Mutex` is not copyable, so each lives in an object of its own).
+    private final class Received: Sendable {
+        let items = Mutex<[PersistentHistoryTransaction]>([])
     }
 }

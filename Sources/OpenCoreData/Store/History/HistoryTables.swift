@@ -17,7 +17,7 @@ package enum HistoryTables {
     package static let transactionEntity = 16002
     package static let stringEntity = 16003
     /// Entity numbers from here up are Core Data's own, never a model's.
-    static let firstReservedEntityNumber = 16000
+    package static let firstReservedEntityNumber = 16000
 
     /// Every table name the history layout uses (tolerated in any store, written only by this layer).
     static let tableNames: Set<String> = [transactionTable, changeTable, stringTable]
