@@ -28,6 +28,8 @@ final class InferredMappingPlanner {
     /// What is added to the keys of an old table whose rows join another table's in one new table (so
     /// keys stay unique), as SQL over the old tables; absent for tables whose keys stay as they are.
     private var keyOffsetByTable: [String: (sql: String, arguments: [DatabaseValue])] = [:]
+    /// The same offsets with the source entities each old table stores, for the plan (``MigrationPlan/keyMoves``).
+    private var keyMoves: [MigrationPlan.KeyMove] = []
     private var checks: [SchemaStep] = []
     private var checkKeys: Set<String> = []
     private var linkSteps: [SchemaStep] = []
@@ -103,7 +105,7 @@ final class InferredMappingPlanner {
         }
         return MigrationPlan(sourceVersion: sourceVersion, targetVersion: targetVersion, steps: steps,
                              sourceHashes: source.entityVersionHashesByName,
-                             targetHashes: target.entityVersionHashesByName)
+                             targetHashes: target.entityVersionHashesByName, keyMoves: keyMoves)
     }
 
     // MARK: Matching
@@ -165,6 +167,9 @@ final class InferredMappingPlanner {
                 }
                 if !terms.isEmpty {
                     keyOffsetByTable[oldTable] = (terms.map(\.sql).joined(separator: " + "), terms.flatMap(\.arguments))
+                    keyMoves.append(MigrationPlan.KeyMove(
+                        sourceEntities: source.entitiesByNumber.filter { sourceTable($0) == oldTable }.map(\.name),
+                        offset: MigrationStatement(sql: terms.map(\.sql).joined(separator: " + "), arguments: terms.flatMap(\.arguments))))
                 }
                 terms.append(highestKey(of: oldTable))
             }

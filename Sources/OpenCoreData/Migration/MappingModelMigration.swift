@@ -46,11 +46,16 @@ public enum MappingModelMigration {
         let destinationCoordinator = PersistentStoreCoordinator(managedObjectModel: destinationModel)
         do {
             try destinationCoordinator.addPersistentStore(type: .sqlite, at: destination)
+            // A store with persistent history keeps it (docs/HISTORY.md, "Migrations").
+            let history = try MappingMigrationHistory.read(sourceAt: source.path)
+            try history?.reserveKeys(inDestinationAt: destination.path)
             let manager = MigrationManager(plan: plan, sourceModel: sourceModel, destinationModel: destinationModel,
                                            source: sourceCoordinator, destination: destinationCoordinator,
                                            destinationPath: destination.path, batchSize: max(1, batchSize))
             try manager.run()
             destinationCoordinator.persistentStores.forEach(destinationCoordinator.remove)
+            try history?.carry(into: destination.path, plan: plan, associations: manager.associations,
+                               sourceModel: sourceModel, destinationModel: destinationModel)
         } catch {
             destinationCoordinator.persistentStores.forEach(destinationCoordinator.remove)
             for suffix in ["", "-wal", "-shm", "-journal"] {

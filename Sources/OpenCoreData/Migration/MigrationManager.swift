@@ -26,7 +26,7 @@ public final class MigrationManager {
     let plan: MappingPlan
     let destinationPath: String
     let batchSize: Int
-    private var associations = MappingAssociations()
+    private(set) var associations = MappingAssociations()
     /// The source store's identity, taken from the IDs pass 1 reads, for IDs pass 2 makes from keys.
     private var sourceStoreIndex: UInt32?
     /// Associations of objects not saved yet (their IDs are temporary): recorded after the batch is saved.

@@ -18,6 +18,16 @@ public struct MigrationPlan: Sendable, Equatable, CustomStringConvertible {
     /// carries the source's before it runs anything (another process may have migrated it meanwhile).
     let sourceHashes: [String: Data]
     let targetHashes: [String: Data]
+    /// The objects this plan gives new keys (rows of several old tables joined in one new table), for the
+    /// history's old changes (``MigrationHistory``).
+    var keyMoves: [KeyMove] = []
+
+    /// The objects of `sourceEntities` (the source entities an old table stores) get their old key plus
+    /// `offset`, SQL read on the store before the plan runs.
+    struct KeyMove: Sendable, Equatable {
+        var sourceEntities: [String]
+        var offset: MigrationStatement
+    }
 
     /// Each step on its own line, its SQL indented below it.
     public var description: String {

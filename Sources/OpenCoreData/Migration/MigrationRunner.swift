@@ -28,10 +28,13 @@ enum MigrationRunner {
                     }
                     let history = try MigrationHistory.before(db)
                     for plan in plans {
+                        // Read before the plan moves any row: the keys its objects move by.
+                        let moves = try history?.keyMoves(of: plan, in: db)
                         try run(plan.steps, in: db, path: path) {
                             done += 1
                             progress?(done, total)
                         }
+                        if let moves { try history?.move(moves, in: db) }
                     }
                     // A store with persistent history keeps it, and records the migration (docs/HISTORY.md).
                     try history?.after(plans, in: db)

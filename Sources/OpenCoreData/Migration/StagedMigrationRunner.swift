@@ -71,7 +71,8 @@ enum StagedMigrationRunner {
     }
 
     /// Migrates the store at `path` to `target` through `manager`'s stages; returns the inferred plans it
-    /// ran, in order (empty when the store was already at `target`).
+    /// ran, in order (empty when the store was already at `target`). The handlers' containers record
+    /// persistent history when `recordsHistory` (the store's option) is set or the store already has history.
     ///
     /// - Throws: ``MigrationError/invalidStage(stage:reason:)``, ``MigrationError/stageFailed(path:stage:reason:)``
     ///   when a handler throws, ``MigrationError/storeChangedDuringMigration(path:)``, what inferred
@@ -79,7 +80,8 @@ enum StagedMigrationRunner {
     ///   store is left as it was in every case.
     @discardableResult
     static func migrate(storeAt path: String, bundle: ModelVersionBundle, target: ModelVersion,
-                        manager: StagedMigrationManager, busyTimeout: TimeInterval) throws -> [MigrationPlan] {
+                        manager: StagedMigrationManager, busyTimeout: TimeInterval,
+                        recordsHistory: Bool = false) throws -> [MigrationPlan] {
         let metadata = try ReadOnlyStoreFile.read(path) { try StoreMetadata.read($0, path: path) }
         if metadata.versionHashes == target.model.entityVersionHashesByName { return [] }
         guard let stored = bundle.version(withHashes: metadata.versionHashes),
@@ -93,12 +95,14 @@ enum StagedMigrationRunner {
         let snapshot = try StoreFileReplacement.snapshot(of: path, busyTimeout: busyTimeout)
         defer { snapshot.discard() }
         let copy = snapshot.copyPath
+        // The handlers' saves are recorded where the store records history (asked for, or already there).
+        let tracksHistory = try recordsHistory || ReadOnlyStoreFile.read(copy) { try HistoryTables.exist(in: $0) }
         var ran: [MigrationPlan] = []
         do {
             for segment in segments {
                 if let stage = segment.stage, let handler = stage.willMigrateHandler {
-                    try run(handler, of: stage, named: "willMigrate", manager: manager,
-                            onStoreAt: copy, version: bundle.versions[segment.from], reportedPath: path)
+                    try run(handler, of: stage, named: "willMigrate", manager: manager, onStoreAt: copy,
+                            version: bundle.versions[segment.from], tracksHistory: tracksHistory, reportedPath: path)
                 }
                 let destination = bundle.versions[segment.to]
                 let plans = try ReadOnlyStoreFile.read(copy) { db in
@@ -107,8 +111,8 @@ enum StagedMigrationRunner {
                 try MigrationRunner.run(plans, onStoreAt: copy, busyTimeout: busyTimeout)
                 ran += plans
                 if let stage = segment.stage, let handler = stage.didMigrateHandler {
-                    try run(handler, of: stage, named: "didMigrate", manager: manager,
-                            onStoreAt: copy, version: destination, reportedPath: path)
+                    try run(handler, of: stage, named: "didMigrate", manager: manager, onStoreAt: copy,
+                            version: destination, tracksHistory: tracksHistory, reportedPath: path)
                 }
             }
         } catch {
@@ -121,12 +125,14 @@ enum StagedMigrationRunner {
     /// Runs one handler with the manager's container open on the copy at `version`, closing it after.
     private static func run(_ handler: CustomMigrationStage.Handler, of stage: CustomMigrationStage, named name: String,
                             manager: StagedMigrationManager, onStoreAt copy: String, version: ModelVersion,
-                            reportedPath: String) throws {
+                            tracksHistory: Bool, reportedPath: String) throws {
         let stageName = "\(stage.description) (\(name), at '\(version.name)')"
         let container = PersistentContainer(name: "StagedMigration", managedObjectModel: version.model)
         // Automatic migration off: the copy is at exactly this version, and must not move on its own.
+        // History as the store keeps it, so the handler's saves are recorded like any other.
         container.persistentStoreDescriptions = [PersistentStoreDescription(
-            url: URL(fileURLWithPath: copy), options: StoreOptions(migratesStoreAutomatically: false))]
+            url: URL(fileURLWithPath: copy),
+            options: StoreOptions(persistentHistoryTracking: tracksHistory, migratesStoreAutomatically: false))]
         do {
             try container.loadPersistentStores()
         } catch {

@@ -72,7 +72,7 @@ public enum StoreMigration {
         if let manager = options.stagedMigrationManager {
             // Stages run code on contexts, so they work on a copy (StagedMigrationRunner).
             try StagedMigrationRunner.migrate(storeAt: path, bundle: bundle, target: target, manager: manager,
-                                              busyTimeout: options.busyTimeout)
+                                              busyTimeout: options.busyTimeout, recordsHistory: options.persistentHistoryTracking)
             return
         }
         if let mapping {

@@ -114,4 +114,113 @@ import Testing
         try StoreMigration.migrate(storeAt: plain, to: ModelVersionBundle(contentsOf: bundle))
         #expect(try !PersistentStore.hasPersistentHistory(at: plain))
     }
+
+    /// A custom stage V1 → V2 whose `willMigrate` inserts a note (at V1) and `didMigrate` an album (at
+    /// V2), each under its own author.
+    static func savingStage() -> StagedMigrationManager {
+        @Sendable func save(_ manager: StagedMigrationManager, author: String, entity: String) throws {
+            let context = try #require(manager.container).newBackgroundContext()
+            try context.performAndWait {
+                context.transactionAuthor = author
+                let object = try context.insertNewObject(forEntityName: entity)
+                try object.setValue(author, forKey: entity == "Note" ? "title" : "name")
+                try context.save()
+            }
+        }
+        let stage = CustomMigrationStage(migratingFrom: "V1", to: "V2")
+        stage.willMigrateHandler = { manager, _ in try save(manager, author: "willMigrate", entity: "Note") }
+        stage.didMigrateHandler = { manager, _ in try save(manager, author: "didMigrate", entity: "Album") }
+        return StagedMigrationManager(stages: [stage])
+    }
+
+    @Test func aCustomStagesSavesAreRecordedAroundTheMigration() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.versions)
+        let (url, before) = try Self.v1Store(directory, bundle: bundle)
+        try StoreMigration.migrate(storeAt: url, to: ModelVersionBundle(contentsOf: bundle), stagedMigrationManager: Self.savingStage())
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: true))
+        let after = try Self.history(coordinator)
+        #expect(Self.summary(after) == Self.summary(before) + [
+            "willMigrate, insert Note 3", PersistentHistoryTransaction.migrationAuthor, "didMigrate, insert Album 1"])
+        #expect(after.map(\.transactionNumber) == after.map(\.transactionNumber).sorted())
+    }
+
+    @Test func openingWithHistoryTrackingRecordsACustomStagesSavesInAStoreWithoutHistory() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.versions)
+        let url = directory.file("Plain.sqlite")
+        try MigrationFixtures.fill(url, model: ManagedObjectModel(contentsOf: bundle, version: "V1"),
+                                   with: [MigrationFixtures.Object(entity: "Note", key: "a", values: ["title": "a"])])
+        var options = StoreOptions(persistentHistoryTracking: true)
+        try options.setOption(Self.savingStage(), forKey: StoreOptions.Key.stagedMigrationManager)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: options)
+        // The first save made the tables, so the migration between the handlers is recorded too.
+        #expect(Self.summary(try Self.history(coordinator)) == [
+            "willMigrate, insert Note 2", PersistentHistoryTransaction.migrationAuthor, "didMigrate, insert Album 1"])
+    }
+
+    /// V1 keeps books and magazines in tables of their own; V2 puts both under a new parent, Media, in one
+    /// table, so the magazines get new keys (moved up past the books').
+    static let joinedVersions: [(name: String, entities: String)] = [
+        ("V1", #"<entity name="Book"><attribute name="name" attributeType="String"/></entity><entity name="Magazine"><attribute name="name" attributeType="String"/></entity>"#),
+        ("V2", #"<entity name="Media"><attribute name="name" attributeType="String"/></entity><entity name="Book" parentEntity="Media"/><entity name="Magazine" parentEntity="Media"/>"#),
+    ]
+
+    /// Each transaction as "author: change, change…" with changes sorted, objects named by their `name`
+    /// in the store `context` reads ("#key" when no object of the entity has the key).
+    static func namedSummary(_ transactions: [PersistentHistoryTransaction], in context: ManagedObjectContext) -> [String] {
+        transactions.map { transaction in
+            "\(transaction.author ?? "-"): " + (transaction.changes ?? []).map { change in
+                let id = change.changedObjectID
+                let object = try? context.existingObject(with: id)
+                let name = object.flatMap { $0.entity === id.entity ? (try? $0.value(forKey: "name")) as? String : nil }
+                return "\(change.changeType) \(id.entity.name) \(name ?? "#\(id.primaryKey)")"
+            }.sorted().joined(separator: ", ")
+        }
+    }
+
+    @Test func oldChangesFollowObjectsGivenNewKeysWhenTablesJoin() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.joinedVersions)
+        let url = directory.file("Joined.sqlite")
+        let deletedKey: Int64
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle, version: "V1"))
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(persistentHistoryTracking: true))
+            let context = ManagedObjectContext(concurrencyType: .confinement)
+            context.persistentStoreCoordinator = coordinator
+            context.transactionAuthor = "v1"
+            var made: [String: ManagedObject] = [:]
+            for (entity, name) in [("Book", "b1"), ("Book", "b2"), ("Magazine", "m1"), ("Magazine", "m2"), ("Magazine", "m3")] {
+                made[name] = try context.insertNewObject(forEntityName: entity)
+                try made[name]!.setValue(name, forKey: "name")
+            }
+            try context.save()
+            try made["m2"]!.setValue("m2x", forKey: "name")
+            try context.save()
+            deletedKey = made["m3"]!.objectID.primaryKey
+            context.delete(made["m3"]!)
+            try context.save()
+            #expect(Self.namedSummary(try PersistentHistoryTests.history(context).transactions, in: context) == [
+                "v1: insert Book b1, insert Book b2, insert Magazine #\(deletedKey), insert Magazine m1, insert Magazine m2x",
+                "v1: update Magazine m2x", "v1: delete Magazine #\(deletedKey)"])
+            coordinator.persistentStores.forEach(coordinator.remove)
+        }
+
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(persistentHistoryTracking: true))
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let after = try PersistentHistoryTests.history(context).transactions
+        try #require(after.count == 4)
+        // Magazines moved up past the two books' keys; the deleted one's key moved alike, naming nothing.
+        let movedDeletedKey = deletedKey + 2
+        #expect(Self.namedSummary(Array(after.prefix(3)), in: context) == [
+            "v1: insert Book b1, insert Book b2, insert Magazine #\(movedDeletedKey), insert Magazine m1, insert Magazine m2x",
+            "v1: update Magazine m2x", "v1: delete Magazine #\(movedDeletedKey)"])
+        #expect(try context.fetch(FetchRequest<ManagedObject>(entityName: "Media")).allSatisfy { $0.objectID.primaryKey != movedDeletedKey })
+        #expect(after[3].author == PersistentHistoryTransaction.migrationAuthor)
+    }
 }

@@ -24,13 +24,38 @@ struct MigrationHistory {
             entityNumbersBefore: try entityNumbers(db))
     }
 
-    private static func entityNumbers(_ db: Database) throws -> [String: Int64] {
+    /// Entity numbers by name in a store's `Z_PRIMARYKEY` (the model's entities, not Core Data's own).
+    static func entityNumbers(_ db: Database) throws -> [String: Int64] {
         var numbers: [String: Int64] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
                                     arguments: [HistoryTables.firstReservedEntityNumber]) {
             if let name = row[0] as String?, let number = row[1] as Int64? { numbers[name] = number }
         }
         return numbers
+    }
+
+    /// Objects that get new keys from one plan: the old entity numbers their changes carry, and what
+    /// their keys move by.
+    struct KeyMoves {
+        fileprivate var moves: [(numbers: [Int64], offset: Int64)]
+    }
+
+    /// Before `plan` runs: the key moves it makes (its offsets read on the store as it is now). Entities
+    /// are found by name among the numbers the store had before the migration.
+    func keyMoves(of plan: MigrationPlan, in db: Database) throws -> KeyMoves {
+        KeyMoves(moves: try plan.keyMoves.map { move in
+            (move.sourceEntities.compactMap { entityNumbersBefore[$0] },
+             try Int64.fetchOne(db, sql: "SELECT \(move.offset.sql)", arguments: StatementArguments(move.offset.arguments)) ?? 0)
+        })
+    }
+
+    /// After the plan ran: old changes of the objects it gave new keys name them by their new keys
+    /// (deleted objects' keys move alike, into the same range, so they never name another object).
+    func move(_ keyMoves: KeyMoves, in db: Database) throws {
+        for (numbers, offset) in keyMoves.moves where !numbers.isEmpty && offset != 0 {
+            try db.execute(sql: "UPDATE ACHANGE SET ZENTITYPK = ZENTITYPK + ? WHERE ZENTITY IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))",
+                           arguments: StatementArguments([offset] + numbers))
+        }
     }
 
     /// After the plans ran, before the commit: restores the reservations, renumbers old changes, and records
