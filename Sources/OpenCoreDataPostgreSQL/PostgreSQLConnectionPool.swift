@@ -88,12 +88,23 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
         condition.lock()
         if connection.isClosed || isClosed {
             openCount -= 1
-            if !connection.isClosed { let _: EventLoopFuture<Void> = connection.close() }
+            if !connection.isClosed { try? (connection.close() as EventLoopFuture<Void>).wait() }
         } else {
             idle.append(connection)
         }
         condition.signal()
         condition.unlock()
+    }
+
+    /// A connection of its own, outside the pool (a listener keeps one open for as long as it listens).
+    ///
+    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)``.
+    func openDedicatedConnection() throws -> PostgresConnection {
+        condition.lock()
+        nextID += 1
+        let id = nextID
+        condition.unlock()
+        return try connect(id: id)
     }
 
     private func connect(id: Int) throws -> PostgresConnection {
@@ -130,7 +141,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
                 try session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
                 try session.execute("SET search_path TO \(schema)")
             } catch {
-                let _: EventLoopFuture<Void> = connection.close()
+                try? (connection.close() as EventLoopFuture<Void>).wait()
                 // Two stores creating one schema at once: the loser's CREATE fails on the catalog's unique index.
                 if case PostgreSQLStoreError.serverError(let state, _, _) = error, state == "23505" || state == "42P06" {
                     return try connect(id: id)

@@ -13,10 +13,14 @@ extension PostgreSQLStore {
     /// Without `resolve`, everything is rolled back and the conflicts are thrown together (`StoreConflicts`);
     /// with it, the merge policy's change set is written instead, in the same transaction.
     ///
+    /// With ``recordsHistory`` on and a `history` entry (the save's inserts and updates; deletes are taken from
+    /// the change set), the transaction is recorded in the same database transaction and announced to
+    /// listeners when it commits.
+    ///
     /// - Throws: `StoreConflicts` as above; ``PostgreSQLStoreError`` when the server refuses a statement or the
     ///   connection drops (nothing is written: the transaction did not commit).
     @discardableResult
-    func apply(_ changes: StoreChangeSet,
+    func apply(_ changes: StoreChangeSet, history: HistoryEntry? = nil,
                resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)? = nil) throws -> StoreChangeSet {
         try pool.withSession { session in
             try session.transaction {
@@ -30,6 +34,10 @@ extension PostgreSQLStore {
                         try session.transaction {
                             let found = try write(attempt, in: session)
                             if !found.isEmpty { throw AttemptConflicts(found: found) }
+                        }
+                        if recordsHistory, let history {
+                            try PostgreSQLHistory.record(history, deletes: attempt.deletes, storeIdentifier: identifier,
+                                                         channel: historyChannel, in: session)
                         }
                         return attempt
                     } catch let rolledBack as AttemptConflicts {

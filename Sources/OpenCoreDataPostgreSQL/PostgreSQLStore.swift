@@ -26,6 +26,11 @@ public final class PostgreSQLStore: @unchecked Sendable {
     let pool: PostgreSQLConnectionPool
     /// How many keys one trip to `Z_PRIMARYKEY` reserves for this process (see ``reservePrimaryKeys(root:count:)``).
     let keyBlockSize: Int
+    /// Whether saves record persistent history (Core Data's `NSPersistentHistoryTrackingKey`) and announce
+    /// their transactions to listeners (``PostgreSQLChangeListener``).
+    public let recordsHistory: Bool
+    /// The `NOTIFY` channel the store's transactions are announced on.
+    var historyChannel: String { PostgreSQLHistory.channel(schema: configuration.schema) }
     let keyLock = NSLock()
     /// Keys reserved but not handed out yet, by root entity number: next, end (exclusive).
     var keyBlocks: [Int: (next: Int64, end: Int64)] = [:]
@@ -34,15 +39,19 @@ public final class PostgreSQLStore: @unchecked Sendable {
     /// The advisory lock that serialises creating and checking the layout (any constant; "OCD1").
     static let layoutLockKey: Int64 = 0x4F43_4431
 
-    /// Opens the store, creating its layout in an empty database or schema.
+    /// Opens the store, creating its layout in an empty database or schema (and, with `recordsHistory`, the
+    /// history tables where missing). `keyBlockSize` is how many primary keys one trip to `Z_PRIMARYKEY`
+    /// reserves for this process.
     ///
     /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
     ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the database holds a store of
     ///   another model or tables that do not fit this one (nothing is changed); a ``ModelError`` when the
     ///   model cannot be laid out; ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the
     ///   server refuses a statement (for example for lack of privileges).
-    public init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, keyBlockSize: Int = 100) throws {
+    public init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, recordsHistory: Bool = false,
+                keyBlockSize: Int = 100) throws {
         self.configuration = configuration
+        self.recordsHistory = recordsHistory
         self.model = model
         self.keyBlockSize = max(1, keyBlockSize)
         let schema = model.schema
@@ -51,7 +60,9 @@ public final class PostgreSQLStore: @unchecked Sendable {
             identifier = try pool.withSession { session in
                 try session.transaction {
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.databaseValue])
-                    return try Self.prepareLayout(session, model: model, schema: schema, server: configuration.redactedURL)
+                    let identifier = try Self.prepareLayout(session, model: model, schema: schema, server: configuration.redactedURL)
+                    if recordsHistory { try PostgreSQLHistory.create(in: session) }
+                    return identifier
                 }
             }
         } catch {
@@ -104,7 +115,8 @@ public final class PostgreSQLStore: @unchecked Sendable {
                                           tables: Set<String>) throws -> [String] {
         var differences: [String] = []
         var nameByNumber: [Int: String] = [:]
-        for row in try session.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000") {
+        for row in try session.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
+                                    [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
             if let number = Int.fromDatabaseValue(row[0]), let name = String.fromDatabaseValue(row[1]) { nameByNumber[number] = name }
         }
         for entity in model.entitiesByNumber {

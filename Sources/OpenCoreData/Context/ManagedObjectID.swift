@@ -7,12 +7,12 @@ import Synchronization
 /// made for every row a fetch returns, and a reference would cost a retain and a release each time. The
 /// identities are kept for the life of the process (one small object per store opened) so an index always
 /// resolves.
-final class StoreIdentity: Sendable {
+package final class StoreIdentity: Sendable {
     let uuid: String
     /// 1-based; 0 in an ID means "no store" (a temporary ID).
     let index: UInt32
 
-    init(uuid: String) {
+    package init(uuid: String) {
         self.uuid = uuid
         index = Self.lastIndex.add(1, ordering: .relaxed).newValue
         Self.lock.lock()
@@ -56,7 +56,7 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
 
     static let temporaryCounter = Atomic<UInt64>(0)
 
-    init(entity: EntityDescription, primaryKey: Int64, store: StoreIdentity?) {
+    package init(entity: EntityDescription, primaryKey: Int64, store: StoreIdentity?) {
         self.entity = entity
         self.primaryKey = primaryKey
         self.temporaryKey = 0

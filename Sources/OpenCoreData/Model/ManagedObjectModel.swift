@@ -226,7 +226,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
     }
 
     /// The entity with this number in the store, if any.
-    func entity(number: Int) -> EntityDescription? {
+    package func entity(number: Int) -> EntityDescription? {
         number >= 1 && number < entitySlotsByNumber.count ? entitySlotsByNumber[number] : nil
     }
 

@@ -190,3 +190,23 @@ extension Array where Element == PersistentHistoryTransaction {
         return saved
     }
 }
+
+extension PersistentHistoryChange {
+    /// A change as a store's history gives it (another store's reader builds these too).
+    package static func recorded(changeID: Int64, changedObjectID: ManagedObjectID, changeType: PersistentHistoryChangeType,
+                                 updatedProperties: Set<String>?, transactionNumber: Int64) -> PersistentHistoryChange {
+        PersistentHistoryChange(changeID: changeID, changedObjectID: changedObjectID, changeType: changeType,
+                                updatedProperties: updatedProperties, tombstone: nil, transactionNumber: transactionNumber)
+    }
+}
+
+extension PersistentHistoryTransaction {
+    /// A transaction as a store's history gives it (another store's reader builds these too).
+    package static func recorded(transactionNumber: Int64, timestamp: Date, author: String?, contextName: String?,
+                                 bundleID: String?, processID: String?, storeIdentifier: String,
+                                 changes: [PersistentHistoryChange]?) -> PersistentHistoryTransaction {
+        PersistentHistoryTransaction(transactionNumber: transactionNumber, timestamp: timestamp, author: author,
+                                     contextName: contextName, bundleID: bundleID, processID: processID,
+                                     storeIdentifier: storeIdentifier, changes: changes)
+    }
+}

@@ -4,22 +4,29 @@ import Synchronization
 
 /// What a commit tells the history about itself: who made it, and the objects it inserted and updated.
 /// Deletes are not listed: the store's delete triggers see every one, cascades and batch deletes included.
-struct HistoryEntry: Sendable {
+package struct HistoryEntry: Sendable {
     /// One object inserted or updated.
-    struct Change: Sendable {
-        var type: PersistentHistoryChangeType
-        var entityNumber: Int
-        var primaryKey: Int64
+    package struct Change: Sendable {
+        package var type: PersistentHistoryChangeType
+        package var entityNumber: Int
+        package var primaryKey: Int64
         /// For an update: the changed properties' slots in the entity's `allProperties` (the bits of
         /// `ZCOLUMNS`).
-        var updatedSlots: [Int] = []
+        package var updatedSlots: [Int] = []
+
+        package init(type: PersistentHistoryChangeType, entityNumber: Int, primaryKey: Int64, updatedSlots: [Int] = []) {
+            self.type = type
+            self.entityNumber = entityNumber
+            self.primaryKey = primaryKey
+            self.updatedSlots = updatedSlots
+        }
     }
 
-    var author: String?
-    var contextName: String?
-    var changes: [Change] = []
+    package var author: String?
+    package var contextName: String?
+    package var changes: [Change] = []
 
-    init(author: String? = nil, contextName: String? = nil, changes: [Change] = []) {
+    package init(author: String? = nil, contextName: String? = nil, changes: [Change] = []) {
         self.author = author
         self.contextName = contextName
         self.changes = changes
@@ -28,7 +35,7 @@ struct HistoryEntry: Sendable {
 
 /// Writes a store's history, inside the commit it describes: the transaction row, one change row per
 /// object, interned names. Owned by a store opened with history tracking.
-final class HistoryRecorder: Sendable {
+package final class HistoryRecorder: Sendable {
     private let model: ManagedObjectModel
     /// Whether this store's writing connection has its tables and delete triggers (set once per store).
     private let prepared = Atomic<Bool>(false)
@@ -36,8 +43,8 @@ final class HistoryRecorder: Sendable {
     /// from its own.
     let recordedTransactions = Mutex<Set<Int64>>([])
 
-    static let processName = ProcessInfo.processInfo.processName
-    static let processID = String(ProcessInfo.processInfo.processIdentifier)
+    package static let processName = ProcessInfo.processInfo.processName
+    package static let processID = String(ProcessInfo.processInfo.processIdentifier)
 
     /// Whether `recordedTransactions` is kept (only a store watched for remote changes reads it back).
     private let remembersOwnTransactions: Bool
@@ -154,7 +161,7 @@ final class HistoryRecorder: Sendable {
     }
 
     /// `ZCOLUMNS`: bit `slot` set for each changed property (byte slot / 8, bit slot % 8).
-    static func bitmap(_ slots: [Int]) -> Data? {
+    package static func bitmap(_ slots: [Int]) -> Data? {
         guard let highest = slots.max() else { return nil }
         var bytes = [UInt8](repeating: 0, count: highest / 8 + 1)
         for slot in slots where slot >= 0 { bytes[slot / 8] |= 1 << UInt8(slot % 8) }
@@ -162,7 +169,7 @@ final class HistoryRecorder: Sendable {
     }
 
     /// The slots a `ZCOLUMNS` bitmap names.
-    static func slots(in bitmap: Data) -> [Int] {
+    package static func slots(in bitmap: Data) -> [Int] {
         var slots: [Int] = []
         for (index, byte) in bitmap.enumerated() where byte != 0 {
             for bit in 0..<8 where byte & (1 << UInt8(bit)) != 0 { slots.append(index * 8 + bit) }

@@ -7,17 +7,17 @@ import GRDB
 /// so that transaction numbers only ever count up, even after pruning.
 ///
 /// The tables are created the first time a store opened with history tracking commits, never on open.
-enum HistoryTables {
+package enum HistoryTables {
     static let transactionTable = "ATRANSACTION"
     static let changeTable = "ACHANGE"
     static let stringTable = "ATRANSACTIONSTRING"
 
     /// Core Data's entity numbers for its history rows (`Z_ENT` in each table, a row each in Z_PRIMARYKEY).
-    static let changeEntity = 16001
-    static let transactionEntity = 16002
-    static let stringEntity = 16003
+    package static let changeEntity = 16001
+    package static let transactionEntity = 16002
+    package static let stringEntity = 16003
     /// Entity numbers from here up are Core Data's own, never a model's.
-    static let firstReservedEntityNumber = 16000
+    package static let firstReservedEntityNumber = 16000
 
     /// Every table name the history layout uses (tolerated in any store, written only by this layer).
     static let tableNames: Set<String> = [transactionTable, changeTable, stringTable]

@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+import OpenCoreData
+
+/// Persistent history on a PostgreSQL store: Core Data's `ATRANSACTION`, `ACHANGE` and `ATRANSACTIONSTRING`
+/// tables (docs/HISTORY.md) with PostgreSQL's types, written in the save's own transaction, and announced
+/// with `NOTIFY` when it commits.
+///
+/// Transaction numbers follow commit order: the number is taken from `Z_PRIMARYKEY`'s row for entity 16002
+/// by an `UPDATE`, whose row lock the saving transaction holds until it commits. A transaction that gets a
+/// higher number therefore commits later, so a reader that has seen number `n` has seen every number below
+/// it once `n` is visible, and reading "after my last token" never skips a late commit.
+enum PostgreSQLHistory {
+    /// The statements that create the history tables and their key rows where missing.
+    static let creationSQL = [
+        "CREATE TABLE IF NOT EXISTS ATRANSACTIONSTRING (Z_PK BIGINT PRIMARY KEY, Z_ENT BIGINT, Z_OPT BIGINT, ZNAME TEXT)",
+        "CREATE INDEX IF NOT EXISTS Z_TRANSACTIONSTRING_UNIQUE_INDEX ON ATRANSACTIONSTRING (ZNAME)",
+        """
+        CREATE TABLE IF NOT EXISTS ATRANSACTION (Z_PK BIGINT PRIMARY KEY, Z_ENT BIGINT, Z_OPT BIGINT,
+            ZAUTHORTS BIGINT, ZBUNDLEIDTS BIGINT, ZCONTEXTNAMETS BIGINT, ZPROCESSIDTS BIGINT,
+            ZTIMESTAMP DOUBLE PRECISION, ZAUTHOR TEXT, ZBUNDLEID TEXT, ZCONTEXTNAME TEXT, ZPROCESSID TEXT, ZQUERYGEN BYTEA)
+        """,
+        "CREATE INDEX IF NOT EXISTS Z_TRANSACTION_TIMESTAMP_INDEX ON ATRANSACTION (ZTIMESTAMP)",
+        """
+        CREATE TABLE IF NOT EXISTS ACHANGE (Z_PK BIGINT PRIMARY KEY, Z_ENT BIGINT, Z_OPT BIGINT, ZCHANGETYPE BIGINT,
+            ZENTITY BIGINT, ZENTITYPK BIGINT, ZTRANSACTIONID BIGINT, ZCOLUMNS BYTEA)
+        """,
+        "CREATE INDEX IF NOT EXISTS Z_CHANGE_TRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)",
+    ]
+
+    /// Creates the history tables and their `Z_PRIMARYKEY` rows where missing (inside the caller's transaction).
+    ///
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
+    static func create(in session: PostgreSQLSession) throws {
+        // Only when something is missing: `CREATE INDEX IF NOT EXISTS` locks its table before it finds the
+        // index there, so running the statements on every open would deadlock with stores saving meanwhile.
+        let present = try session.rows("""
+            SELECT (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
+                        AND upper(table_name) IN ('ATRANSACTIONSTRING', 'ATRANSACTION', 'ACHANGE')),
+                   (SELECT count(*) FROM Z_PRIMARYKEY WHERE Z_ENT IN (?, ?, ?))
+            """, [Int64(HistoryTables.changeEntity).databaseValue, Int64(HistoryTables.transactionEntity).databaseValue,
+                  Int64(HistoryTables.stringEntity).databaseValue])
+        if let row = present.first, Int64.fromDatabaseValue(row[0]) == 3, Int64.fromDatabaseValue(row[1]) == 3 { return }
+        for statement in creationSQL { try session.execute(statement) }
+        for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"),
+                               (HistoryTables.stringEntity, "TRANSACTIONSTRING")] {
+            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, 0) ON CONFLICT DO NOTHING",
+                                [Int64(number).databaseValue, name.databaseValue])
+        }
+    }
+
+    /// The `NOTIFY` channel of the store in `schema` (one per schema, so stores sharing a database stay apart).
+    static func channel(schema: String?) -> String { "ocd_history_" + (schema ?? "public").lowercased() }
+
+    /// Records `entry`'s changes and the change set's deletes as one transaction, inside the caller's
+    /// transaction, and queues its announcement (PostgreSQL sends it when, and only if, the transaction
+    /// commits). Returns the transaction's number, or nil when there was nothing to record.
+    ///
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
+    static func record(_ entry: HistoryEntry, deletes: [StoreChangeSet.Delete], storeIdentifier: String, channel: String,
+                       in session: PostgreSQLSession) throws -> Int64? {
+        var changes = entry.changes
+        for delete in deletes {
+            changes.append(.init(type: .delete, entityNumber: delete.id.entity.entityNumber, primaryKey: delete.id.primaryKey))
+        }
+        guard !changes.isEmpty else { return nil }
+        // Lock order, the same for every writer: 16002 (the transaction number, held to commit), 16003, 16001.
+        let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: session)
+        let names = try [entry.author, HistoryRecorder.processName, entry.contextName, HistoryRecorder.processID]
+            .map { try intern($0, in: session) }
+        try session.execute("""
+            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
+            VALUES (?, ?, 1, ?, ?, ?, ?, ?)
+            """, [transaction.databaseValue, Int64(HistoryTables.transactionEntity).databaseValue]
+                + names.map { $0?.databaseValue ?? .null } + [Date().timeIntervalSinceReferenceDate.databaseValue])
+        var key = try reserveKeys(entity: HistoryTables.changeEntity, count: changes.count, in: session)
+        // Many rows per statement: one round trip per few hundred changes, not per change.
+        for chunk in stride(from: 0, to: changes.count, by: 500) {
+            let part = changes[chunk..<min(chunk + 500, changes.count)]
+            var arguments: [DatabaseValue] = []
+            arguments.reserveCapacity(part.count * 6)
+            for change in part {
+                let columns = change.type == .update ? HistoryRecorder.bitmap(change.updatedSlots) : nil
+                arguments += [key.databaseValue, Int64(change.type.rawValue).databaseValue, Int64(change.entityNumber).databaseValue,
+                              change.primaryKey.databaseValue, transaction.databaseValue, columns?.databaseValue ?? .null]
+                key += 1
+            }
+            let rows = Array(repeating: "(?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?, ?)", count: part.count).joined(separator: ", ")
+            try session.execute("INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS) VALUES \(rows)",
+                                arguments)
+        }
+        try session.execute("SELECT pg_notify(?, ?)", [channel.databaseValue, "\(storeIdentifier):\(transaction)".databaseValue])
+        return transaction
+    }
+
+    private static func reserveKeys(entity: Int, count: Int, in session: PostgreSQLSession) throws -> Int64 {
+        let rows = try session.rows("UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX",
+                                    [Int64(count).databaseValue, Int64(entity).databaseValue])
+        guard let last = rows.first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else {
+            throw StoreError.corrupt(path: session.server, reason: "Z_PRIMARYKEY has no row for history entity \(entity)")
+        }
+        return last - Int64(count) + 1
+    }
+
+    /// The key of `name` in ATRANSACTIONSTRING, adding it when new.
+    private static func intern(_ name: String?, in session: PostgreSQLSession) throws -> Int64? {
+        guard let name else { return nil }
+        if let row = try session.rows("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1", [name.databaseValue]).first {
+            return Int64.fromDatabaseValue(row[0])
+        }
+        let key = try reserveKeys(entity: HistoryTables.stringEntity, count: 1, in: session)
+        try session.execute("INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)",
+                            [key.databaseValue, Int64(HistoryTables.stringEntity).databaseValue, name.databaseValue])
+        return key
+    }
+
+    /// The transactions numbered above `number`, oldest first, at most `limit`, each with its changes.
+    ///
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    static func transactions(after number: Int64, limit: Int, model: ManagedObjectModel, storeIdentifier: String,
+                             in session: PostgreSQLSession) throws -> [PersistentHistoryTransaction] {
+        let rows = try session.rows("""
+            SELECT t.Z_PK, t.ZTIMESTAMP, a.ZNAME, c.ZNAME, b.ZNAME, p.ZNAME FROM ATRANSACTION t
+            LEFT JOIN ATRANSACTIONSTRING a ON a.Z_PK = t.ZAUTHORTS LEFT JOIN ATRANSACTIONSTRING c ON c.Z_PK = t.ZCONTEXTNAMETS
+            LEFT JOIN ATRANSACTIONSTRING b ON b.Z_PK = t.ZBUNDLEIDTS LEFT JOIN ATRANSACTIONSTRING p ON p.Z_PK = t.ZPROCESSIDTS
+            WHERE t.Z_PK > ? ORDER BY t.Z_PK LIMIT ?
+            """, [number.databaseValue, Int64(limit).databaseValue])
+        guard let first = rows.first.flatMap({ Int64.fromDatabaseValue($0[0]) }),
+              let last = rows.last.flatMap({ Int64.fromDatabaseValue($0[0]) }) else { return [] }
+        let identity = StoreIdentity(uuid: storeIdentifier)
+        var changesByTransaction: [Int64: [PersistentHistoryChange]] = [:]
+        for row in try session.rows("""
+            SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS FROM ACHANGE
+            WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY Z_PK
+            """, [first.databaseValue, last.databaseValue]) {
+            // Rows of entities this model does not have (another version's) are left out, as on SQLite.
+            guard let id = Int64.fromDatabaseValue(row[0]), let typeNumber = Int.fromDatabaseValue(row[1]),
+                  let type = PersistentHistoryChangeType(rawValue: typeNumber),
+                  let entity = Int.fromDatabaseValue(row[2]).flatMap(model.entity(number:)),
+                  let key = Int64.fromDatabaseValue(row[3]), let transaction = Int64.fromDatabaseValue(row[4]) else { continue }
+            var updated: Set<String>?
+            if type == .update {
+                let slots = Data.fromDatabaseValue(row[5]).map(HistoryRecorder.slots(in:)) ?? []
+                updated = Set(slots.compactMap { $0 < entity.allProperties.count ? entity.allProperties[$0].name : nil })
+            }
+            changesByTransaction[transaction, default: []].append(PersistentHistoryChange.recorded(
+                changeID: id, changedObjectID: ManagedObjectID(entity: entity, primaryKey: key, store: identity),
+                changeType: type, updatedProperties: updated, transactionNumber: transaction))
+        }
+        return rows.compactMap { row in
+            guard let number = Int64.fromDatabaseValue(row[0]) else { return nil }
+            return PersistentHistoryTransaction.recorded(
+                transactionNumber: number,
+                timestamp: Date(timeIntervalSinceReferenceDate: Double.fromDatabaseValue(row[1]) ?? 0),
+                author: String.fromDatabaseValue(row[2]), contextName: String.fromDatabaseValue(row[3]),
+                bundleID: String.fromDatabaseValue(row[4]), processID: String.fromDatabaseValue(row[5]),
+                storeIdentifier: storeIdentifier, changes: changesByTransaction[number] ?? [])
+        }
+    }
+}
