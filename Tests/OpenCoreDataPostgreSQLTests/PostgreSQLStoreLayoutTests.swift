@@ -40,6 +40,14 @@ struct PostgreSQLStoreLayoutTests {
         #expect(typeByColumn["ZAUTHOR.ZBORN"] == "numeric")
         #expect(model.schema.joinTables.allSatisfy { join in join.columns.allSatisfy { typeByColumn["\(join.name).\($0)"] == "bigint" } })
         #expect(typeByColumn["Z_PRIMARYKEY.Z_MAX"] == "bigint")
+        // Text compares in code point order whatever the server's locale (the query language relies on it).
+        let collations = try store.pool.withSession { session in
+            try session.rows("""
+                SELECT DISTINCT collation_name FROM information_schema.columns
+                WHERE table_schema = current_schema() AND data_type = 'text' AND table_name LIKE 'z%' AND table_name NOT LIKE 'z\\_%'
+                """)
+        }
+        #expect(collations == [["C".databaseValue]])
 
         let entities = try store.pool.withSession { try $0.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") }
         #expect(entities.map { String.fromDatabaseValue($0[1])! } == model.entitiesByNumber.map(\.name))

@@ -1,0 +1,199 @@
+import Foundation
+import GRDB
+import Testing
+@testable import OpenCoreData
+@testable import OpenCoreDataPostgreSQL
+
+/// The query language on PostgreSQL must select exactly what in-memory evaluation selects, on the same
+/// generated predicates and data as the SQLite agreement test (SharedWithSQLite/ holds the same files).
+/// A predicate PostgreSQL cannot answer alike is refused with a ``QueryDialectRefusal``; refusals are
+/// counted by construct, and most predicates must be answered.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+struct PostgreSQLQueryAgreementTests {
+    @Test(arguments: Array(1...4) as [UInt64])
+    func randomPredicatesAgree(seed: UInt64) throws {
+        try agree(seed: seed, extendedOnly: false)
+    }
+
+    @Test(arguments: Array(5...8) as [UInt64])
+    func indexesTernariesFunctionsAndUnionsAgree(seed: UInt64) throws {
+        try agree(seed: seed, extendedOnly: true)
+    }
+
+    @Test(arguments: Array(9...12) as [UInt64])
+    func numbersComparedWithStringsAgree(seed: UInt64) throws {
+        try agree(seed: seed, extendedOnly: false, mixedKindsOnly: true)
+    }
+
+    func agree(seed: UInt64, extendedOnly: Bool, mixedKindsOnly: Bool = false) throws {
+        let fixture = try AgreementFixture(seed: seed)
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
+        defer { store.close() }
+        try PostgreSQLAgreementData.copy(fixture, to: store)
+        let person = try #require(fixture.model.entitiesByName["Person"])
+
+        var generator = PredicateGenerator(random: SeededGenerator(seed: seed &* 7919))
+        var failures = 0, answered = 0, discriminating = 0
+        var refusals: [QueryDialectRefusal.Construct: Int] = [:]
+        defer {
+            let counts = refusals.sorted { $0.value > $1.value }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            print("PostgreSQL agreement, seed \(seed): \(answered) of 400 answered; refused: \(counts)")
+        }
+        for _ in 0..<400 {
+            let (format, arguments) = generator.predicate(extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
+            let predicate = try QueryPredicate(format: format, argumentArray: arguments)
+            let memory = try fixture.memoryKeys(predicate)
+            let keys: [Int64]
+            do {
+                keys = try store.fetchRows(entity: person, predicate: predicate).map(\.primaryKey)
+            } catch let refusal as QueryDialectRefusal {
+                refusals[refusal.construct, default: 0] += 1
+                continue
+            } catch {
+                Issue.record("PostgreSQL failed for \(format) \(arguments): \(error)")
+                failures += 1
+                if failures > 10 { return }
+                continue
+            }
+            answered += 1
+            #expect(keys.count == Set(keys).count, "duplicate rows for \(format)")
+            if !memory.isEmpty && memory.count < fixture.people.count { discriminating += 1 }
+            if Set(keys) != memory {
+                failures += 1
+                Issue.record("""
+                    disagreement for \(format) \(arguments)
+                    PostgreSQL only: \(Set(keys).subtracting(memory).sorted().prefix(3).map { "\($0): \(fixture.people[$0]?.description ?? "")" })
+                    memory only: \(memory.subtracting(keys).sorted().prefix(3).map { "\($0): \(fixture.people[$0]?.description ?? "")" })
+                    """)
+                if failures > 10 { return }
+            }
+        }
+        // Refusals are the exception: most predicates run, and split the rows, or agreement proves little.
+        #expect(answered >= 150, "only \(answered) of 400 predicates compiled for PostgreSQL")
+        #expect(discriminating >= 80, "only \(discriminating) predicates selected some but not all rows")
+    }
+
+    @Test(arguments: [4, 5] as [UInt64])
+    func sortOrdersAgree(seed: UInt64) throws {
+        let fixture = try AgreementFixture(seed: seed)
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
+        defer { store.close() }
+        try PostgreSQLAgreementData.copy(fixture, to: store)
+        let person = try #require(fixture.model.entitiesByName["Person"])
+        let textKeys: Set<String> = ["name", "nickname", "address.city"]
+        for key in ["name", "nickname", "age", "height", "born", "address.city", "flag", "balance", "id", "books.@count", "address.zip", "books.@sum.pages"] {
+            for comparator in StringComparison.allCases {
+                for ascending in [true, false] {
+                    let descriptor = QuerySortDescriptor(key: key, ascending: ascending, comparator: comparator)
+                    let keys: [Int64]
+                    do {
+                        keys = try store.fetchRows(entity: person, predicate: nil, sortDescriptors: [descriptor]).map(\.primaryKey)
+                    } catch let refusal as QueryDialectRefusal {
+                        // Only text sorted by a selector other than compare: is refused.
+                        #expect(refusal.construct == .sortComparator && textKeys.contains(key) && comparator != .compare,
+                                "\(key) \(comparator): \(refusal)")
+                        continue
+                    }
+                    #expect(keys.count == fixture.people.count)
+                    for (a, b) in zip(keys, keys.dropFirst()) {
+                        let order = try descriptor.compare(fixture.people[a], fixture.people[b])
+                        #expect(order != .orderedDescending,
+                                "\(key) \(comparator) \(ascending): \(String(describing: try? fixture.people[a]?.value(forKeyPath: key))) before \(String(describing: try? fixture.people[b]?.value(forKeyPath: key)))")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Counting, limits and offsets, and the sub-entity filter, against the SQLite store's own answer.
+    @Test func countLimitOffsetAndSubentitiesMatchSQLite() throws {
+        let fixture = try AgreementFixture(seed: 3)
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
+        defer { store.close() }
+        try PostgreSQLAgreementData.copy(fixture, to: store)
+        let person = try #require(fixture.model.entitiesByName["Person"])
+        let employee = try #require(fixture.model.entitiesByName["Employee"])
+        let predicate = try QueryPredicate(format: "age >= 18 OR name BEGINSWITH 'E'")
+        let byAge = [QuerySortDescriptor(key: "age"), QuerySortDescriptor(key: "name", ascending: false)]
+
+        let all = try store.fetchRows(entity: person, predicate: predicate, sortDescriptors: byAge).map(\.primaryKey)
+        #expect(Set(all) == (try fixture.memoryKeys(predicate)))
+        #expect(try store.count(entity: person, predicate: predicate) == all.count)
+        let page = try store.fetchRows(entity: person, predicate: predicate, sortDescriptors: byAge, limit: 5, offset: 3)
+        #expect(page.map(\.primaryKey) == Array(all.dropFirst(3).prefix(5)))
+        #expect(try store.fetchRows(entity: person, predicate: predicate, limit: 0, offset: all.count).isEmpty)
+
+        // Rows come back whole, as the SQLite store reads them.
+        let sqliteRows = try fixture.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM \(person.tableName) ORDER BY Z_PK").map { Array($0.databaseValues) }
+        }
+        let rows = try store.fetchRows(entity: person, predicate: nil, sortDescriptors: [QuerySortDescriptor(key: "id")])
+            .sorted { $0.primaryKey < $1.primaryKey }
+        #expect(rows.map { Array($0) } == sqliteRows)
+
+        #expect(try store.count(entity: employee, predicate: nil) == fixture.employees.count)
+        #expect(try store.count(entity: person, predicate: nil, includesSubentities: false)
+                == fixture.people.count - fixture.employees.count)
+        #expect(throws: ObjectGraphError.self) { try store.fetchRows(entity: person, predicate: nil, limit: -1) }
+    }
+
+    /// Each refused construct is refused by name, before any statement runs.
+    @Test func refusalsNameTheConstructAndTheComparison() throws {
+        let fixture = try AgreementFixture(seed: 1, people: 3)
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
+        defer { store.close() }
+        let person = try #require(fixture.model.entitiesByName["Person"])
+        let cases: [(String, [Any], QueryDialectRefusal.Construct)] = [
+            ("name ==[c] 'STRASSE'", [], .foldingOptions),
+            ("name BEGINSWITH[d] 'E'", [], .foldingOptions),
+            ("name MATCHES '.*mile'", [], .regularExpression),
+            ("name LIKE nickname", [], .computedLikePattern),
+            ("uppercase:(name) == 'E'", [], .function),
+            ("age ** 2 > 4", [], .function),
+            ("median:(books.pages) > 4", [], .median),
+            ("name == %@", ["nana\u{0}"], .nulCharacter),
+            ("age == name", [], .numberComparedWithText),
+            ("{1, 2}[score] == 1", [], .computedLiteralIndex),
+            ("TERNARY(flag == YES, name, age) == 1", [], .operandKind),
+        ]
+        for (format, arguments, construct) in cases {
+            let predicate = try QueryPredicate(format: format, argumentArray: arguments)
+            let error = #expect(throws: QueryDialectRefusal.self, "\(format)") {
+                try store.fetchRows(entity: person, predicate: predicate)
+            }
+            #expect(error?.construct == construct, "\(format): \(String(describing: error))")
+            #expect(error?.dialect == "PostgreSQL")
+            #expect(error?.description.hasPrefix("PostgreSQL cannot compile ") == true)
+        }
+    }
+}
+
+/// The agreement fixture's rows, copied from its SQLite database into a PostgreSQL store's tables.
+enum PostgreSQLAgreementData {
+    static func copy(_ fixture: AgreementFixture, to store: PostgreSQLStore) throws {
+        let schema = fixture.model.schema
+        let tables = schema.tables.filter { !$0.name.hasPrefix("Z_") }.map { ($0.name, $0.columns.map(\.name)) }
+            + schema.joinTables.map { ($0.name, $0.columns) }
+        for (table, columns) in tables {
+            let list = columns.joined(separator: ", ")
+            let rows = try fixture.database.read { db in
+                try Row.fetchAll(db, sql: "SELECT \(list) FROM \(table)").map { Array($0.databaseValues) }
+            }
+            guard !rows.isEmpty else { continue }
+            let placeholders = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
+            try store.pool.withSession { session in
+                try session.execute("INSERT INTO \(table) (\(list)) VALUES "
+                                    + Array(repeating: placeholders, count: rows.count).joined(separator: ", "),
+                                    rows.flatMap { $0 })
+            }
+        }
+    }
+}
