@@ -27,11 +27,12 @@ struct PostgreSQLQueryAgreementTests {
 
     func agree(seed: UInt64, extendedOnly: Bool, mixedKindsOnly: Bool = false) throws {
         let fixture = try AgreementFixture(seed: seed)
-        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
-        defer { PostgreSQLTestServer.drop(configuration) }
-        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
-        defer { store.close() }
-        try PostgreSQLAgreementData.copy(fixture, to: store)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in
+            try agree(fixture, store, seed: seed, extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
+        }
+    }
+
+    func agree(_ fixture: AgreementFixture, _ store: PostgreSQLStore, seed: UInt64, extendedOnly: Bool, mixedKindsOnly: Bool) throws {
         let person = try #require(fixture.model.entitiesByName["Person"])
 
         var generator = PredicateGenerator(random: SeededGenerator(seed: seed &* 7919))
@@ -78,11 +79,10 @@ struct PostgreSQLQueryAgreementTests {
     @Test(arguments: [4, 5] as [UInt64])
     func sortOrdersAgree(seed: UInt64) throws {
         let fixture = try AgreementFixture(seed: seed)
-        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
-        defer { PostgreSQLTestServer.drop(configuration) }
-        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
-        defer { store.close() }
-        try PostgreSQLAgreementData.copy(fixture, to: store)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in try sortOrdersAgree(fixture, store) }
+    }
+
+    func sortOrdersAgree(_ fixture: AgreementFixture, _ store: PostgreSQLStore) throws {
         let person = try #require(fixture.model.entitiesByName["Person"])
         let textKeys: Set<String> = ["name", "nickname", "address.city"]
         for key in ["name", "nickname", "age", "height", "born", "address.city", "flag", "balance", "id", "books.@count", "address.zip", "books.@sum.pages"] {
@@ -112,11 +112,10 @@ struct PostgreSQLQueryAgreementTests {
     /// Counting, limits and offsets, and the sub-entity filter, against the SQLite store's own answer.
     @Test func countLimitOffsetAndSubentitiesMatchSQLite() throws {
         let fixture = try AgreementFixture(seed: 3)
-        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
-        defer { PostgreSQLTestServer.drop(configuration) }
-        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
-        defer { store.close() }
-        try PostgreSQLAgreementData.copy(fixture, to: store)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in try countLimitOffsetAndSubentities(fixture, store) }
+    }
+
+    func countLimitOffsetAndSubentities(_ fixture: AgreementFixture, _ store: PostgreSQLStore) throws {
         let person = try #require(fixture.model.entitiesByName["Person"])
         let employee = try #require(fixture.model.entitiesByName["Employee"])
         let predicate = try QueryPredicate(format: "age >= 18 OR name BEGINSWITH 'E'")
@@ -146,10 +145,10 @@ struct PostgreSQLQueryAgreementTests {
     /// Each refused construct is refused by name, before any statement runs.
     @Test func refusalsNameTheConstructAndTheComparison() throws {
         let fixture = try AgreementFixture(seed: 1, people: 3)
-        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
-        defer { PostgreSQLTestServer.drop(configuration) }
-        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
-        defer { store.close() }
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in try refusals(fixture, store) }
+    }
+
+    func refusals(_ fixture: AgreementFixture, _ store: PostgreSQLStore) throws {
         let person = try #require(fixture.model.entitiesByName["Person"])
         let cases: [(String, [Any], QueryDialectRefusal.Construct)] = [
             ("name ==[c] 'STRASSE'", [], .foldingOptions),
@@ -178,6 +177,16 @@ struct PostgreSQLQueryAgreementTests {
 
 /// The agreement fixture's rows, copied from its SQLite database into a PostgreSQL store's tables.
 enum PostgreSQLAgreementData {
+    /// Runs `body` on a store in a schema of its own holding the fixture's rows, dropped afterwards.
+    static func withCopy(of fixture: AgreementFixture, _ body: (PostgreSQLStore) throws -> Void) throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
+        defer { store.close() }
+        try copy(fixture, to: store)
+        try body(store)
+    }
+
     static func copy(_ fixture: AgreementFixture, to store: PostgreSQLStore) throws {
         let schema = fixture.model.schema
         let tables = schema.tables.filter { !$0.name.hasPrefix("Z_") }.map { ($0.name, $0.columns.map(\.name)) }
