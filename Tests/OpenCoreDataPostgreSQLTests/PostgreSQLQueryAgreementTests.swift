@@ -156,11 +156,13 @@ struct PostgreSQLQueryAgreementTests {
             ("name MATCHES '.*mile'", [], .regularExpression),
             ("name LIKE nickname", [], .computedLikePattern),
             ("uppercase:(name) == 'E'", [], .function),
-            ("age ** 2 > 4", [], .function),
-            ("median:(books.pages) > 4", [], .median),
+            ("length:(name) == 4", [], .function),
+            ("modulus:by:(height, 0.5) == 0", [], .function),
+            ("median:(books.title) > 4", [], .operandKind),
             ("name == %@", ["nana\u{0}"], .nulCharacter),
             ("age == name", [], .numberComparedWithText),
-            ("{1, 2}[score] == 1", [], .computedLiteralIndex),
+            ("{1, 2}[name] == 1", [], .operandKind),
+            ("{name, age}[score] == 1", [], .operandKind),
             ("TERNARY(flag == YES, name, age) == 1", [], .operandKind),
         ]
         for (format, arguments, construct) in cases {

@@ -23,16 +23,15 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
         case operandKind = "an operand whose kind (text, number) is not known before the query runs"
         /// A number compared with a string read from a row, which memory reads as the number it spells.
         case numberComparedWithText = "a number compared with text read from a row (memory reads the text as the number it spells)"
-        /// Functions that run Swift code on SQLite: string and math functions, CAST, `random()`, `**`.
+        /// Functions that run Swift code on SQLite and have no exact PostgreSQL equal: the string functions,
+        /// `CAST`, `modulus:by:` of numbers that are not whole.
         case function = "the function runs Swift code on SQLite and has no exact PostgreSQL equal"
-        /// `median:` and `@median`.
-        case median = "median has no exact PostgreSQL aggregate here"
+        /// `median:` as a fetched value (dictionary results); `median:` and `@median` in predicates compile.
+        case median = "median as a fetched value has no exact PostgreSQL aggregate here"
         /// A string constant holding U+0000, which PostgreSQL text cannot hold.
         case nulCharacter = "PostgreSQL text cannot hold U+0000"
         /// Sorting with a comparison selector other than `compare:`.
         case sortComparator = "sorting with this comparison selector needs a collation PostgreSQL does not have alike"
-        /// An index into a literal collection computed for each row (`{1, 2}[score]`).
-        case computedLiteralIndex = "an index into a literal collection computed from the row"
     }
 
     /// What was refused.

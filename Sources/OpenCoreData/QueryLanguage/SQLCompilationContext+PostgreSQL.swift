@@ -36,20 +36,105 @@ extension CompilationContext {
 
     /// The kind of the attribute a plain key path from `entity` reaches (`.unknown` past anything else).
     func attributeKind(_ entity: EntityDescription, _ path: [String]) -> OperandKind {
+        attributeType(entity, path).map(OperandKind.init) ?? .unknown
+    }
+
+    /// The type of the attribute a plain key path from `entity` (through to-one relationships) reaches.
+    private func attributeType(_ entity: EntityDescription, _ path: [String]) -> AttributeType? {
         var current = entity
         for (position, key) in path.enumerated() {
             if let attribute = current.attributesByName[key] {
-                return position == path.count - 1 ? OperandKind(attribute.attributeType) : .unknown
+                return position == path.count - 1 ? attribute.attributeType : nil
             }
             guard let relationship = current.propertiesByName[key] as? RelationshipDescription, !relationship.isToMany,
-                  let destination = relationship.destinationEntity else { return .unknown }
+                  let destination = relationship.destinationEntity else { return nil }
             current = destination
         }
-        return .unknown
+        return nil
     }
 
-    /// `+`, `-`, `*`, `/` on numbers; `/` in double precision with NULL for a zero divisor, as memory divides.
-    /// Powers are refused (PostgreSQL fails where memory gives nil).
+    /// Whether memory computes the expression as a whole number (Int64): integer and boolean attributes,
+    /// integer constants, counts, and `+`, `-`, `*` of those. PostgreSQL keeps such values in BIGINT.
+    func isInteger(_ expression: QueryExpression) throws -> Bool {
+        if isConstant(expression) {
+            switch try foldedConstant(expression) {
+            case .int?, .bool?: return true
+            default: return false
+            }
+        }
+        switch expression {
+        case .keyPath(let base, let components):
+            if components.last == "@count" { return true }
+            let entity: EntityDescription
+            switch base {
+            case .evaluatedObject: entity = rootScope.entity
+            case .variable(let name):
+                guard let row = boundRows[name] else { return false }
+                entity = row.entity
+            default: return false
+            }
+            switch attributeType(entity, components) {
+            case .integer16?, .integer32?, .integer64?, .boolean?: return true
+            default: return false
+            }
+        case .arithmetic(let op, let lhs, let rhs):
+            guard [.add, .subtract, .multiply].contains(op) else { return false }
+            return try isInteger(lhs) && isInteger(rhs)
+        case .negate(let operand): return try isInteger(operand)
+        case .index(_, .size): return true
+        default: return false
+        }
+    }
+
+    /// The math functions, as memory computes them: NULL where memory's result is not a number, never a
+    /// server error where memory has an answer (PostgreSQL refuses the logarithm of 0, memory gives -∞).
+    func postgreSQLMathFunction(_ function: QueryFunction, _ arguments: [QueryExpression], in scope: SQLScope) throws -> SQLFragment {
+        try requireNumbers(arguments)
+        let values = try arguments.map { try value($0, in: scope) }
+        func double(_ fragment: SQLFragment) -> SQLFragment { "CAST(" + fragment + " AS DOUBLE PRECISION)" }
+        switch function {
+        case .sqrt: return "(CASE WHEN " + values[0] + " >= 0 THEN sqrt(" + double(values[0]) + ") END)"
+        case .log, .ln:
+            let name = function == .log ? "log" : "ln"
+            return "(CASE WHEN " + values[0] + " > 0 THEN \(name)(" + double(values[0]) + ") WHEN " + values[0]
+                + " = 0 THEN CAST('-Infinity' AS DOUBLE PRECISION) END)"
+        case .exp: return "exp(" + double(values[0]) + ")"
+        case .ceiling, .floor, .trunc:
+            // Whole numbers are their own ceiling, floor and truncation, and keep their precision.
+            if try isInteger(arguments[0]) { return values[0] }
+            let name = function == .ceiling ? "ceil" : function == .floor ? "floor" : "trunc"
+            return "\(name)(" + double(values[0]) + ")"
+        case .modulus:
+            // C's remainder on whole numbers (the dividend's sign); fmod on doubles has no exact equal.
+            guard try isInteger(arguments[0]), try isInteger(arguments[1]) else { throw refusal(.function) }
+            return "(CASE WHEN " + values[1] + " <> 0 THEN mod(" + values[0] + ", " + values[1] + ") END)"
+        default:
+            throw refusal(.function)
+        }
+    }
+
+    /// The median of the numbers `values` selects (one column `v`, NULLs left out): the middle one, or the
+    /// mean of the middle two in double precision, as memory computes it.
+    func postgreSQLMedian(of values: SQLFragment) -> SQLFragment {
+        "(SELECT AVG(v) FROM (SELECT v, row_number() OVER (ORDER BY v) AS r, count(*) OVER () AS n FROM ("
+            + values + ") AS ocd_members) AS ocd_ranked WHERE r IN ((n + 1) / 2, (n + 2) / 2))"
+    }
+
+    /// `{a, b, c}[position]` for a position read from the row: memory takes whole, non-negative numbers only.
+    func postgreSQLLiteralIndex(_ members: [QueryExpression], _ position: QueryExpression, whole: QueryExpression,
+                                in scope: SQLScope) throws -> SQLFragment {
+        try requireNumbers([position])
+        // CASE needs members of one kind.
+        if try operandKind(whole) == .unknown { throw refusal(.operandKind) }
+        var cases = "CASE " + (try value(position, in: scope))
+        for (offset, member) in members.enumerated() {
+            cases = cases + " WHEN \(offset) THEN " + (try value(member, in: scope))
+        }
+        return cases + " END"
+    }
+
+    /// `+`, `-`, `*`, `/`, `**` on numbers; `/` in double precision with NULL for a zero divisor, as memory
+    /// divides.
     func postgreSQLArithmetic(_ op: QueryExpression.ArithmeticOperator, _ lhs: QueryExpression, _ rhs: QueryExpression,
                               in scope: SQLScope) throws -> SQLFragment {
         try requireNumbers([lhs, rhs])
@@ -60,7 +145,13 @@ extension CompilationContext {
         case .multiply: return "(" + left + " * " + right + ")"
         case .divide:
             return "(CAST(" + left + " AS DOUBLE PRECISION) / NULLIF(CAST(" + right + " AS DOUBLE PRECISION), 0))"
-        case .power: throw refusal(.function)
+        case .power:
+            // pow's answers where PostgreSQL's power() fails: NaN (nil) for a negative base and a fractional
+            // exponent, +∞ for 0 to a negative power.
+            let base = "CAST(" + left + " AS DOUBLE PRECISION)", exponent = "CAST(" + right + " AS DOUBLE PRECISION)"
+            return "(CASE WHEN " + base + " < 0 AND " + exponent + " <> trunc(" + exponent + ") THEN NULL WHEN " + base
+                + " = 0 AND " + exponent + " < 0 THEN CAST('Infinity' AS DOUBLE PRECISION) ELSE power(" + base + ", "
+                + exponent + ") END)"
         }
     }
 

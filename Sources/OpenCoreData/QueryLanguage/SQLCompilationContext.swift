@@ -491,6 +491,8 @@ final class CompilationContext {
         case .count, .sum, .min, .max, .average, .median:
             if let folded = try foldedConstant(whole) { return try value(.constant(folded), in: scope) }
             return try aggregateValue(function, arguments, in: scope)
+        case .sqrt, .log, .ln, .exp, .ceiling, .floor, .trunc, .modulus where dialect == .postgreSQL:
+            return try postgreSQLMathFunction(function, arguments, in: scope)
         default:
             if dialect == .postgreSQL { throw refusal(.function) }
             // The rest run the same Swift code as memory does (SQLite's own upper() and % differ).
@@ -504,10 +506,7 @@ final class CompilationContext {
     private func aggregateValue(_ function: QueryFunction, _ arguments: [QueryExpression], in scope: SQLScope) throws -> SQLFragment {
         // Several values, or one literal collection of them: `max:(age, score)`, `median:({age, score, 7})`.
         if let members = arguments.count == 1 ? literalMembers(arguments[0]) : arguments, !members.isEmpty {
-            if dialect == .postgreSQL {
-                if function == .median { throw refusal(.median) }
-                if function != .count { try requireNumbers(members) }
-            }
+            if dialect == .postgreSQL, function != .count { try requireNumbers(members) }
             let rows = try members.enumerated().map { offset, member in
                 "SELECT " + (try value(member, in: scope)) + (offset == 0 ? " AS v" : "")
             }
@@ -517,7 +516,11 @@ final class CompilationContext {
             ]
             guard let aggregate = sqlFunctions[function] else { throw unsupported(function.rawValue) }
             // PostgreSQL wants a name for a subquery in FROM.
-            return "(SELECT \(aggregate) FROM (" + SQLFragment.joined(rows, separator: " UNION ALL ") + ") AS ocd_values)"
+            let values = "(" + SQLFragment.joined(rows, separator: " UNION ALL ") + ") AS ocd_values"
+            if dialect == .postgreSQL, function == .median {
+                return postgreSQLMedian(of: "SELECT CAST(v AS DOUBLE PRECISION) AS v FROM " + values + " WHERE v IS NOT NULL")
+            }
+            return "(SELECT \(aggregate) FROM " + values + ")"
         }
         guard arguments.count == 1, case .keyPath = arguments[0], let target = try resolve(arguments[0], in: scope),
               case .toMany(let relationship, let storage, let owner, let rest) = target else {
@@ -577,8 +580,7 @@ final class CompilationContext {
         if dialect == .postgreSQL {
             // Sums and averages of text differ between the databases (and memory); MIN and MAX of text
             // follow the columns' "C" collation, which is memory's order.
-            if operatorName == "@median" { throw refusal(.median) }
-            if ["@sum", "@avg"].contains(operatorName),
+            if ["@sum", "@avg", "@median"].contains(operatorName),
                attributeKind(memberScope.entity, attributePath) != .number { throw refusal(.operandKind) }
         }
         let aggregate: SQLFragment
@@ -597,6 +599,11 @@ final class CompilationContext {
         case "@avg": aggregate = "AVG(" + unique + (try column()) + ")"
         case "@min": aggregate = "MIN(" + (try column()) + ")"
         case "@max": aggregate = "MAX(" + (try column()) + ")"
+        case "@median" where allowsMedian && dialect == .postgreSQL:
+            let member = try column()
+            // Joins the member path added belong to the member scope, so the FROM clause is read afterwards.
+            return postgreSQLMedian(of: "SELECT " + unique + "CAST(" + member + " AS DOUBLE PRECISION) AS v FROM "
+                + "\(memberScope.fromClause) WHERE \(correlation) AND " + member + " IS NOT NULL")
         case "@median" where allowsMedian: aggregate = "ocd_median(" + unique + (try column()) + ")"
         default:
             throw unsupported("the collection operator \(operatorName)")
@@ -644,7 +651,7 @@ final class CompilationContext {
                     return try value(members[offset], in: scope)
                 }
                 if members.isEmpty { return SQLFragment("NULL") }
-                if dialect == .postgreSQL { throw refusal(.computedLiteralIndex) }
+                if dialect == .postgreSQL { return try postgreSQLLiteralIndex(members, position, whole: whole, in: scope) }
                 // Through ocd_function the position has no column affinity, so text never matches a number
                 // (memory takes numbers only).
                 var cases = "CASE ocd_function('noindex:', " + (try value(position, in: scope)) + ")"
