@@ -19,10 +19,9 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
         case regularExpression = "MATCHES uses ICU regular expressions; PostgreSQL's are POSIX and differ"
         /// `LIKE` whose pattern is read from a row: only a constant pattern is translated.
         case computedLikePattern = "a LIKE pattern must be a constant (it is translated to PostgreSQL's before the query runs)"
-        /// A string operator (or arithmetic, a sum…) on an operand that is not known to be text (or a number).
+        /// A string operator, arithmetic, a sum, a CASE (`TERNARY`, `{…}[i]`) on operands not known to be text
+        /// or numbers, or of kinds PostgreSQL cannot mix.
         case operandKind = "an operand whose kind (text, number) is not known before the query runs"
-        /// A number compared with a string read from a row, which memory reads as the number it spells.
-        case numberComparedWithText = "a number compared with text read from a row (memory reads the text as the number it spells)"
         /// Functions that run Swift code on SQLite and have no exact PostgreSQL equal: the string functions,
         /// `CAST`, `modulus:by:` of numbers that are not whole.
         case function = "the function runs Swift code on SQLite and has no exact PostgreSQL equal"

@@ -166,8 +166,12 @@ extension CompilationContext {
         case .beginsWith, .endsWith, .contains, .in, .like: break
         // What remains reaches here only when the operands' kinds differ, or cannot be told, for each row.
         default:
-            let unknown = try operands.map { try operandKind($0.0) == .unknown || operandKind($0.1) == .unknown } ?? true
-            throw refusal(unknown ? .operandKind : .numberComparedWithText)
+            guard let (left, right) = operands else { throw refusal(.operandKind) }
+            switch (try operandKind(left), try operandKind(right)) {
+            case (.text, .number): return spelledNumberComparison(op, text: lhs, number: rhs, textOnLeft: true)
+            case (.number, .text): return spelledNumberComparison(op, text: rhs, number: lhs, textOnLeft: false)
+            default: throw refusal(.operandKind)
+            }
         }
         guard let (left, right) = operands else { throw refusal(.operandKind) }
         let kinds = (try operandKind(left), try operandKind(right))
@@ -187,6 +191,35 @@ extension CompilationContext {
             }
             return "(" + lhs + " LIKE " + (try parameter(.string(CompilationContext.postgreSQLLikePattern(pattern)))) + ")"
         }
+    }
+
+    /// A number compared with text read from the row, as memory compares them: the text as the number it
+    /// spells (``QueryValueSemantics/spelledNumber(_:)``: ASCII digits, optional sign, fraction and exponent,
+    /// spaces around), exactly when it is a whole number in 64 bits, else in double precision; text that spells
+    /// no number (or nil on one side) is neither equal nor ordered, so only `!=` holds; nil equals nil.
+    func spelledNumberComparison(_ op: QueryComparison.Operator, text: SQLFragment, number: SQLFragment,
+                                 textOnLeft: Bool) -> SQLFragment {
+        let operators: [QueryComparison.Operator: String] = [
+            .equal: " = ", .notEqual: " = ", .less: " < ", .lessOrEqual: " <= ", .greater: " > ", .greaterOrEqual: " >= ",
+        ]
+        let sqlOperator = operators[op] ?? " = "
+        func compared(_ spelled: SQLFragment) -> SQLFragment {
+            textOnLeft ? "(" + spelled + sqlOperator + number + ")" : "(" + number + sqlOperator + spelled + ")"
+        }
+        let space = "[\u{9}-\u{D} ]*"
+        let integerPattern = "^" + space + "[+-]?[0-9]+" + space + "$"
+        let numberPattern = "^" + space + "[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?" + space + "$"
+        let asInteger = "CAST(" + text + " AS NUMERIC)"
+        let asDouble = "CAST(" + text + " AS DOUBLE PRECISION)"
+        // CASE decides in order, so text is cast only once its pattern matched.
+        let test = "CASE WHEN " + text + " ~ " + SQLFragment.parameter(integerPattern.databaseValue) + " THEN CASE WHEN "
+            + asInteger + " BETWEEN -9223372036854775808 AND 9223372036854775807 THEN " + compared(asInteger) + " ELSE "
+            + compared(asDouble) + " END WHEN " + text + " ~ " + SQLFragment.parameter(numberPattern.databaseValue)
+            + " THEN " + compared(asDouble) + " END"
+        var holds = "COALESCE(" + test + ", FALSE)"
+        // nil equals nil, as in memory.
+        if op == .equal || op == .notEqual { holds = "(" + holds + " OR (" + text + " IS NULL AND " + number + " IS NULL))" }
+        return op == .notEqual ? "(NOT " + holds + ")" : holds
     }
 
     /// Memory's LIKE pattern (`*` any run, `?` one character, `\` escapes the next) as PostgreSQL's
