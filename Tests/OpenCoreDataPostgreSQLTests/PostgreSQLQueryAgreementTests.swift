@@ -157,6 +157,8 @@ struct PostgreSQLQueryAgreementTests {
             ("name LIKE nickname", [], .computedLikePattern),
             ("uppercase:(name) == 'E'", [], .function),
             ("length:(name) == 4", [], .function),
+            ("CAST(name, 'NSNumber') > 1", [], .function),
+            ("CAST(height, 'NSString') == '1.5'", [], .function),
             ("modulus:by:(height, 0.5) == 0", [], .function),
             ("median:(books.title) > 4", [], .operandKind),
             ("name == %@", ["nana\u{0}"], .nulCharacter),

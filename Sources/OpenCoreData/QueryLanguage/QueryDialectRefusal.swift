@@ -23,7 +23,8 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
         /// or numbers, or of kinds PostgreSQL cannot mix.
         case operandKind = "an operand whose kind (text, number) is not known before the query runs"
         /// Functions that run Swift code on SQLite and have no exact PostgreSQL equal: the string functions,
-        /// `CAST`, `modulus:by:` of numbers that are not whole.
+        /// `CAST` of text to numbers, of doubles to text and to the other types, `modulus:by:` of numbers that
+        /// are not whole.
         case function = "the function runs Swift code on SQLite and has no exact PostgreSQL equal"
         /// `median:` as a fetched value (dictionary results); `median:` and `@median` in predicates compile.
         case median = "median as a fetched value has no exact PostgreSQL aggregate here"

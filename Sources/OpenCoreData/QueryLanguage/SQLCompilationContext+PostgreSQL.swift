@@ -113,6 +113,28 @@ extension CompilationContext {
         }
     }
 
+    /// `CAST(x, 'NSNumber' | 'NSDate' | 'NSString')` where ``QueryCast`` gives a value PostgreSQL computes alike:
+    /// numbers (and dates, as seconds) to numbers and dates, whole numbers and text to text.
+    func postgreSQLCast(_ operand: QueryExpression, to type: QueryCastType, in scope: SQLScope) throws -> SQLFragment {
+        let kind = try operandKind(operand)
+        let operandValue = try value(operand, in: scope)
+        let numeric = kind == .number || kind == .null
+        switch type {
+        case .number, .date:
+            guard numeric else { throw refusal(.function) }
+            // Whole numbers stay whole; decimals and dates become doubles, as in memory.
+            if try isInteger(operand) { return operandValue }
+            return "CAST(" + operandValue + " AS DOUBLE PRECISION)"
+        case .string:
+            if kind == .text || kind == .null { return operandValue }
+            // The digits, as Swift's String(Int64) writes them; doubles print differently in the two.
+            guard try isInteger(operand) else { throw refusal(.function) }
+            return "CAST(" + operandValue + " AS TEXT)"
+        default:
+            throw refusal(.function)
+        }
+    }
+
     /// The median of the numbers `values` selects (one column `v`, NULLs left out): the middle one, or the
     /// mean of the middle two in double precision, as memory computes it.
     func postgreSQLMedian(of values: SQLFragment) -> SQLFragment {

@@ -463,7 +463,7 @@ final class CompilationContext {
             return "CASE WHEN " + condition + " THEN " + (try value(whenTrue, in: scope)) + " ELSE "
                 + (try value(whenFalse, in: scope)) + " END"
         case .cast(let operand, let type):
-            if dialect == .postgreSQL { throw refusal(.function) }
+            if dialect == .postgreSQL { return try postgreSQLCast(operand, to: type, in: scope) }
             return "ocd_cast(" + (try value(operand, in: scope)) + ", '\(type.rawValue)')"
         case .aggregate:
             throw unsupported("a collection in a scalar position")
