@@ -156,7 +156,7 @@ struct PostgreSQLQueryAgreementTests {
             ("name MATCHES '.*mile'", [], .regularExpression),
             ("name LIKE nickname", [], .computedLikePattern),
             ("uppercase:(name) == 'E'", [], .function),
-            ("length:(name) == 4", [], .function),
+            ("length:(age) == 4", [], .operandKind),
             ("CAST(name, 'NSNumber') > 1", [], .function),
             ("CAST(height, 'NSString') == '1.5'", [], .function),
             ("modulus:by:(height, 0.5) == 0", [], .function),
@@ -206,6 +206,29 @@ enum PostgreSQLAgreementData {
                 try session.execute("INSERT INTO \(table) (\(list)) VALUES "
                                     + Array(repeating: placeholders, count: rows.count).joined(separator: ", "),
                                     rows.flatMap { $0 })
+            }
+        }
+    }
+}
+
+/// `length:` counts UTF-16 code units, as memory (NSString) does, beyond the BMP and across combining marks.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+struct PostgreSQLStringLengthTests {
+    @Test func lengthCountsUTF16CodeUnits() throws {
+        let texts = ["", "a", "é", "e\u{301}", "😀", "a😀b😀", "𝔘𝔫𝔦", "ß", "\u{10FFFF}", "\u{FFFF}x"]
+        let fixture = try AgreementFixture(seed: 2, people: texts.count)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in
+            let person = try #require(fixture.model.entitiesByName["Person"])
+            for (offset, text) in texts.enumerated() {
+                let key = Int64(offset + 1)
+                fixture.people[key]?.values["name"] = text
+                try store.pool.withSession { try $0.execute("UPDATE \(person.tableName) SET ZNAME = ? WHERE Z_PK = ?",
+                                                            [text.databaseValue, key.databaseValue]) }
+            }
+            for length in 0...7 {
+                let predicate = try QueryPredicate(format: "length:(name) == %d", length)
+                let keys = try store.fetchRows(entity: person, predicate: predicate).map(\.primaryKey)
+                #expect(Set(keys) == (try fixture.memoryKeys(predicate)), "length \(length)")
             }
         }
     }

@@ -135,6 +135,17 @@ extension CompilationContext {
         }
     }
 
+    /// `length:` of text: UTF-16 code units, as NSString counts them (memory's answer): the code points, plus
+    /// one for each beyond U+FFFF, which UTF-16 writes as two.
+    func postgreSQLLength(_ operand: QueryExpression, in scope: SQLScope) throws -> SQLFragment {
+        guard [.text, .null].contains(try operandKind(operand)) else { throw refusal(.operandKind) }
+        let text = try value(operand, in: scope)
+        // The pattern holds the characters themselves, so no escape syntax is involved.
+        let outsideBMP = "[^\u{10000}-\u{10FFFF}]"
+        return "(length(" + text + ") + length(regexp_replace(" + text + ", "
+            + SQLFragment.parameter(outsideBMP.databaseValue) + ", '', 'g')))"
+    }
+
     /// The median of the numbers `values` selects (one column `v`, NULLs left out): the middle one, or the
     /// mean of the middle two in double precision, as memory computes it.
     func postgreSQLMedian(of values: SQLFragment) -> SQLFragment {

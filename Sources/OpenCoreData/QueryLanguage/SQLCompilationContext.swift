@@ -493,6 +493,8 @@ final class CompilationContext {
             return try aggregateValue(function, arguments, in: scope)
         case .sqrt, .log, .ln, .exp, .ceiling, .floor, .trunc, .modulus where dialect == .postgreSQL:
             return try postgreSQLMathFunction(function, arguments, in: scope)
+        case .length where dialect == .postgreSQL:
+            return try postgreSQLLength(arguments[0], in: scope)
         default:
             if dialect == .postgreSQL { throw refusal(.function) }
             // The rest run the same Swift code as memory does (SQLite's own upper() and % differ).
