@@ -166,6 +166,9 @@ struct PostgreSQLQueryAgreementTests {
             ("{1, 2}[name] == 1", [], .operandKind),
             ("{name, age}[score] == 1", [], .operandKind),
             ("TERNARY(flag == YES, name, age) == 1", [], .operandKind),
+            ("id == 'abc'", [], .operandKind),
+            ("id < 3", [], .operandKind),
+            ("address != 'Paris'", [], .operandKind),
         ]
         for (format, arguments, construct) in cases {
             let predicate = try QueryPredicate(format: format, argumentArray: arguments)

@@ -34,6 +34,16 @@ extension CompilationContext {
         }
     }
 
+    /// Refuses bytes (a UUID, data) compared with text or a number, and an object with text: PostgreSQL has
+    /// no such comparison, where memory answers "not equal". Objects compare with numbers as primary keys.
+    func requireComparableKinds(_ left: QueryExpression, _ right: QueryExpression) throws {
+        let kinds = (try operandKind(left), try operandKind(right))
+        func clashes(_ kind: OperandKind, _ expression: QueryExpression, _ other: OperandKind) -> Bool {
+            kind == .other && (other == .text || (other == .number && !isObject(expression)))
+        }
+        if clashes(kinds.0, left, kinds.1) || clashes(kinds.1, right, kinds.0) { throw refusal(.operandKind) }
+    }
+
     /// The kind of the attribute a plain key path from `entity` reaches (`.unknown` past anything else).
     func attributeKind(_ entity: EntityDescription, _ path: [String]) -> OperandKind {
         attributeType(entity, path).map(OperandKind.init) ?? .unknown
@@ -83,6 +93,18 @@ extension CompilationContext {
         case .negate(let operand): return try isInteger(operand)
         case .index(_, .size): return true
         default: return false
+        }
+    }
+
+    /// The functions SQLite hands to `ocd_function`, where PostgreSQL can compute memory's answer.
+    func postgreSQLFunction(_ function: QueryFunction, _ arguments: [QueryExpression], in scope: SQLScope) throws -> SQLFragment {
+        switch function {
+        case .sqrt, .log, .ln, .exp, .ceiling, .floor, .trunc, .modulus:
+            return try postgreSQLMathFunction(function, arguments, in: scope)
+        case .length:
+            return try postgreSQLLength(arguments[0], in: scope)
+        default:
+            throw refusal(.function)
         }
     }
 

@@ -319,6 +319,7 @@ final class CompilationContext {
                     _ lhs: SQLFragment, _ rhs: SQLFragment,
                     operands: (QueryExpression, QueryExpression)? = nil) throws -> SQLFragment {
         if !options.isEmpty { return try function(op, options, lhs, rhs, operands: operands) }
+        if dialect == .postgreSQL, let (left, right) = operands { try requireComparableKinds(left, right) }
         switch op {
         case .equal:
             return rhs.sql == "NULL" ? lhs + " IS NULL" : "(" + lhs + dialect.nullSafeEquality(negated: false) + rhs + ")"
@@ -334,7 +335,7 @@ final class CompilationContext {
 
     /// Whether an expression stands for an object rather than a value: SELF, a row a SUBQUERY or quantifier
     /// binds, a key path ending in a to-one relationship, an object constant.
-    private func isObject(_ expression: QueryExpression) -> Bool {
+    func isObject(_ expression: QueryExpression) -> Bool {
         switch expression {
         case .evaluatedObject: return true
         case .constant(.objectID): return true
@@ -491,12 +492,8 @@ final class CompilationContext {
         case .count, .sum, .min, .max, .average, .median:
             if let folded = try foldedConstant(whole) { return try value(.constant(folded), in: scope) }
             return try aggregateValue(function, arguments, in: scope)
-        case .sqrt, .log, .ln, .exp, .ceiling, .floor, .trunc, .modulus where dialect == .postgreSQL:
-            return try postgreSQLMathFunction(function, arguments, in: scope)
-        case .length where dialect == .postgreSQL:
-            return try postgreSQLLength(arguments[0], in: scope)
         default:
-            if dialect == .postgreSQL { throw refusal(.function) }
+            if dialect == .postgreSQL { return try postgreSQLFunction(function, arguments, in: scope) }
             // The rest run the same Swift code as memory does (SQLite's own upper() and % differ).
             let values = try arguments.map { try value($0, in: scope) }
             return "ocd_function('\(function.rawValue)', " + SQLFragment.joined(values, separator: ", ") + ")"
