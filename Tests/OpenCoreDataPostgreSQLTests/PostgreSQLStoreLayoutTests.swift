@@ -82,6 +82,23 @@ struct PostgreSQLStoreLayoutTests {
         after.close()
     }
 
+    /// Text in another collation would compare and sort in the server's locale order, not memory's: a store
+    /// whose text columns lost the "C" collation is refused by column.
+    @Test func refusesTextColumnsOutsideTheCCollation() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let first = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
+        try first.pool.withSession { try $0.execute("ALTER TABLE ZAUTHOR ALTER COLUMN ZNAME TYPE TEXT COLLATE \"POSIX\"") }
+        first.close()
+        do {
+            let opened = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
+            opened.close()
+            Issue.record("opened a store whose text is not in the \"C\" collation")
+        } catch PostgreSQLStoreError.incompatibleStore(_, let differences) {
+            #expect(differences.contains { $0.contains("ZAUTHOR.ZNAME") && $0.contains("collation") }, "\(differences)")
+        }
+    }
+
     /// Tables of something else in the schema: refused by name, nothing added.
     @Test func refusesASchemaHoldingOtherTables() throws {
         let configuration = try PostgreSQLTestServer.freshConfiguration()
