@@ -24,6 +24,13 @@ enum PostgreSQLLayout {
         }
     }
 
+    /// The column's type with its collation: text in `"C"`, code point order whatever the server's locale,
+    /// as memory and SQLite compare strings (the query language's `<`, MIN, MAX and sorting rely on it).
+    static func columnDefinition(forSQLiteType sqliteType: String) -> String {
+        let type = columnType(forSQLiteType: sqliteType)
+        return type == "TEXT" ? "TEXT COLLATE \"C\"" : type
+    }
+
     /// The statements that create the layout of `schema` in an empty PostgreSQL schema.
     ///
     /// - Throws: ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` naming each table, column or
@@ -40,7 +47,7 @@ enum PostgreSQLLayout {
             return name
         }
         for table in schema.tables {
-            let columns = table.columns.map { "\(checked($0.name)) \(columnType(forSQLiteType: $0.sqlType))" }
+            let columns = table.columns.map { "\(checked($0.name)) \(columnDefinition(forSQLiteType: $0.sqlType))" }
             statements.append("CREATE TABLE \(checked(table.name)) (\(columns.joined(separator: ", ")))")
         }
         for join in schema.joinTables {

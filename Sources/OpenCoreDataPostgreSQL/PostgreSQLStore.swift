@@ -110,7 +110,8 @@ public final class PostgreSQLStore: @unchecked Sendable {
         return metadata.uuidString
     }
 
-    /// How the tables in the schema differ from what the model implies: entity numbering, tables, columns.
+    /// How the tables in the schema differ from what the model implies: entity numbering, tables, columns,
+    /// text columns' collation.
     private static func layoutDifferences(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
                                           tables: Set<String>) throws -> [String] {
         var differences: [String] = []
@@ -136,6 +137,18 @@ public final class PostgreSQLStore: @unchecked Sendable {
             if let table = String.fromDatabaseValue(row[0]), let column = String.fromDatabaseValue(row[1]) {
                 columnsByTable[table, default: []].insert(column)
             }
+        }
+        // Text outside "C" would compare and sort in the server's locale order, not in memory's (code points).
+        let textTables = Set(schema.tables.map(\.name))
+        for row in try session.rows("""
+            SELECT upper(table_name), upper(column_name), collation_name FROM information_schema.columns
+            WHERE table_schema = current_schema() AND data_type = 'text' AND collation_name IS DISTINCT FROM 'C'
+            ORDER BY 1, 2
+            """) {
+            guard let table = String.fromDatabaseValue(row[0]), textTables.contains(table),
+                  let column = String.fromDatabaseValue(row[1]) else { continue }
+            let collation = String.fromDatabaseValue(row[2]) ?? "the database's default"
+            differences.append("column \(table).\(column) is in the collation \(collation), not \"C\" (code point order)")
         }
         let wanted = schema.tables.map { ($0.name, $0.columns.map(\.name)) } + schema.joinTables.map { ($0.name, $0.columns) }
         for (table, columns) in wanted {

@@ -40,6 +40,14 @@ struct PostgreSQLStoreLayoutTests {
         #expect(typeByColumn["ZAUTHOR.ZBORN"] == "numeric")
         #expect(model.schema.joinTables.allSatisfy { join in join.columns.allSatisfy { typeByColumn["\(join.name).\($0)"] == "bigint" } })
         #expect(typeByColumn["Z_PRIMARYKEY.Z_MAX"] == "bigint")
+        // Text compares in code point order whatever the server's locale (the query language relies on it).
+        let collations = try store.pool.withSession { session in
+            try session.rows("""
+                SELECT DISTINCT collation_name FROM information_schema.columns
+                WHERE table_schema = current_schema() AND data_type = 'text' AND table_name LIKE 'z%' AND table_name NOT LIKE 'z\\_%'
+                """)
+        }
+        #expect(collations == [["C".databaseValue]])
 
         let entities = try store.pool.withSession { try $0.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") }
         #expect(entities.map { String.fromDatabaseValue($0[1])! } == model.entitiesByNumber.map(\.name))
@@ -72,6 +80,23 @@ struct PostgreSQLStoreLayoutTests {
         let after = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
         #expect(after.identifier == first.identifier)
         after.close()
+    }
+
+    /// Text in another collation would compare and sort in the server's locale order, not memory's: a store
+    /// whose text columns lost the "C" collation is refused by column.
+    @Test func refusesTextColumnsOutsideTheCCollation() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let first = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
+        try first.pool.withSession { try $0.execute("ALTER TABLE ZAUTHOR ALTER COLUMN ZNAME TYPE TEXT COLLATE \"POSIX\"") }
+        first.close()
+        do {
+            let opened = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
+            opened.close()
+            Issue.record("opened a store whose text is not in the \"C\" collation")
+        } catch PostgreSQLStoreError.incompatibleStore(_, let differences) {
+            #expect(differences.contains { $0.contains("ZAUTHOR.ZNAME") && $0.contains("collation") }, "\(differences)")
+        }
     }
 
     /// Tables of something else in the schema: refused by name, nothing added.

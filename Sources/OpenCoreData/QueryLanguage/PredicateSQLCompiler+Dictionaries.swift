@@ -31,10 +31,8 @@ extension PredicateSQLCompiler {
         var orderings: [SQLFragment] = []
         for descriptor in sortDescriptors {
             let path = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            var ordering = try context.value(.keyPath(base: .evaluatedObject, components: path), in: root)
-            if let collation = descriptor.comparator.collationName { ordering = ordering + " COLLATE \(collation)" }
-            if !descriptor.ascending { ordering = ordering + " DESC" }
-            orderings.append(ordering)
+            let ordering = try context.value(.keyPath(base: .evaluatedObject, components: path), in: root)
+            orderings.append(try context.ordering(ordering, by: descriptor))
         }
         var query = SQLFragment("SELECT " + (distinct ? "DISTINCT " : "")) + SQLFragment.joined(selected, separator: ", ")
         query = query + " FROM \(root.fromClause)"

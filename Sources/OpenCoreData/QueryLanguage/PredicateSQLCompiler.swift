@@ -6,6 +6,9 @@ import GRDB
 /// The entity's table is `t0`; each to-one step a key path takes adds one shared
 /// `LEFT OUTER JOIN <table> tN ON tM.<FK> = tN.Z_PK`; to-many steps become correlated subqueries.
 /// Values only ever reach SQL as `?` parameters, and identifiers only come from the model's schema.
+/// ``dialect`` picks SQLite's SQL (the default) or PostgreSQL's, where the PostgreSQL store's functions stand in
+/// for the Swift functions SQLite calls, and constructs without an exact PostgreSQL equal are refused
+/// (``QueryDialectRefusal``).
 ///
 /// ```swift
 /// let compiler = PredicateSQLCompiler(model: model, entity: bankInfo)
@@ -15,21 +18,21 @@ import GRDB
 ///     + (sql.whereClause.map { " WHERE \($0)" } ?? "") + (sql.orderByClause.map { " ORDER BY \($0)" } ?? ""),
 ///     arguments: StatementArguments(sql.arguments))
 /// ```
-struct PredicateSQLCompiler {
+package struct PredicateSQLCompiler {
     /// The SQL pieces of one fetch. Arguments belong to the placeholders of `fromClause`, `whereClause` and
     /// `orderByClause`, in that order (the FROM clause has none today).
-    struct CompiledQuery: Sendable {
+    package struct CompiledQuery: Sendable {
         /// `ZTABLE t0 LEFT OUTER JOIN …`
-        var fromClause: String
+        package var fromClause: String
         /// The predicate, including the `t0.Z_ENT IN (…)` filter when the table holds other entities too;
         /// nil when there is nothing to filter.
-        var whereClause: String?
+        package var whereClause: String?
         /// `t1.ZCLOSEDATE DESC, t0.ZNAME COLLATE OCD_LOCALIZED`; nil without sort descriptors.
-        var orderByClause: String?
-        var arguments: [DatabaseValue]
+        package var orderByClause: String?
+        package var arguments: [DatabaseValue]
 
         /// `SELECT <columns> FROM … WHERE … ORDER BY …`, for callers that need nothing else.
-        func selectStatement(columns: String) -> String {
+        package func selectStatement(columns: String) -> String {
             var sql = "SELECT \(columns) FROM \(fromClause)"
             if let whereClause { sql += " WHERE \(whereClause)" }
             if let orderByClause { sql += " ORDER BY \(orderByClause)" }
@@ -46,12 +49,15 @@ struct PredicateSQLCompiler {
 
     let model: ManagedObjectModel
     let entity: EntityDescription
+    /// The SQL written: SQLite's unless a PostgreSQL store asks for its own.
+    let dialect: SQLDialect
     /// Values for `$variables` that were not substituted before compiling.
     var substitutionVariables: [String: QueryValue] = [:]
 
-    init(model: ManagedObjectModel, entity: EntityDescription) {
+    package init(model: ManagedObjectModel, entity: EntityDescription, dialect: SQLDialect = .sqlite) {
         self.model = model
         self.entity = entity
+        self.dialect = dialect
     }
 
     /// Registers the functions and collations compiled SQL calls; the store calls this on every connection.
@@ -67,7 +73,10 @@ struct PredicateSQLCompiler {
     }
 
     /// Compiles a fetch: FROM with joins, WHERE (with the entity filter), ORDER BY, arguments.
-    func compile(predicate: QueryPredicate?, sortDescriptors: [QuerySortDescriptor] = [],
+    ///
+    /// - Throws: ``QueryLanguageError`` for a predicate or key the model cannot answer in SQL;
+    ///   ``QueryDialectRefusal`` for a construct the dialect cannot answer as memory does.
+    package func compile(predicate: QueryPredicate?, sortDescriptors: [QuerySortDescriptor] = [],
                  includesEntityFilter: Bool = true) throws -> CompiledQuery {
         let context = CompilationContext(compiler: self)
         let root = context.rootScope
@@ -79,10 +88,8 @@ struct PredicateSQLCompiler {
         var orderings: [SQLFragment] = []
         for descriptor in sortDescriptors {
             let path = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            var ordering = try context.value(.keyPath(base: .evaluatedObject, components: path), in: root)
-            if let collation = descriptor.comparator.collationName { ordering = ordering + " COLLATE \(collation)" }
-            if !descriptor.ascending { ordering = ordering + " DESC" }
-            orderings.append(ordering)
+            let ordering = try context.value(.keyPath(base: .evaluatedObject, components: path), in: root)
+            orderings.append(try context.ordering(ordering, by: descriptor))
         }
         let whereFragment = conditions.isEmpty ? nil : SQLFragment.joined(conditions, separator: " AND ")
         let orderFragment = orderings.isEmpty ? nil : SQLFragment.joined(orderings, separator: ", ")
@@ -110,7 +117,16 @@ struct PredicateSQLCompiler {
         }
         let context = CompilationContext(compiler: self)
         let argument = try context.value(arguments[0], in: context.rootScope)
-        return CompiledExpression(fromClause: context.rootScope.fromClause, sql: sqlFunction + "(" + argument.sql + ")",
-                                  arguments: argument.arguments)
+        let aggregate: SQLFragment
+        switch (dialect, function) {
+        case (.sqlite, _): aggregate = sqlFunction + "(" + argument + ")"
+        // TOTAL: a sum that is 0.0 over no rows; AVG in double precision, as SQLite computes it.
+        case (.postgreSQL, .sum): aggregate = "COALESCE(SUM(" + argument + "), 0)"
+        case (.postgreSQL, .average): aggregate = "AVG(CAST(" + argument + " AS DOUBLE PRECISION))"
+        case (.postgreSQL, .median): throw QueryDialectRefusal(.median, in: .postgreSQL, expression: expression)
+        case (.postgreSQL, _): aggregate = sqlFunction + "(" + argument + ")"
+        }
+        return CompiledExpression(fromClause: context.rootScope.fromClause, sql: aggregate.sql,
+                                  arguments: aggregate.arguments)
     }
 }

@@ -121,9 +121,9 @@ extension CompilationContext {
         case .folded(let left, let right):
             return try scalarTest(op, [], try value(left, in: scope), try value(right, in: scope))
         case .never:
-            return SQLFragment(op == .notEqual ? "1" : "0")
+            return SQLFragment(dialect.boolean(op == .notEqual))
         case .perRow:
-            return function(op, [], try value(lhs, in: scope), try value(rhs, in: scope))
+            return try function(op, [], try value(lhs, in: scope), try value(rhs, in: scope), operands: (lhs, rhs))
         }
     }
 

@@ -9,6 +9,8 @@ final class CompilationContext {
     /// SUBQUERY variables and quantified members: the alias and entity of the row they stand for.
     private(set) var boundRows: [String: (alias: String, entity: EntityDescription, scope: SQLScope)] = [:]
     private var depth = 0
+    /// The comparison being compiled, which a refusal names.
+    var currentComparison: QueryComparison?
 
     init(compiler: PredicateSQLCompiler) {
         self.compiler = compiler
@@ -42,12 +44,12 @@ final class CompilationContext {
         try enter()
         defer { depth -= 1 }
         switch predicate {
-        case .constant(let value): return SQLFragment(value ? "1" : "0")
+        case .constant(let value): return SQLFragment(dialect.boolean(value))
         case .and(let parts):
-            if parts.isEmpty { return SQLFragment("1") }
+            if parts.isEmpty { return SQLFragment(dialect.boolean(true)) }
             return "(" + SQLFragment.joined(try parts.map { try compile($0, in: scope) }, separator: " AND ") + ")"
         case .or(let parts):
-            if parts.isEmpty { return SQLFragment("0") }
+            if parts.isEmpty { return SQLFragment(dialect.boolean(false)) }
             return "(" + SQLFragment.joined(try parts.map { try compile($0, in: scope) }, separator: " OR ") + ")"
         case .not(let inner):
             return negate(try compile(inner, in: scope))
@@ -58,7 +60,7 @@ final class CompilationContext {
 
     /// NOT that treats NULL (an unknown comparison) as false first, as in-memory evaluation does.
     private func negate(_ condition: SQLFragment) -> SQLFragment {
-        "NOT COALESCE(" + condition + ", 0)"
+        "NOT COALESCE(" + condition + ", \(dialect.boolean(false)))"
     }
 
     /// Where a key path leads.
@@ -142,13 +144,14 @@ final class CompilationContext {
         case .toManyByForeignKey(_, let column, let orderColumn):
             return (SQLScope(alias: alias, entity: destination, table: table), "\(alias).\(column) = \(ownerAlias).Z_PK",
                     (orderColumn.map { ["\(alias).\($0)"] } ?? []) + ["\(alias).Z_PK"])
-        case .toManyByJoinTable(let join):
+        case .toManyByJoinTable(let joinTable):
             let joinAlias = newAlias()
-            let scope = SQLScope(alias: alias, entity: destination,
-                                 table: "\(join.name) \(joinAlias) JOIN \(table)")
-            // The join table comes first; the member table is joined on the destination key.
-            return (scope, "\(alias).Z_PK = \(joinAlias).\(join.destinationColumn) AND \(joinAlias).\(join.sourceColumn) = \(ownerAlias).Z_PK",
-                    (join.orderColumn.map { ["\(joinAlias).\($0)"] } ?? []) + ["\(alias).Z_PK"])
+            // The join table comes first; the member table is joined on the destination key, in the WHERE
+            // clause (PostgreSQL wants CROSS for a join without ON).
+            let join = "\(joinTable.name) \(joinAlias) " + (dialect == .postgreSQL ? "CROSS JOIN " : "JOIN ") + table
+            let scope = SQLScope(alias: alias, entity: destination, table: join)
+            return (scope, "\(alias).Z_PK = \(joinAlias).\(joinTable.destinationColumn) AND \(joinAlias).\(joinTable.sourceColumn) = \(ownerAlias).Z_PK",
+                    (joinTable.orderColumn.map { ["\(joinAlias).\($0)"] } ?? []) + ["\(alias).Z_PK"])
         default:
             throw unsupported("'\(relationship.name)' is not a to-many relationship")
         }
@@ -170,7 +173,12 @@ final class CompilationContext {
 
     private func compile(_ comparison: QueryComparison, in scope: SQLScope) throws -> SQLFragment {
         try enter()
-        defer { depth -= 1 }
+        let enclosing = currentComparison
+        currentComparison = comparison
+        defer {
+            depth -= 1
+            currentComparison = enclosing
+        }
         // A to-many key path on the left: quantify over its members.
         if let target = try resolve(comparison.lhs, in: scope), case .toMany(let relationship, let storage, let owner, let path) = target,
            let (rest, dropsNil) = try quantifiedPath(path, comparison.lhs) {
@@ -259,8 +267,12 @@ final class CompilationContext {
 
     private static let foldingOptions: QueryComparison.Options = [.caseInsensitive, .diacriticInsensitive]
 
+    /// A comparison run by `ocd_compare` (memory's own code) on SQLite; on PostgreSQL, the string operators
+    /// its functions answer alike, given the `operands` they compare, and a refusal for the rest.
     func function(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
-                          _ lhs: SQLFragment, _ rhs: SQLFragment) -> SQLFragment {
+                  _ lhs: SQLFragment, _ rhs: SQLFragment,
+                  operands: (QueryExpression, QueryExpression)? = nil) throws -> SQLFragment {
+        if dialect == .postgreSQL { return try postgreSQLComparison(op, options, lhs, rhs, operands: operands) }
         let flags = options.intersection(CompilationContext.foldingOptions).rawValue
         return "ocd_compare('\(op.rawValue)', \(flags), " + lhs + ", " + rhs + ")"
     }
@@ -278,12 +290,14 @@ final class CompilationContext {
             if let members = try collectionMembers(comparison.rhs, in: scope) {
                 return try membership(try value(comparison.lhs, in: scope), members, options)
             }
-            return function(.in, options, try value(comparison.lhs, in: scope), try value(comparison.rhs, in: scope))
+            return try function(.in, options, try value(comparison.lhs, in: scope), try value(comparison.rhs, in: scope),
+                                operands: (comparison.lhs, comparison.rhs))
         case .contains:
             if let members = try collectionMembers(comparison.lhs, in: scope) {
                 return try membership(try value(comparison.rhs, in: scope), members, options)
             }
-            return function(.contains, options, try value(comparison.lhs, in: scope), try value(comparison.rhs, in: scope))
+            return try function(.contains, options, try value(comparison.lhs, in: scope), try value(comparison.rhs, in: scope),
+                                operands: (comparison.lhs, comparison.rhs))
         case .between:
             guard let bounds = try collectionMembers(comparison.rhs, in: scope), bounds.count == 2 else {
                 throw unsupported("BETWEEN needs two bounds {lower, upper}")
@@ -297,27 +311,31 @@ final class CompilationContext {
                 throw unsupported("a collection on the right of \(comparison.op.rawValue)")
             }
             return try scalarTest(comparison.op, options, try value(comparison.lhs, in: scope),
-                                  try value(comparison.rhs, in: scope))
+                                  try value(comparison.rhs, in: scope), operands: (comparison.lhs, comparison.rhs))
         }
     }
 
     func scalarTest(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
-                            _ lhs: SQLFragment, _ rhs: SQLFragment) throws -> SQLFragment {
-        if !options.isEmpty { return function(op, options, lhs, rhs) }
+                    _ lhs: SQLFragment, _ rhs: SQLFragment,
+                    operands: (QueryExpression, QueryExpression)? = nil) throws -> SQLFragment {
+        if !options.isEmpty { return try function(op, options, lhs, rhs, operands: operands) }
+        if dialect == .postgreSQL, let (left, right) = operands { try requireComparableKinds(left, right) }
         switch op {
-        case .equal: return rhs.sql == "NULL" ? lhs + " IS NULL" : "(" + lhs + " IS " + rhs + ")"
-        case .notEqual: return rhs.sql == "NULL" ? lhs + " IS NOT NULL" : "(" + lhs + " IS NOT " + rhs + ")"
+        case .equal:
+            return rhs.sql == "NULL" ? lhs + " IS NULL" : "(" + lhs + dialect.nullSafeEquality(negated: false) + rhs + ")"
+        case .notEqual:
+            return rhs.sql == "NULL" ? lhs + " IS NOT NULL" : "(" + lhs + dialect.nullSafeEquality(negated: true) + rhs + ")"
         case .less: return "(" + lhs + " < " + rhs + ")"
         case .lessOrEqual: return "(" + lhs + " <= " + rhs + ")"
         case .greater: return "(" + lhs + " > " + rhs + ")"
         case .greaterOrEqual: return "(" + lhs + " >= " + rhs + ")"
-        default: return function(op, options, lhs, rhs)
+        default: return try function(op, options, lhs, rhs, operands: operands)
         }
     }
 
     /// Whether an expression stands for an object rather than a value: SELF, a row a SUBQUERY or quantifier
     /// binds, a key path ending in a to-one relationship, an object constant.
-    private func isObject(_ expression: QueryExpression) -> Bool {
+    func isObject(_ expression: QueryExpression) -> Bool {
         switch expression {
         case .evaluatedObject: return true
         case .constant(.objectID): return true
@@ -350,13 +368,14 @@ final class CompilationContext {
     /// `x IN (…)` with nil members matching a nil `x`, as in memory.
     private func membership(_ subject: SQLFragment, _ members: [SQLFragment],
                             _ options: QueryComparison.Options) throws -> SQLFragment {
-        if members.isEmpty { return SQLFragment("0") }
+        if members.isEmpty { return SQLFragment(dialect.boolean(false)) }
         if !options.isEmpty {
-            return "(" + SQLFragment.joined(members.map { function(.equal, options, subject, $0) }, separator: " OR ") + ")"
+            return "(" + SQLFragment.joined(try members.map { try function(.equal, options, subject, $0) }, separator: " OR ") + ")"
         }
         if members.contains(where: { $0.sql != "?" && $0.sql != "NULL" }) {
             // A member that is a column may be NULL; only IS matches NULL with NULL, as memory does.
-            return "(" + SQLFragment.joined(members.map { "(" + subject + " IS " + $0 + ")" }, separator: " OR ") + ")"
+            let equality = dialect.nullSafeEquality(negated: false)
+            return "(" + SQLFragment.joined(members.map { "(" + subject + equality + $0 + ")" }, separator: " OR ") + ")"
         }
         let nonNull = members.filter { $0.sql != "NULL" }
         var parts: [SQLFragment] = []
@@ -389,7 +408,7 @@ final class CompilationContext {
         defer { depth -= 1 }
         switch expression {
         case .constant(let constant):
-            return SQLFragment.parameter(try QuerySQLFunctions.bind(constant))
+            return try parameter(constant)
         case .evaluatedObject:
             return SQLFragment("\(rootScope.alias).Z_PK")
         case .variable(let name):
@@ -421,6 +440,7 @@ final class CompilationContext {
                                               path: QueryFormatter.format(expression))
             }
         case .arithmetic(let op, let lhs, let rhs):
+            if dialect == .postgreSQL { return try postgreSQLArithmetic(op, lhs, rhs, in: scope) }
             let left = try value(lhs, in: scope), right = try value(rhs, in: scope)
             switch op {
             case .add: return "(" + left + " + " + right + ")"
@@ -430,17 +450,21 @@ final class CompilationContext {
             case .power: return "ocd_power(" + left + ", " + right + ")"
             }
         case .negate(let operand):
+            if dialect == .postgreSQL { try requireNumbers([operand]) }
             return "(0 - " + (try value(operand, in: scope)) + ")"
         case .function(let function, let arguments):
             return try functionValue(function, arguments, expression, in: scope)
         case .index(let base, let index):
             return try indexValue(base, index, expression, in: scope)
         case .ternary(let predicate, let whenTrue, let whenFalse):
+            // PostgreSQL's CASE needs branches of one type.
+            if dialect == .postgreSQL, try operandKind(expression) == .unknown { throw refusal(.operandKind) }
             // An unknown (NULL) condition takes the false branch, as a false predicate does in memory.
             let condition = try compile(predicate, in: scope)
             return "CASE WHEN " + condition + " THEN " + (try value(whenTrue, in: scope)) + " ELSE "
                 + (try value(whenFalse, in: scope)) + " END"
         case .cast(let operand, let type):
+            if dialect == .postgreSQL { return try postgreSQLCast(operand, to: type, in: scope) }
             return "ocd_cast(" + (try value(operand, in: scope)) + ", '\(type.rawValue)')"
         case .aggregate:
             throw unsupported("a collection in a scalar position")
@@ -459,13 +483,17 @@ final class CompilationContext {
         if let op = function.arithmeticOperator { return try value(.arithmetic(op, arguments[0], arguments[1]), in: scope) }
         switch function {
         case .now: return SQLFragment.parameter(Date().timeIntervalSinceReferenceDate.databaseValue)
-        case .random: return SQLFragment("ocd_random()")
+        case .random: return SQLFragment(dialect == .postgreSQL ? "random()" : "ocd_random()")
         case .noindex: return try value(arguments[0], in: scope)
-        case .abs: return "ocd_abs(" + (try value(arguments[0], in: scope)) + ")"
+        case .abs:
+            guard dialect == .postgreSQL else { return "ocd_abs(" + (try value(arguments[0], in: scope)) + ")" }
+            try requireNumbers(arguments)
+            return "abs(" + (try value(arguments[0], in: scope)) + ")"
         case .count, .sum, .min, .max, .average, .median:
             if let folded = try foldedConstant(whole) { return try value(.constant(folded), in: scope) }
             return try aggregateValue(function, arguments, in: scope)
         default:
+            if dialect == .postgreSQL { return try postgreSQLFunction(function, arguments, in: scope) }
             // The rest run the same Swift code as memory does (SQLite's own upper() and % differ).
             let values = try arguments.map { try value($0, in: scope) }
             return "ocd_function('\(function.rawValue)', " + SQLFragment.joined(values, separator: ", ") + ")"
@@ -477,15 +505,21 @@ final class CompilationContext {
     private func aggregateValue(_ function: QueryFunction, _ arguments: [QueryExpression], in scope: SQLScope) throws -> SQLFragment {
         // Several values, or one literal collection of them: `max:(age, score)`, `median:({age, score, 7})`.
         if let members = arguments.count == 1 ? literalMembers(arguments[0]) : arguments, !members.isEmpty {
+            if dialect == .postgreSQL, function != .count { try requireNumbers(members) }
             let rows = try members.enumerated().map { offset, member in
                 "SELECT " + (try value(member, in: scope)) + (offset == 0 ? " AS v" : "")
             }
             let sqlFunctions: [QueryFunction: String] = [
-                .count: "COUNT(*)", .sum: "COALESCE(SUM(v), 0)", .average: "AVG(v)", .min: "MIN(v)", .max: "MAX(v)",
-                .median: "ocd_median(v)",
+                .count: "COUNT(*)", .sum: "COALESCE(SUM(v), 0)", .min: "MIN(v)", .max: "MAX(v)", .median: "ocd_median(v)",
+                .average: dialect == .postgreSQL ? "AVG(CAST(v AS DOUBLE PRECISION))" : "AVG(v)",
             ]
             guard let aggregate = sqlFunctions[function] else { throw unsupported(function.rawValue) }
-            return "(SELECT \(aggregate) FROM (" + SQLFragment.joined(rows, separator: " UNION ALL ") + "))"
+            // PostgreSQL wants a name for a subquery in FROM.
+            let values = "(" + SQLFragment.joined(rows, separator: " UNION ALL ") + ") AS ocd_values"
+            if dialect == .postgreSQL, function == .median {
+                return postgreSQLMedian(of: "SELECT CAST(v AS DOUBLE PRECISION) AS v FROM " + values + " WHERE v IS NOT NULL")
+            }
+            return "(SELECT \(aggregate) FROM " + values + ")"
         }
         guard arguments.count == 1, case .keyPath = arguments[0], let target = try resolve(arguments[0], in: scope),
               case .toMany(let relationship, let storage, let owner, let rest) = target else {
@@ -542,6 +576,12 @@ final class CompilationContext {
             return column
         }
         let unique = distinct ? "DISTINCT " : ""
+        if dialect == .postgreSQL {
+            // Sums and averages of text differ between the databases (and memory); MIN and MAX of text
+            // follow the columns' "C" collation, which is memory's order.
+            if ["@sum", "@avg", "@median"].contains(operatorName),
+               attributeKind(memberScope.entity, attributePath) != .number { throw refusal(.operandKind) }
+        }
         let aggregate: SQLFragment
         switch operatorName {
         case "@count":
@@ -552,9 +592,17 @@ final class CompilationContext {
                 aggregate = SQLFragment("COUNT(*)")
             }
         case "@sum": aggregate = "COALESCE(SUM(" + unique + (try column()) + "), 0)"
+        case "@avg" where dialect == .postgreSQL:
+            // In double precision, as SQLite and memory compute it (PostgreSQL's AVG of integers is NUMERIC).
+            aggregate = "AVG(" + unique + "CAST(" + (try column()) + " AS DOUBLE PRECISION))"
         case "@avg": aggregate = "AVG(" + unique + (try column()) + ")"
         case "@min": aggregate = "MIN(" + (try column()) + ")"
         case "@max": aggregate = "MAX(" + (try column()) + ")"
+        case "@median" where allowsMedian && dialect == .postgreSQL:
+            let member = try column()
+            // Joins the member path added belong to the member scope, so the FROM clause is read afterwards.
+            return postgreSQLMedian(of: "SELECT " + unique + "CAST(" + member + " AS DOUBLE PRECISION) AS v FROM "
+                + "\(memberScope.fromClause) WHERE \(correlation) AND " + member + " IS NOT NULL")
         case "@median" where allowsMedian: aggregate = "ocd_median(" + unique + (try column()) + ")"
         default:
             throw unsupported("the collection operator \(operatorName)")
@@ -602,6 +650,7 @@ final class CompilationContext {
                     return try value(members[offset], in: scope)
                 }
                 if members.isEmpty { return SQLFragment("NULL") }
+                if dialect == .postgreSQL { return try postgreSQLLiteralIndex(members, position, whole: whole, in: scope) }
                 // Through ocd_function the position has no column affinity, so text never matches a number
                 // (memory takes numbers only).
                 var cases = "CASE ocd_function('noindex:', " + (try value(position, in: scope)) + ")"

@@ -1,0 +1,56 @@
+/// A predicate, expression or sort a store's SQL cannot answer with exactly the meaning it has in memory,
+/// refused before any statement runs rather than answered differently.
+///
+/// SQLite answers every construct the query language has (the library registers its Swift code there); the
+/// PostgreSQL store refuses the short list in ``Construct`` (docs/POSTGRESQL.md, "Queries").
+///
+/// ```swift
+/// do { _ = try store.fetchRows(entity: person, predicate: QueryPredicate(format: "name ==[c] 'émile'")) }
+/// catch let refusal as QueryDialectRefusal { print(refusal) }
+/// // PostgreSQL cannot compile name ==[c] "émile": [c] and [d] fold text as Swift does, …
+/// ```
+public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was refused, one case per reason.
+    public enum Construct: String, Sendable, Hashable, CaseIterable {
+        /// `[c]`, `[d]`, `[cd]`: Swift's case and diacritic folding (ß is ss, ligatures unfold) has no
+        /// equal among PostgreSQL's functions, which depend on the server's locale.
+        case foldingOptions = "[c] and [d] fold text as Swift does, which no PostgreSQL function does alike"
+        /// `MATCHES`: ICU regular expressions, whose syntax and classes differ from PostgreSQL's POSIX ones.
+        case regularExpression = "MATCHES uses ICU regular expressions; PostgreSQL's are POSIX and differ"
+        /// `LIKE` whose pattern is read from a row: only a constant pattern is translated.
+        case computedLikePattern = "a LIKE pattern must be a constant (it is translated to PostgreSQL's before the query runs)"
+        /// A string operator, arithmetic, a sum, a CASE (`TERNARY`, `{…}[i]`) on operands not known to be text
+        /// or numbers, or of kinds PostgreSQL cannot mix.
+        case operandKind = "an operand whose kind (text, number) is not known before the query runs"
+        /// Functions that run Swift code on SQLite and have no exact PostgreSQL equal: the string functions,
+        /// `CAST` of text to numbers, of doubles to text and to the other types, `modulus:by:` of numbers that
+        /// are not whole.
+        case function = "the function runs Swift code on SQLite and has no exact PostgreSQL equal"
+        /// `median:` as a fetched value (dictionary results); `median:` and `@median` in predicates compile.
+        case median = "median as a fetched value has no exact PostgreSQL aggregate here"
+        /// A string constant holding U+0000, which PostgreSQL text cannot hold.
+        case nulCharacter = "PostgreSQL text cannot hold U+0000"
+        /// Sorting with a comparison selector other than `compare:`.
+        case sortComparator = "sorting with this comparison selector needs a collation PostgreSQL does not have alike"
+    }
+
+    /// What was refused.
+    public var construct: Construct
+    /// The store's SQL, such as "PostgreSQL".
+    public var dialect: String
+    /// The predicate or expression refused, as a format string.
+    public var expression: String
+
+    init(_ construct: Construct, in dialect: SQLDialect, expression: String) {
+        self.construct = construct
+        self.dialect = dialect.rawValue
+        self.expression = expression
+    }
+
+    init(_ construct: Construct, in dialect: SQLDialect, expression: QueryExpression) {
+        self.init(construct, in: dialect, expression: QueryFormatter.format(expression))
+    }
+
+    /// `PostgreSQL cannot compile <expression>: <reason>`.
+    public var description: String { "\(dialect) cannot compile \(expression): \(construct.rawValue)" }
+}

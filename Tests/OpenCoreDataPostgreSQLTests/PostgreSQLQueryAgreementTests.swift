@@ -1,0 +1,271 @@
+import Foundation
+import GRDB
+import Testing
+@testable import OpenCoreData
+@testable import OpenCoreDataPostgreSQL
+
+/// The query language on PostgreSQL must select exactly what in-memory evaluation selects, on the same
+/// generated predicates and data as the SQLite agreement test (SharedWithSQLite/ holds the same files).
+/// A predicate PostgreSQL cannot answer alike is refused with a ``QueryDialectRefusal``; refusals are
+/// counted by construct, and most predicates must be answered.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+struct PostgreSQLQueryAgreementTests {
+    @Test(arguments: Array(1...4) as [UInt64])
+    func randomPredicatesAgree(seed: UInt64) throws {
+        try agree(seed: seed, extendedOnly: false)
+    }
+
+    @Test(arguments: Array(5...8) as [UInt64])
+    func indexesTernariesFunctionsAndUnionsAgree(seed: UInt64) throws {
+        try agree(seed: seed, extendedOnly: true)
+    }
+
+    @Test(arguments: Array(9...12) as [UInt64])
+    func numbersComparedWithStringsAgree(seed: UInt64) throws {
+        try agree(seed: seed, extendedOnly: false, mixedKindsOnly: true)
+    }
+
+    func agree(seed: UInt64, extendedOnly: Bool, mixedKindsOnly: Bool = false) throws {
+        let fixture = try AgreementFixture(seed: seed)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in
+            try agree(fixture, store, seed: seed, extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
+        }
+    }
+
+    func agree(_ fixture: AgreementFixture, _ store: PostgreSQLStore, seed: UInt64, extendedOnly: Bool, mixedKindsOnly: Bool) throws {
+        let person = try #require(fixture.model.entitiesByName["Person"])
+
+        var generator = PredicateGenerator(random: SeededGenerator(seed: seed &* 7919))
+        var failures = 0, answered = 0, discriminating = 0
+        var refusals: [QueryDialectRefusal.Construct: Int] = [:]
+        defer {
+            let counts = refusals.sorted { $0.value > $1.value }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            print("PostgreSQL agreement, seed \(seed): \(answered) of 400 answered; refused: \(counts)")
+        }
+        for _ in 0..<400 {
+            let (format, arguments) = generator.predicate(extendedOnly: extendedOnly, mixedKindsOnly: mixedKindsOnly)
+            let predicate = try QueryPredicate(format: format, argumentArray: arguments)
+            let memory = try fixture.memoryKeys(predicate)
+            let keys: [Int64]
+            do {
+                keys = try store.fetchRows(entity: person, predicate: predicate).map(\.primaryKey)
+            } catch let refusal as QueryDialectRefusal {
+                refusals[refusal.construct, default: 0] += 1
+                continue
+            } catch {
+                Issue.record("PostgreSQL failed for \(format) \(arguments): \(error)")
+                failures += 1
+                if failures > 10 { return }
+                continue
+            }
+            answered += 1
+            #expect(keys.count == Set(keys).count, "duplicate rows for \(format)")
+            if !memory.isEmpty && memory.count < fixture.people.count { discriminating += 1 }
+            if Set(keys) != memory {
+                failures += 1
+                Issue.record("""
+                    disagreement for \(format) \(arguments)
+                    PostgreSQL only: \(Set(keys).subtracting(memory).sorted().prefix(3).map { "\($0): \(fixture.people[$0]?.description ?? "")" })
+                    memory only: \(memory.subtracting(keys).sorted().prefix(3).map { "\($0): \(fixture.people[$0]?.description ?? "")" })
+                    """)
+                if failures > 10 { return }
+            }
+        }
+        // Refusals are the exception: most predicates run, and split the rows, or agreement proves little.
+        #expect(answered >= 150, "only \(answered) of 400 predicates compiled for PostgreSQL")
+        #expect(discriminating >= 80, "only \(discriminating) predicates selected some but not all rows")
+    }
+
+    @Test(arguments: [4, 5] as [UInt64])
+    func sortOrdersAgree(seed: UInt64) throws {
+        let fixture = try AgreementFixture(seed: seed)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in try sortOrdersAgree(fixture, store) }
+    }
+
+    func sortOrdersAgree(_ fixture: AgreementFixture, _ store: PostgreSQLStore) throws {
+        let person = try #require(fixture.model.entitiesByName["Person"])
+        let textKeys: Set<String> = ["name", "nickname", "address.city"]
+        for key in ["name", "nickname", "age", "height", "born", "address.city", "flag", "balance", "id", "books.@count", "address.zip", "books.@sum.pages"] {
+            for comparator in StringComparison.allCases {
+                for ascending in [true, false] {
+                    let descriptor = QuerySortDescriptor(key: key, ascending: ascending, comparator: comparator)
+                    let keys: [Int64]
+                    do {
+                        keys = try store.fetchRows(entity: person, predicate: nil, sortDescriptors: [descriptor]).map(\.primaryKey)
+                    } catch let refusal as QueryDialectRefusal {
+                        // Only text sorted by a selector other than compare: is refused.
+                        #expect(refusal.construct == .sortComparator && textKeys.contains(key) && comparator != .compare,
+                                "\(key) \(comparator): \(refusal)")
+                        continue
+                    }
+                    #expect(keys.count == fixture.people.count)
+                    for (a, b) in zip(keys, keys.dropFirst()) {
+                        let order = try descriptor.compare(fixture.people[a], fixture.people[b])
+                        #expect(order != .orderedDescending,
+                                "\(key) \(comparator) \(ascending): \(String(describing: try? fixture.people[a]?.value(forKeyPath: key))) before \(String(describing: try? fixture.people[b]?.value(forKeyPath: key)))")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Counting, limits and offsets, and the sub-entity filter, against the SQLite store's own answer.
+    @Test func countLimitOffsetAndSubentitiesMatchSQLite() throws {
+        let fixture = try AgreementFixture(seed: 3)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in try countLimitOffsetAndSubentities(fixture, store) }
+    }
+
+    func countLimitOffsetAndSubentities(_ fixture: AgreementFixture, _ store: PostgreSQLStore) throws {
+        let person = try #require(fixture.model.entitiesByName["Person"])
+        let employee = try #require(fixture.model.entitiesByName["Employee"])
+        let predicate = try QueryPredicate(format: "age >= 18 OR name BEGINSWITH 'E'")
+        let byAge = [QuerySortDescriptor(key: "age"), QuerySortDescriptor(key: "name", ascending: false)]
+
+        let all = try store.fetchRows(entity: person, predicate: predicate, sortDescriptors: byAge).map(\.primaryKey)
+        #expect(Set(all) == (try fixture.memoryKeys(predicate)))
+        #expect(try store.count(entity: person, predicate: predicate) == all.count)
+        let page = try store.fetchRows(entity: person, predicate: predicate, sortDescriptors: byAge, limit: 5, offset: 3)
+        #expect(page.map(\.primaryKey) == Array(all.dropFirst(3).prefix(5)))
+        #expect(try store.fetchRows(entity: person, predicate: predicate, limit: 0, offset: all.count).isEmpty)
+
+        // Rows come back whole, as the SQLite store reads them.
+        let sqliteRows = try fixture.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM \(person.tableName) ORDER BY Z_PK").map { Array($0.databaseValues) }
+        }
+        let rows = try store.fetchRows(entity: person, predicate: nil, sortDescriptors: [QuerySortDescriptor(key: "id")])
+            .sorted { $0.primaryKey < $1.primaryKey }
+        #expect(rows.map { Array($0) } == sqliteRows)
+
+        #expect(try store.count(entity: employee, predicate: nil) == fixture.employees.count)
+        #expect(try store.count(entity: person, predicate: nil, includesSubentities: false)
+                == fixture.people.count - fixture.employees.count)
+        #expect(throws: ObjectGraphError.self) { try store.fetchRows(entity: person, predicate: nil, limit: -1) }
+    }
+
+    /// Each refused construct is refused by name, before any statement runs.
+    @Test func refusalsNameTheConstructAndTheComparison() throws {
+        let fixture = try AgreementFixture(seed: 1, people: 3)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in try refusals(fixture, store) }
+    }
+
+    func refusals(_ fixture: AgreementFixture, _ store: PostgreSQLStore) throws {
+        let person = try #require(fixture.model.entitiesByName["Person"])
+        let cases: [(String, [Any], QueryDialectRefusal.Construct)] = [
+            ("name ==[c] 'STRASSE'", [], .foldingOptions),
+            ("name BEGINSWITH[d] 'E'", [], .foldingOptions),
+            ("name MATCHES '.*mile'", [], .regularExpression),
+            ("name LIKE nickname", [], .computedLikePattern),
+            ("uppercase:(name) == 'E'", [], .function),
+            ("length:(age) == 4", [], .operandKind),
+            ("CAST(name, 'NSNumber') > 1", [], .function),
+            ("CAST(height, 'NSString') == '1.5'", [], .function),
+            ("modulus:by:(height, 0.5) == 0", [], .function),
+            ("median:(books.title) > 4", [], .operandKind),
+            ("name == %@", ["nana\u{0}"], .nulCharacter),
+            ("uppercase:(age) == nickname", [], .function),
+            ("{1, 2}[name] == 1", [], .operandKind),
+            ("{name, age}[score] == 1", [], .operandKind),
+            ("TERNARY(flag == YES, name, age) == 1", [], .operandKind),
+            ("id == 'abc'", [], .operandKind),
+            ("id < 3", [], .operandKind),
+            ("address != 'Paris'", [], .operandKind),
+        ]
+        for (format, arguments, construct) in cases {
+            let predicate = try QueryPredicate(format: format, argumentArray: arguments)
+            let error = #expect(throws: QueryDialectRefusal.self, "\(format)") {
+                try store.fetchRows(entity: person, predicate: predicate)
+            }
+            #expect(error?.construct == construct, "\(format): \(String(describing: error))")
+            #expect(error?.dialect == "PostgreSQL")
+            #expect(error?.description.hasPrefix("PostgreSQL cannot compile ") == true)
+        }
+    }
+}
+
+/// The agreement fixture's rows, copied from its SQLite database into a PostgreSQL store's tables.
+enum PostgreSQLAgreementData {
+    /// Runs `body` on a store in a schema of its own holding the fixture's rows, dropped afterwards.
+    static func withCopy(of fixture: AgreementFixture, _ body: (PostgreSQLStore) throws -> Void) throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 1)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let store = try PostgreSQLStore(model: fixture.model, configuration: configuration)
+        defer { store.close() }
+        try copy(fixture, to: store)
+        try body(store)
+    }
+
+    static func copy(_ fixture: AgreementFixture, to store: PostgreSQLStore) throws {
+        let schema = fixture.model.schema
+        let tables = schema.tables.filter { !$0.name.hasPrefix("Z_") }.map { ($0.name, $0.columns.map(\.name)) }
+            + schema.joinTables.map { ($0.name, $0.columns) }
+        for (table, columns) in tables {
+            let list = columns.joined(separator: ", ")
+            let rows = try fixture.database.read { db in
+                try Row.fetchAll(db, sql: "SELECT \(list) FROM \(table)").map { Array($0.databaseValues) }
+            }
+            guard !rows.isEmpty else { continue }
+            let placeholders = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
+            try store.pool.withSession { session in
+                try session.execute("INSERT INTO \(table) (\(list)) VALUES "
+                                    + Array(repeating: placeholders, count: rows.count).joined(separator: ", "),
+                                    rows.flatMap { $0 })
+            }
+        }
+    }
+}
+
+/// `length:` counts UTF-16 code units, as memory (NSString) does, beyond the BMP and across combining marks.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+struct PostgreSQLStringLengthTests {
+    @Test func lengthCountsUTF16CodeUnits() throws {
+        let texts = ["", "a", "é", "e\u{301}", "😀", "a😀b😀", "𝔘𝔫𝔦", "ß", "\u{10FFFF}", "\u{FFFF}x"]
+        let fixture = try AgreementFixture(seed: 2, people: texts.count)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in
+            let person = try #require(fixture.model.entitiesByName["Person"])
+            for (offset, text) in texts.enumerated() {
+                let key = Int64(offset + 1)
+                fixture.people[key]?.values["name"] = text
+                try store.pool.withSession { try $0.execute("UPDATE \(person.tableName) SET ZNAME = ? WHERE Z_PK = ?",
+                                                            [text.databaseValue, key.databaseValue]) }
+            }
+            for length in 0...7 {
+                let predicate = try QueryPredicate(format: "length:(name) == %d", length)
+                let keys = try store.fetchRows(entity: person, predicate: predicate).map(\.primaryKey)
+                #expect(Set(keys) == (try fixture.memoryKeys(predicate)), "length \(length)")
+            }
+        }
+    }
+}
+
+/// Numbers compared with text read from a row: PostgreSQL reads the text as the number it spells exactly as
+/// memory does, on spellings the generated data lacks.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+struct PostgreSQLSpelledNumberTests {
+    static let spellings = ["9223372036854775807", "9223372036854775808", "-9223372036854775809", ".5", "5.", "+3",
+                            "\t7\n", "١٢", "0x10", "1e2", "1E+2", "2e-1", " ", "-", "1 2", "17abc", "inf", "nan", "00042",
+                            "18.0", "-1.25", "1.78"]
+
+    @Test func textSpellingNumbersComparesAsMemoryReadsIt() throws {
+        let fixture = try AgreementFixture(seed: 2, people: Self.spellings.count)
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in
+            let person = try #require(fixture.model.entitiesByName["Person"])
+            for (offset, spelling) in Self.spellings.enumerated() {
+                let key = Int64(offset + 1)
+                fixture.people[key]?.values["name"] = spelling
+                try store.pool.withSession { try $0.execute("UPDATE \(person.tableName) SET ZNAME = ? WHERE Z_PK = ?",
+                                                            [spelling.databaseValue, key.databaseValue]) }
+            }
+            fixture.people[3]?.values["name"] = nil
+            try store.pool.withSession { try $0.execute("UPDATE \(person.tableName) SET ZNAME = NULL WHERE Z_PK = 3") }
+            for number in ["age", "height", "balance", "flag", "born", "books.@count", "books.@max.pages", "3", "0.5", "1e2", "-5"] {
+                for op in ["==", "!=", "<", "<=", ">", ">="] {
+                    for format in ["\(number) \(op) name", "name \(op) \(number)"] {
+                        let predicate = try QueryPredicate(format: format)
+                        let keys = try store.fetchRows(entity: person, predicate: predicate).map(\.primaryKey)
+                        #expect(Set(keys) == (try fixture.memoryKeys(predicate)), "\(format)")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1 @@
+../../OpenCoreDataTests/QueryLanguage/PredicateGenerator.swift

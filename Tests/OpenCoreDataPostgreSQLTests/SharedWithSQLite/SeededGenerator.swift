@@ -1,0 +1,1 @@
+../../OpenCoreDataTests/Support/SeededGenerator.swift
