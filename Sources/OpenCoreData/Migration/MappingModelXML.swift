@@ -13,8 +13,8 @@ import Foundation
 ///
 /// Element and attribute names are matched without regard to case, as Core Data's XML store does.
 /// A value expression archived as data (`valueexpressiondata`, what Xcode writes for most custom value
-/// expressions) is read by ``ArchivedMappingExpression``; an archived source expression
-/// (`sourceexpressiondata`) is refused by name.
+/// expressions) is read by ``ArchivedMappingExpression``, and so is an archived source expression
+/// (`sourceexpressiondata`, a fetch).
 enum MappingModelXML {
     /// One `<object>` of the file.
     private struct FileObject {
@@ -126,13 +126,21 @@ enum MappingModelXML {
             } else {
                 type = source == nil ? .add : destination == nil ? .remove : .transform
             }
-            if object.string("sourceexpressiondata") != nil, object.string("sourceexpressionstring") == nil {
-                throw MigrationError.unsupportedMapping(
-                    entityMapping: name, reason: "its source expression is archived (sourceexpressiondata); write it as sourceexpressionstring")
-            }
             var fetch: MappingSourceFetch?
             do {
-                if let text = object.string("sourceexpressionstring"), object.flag("autogenerateexpression") != true {
+                // With `autogenerateexpression`, the written or archived source expression is one Xcode made
+                // from the source entity and the filter, which are read instead.
+                let writtenSource = object.flag("autogenerateexpression") != true
+                if writtenSource, let text = object.string("sourceexpressionstring") {
+                    fetch = try MappingSourceFetch(format: text)
+                } else if writtenSource, let archived = object.string("sourceexpressiondata") {
+                    let text: String
+                    do {
+                        text = try ArchivedMappingExpression.sourceFetchFormat(ofBase64: archived)
+                    } catch let failure as ArchivedMappingExpression.Failure {
+                        throw MigrationError.unsupportedMapping(
+                            entityMapping: name, reason: "its archived source expression (sourceexpressiondata) is not read: \(failure.reason)")
+                    }
                     fetch = try MappingSourceFetch(format: text)
                 } else if let source {
                     fetch = MappingSourceFetch(entityName: source,
