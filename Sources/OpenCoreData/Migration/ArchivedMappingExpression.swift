@@ -14,6 +14,14 @@ import Foundation
 /// | `NSKeyPathExpression` | `NSOperand`, `NSSelectorName` (`valueForKeyPath:`/`valueForKey:`), `NSArguments` (one `NSKeyPathSpecifierExpression` with `NSKeyPath`, or a constant) | `$source.owner.name`, `name` |
 /// | `NSFunctionExpression` | `NSOperand`, `NSSelectorName`, `NSArguments` | `FUNCTION(operand, "selector", arguments…)`; with a constant or no operand, the built-in function (`multiply:by:(…)`) |
 ///
+/// An entity mapping's source expression (`sourceexpressiondata`, and `NSSourceExpression` in a compiled
+/// `.cdm`) is an `NSFetchRequestExpression`, Core Data's class, whose coder writes `NSFRExpression` (the
+/// request: `FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", entity, predicate)`),
+/// `NSMOCExpression` (the context: `$manager.sourceContext`) and `NSCountOnlyFlag` (a boolean in place);
+/// these keys are those of published decompilations of Core Data's `-[NSFetchRequestExpression
+/// encodeWithCoder:]`. It reads as `FETCH(request, context, NO)`, the text ``MappingSourceFetch/init(format:)``
+/// reads; an `NSFetchRequestExpression` anywhere else, or any other class as a source expression, is refused.
+///
 /// Any other expression class (aggregates, subqueries, set, block, conditional expressions) is refused by
 /// its class name, as are constants of other types and malformed archives.
 enum ArchivedMappingExpression {
@@ -40,9 +48,43 @@ enum ArchivedMappingExpression {
     ///
     /// - Throws: see ``format(ofBase64:)``.
     static func format(of data: Data) throws -> String {
+        let archive = try readArchive(data)
+        return try format(in: archive, at: readable { try archive.topObject() })
+    }
+
+    /// The text of the value expression at `reference` of an archive holding more (a compiled mapping model).
+    ///
+    /// - Throws: see ``format(ofBase64:)``.
+    static func format(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> String {
+        try readable { try Reader(archive: archive).text(reference, depth: 0) }
+    }
+
+    /// The source fetch text (`FETCH(…)`) of `base64`, the content of a `sourceexpressiondata` attribute.
+    ///
+    /// - Throws: ``Failure`` as ``format(ofBase64:)`` does, and when the root is not an
+    ///   `NSFetchRequestExpression` (its class is named) or lacks its request or context.
+    static func sourceFetchFormat(ofBase64 base64: String) throws -> String {
+        let compact = base64.filter { !$0.isWhitespace }
+        guard let data = Data(base64Encoded: compact) else { throw Failure(reason: "the data is not base64") }
+        let archive = try readArchive(data)
+        return try sourceFetchFormat(in: archive, at: readable { try archive.topObject() })
+    }
+
+    /// The source fetch text of the `NSFetchRequestExpression` at `reference`.
+    ///
+    /// - Throws: see ``sourceFetchFormat(ofBase64:)``.
+    static func sourceFetchFormat(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> String {
+        try readable { try Reader(archive: archive).fetch(reference) }
+    }
+
+    private static func readArchive(_ data: Data) throws -> KeyedArchive {
+        try readable { try KeyedArchive(data: data) }
+    }
+
+    /// `body`, with the archive reader's failures as ours.
+    private static func readable<T>(_ body: () throws -> T) throws -> T {
         do {
-            let archive = try KeyedArchive(data: data)
-            return try Reader(archive: archive).text(try archive.topObject(), depth: 0)
+            return try body()
         } catch let failure as KeyedArchive.Failure {
             throw Failure(reason: "the archive cannot be read: \(failure.reason)")
         }
@@ -70,7 +112,34 @@ enum ArchivedMappingExpression {
             if instance.isKind(of: "NSFunctionExpression") || instance.isKind(of: "NSKeyPathExpression") {
                 return try function(reference, instance: instance, depth: depth)
             }
+            if instance.isKind(of: "NSFetchRequestExpression") {
+                throw Failure(reason: "an NSFetchRequestExpression (\(reference)) is read only as a whole source expression")
+            }
             throw Failure(reason: "expressions of class \(instance.className) are not read (only constants, SELF, variables, key paths and functions)")
+        }
+
+        /// A source expression: `FETCH(request, context, countOnly)`.
+        func fetch(_ reference: KeyedArchive.Reference) throws -> String {
+            guard let instance = try archive.instance(reference) else {
+                throw Failure(reason: "the source expression is nil, not an NSFetchRequestExpression")
+            }
+            guard instance.isKind(of: "NSFetchRequestExpression") else {
+                throw Failure(reason: "the source expression is an \(instance.className), not an NSFetchRequestExpression (a fetch)")
+            }
+            guard let request = try archive.reference("NSFRExpression", of: reference) else {
+                throw Failure(reason: "the NSFetchRequestExpression (\(reference)) has no NSFRExpression (its fetch request)")
+            }
+            guard let context = try archive.reference("NSMOCExpression", of: reference) else {
+                throw Failure(reason: "the NSFetchRequestExpression (\(reference)) has no NSMOCExpression (its context)")
+            }
+            let countOnly: Bool
+            switch try archive.field("NSCountOnlyFlag", of: reference) {
+            case nil: countOnly = false
+            case .boolean(let flag)?: countOnly = flag
+            case .integer(let number)?: countOnly = number != 0
+            default: throw Failure(reason: "the NSCountOnlyFlag of the NSFetchRequestExpression (\(reference)) is not a boolean")
+            }
+            return "FETCH(\(try text(request, depth: 1)), \(try text(context, depth: 1)), \(countOnly ? "YES" : "NO"))"
         }
 
         /// A function expression; key paths are functions of `valueForKeyPath:` in the archive.

@@ -52,6 +52,14 @@ public struct EntityMapping: Sendable, Hashable, CustomStringConvertible {
     /// A migration policy class of the application's (`NSEntityMigrationPolicy` subclass). Only nil and
     /// `NSEntityMigrationPolicy` itself are supported; any other is refused by name.
     public var entityMigrationPolicyClassName: String?
+    /// The version hash of the source entity the mapping was made for (a compiled `.cdm` records it); when
+    /// set, a source model whose entity hashes otherwise is refused
+    /// (``MigrationError/mappingDoesNotFitModels(entityMapping:reason:)``).
+    public var sourceEntityVersionHash: Data?
+    /// The version hash of the destination entity the mapping was made for; checked as the source's is.
+    public var destinationEntityVersionHash: Data?
+    /// The application's own values (Core Data's `userInfo`), for its migration policy to read.
+    public var userInfo: [String: String] = [:]
 
     /// A mapping with no property mappings and no policy.
     public init(name: String, mappingType: EntityMappingType, sourceEntityName: String?, destinationEntityName: String?,

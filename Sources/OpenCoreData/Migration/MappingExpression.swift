@@ -114,18 +114,29 @@ public struct MappingSourceFetch: Sendable, Hashable {
 
     static let fetchRequestSelector = "fetchRequestForSourceEntityNamed:predicateString:"
 
-    /// Parses Core Data's `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", entity, predicate), …)`.
+    /// Parses Core Data's `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", entity, predicate), $manager.sourceContext, NO)`
+    /// (the context and the count-only flag may be left out).
     ///
     /// - Throws: ``MigrationError/unsupportedMapping(entityMapping:reason:)`` for a source expression of any
-    ///   other shape, ``QueryLanguageError`` when the predicate does not parse.
+    ///   other shape (a fetch from another context or counting only included, naming what it found),
+    ///   ``QueryLanguageError`` when the predicate does not parse.
     public init(format: String) throws {
         let text = format.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let fetch = MappingCall(text), fetch.name == "FETCH", fetch.arguments.count >= 1,
+        func unsupported(_ reason: String) -> MigrationError {
+            .unsupportedMapping(entityMapping: "?", reason: "the source expression '\(text)' \(reason)")
+        }
+        guard let fetch = MappingCall(text), fetch.name == "FETCH", (1...3).contains(fetch.arguments.count),
               let request = MappingCall(fetch.arguments[0]), request.name == "FUNCTION", request.arguments.count == 4,
               request.arguments[0] == "$manager",
               try MappingCall.stringLiteral(request.arguments[1], what: "a FUNCTION selector") == Self.fetchRequestSelector else {
-            throw MigrationError.unsupportedMapping(
-                entityMapping: "?", reason: "the source expression '\(text)' is not a fetch through '\(Self.fetchRequestSelector)'")
+            throw unsupported("is not a fetch through '\(Self.fetchRequestSelector)'")
+        }
+        // The migration reads the source store: a fetch from another context would read something else.
+        if fetch.arguments.count >= 2, fetch.arguments[1].filter({ !$0.isWhitespace }) != "$manager.sourceContext" {
+            throw unsupported("fetches from \(fetch.arguments[1]), not from $manager.sourceContext")
+        }
+        if fetch.arguments.count == 3, !["NO", "FALSE", "0"].contains(fetch.arguments[2].uppercased()) {
+            throw unsupported("counts only (\(fetch.arguments[2])); a source expression fetches objects")
         }
         let entity = try MappingCall.stringLiteral(request.arguments[2], what: "an entity name")
         let predicate = try MappingCall.stringLiteral(request.arguments[3], what: "a predicate string")

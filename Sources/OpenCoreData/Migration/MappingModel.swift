@@ -25,13 +25,17 @@ public struct MappingModel: Sendable, Hashable {
         self.destinationModelVersionName = destinationModelVersionName
     }
 
-    /// Reads an Xcode mapping model: a `.xcmappingmodel` folder (its `xcmapping.xml`) or the XML file itself.
+    /// Reads an Xcode mapping model: a `.xcmappingmodel` folder (its `xcmapping.xml`), the XML file itself,
+    /// or a compiled mapping model (`.cdm`, a keyed archive, told by its content), which names no model
+    /// versions: ``sourceModelVersionName`` and ``destinationModelVersionName`` are nil, and its entity
+    /// version hashes say which models it fits (``fits(sourceModel:destinationModel:)``).
     ///
-    /// - Throws: ``MigrationError/invalidMappingModel(path:reason:)`` when the file is missing, not XML, or
-    ///   its objects do not hold together (a reference to no object, a mapping without entities or a
-    ///   property mapping without a name, an expression that does not parse), and
-    ///   ``MigrationError/unsupportedMapping(entityMapping:reason:)`` for what is read but never run (an
-    ///   archived expression, a `$manager` function other than the supported ones).
+    /// - Throws: ``MigrationError/invalidMappingModel(path:reason:)`` when the file is missing, not XML or a
+    ///   keyed archive of an `NSMappingModel`, or its objects do not hold together (a reference to no
+    ///   object, a mapping without entities or a property mapping without a name, an expression that does
+    ///   not parse), and ``MigrationError/unsupportedMapping(entityMapping:reason:)`` for what is not read or
+    ///   never run (an attribute or key the reader does not know, an archived expression of a kind not read,
+    ///   a `$manager` function other than the supported ones), named.
     public init(contentsOf url: URL) throws {
         var isFolder: ObjCBool = false
         let file = FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) && isFolder.boolValue
@@ -42,7 +46,27 @@ public struct MappingModel: Sendable, Hashable {
         } catch {
             throw MigrationError.invalidMappingModel(path: file.path, reason: "the file cannot be read")
         }
-        self = try MappingModelXML.read(data, path: file.path)
+        self = CompiledMappingModel.isCompiled(data)
+            ? try CompiledMappingModel.read(data, path: file.path) : try MappingModelXML.read(data, path: file.path)
+    }
+
+    /// Whether the entity version hashes the mapping records (a compiled `.cdm` records them; a mapping
+    /// read from `xcmapping.xml` does not) are those of `sourceModel` and `destinationModel`: false when
+    /// it records none, or names a version.
+    public func fits(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) -> Bool {
+        guard sourceModelVersionName == nil, destinationModelVersionName == nil else { return false }
+        var recordsAny = false
+        for mapping in entityMappings {
+            if let hash = mapping.sourceEntityVersionHash {
+                guard let name = mapping.sourceEntityName, sourceModel.entityVersionHashesByName[name] == hash else { return false }
+                recordsAny = true
+            }
+            if let hash = mapping.destinationEntityVersionHash {
+                guard let name = mapping.destinationEntityName, destinationModel.entityVersionHashesByName[name] == hash else { return false }
+                recordsAny = true
+            }
+        }
+        return recordsAny
     }
 
     /// The entity mapping named `name`.

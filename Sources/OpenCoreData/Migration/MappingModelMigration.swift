@@ -102,6 +102,19 @@ struct MappingPlan {
         for entityMapping in mapping.entityMappings {
             let name = entityMapping.name
             func misfit(_ reason: String) -> MigrationError { .mappingDoesNotFitModels(entityMapping: name, reason: reason) }
+            // A compiled mapping records the entity versions it was made for: another version is another entity.
+            for (hash, entityName, model, side) in [
+                (entityMapping.sourceEntityVersionHash, entityMapping.sourceEntityName, sourceModel, "source"),
+                (entityMapping.destinationEntityVersionHash, entityMapping.destinationEntityName, destinationModel, "destination"),
+            ] {
+                guard let hash else { continue }
+                guard let entityName, let actual = model.entityVersionHashesByName[entityName] else {
+                    throw misfit("it records a \(side) entity version hash, but the \(side) model has no entity '\(entityName ?? "")'")
+                }
+                guard actual == hash else {
+                    throw misfit("the \(side) entity '\(entityName)' is not the version the mapping was made for (its version hash differs)")
+                }
+            }
             var policy: EntityMigrationPolicy.Type?
             if let className = entityMapping.entityMigrationPolicyClassName, className != MigrationManager.defaultPolicyClassName {
                 guard let registered = MigrationManager.policy(forClassName: className) else {

@@ -13,8 +13,8 @@ import Foundation
 ///
 /// Element and attribute names are matched without regard to case, as Core Data's XML store does.
 /// A value expression archived as data (`valueexpressiondata`, what Xcode writes for most custom value
-/// expressions) is read by ``ArchivedMappingExpression``; an archived source expression
-/// (`sourceexpressiondata`) is refused by name.
+/// expressions) is read by ``ArchivedMappingExpression``, and so is an archived source expression
+/// (`sourceexpressiondata`, a fetch).
 enum MappingModelXML {
     /// One `<object>` of the file.
     private struct FileObject {
@@ -23,6 +23,14 @@ enum MappingModelXML {
         let location: String
         var attributes: [String: String] = [:]
         var references: [String: [String]] = [:]
+
+        /// The first attribute holding a value, or relationship referring to something, that is not in
+        /// `known`: what the reader would otherwise skip.
+        func unknownContent(known: Set<String>) -> String? {
+            let attribute = attributes.filter { !known.contains($0.key) && !$0.value.isEmpty }.keys.min()
+            let relationship = references.filter { !known.contains($0.key) && !$0.value.isEmpty }.keys.min()
+            return attribute.map { "the attribute '\($0)'" } ?? relationship.map { "the relationship '\($0)'" }
+        }
 
         func flag(_ name: String) -> Bool? {
             guard let text = attributes[name]?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
@@ -39,6 +47,19 @@ enum MappingModelXML {
     static let entityMappingType = "XDDEVENTITYMAPPING"
     static let attributeMappingType = "XDDEVATTRIBUTEMAPPING"
     static let relationshipMappingType = "XDDEVRELATIONSHIPMAPPING"
+
+    /// What an entity mapping may hold: everything here is honoured (docs/MIGRATION.md lists how), but
+    /// `mappingmodel`, the inverse of the model's `entitymappings`. Anything else is refused by name.
+    static let entityMappingContent: Set<String> = [
+        "name", "sourcename", "destinationname", "mappingnumber", "mappingtypename", "sourcefilterpredicatestring",
+        "sourceexpressionstring", "sourceexpressiondata", "migrationpolicyclassname", "autogenerateexpression",
+        "attributemappings", "relationshipmappings", "mappingmodel",
+    ]
+    /// What a property mapping may hold; `entitymapping` is the inverse of its entity mapping's list.
+    static let propertyMappingContent: Set<String> = [
+        "name", "valueexpressionstring", "valueexpressiondata", "autogenerateexpression", "sourcekeypath",
+        "sourcemappingname", "entitymapping",
+    ]
 
     /// - Throws: see ``MappingModel/init(contentsOf:)``.
     static func read(_ data: Data, path: String) throws -> MappingModel {
@@ -59,12 +80,21 @@ enum MappingModelXML {
             guard objects[id] == nil else { throw invalid("two objects have the id '\(id)' (the second at \(node.location))") }
             var object = FileObject(id: id, type: (node["type"] ?? "").uppercased(), location: node.location)
             for child in node.children {
-                guard let name = child["name"]?.lowercased() else { continue }
-                switch child.name.lowercased() {
-                case "attribute": object.attributes[name] = child.text.trimmingCharacters(in: .whitespacesAndNewlines)
-                case "relationship":
+                let kind = child.name.lowercased()
+                // Core Data's XML store holds attributes and relationships only: anything else is not its file.
+                guard kind == "attribute" || kind == "relationship" else {
+                    throw invalid("the object '\(id)' holds a <\(child.name)> at \(child.location), which a Core Data XML store does not have")
+                }
+                guard let name = child["name"]?.lowercased(), !name.isEmpty else {
+                    throw invalid("the <\(child.name)> at \(child.location) has no name")
+                }
+                guard object.attributes[name] == nil, object.references[name] == nil else {
+                    throw invalid("the object '\(id)' holds '\(name)' twice (the second at \(child.location))")
+                }
+                if kind == "attribute" {
+                    object.attributes[name] = child.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                } else {
                     object.references[name] = (child["idrefs"] ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
-                default: continue
                 }
             }
             objects[id] = object
@@ -117,6 +147,9 @@ enum MappingModelXML {
                 default: return error
                 }
             }
+            if let unknown = object.unknownContent(known: entityMappingContent) {
+                throw MigrationError.unsupportedMapping(entityMapping: name, reason: "\(unknown) of the entity mapping is not read")
+            }
             var type: EntityMappingType
             if let typeName = object.string("mappingtypename"), typeName.lowercased() != "undefined" {
                 guard let named = EntityMappingType(fileName: typeName) else {
@@ -126,13 +159,21 @@ enum MappingModelXML {
             } else {
                 type = source == nil ? .add : destination == nil ? .remove : .transform
             }
-            if object.string("sourceexpressiondata") != nil, object.string("sourceexpressionstring") == nil {
-                throw MigrationError.unsupportedMapping(
-                    entityMapping: name, reason: "its source expression is archived (sourceexpressiondata); write it as sourceexpressionstring")
-            }
             var fetch: MappingSourceFetch?
             do {
-                if let text = object.string("sourceexpressionstring"), object.flag("autogenerateexpression") != true {
+                // With `autogenerateexpression`, the written or archived source expression is one Xcode made
+                // from the source entity and the filter, which are read instead.
+                let writtenSource = object.flag("autogenerateexpression") != true
+                if writtenSource, let text = object.string("sourceexpressionstring") {
+                    fetch = try MappingSourceFetch(format: text)
+                } else if writtenSource, let archived = object.string("sourceexpressiondata") {
+                    let text: String
+                    do {
+                        text = try ArchivedMappingExpression.sourceFetchFormat(ofBase64: archived)
+                    } catch let failure as ArchivedMappingExpression.Failure {
+                        throw MigrationError.unsupportedMapping(
+                            entityMapping: name, reason: "its archived source expression (sourceexpressiondata) is not read: \(failure.reason)")
+                    }
                     fetch = try MappingSourceFetch(format: text)
                 } else if let source {
                     fetch = MappingSourceFetch(entityName: source,
@@ -147,6 +188,15 @@ enum MappingModelXML {
                 try referenced(relationship, of: object, type: type).map { property in
                     guard let propertyName = property.string("name") else {
                         throw invalid("\(property.type) '\(property.id)' (\(property.location)) of entity mapping '\(name)' has no name")
+                    }
+                    let kind = type == relationshipMappingType ? "relationship mapping" : "attribute mapping"
+                    if let unknown = property.unknownContent(known: propertyMappingContent) {
+                        throw MigrationError.unsupportedMapping(entityMapping: name, reason: "\(unknown) of the \(kind) '\(propertyName)' is not read")
+                    }
+                    // Only a relationship is filled through another entity mapping.
+                    if type == attributeMappingType, let through = property.string("sourcemappingname") {
+                        throw MigrationError.unsupportedMapping(
+                            entityMapping: name, reason: "the attribute mapping '\(propertyName)' names the entity mapping '\(through)' (sourcemappingname), which only a relationship mapping can")
                     }
                     var expression: MappingExpression?
                     do {

@@ -10,6 +10,8 @@ public struct PropertyMapping: Sendable, Hashable {
     public var name: String
     /// What it is filled with; nil leaves the property at its default value.
     public var valueExpression: MappingExpression?
+    /// The application's own values (Core Data's `userInfo`), for its migration policy to read.
+    public var userInfo: [String: String] = [:]
 
     /// A mapping of the destination property `name` to `valueExpression`.
     public init(name: String, valueExpression: MappingExpression?) {

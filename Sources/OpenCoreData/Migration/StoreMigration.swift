@@ -59,8 +59,10 @@ public enum StoreMigration {
               let target = bundle.version(named: modelVersion) else { return }
         // A mapping model from the store's version to the model's (passed in the options, else beside the
         // bundle) is used before any inferred mapping (docs/MIGRATION.md, "Mapping models").
+        // A compiled mapping model names no versions: it is matched by the entity version hashes it records.
         let mapping = try options.mappingModels.first {
-            $0.sourceModelVersionName == stored.name && $0.destinationModelVersionName == modelVersion
+            ($0.sourceModelVersionName == stored.name && $0.destinationModelVersionName == modelVersion)
+                || $0.fits(sourceModel: stored.model, destinationModel: model)
         } ?? MappingModel.find(in: bundleURL.deletingLastPathComponent(), from: stored.name, to: modelVersion)
         let reason: String? = options.readOnly ? "the store is opened read-only"
             : !options.migratesStoreAutomatically ? "automatic migration is turned off (shouldMigrateStoreAutomatically)"

@@ -57,7 +57,8 @@ public struct StoreOptions: Sendable, Hashable {
     public var stagedMigrationManager: StagedMigrationManager?
     /// Mapping models to migrate with on open, before those found beside the model's bundle: the one whose
     /// ``MappingModel/sourceModelVersionName`` is the store's version and whose
-    /// ``MappingModel/destinationModelVersionName`` is the model's is used (docs/MIGRATION.md).
+    /// ``MappingModel/destinationModelVersionName`` is the model's is used, or a compiled one (`.cdm`) whose
+    /// entity version hashes fit both versions (docs/MIGRATION.md).
     public var mappingModels: [MappingModel] = []
 
     /// Options with each setting as its property documents it (the defaults: writable, a 5-second busy timeout,

@@ -22,12 +22,14 @@ struct KeyedArchiveWriter {
 
     /// An instance of a class the writer has no rule for (an `NSExpression` subclass, say), written as its
     /// `encodeWithCoder:` would: `fields` archived by the rules here and referred to from the instance
-    /// (`encodeObject:forKey:`), `integers` in place (`encodeInteger:forKey:`), and `classNames` as the
-    /// class description (the class, then its superclasses; `NSObject` is added).
+    /// (`encodeObject:forKey:`), `integers` and `booleans` in place (`encodeInteger:forKey:`,
+    /// `encodeBool:forKey:`), and `classNames` as the class description (the class, then its superclasses;
+    /// `NSObject` is added).
     struct Instance {
         let classNames: [String]
         let fields: [String: Any]
         var integers: [String: Int] = [:]
+        var booleans: [String: Bool] = [:]
     }
 
     /// Nesting deeper than this is refused, as ``KeyedArchive`` refuses to read it.
@@ -120,6 +122,7 @@ struct KeyedArchiveWriter {
                 fields[key] = .uid(try add(field, path: "\(path).\(key)", depth: depth + 1))
             }
             for (key, number) in object.integers { fields[key] = .integer(Int64(number)) }
+            for (key, flag) in object.booleans { fields[key] = .boolean(flag) }
             fields["$class"] = .uid(classReference(className, superclasses: Array(object.classNames.dropFirst())))
             objects[Int(reference)] = .dictionary(fields)
             return reference

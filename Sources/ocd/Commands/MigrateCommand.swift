@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import OpenCoreData
 
-/// `ocd migrate <store> --model <bundle> [--mapping <xcmappingmodel>] [--dry-run]`: says which version of the
+/// `ocd migrate <store> --model <bundle> [--mapping <xcmappingmodel or cdm>] [--dry-run]`: says which version of the
 /// bundle wrote the store, prints the migration plan (each step, per entity, with its SQL; or the mapping
 /// model's entity mappings), then runs it with a progress bar.
 struct MigrateCommand: AsyncParsableCommand {
@@ -22,7 +22,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The version to migrate to (default: the bundle's current version).")
     var to: String?
 
-    @Option(name: .long, help: "An Xcode mapping model (.xcmappingmodel) to migrate with (default: one beside the bundle from the store's version to the target, else an inferred mapping).")
+    @Option(name: .long, help: "An Xcode mapping model (.xcmappingmodel, or a compiled .cdm) to migrate with (default: one beside the bundle from the store's version to the target, else an inferred mapping).")
     var mapping: String?
 
     @Flag(name: .long, help: "Print the plan and stop; the store is not changed.")

@@ -80,6 +80,25 @@ struct DemoMigrateTests {
         #expect(refused.stderr.contains("GarageCarMigrationPolicy"), "\(refused.stderr)")
     }
 
+    /// A compiled mapping model (`.cdm`) runs as its XML form does.
+    @Test func aCompiledMappingModelIsPrintedThenRun() throws {
+        let binary = try #require(OcdBinary.url)
+        let directory = TemporaryDirectory()
+        let bundle = directory.file("Garage.xcdatamodeld")
+        try FileManager.default.copyItem(at: MappingModelMigrationTests.bundle().url, to: bundle)
+        let mappingPath = try CompiledMappingModelTests.write(try CompiledMappingModelTests.compiledGarage(), in: directory).path
+        let data = MappingModelMigrationTests.garageData(seed: 6)
+        let url = try MappingModelMigrationTests.oldStore("Garage.sqlite", in: directory, with: data)
+
+        let run = try OcdBinary.run(["migrate", url.path, "--model", bundle.path, "--mapping", mappingPath], binary: binary)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Mapping model, 5 entity mappings:"))
+        #expect(run.stdout.contains("  CarToVehicle: transform Car → Vehicle where scrapped == NO; "))
+        #expect(run.stdout.contains("Migrated \(url.path) to version 'Garage 2'."))
+        let current = try ManagedObjectModel(contentsOf: bundle)
+        try MappingModelMigrationTests.expectHoldsWhatTheMappingGives(url, from: data, model: current, in: directory)
+    }
+
     @Test func aRefusedMigrationIsOneErrorLine() throws {
         let binary = try #require(OcdBinary.url)
         let directory = TemporaryDirectory()

@@ -35,6 +35,16 @@ import Testing
         static func builtIn(_ selector: String, _ arguments: [Instance]) -> Instance {
             function(constant("_NSPredicateUtilities"), selector, arguments)
         }
+        /// A source expression as Core Data's coder writes an `NSFetchRequestExpression` (`NSFRExpression`,
+        /// `NSMOCExpression`, `NSCountOnlyFlag`): `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", entity, predicate), $manager.sourceContext, NO)`.
+        static func fetch(_ entity: String, _ predicate: String, selector: String = MappingSourceFetch.fetchRequestSelector,
+                          context: Instance? = Archived.keyPath("sourceContext", of: Archived.variable("manager")), countOnly: Bool = false) -> Instance {
+            let request = function(variable("manager"), selector, [constant(entity), constant(predicate)])
+            var fields: [String: Any] = ["NSFRExpression": request]
+            if let context { fields["NSMOCExpression"] = context }
+            return Instance(classNames: ["NSFetchRequestExpression", "NSExpression"], fields: fields,
+                            integers: ["NSExpressionType": 50], booleans: ["NSCountOnlyFlag": countOnly])
+        }
         static func base64(_ expression: Instance) throws -> String {
             try KeyedArchiveWriter.archive(expression).base64EncodedString()
         }
@@ -129,6 +139,72 @@ import Testing
         } throws: { error in
             guard case MigrationError.unsupportedMapping("CarToVehicle", let reason)? = error as? MigrationError else { return false }
             return reason.contains("priceInCents") && reason.contains("archive")
+        }
+    }
+
+    /// The `CarToVehicle` mapping of the fixture with its filter (`sourcefilterpredicatestring`, from which
+    /// Xcode generates the source expression) replaced by the archived source expression `archived`.
+    static func fixtureWithArchivedSource(_ archived: Instance) throws -> MappingModel {
+        try MappingModelLoaderTests.load(
+            replacing: #"""
+                <attribute name="sourcefilterpredicatestring" type="string">scrapped == NO</attribute>
+                        <attribute name="autogenerateexpression" type="bool">1</attribute>
+                """#,
+            with: #"<attribute name="sourceexpressiondata" type="binary">\#(try Archived.base64(archived))</attribute>"#)
+    }
+
+    @Test func anArchivedSourceExpressionReadsAsTheFetchItArchives() throws {
+        let text = try ArchivedMappingExpression.sourceFetchFormat(ofBase64: try Archived.base64(Archived.fetch("Car", "year > 2000")))
+        #expect(text == #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Car", "year > 2000"), $manager.sourceContext, NO)"#)
+        #expect(try MappingSourceFetch(format: text) == MappingSourceFetch(entityName: "Car", predicate: try QueryPredicate(format: "year > 2000")))
+        let all = try ArchivedMappingExpression.sourceFetchFormat(ofBase64: try Archived.base64(Archived.fetch("Car", "TRUEPREDICATE")))
+        #expect(try MappingSourceFetch(format: all) == MappingSourceFetch(entityName: "Car"))
+    }
+
+    /// The archived fetch filters as the written filter does: scrapped cars are left out, the others made.
+    @Test func aMappingModelWithAnArchivedSourceExpressionFiltersByItsPredicate() throws {
+        let mapping = try Self.fixtureWithArchivedSource(Archived.fetch("Car", "scrapped == NO"))
+        #expect(mapping == (try Garage.mapping()))
+
+        // Data with cars on both sides of the filter.
+        let data = try #require((1...64 as ClosedRange<UInt64>).lazy.map(Garage.garageData).first { data in
+            let cars = data.filter { $0.entity == "Car" }
+            return cars.contains { $0.values["scrapped"] as? Bool == true } && cars.contains { $0.values["scrapped"] as? Bool != true }
+        })
+        let directory = TemporaryDirectory()
+        let (old, new) = try Garage.models()
+        let store = try Garage.oldStore("old.sqlite", in: directory, with: data)
+        let migrated = directory.file("migrated.sqlite")
+        try MappingModelMigration.migrate(storeAt: store, sourceModel: old, destinationModel: new, mapping: mapping, into: migrated)
+        try Garage.expectHoldsWhatTheMappingGives(migrated, from: data, model: new, in: directory)
+    }
+
+    @Test func otherArchivedSourceExpressionsAreRefusedByName() throws {
+        let refusals: [(Instance, String)] = [
+            (Archived.function(Archived.variable("manager"), MappingSourceFetch.fetchRequestSelector,
+                               [Archived.constant("Car"), Archived.constant("TRUEPREDICATE")]), "NSFunctionExpression"),
+            (Archived.fetch("Car", "TRUEPREDICATE", countOnly: true), "counts only"),
+            (Archived.fetch("Car", "TRUEPREDICATE", context: Archived.keyPath("destinationContext", of: Archived.variable("manager"))),
+             "$manager.destinationContext"),
+            (Archived.fetch("Car", "TRUEPREDICATE", context: nil), "NSMOCExpression"),
+            (Archived.fetch("Car", "TRUEPREDICATE", selector: "fetchRequestForDestinationEntityNamed:predicateString:"),
+             "is not a fetch through"),
+            (Instance(classNames: ["NSSubqueryExpression", "NSExpression"], fields: [:]), "NSSubqueryExpression"),
+        ]
+        for (archived, culprit) in refusals {
+            #expect {
+                try Self.fixtureWithArchivedSource(archived)
+            } throws: { error in
+                guard case MigrationError.unsupportedMapping("CarToVehicle", let reason)? = error as? MigrationError else { return false }
+                return reason.contains(culprit)
+            }
+        }
+        // A fetch is a source expression only: as a value expression it is refused.
+        #expect {
+            try Self.archivedFixture([("$source.price * 100", Archived.fetch("Car", "TRUEPREDICATE"))])
+        } throws: { error in
+            guard case MigrationError.unsupportedMapping("CarToVehicle", let reason)? = error as? MigrationError else { return false }
+            return reason.contains("priceInCents") && reason.contains("NSFetchRequestExpression")
         }
     }
 }

@@ -103,6 +103,48 @@ import Testing
         }
     }
 
+    /// Each attribute and relationship of an entity or property mapping is either honoured (docs/MIGRATION.md
+    /// lists how) or refused by name: nothing the file holds is skipped.
+    @Test func whatAMappingHoldsIsReadOrRefusedByName() throws {
+        let carSource = #"<attribute name="sourcename" type="string">Car</attribute>"#
+        let price = #"<attribute name="valueexpressionstring" type="string">$source.price * 100</attribute>"#
+        let year = #"<attribute name="name" type="string">year</attribute>"#
+        func refusal(_ original: String, adding extra: String) -> MigrationError? {
+            do {
+                _ = try Self.load(replacing: original, with: original + extra)
+                return nil
+            } catch let error as MigrationError {
+                return error
+            } catch {
+                Issue.record("unexpected \(error)")
+                return nil
+            }
+        }
+        #expect(refusal(carSource, adding: #"<attribute name="userinfo" type="binary">AAAA</attribute>"#)
+                == .unsupportedMapping(entityMapping: "CarToVehicle", reason: "the attribute 'userinfo' of the entity mapping is not read"))
+        #expect(refusal(carSource, adding: #"<relationship name="sourceentity" type="1/1" idrefs="z101"></relationship>"#)
+                == .unsupportedMapping(entityMapping: "CarToVehicle", reason: "the relationship 'sourceentity' of the entity mapping is not read"))
+        #expect(refusal(price, adding: #"<attribute name="comment" type="string">cents</attribute>"#)
+                == .unsupportedMapping(entityMapping: "CarToVehicle", reason: "the attribute 'comment' of the attribute mapping 'priceInCents' is not read"))
+        #expect(refusal(year, adding: #"<attribute name="sourcemappingname" type="string">OwnerToPerson</attribute>"#)
+                == .unsupportedMapping(entityMapping: "CarToVehicle",
+                                       reason: "the attribute mapping 'year' names the entity mapping 'OwnerToPerson' (sourcemappingname), which only a relationship mapping can"))
+        // Empty, they carry nothing.
+        #expect(refusal(carSource, adding: #"<attribute name="userinfo" type="binary"></attribute>"#) == nil)
+        #expect(refusal(carSource, adding: #"<relationship name="sourceentity" type="1/1" idrefs=""></relationship>"#) == nil)
+
+        guard case .invalidMappingModel(_, let element)? = refusal(carSource, adding: "<fetchedproperty name=\"x\"/>") else {
+            Issue.record("an element other than attribute or relationship was read")
+            return
+        }
+        #expect(element.hasPrefix("the object 'z110' holds a <fetchedproperty>"))
+        guard case .invalidMappingModel(_, let twice)? = refusal(carSource, adding: carSource) else {
+            Issue.record("an attribute given twice was read")
+            return
+        }
+        #expect(twice.hasPrefix("the object 'z110' holds 'sourcename' twice"))
+    }
+
     /// Damaged copies of the fixture either read or fail with a ``MigrationError``: never a crash or a hang.
     @Test func damagedFilesNeverCrash() throws {
         let original = Data(try Self.fixtureXML().utf8)
