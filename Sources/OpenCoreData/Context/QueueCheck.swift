@@ -11,11 +11,15 @@ import Glibc
 /// used on the main queue (the main thread, or a block the main queue runs), a private-queue context inside
 /// its `perform` or `performAndWait` blocks (a `performAndWait` of another context inside one keeps the
 /// caller's queues held, see `QueueOwnership`); a confinement context belongs to whichever thread calls
-/// and is not checked. What is checked: the context's entry points (fetch, count, execute, save, insert,
-/// delete, `object(with:)`, refresh, reset, rollback, merges…) and its objects' value reads and writes
-/// (`value(forKey:)`, `setValue(_:forKey:)`, `@Managed` properties). Object IDs, the context's settings
-/// and the calls that hop onto the queue themselves (`perform`, `performAndWait`, `fetchInBackground`) may
-/// be used anywhere.
+/// and is not checked. What is checked: the context's entry points (`fetch`, `count`, `execute`, `save`,
+/// `obtainPermanentIDs`, `insertNewObject`, `insert`, `delete`, `object(with:)` and so `existingObject`,
+/// `registeredObject(for:)`, `refresh`, `refreshAllObjects`, `reset`, `rollback`,
+/// `mergeChanges(fromContextDidSave:)` and the merges that end there, `processPendingChanges`, `hasChanges`
+/// and the registered, inserted, updated and deleted object sets, `undo`, `redo`) and its objects' value
+/// reads and writes (`value(forKey:)` and what reads through it, `setValue(_:forKey:)`, `@Managed`
+/// properties, `add(_:toKey:)`, `remove(_:fromKey:)`). Object IDs, the context's settings and the calls
+/// that hop onto the queue themselves (`perform`, `performAndWait`, `fetchInBackground`, `fetchBatches`)
+/// may be used anywhere.
 ///
 /// Off unless switched on, as Core Data's is: by `OCD_CONCURRENCY_DEBUG=1` in the environment when the
 /// process starts, or by ``isEnabled``. A violation is a programmer error and stops the program with a
