@@ -12,6 +12,10 @@
 //                                                      may crash the process); prints refused or accepted
 //   ocd-crash-worker nested-perform <store> <main|private>  a child context's performAndWait inside its
 //                                                      parent's queue (see NestedPerform); prints saved
+//   ocd-crash-worker off-queue <store> <fetch|read|main> [switch]  use a private-queue context (main: a
+//                                                      main-queue one) from the main thread outside its
+//                                                      blocks (see OffQueueUse); prints finished unless the
+//                                                      queue check stops it
 //   ocd-crash-worker run-history <store> <log> [n]    as run, with persistent history tracking on (saves are
 //                                                      by author "save", batch requests by "batch")
 //   ocd-crash-worker history-read <store> <reader>    as the registered history reader <reader>: print
@@ -193,6 +197,9 @@ do {
     case "nested-perform":
         guard arguments.count >= 4 else { fail("nested-perform <store> <main|private>") }
         try NestedPerform.run(storePath: arguments[2], parentKind: arguments[3])
+    case "off-queue":
+        guard arguments.count >= 4 else { fail("off-queue <store> <fetch|read|main> [switch]") }
+        try OffQueueUse.run(storePath: arguments[2], use: arguments[3], switchOn: arguments.count >= 5 && arguments[4] == "switch")
     case "history-read":
         guard arguments.count >= 4 else { fail("history-read <store> <reader>") }
         try HistoryReading.readUnseen(storePath: arguments[2], reader: arguments[3])

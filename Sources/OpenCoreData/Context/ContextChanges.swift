@@ -235,6 +235,7 @@ extension ManagedObjectContext {
 
     /// Delivers the changes made since the last call to observers (fetched results controllers among them).
     public func processPendingChanges() {
+        QueueCheck.use(of: self, "processPendingChanges()")
         // The end of an event: the undo group its changes opened closes.
         if let undoRecorder { undoRecorder.manager.endEventGroup() }
         guard !pendingChangeRecord.isEmpty else { return }

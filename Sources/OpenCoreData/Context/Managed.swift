@@ -103,7 +103,8 @@ public struct Managed<Value: ManagedPropertyValue> {
     @usableFromInline
     static func value(of object: ManagedObject, forKey key: String) -> Value {
         let raw: Any?
-        do { raw = try object.value(forKey: key) } catch {
+        // Unchecked: the getter's `storedAttributeValue(forKey:)` checked the queue.
+        do { raw = try object.uncheckedValue(forKey: key) } catch {
             preconditionFailure("\(object.entity.name).\(key): \(error)")
         }
         guard let value = Value.fromManagedValue(raw) else {

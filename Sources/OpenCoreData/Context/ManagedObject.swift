@@ -211,6 +211,14 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     ///   back into a value and ``ObjectGraphError/unknownValueTransformer(entity:key:name:)``; for a fetched
     ///   property, what ``FetchedPropertyDescription/fetchRequest(for:)`` and the fetch throw (``QueryLanguageError``).
     public func value(forKey key: String) throws -> Any? {
+        QueueCheck.access(to: self, key: key, writing: false)
+        return try uncheckedValue(forKey: key)
+    }
+
+    /// ``value(forKey:)`` for a read whose queue was checked already (a `@Managed` property's, which
+    /// checked in ``storedAttributeValue(forKey:)``), so a violation is reported once.
+    @inline(__always)
+    func uncheckedValue(forKey key: String) throws -> Any? {
         guard let slot = entity.slot(forKey: key) else {
             if let fetched = entity.fetchedProperty(named: key) { return try fetchedValue(fetched) }
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
@@ -230,6 +238,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// shared helper returning this value cost `value(forKey:)` about 1 % more instructions in load-batch-by-id.
     @usableFromInline
     func storedAttributeValue(forKey key: String) -> StoredAttributeValue? {
+        QueueCheck.access(to: self, key: key, writing: false)
         guard changes.isEmpty, !flags.contains(.inserted), let slot = entity.slot(forKey: key),
               slot < entity.attributeColumns.count, let attribute = entity.attributeColumns[slot],
               attribute.type != .transformable, let (cells, start) = row?.cellsInPlace else { return nil }
@@ -252,6 +261,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     ///   attribute whose transformer is not registered; and what reading the old relationship values throws
     ///   (``ObjectGraphError/objectNotFound(_:)``, ``StoreError``).
     public func setValue(_ value: Any?, forKey key: String) throws {
+        QueueCheck.access(to: self, key: key, writing: true)
         guard let slot = entity.slot(forKey: key) else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }

@@ -24,6 +24,7 @@ extension ManagedObjectContext {
     ///   predicate cannot be evaluated; ``StoreError`` when the store cannot be read or written (nothing is
     ///   written then).
     public func execute<Request: PersistentStoreRequest>(_ request: Request) throws -> PersistentStoreResult {
+        QueueCheck.use(of: self, "execute(_:)")
         guard let executable = request as? ContextExecutable else {
             throw ObjectGraphError.invalidRequest("\(type(of: request)) cannot be executed by a context")
         }
@@ -38,7 +39,8 @@ extension ManagedObjectContext {
     ///   ``QueryLanguageError``). Errors while the SQL runs are not thrown here: they arrive in
     ///   ``AsynchronousFetchResult/operationError``.
     public func execute<T>(_ request: AsynchronousFetchRequest<T>) throws -> AsynchronousFetchResult<T> {
-        try request.start(in: self)
+        QueueCheck.use(of: self, "execute(_:)")
+        return try request.start(in: self)
     }
 
     /// Fetches without blocking the caller or the context's queue while the SQL runs; cancelling the

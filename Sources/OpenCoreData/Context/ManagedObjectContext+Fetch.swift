@@ -30,6 +30,7 @@ extension ManagedObjectContext {
     ///   not compile to SQL (a key the entity lacks, among others) or fails while evaluated against unsaved
     ///   objects; ``StoreError`` when the store cannot be read.
     public func fetch<T>(_ request: FetchRequest<T>) throws -> FetchResults<T> {
+        QueueCheck.use(of: self, "fetch(_:)")
         let plan = try FetchPlan(request: request, context: self)
         switch request.resultType {
         case .managedObject:
@@ -83,7 +84,8 @@ extension ManagedObjectContext {
     ///   ``ObjectGraphError/invalidRequest(_:)`` and ``QueryLanguageError`` as `fetch(_:)` does for the
     ///   request; ``StoreError`` when the store cannot be read.
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
-        try FetchPlan(request: request, context: self).count()
+        QueueCheck.use(of: self, "count(for:)")
+        return try FetchPlan(request: request, context: self).count()
     }
 
     private func coordinatorSchema<T>(_ plan: FetchPlan<T>) -> StoreSchema.EntityMapping {

@@ -60,6 +60,7 @@ extension ManagedObjectContext {
     /// context's own unsaved changes on top), deleted ones become deleted, inserted ones can be fetched.
     /// Objects this context does not hold cost nothing.
     public func mergeChanges(fromContextDidSave changes: ContextDidSave) {
+        QueueCheck.use(of: self, "mergeChanges(fromContextDidSave:)")
         var change = ObjectsDidChange()
         change.mergedChanges = changes
         for id in changes.updatedObjectIDs {

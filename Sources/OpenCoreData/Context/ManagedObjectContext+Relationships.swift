@@ -121,6 +121,7 @@ extension ManagedObject {
     ///   ``ObjectGraphError/invalidRelationshipTarget(entity:key:reason:)``); ``StoreError`` when the current
     ///   members cannot be read.
     public func add(_ object: ManagedObject, toKey key: String) throws {
+        QueueCheck.access(to: self, key: key, writing: true)
         guard let slot = entity.slotByName[key], let relationship = entity.relationshipsByName[key],
               relationship.isToMany else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
@@ -138,6 +139,7 @@ extension ManagedObject {
     ///   entity; ``ObjectGraphError/objectNotFound(_:)`` when this object has left its context or its row is
     ///   gone; ``StoreError`` when the current members cannot be read.
     public func remove(_ object: ManagedObject, fromKey key: String) throws {
+        QueueCheck.access(to: self, key: key, writing: true)
         guard let slot = entity.slotByName[key], let relationship = entity.relationshipsByName[key],
               relationship.isToMany else {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)

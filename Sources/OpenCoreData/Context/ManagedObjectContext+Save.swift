@@ -20,6 +20,7 @@ extension ManagedObjectContext {
     ///   ``ObjectGraphError/valueOutOfRange(entity:key:value:)`` when a derived attribute's computed value
     ///   does not fit its type.
     public func save() throws {
+        QueueCheck.use(of: self, "save()")
         guard hasChanges else { return }
         for object in insertedInOrder + Array(updatedSet) + Array(deletedSet) { object.willSave() }
         // Uniqueness conflicts are settled against the store the changes go to, before anything is written.
@@ -82,6 +83,7 @@ extension ManagedObjectContext {
     ///   ``StoreError/primaryKeysExhausted(path:entity:maximum:)`` when an entity has no keys left;
     ///   ``StoreError`` when the store cannot be written (busy, read-only). On failure no object's ID changes.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        QueueCheck.use(of: self, "obtainPermanentIDs(for:)")
         let pending = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !pending.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }

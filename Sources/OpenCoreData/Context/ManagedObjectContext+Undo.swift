@@ -21,6 +21,7 @@ extension ManagedObjectContext {
 
     /// Closes the current group and undoes it (Core Data's `undo()`), then tells observers what changed.
     public func undo() {
+        QueueCheck.use(of: self, "undo()")
         processPendingChanges()
         undoManager?.undo()
         processPendingChanges()
@@ -28,6 +29,7 @@ extension ManagedObjectContext {
 
     /// Redoes the last group undone (Core Data's `redo()`), then tells observers what changed.
     public func redo() {
+        QueueCheck.use(of: self, "redo()")
         processPendingChanges()
         undoManager?.redo()
         processPendingChanges()

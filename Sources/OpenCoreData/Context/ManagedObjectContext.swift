@@ -195,6 +195,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return DispatchQueue.getSpecific(key: Self.runningQueueKey) == queueIdentity || QueueOwnership.holds(queueIdentity)
     }
 
+    /// The context queue the current thread runs, as the queue check's messages name it; nil for none.
+    static var runningQueueName: String? {
+        guard let running = DispatchQueue.getSpecific(key: runningQueueKey) else { return nil }
+        return running == ObjectIdentifier(mainQueueToken) ? "the main queue" : "a private context queue"
+    }
+
     /// The context queues the current thread holds: the one it runs, and those held further up its stack.
     private static var queuesHeldByCurrentThread: [ObjectIdentifier] {
         var held = QueueOwnership.heldQueues
@@ -238,18 +244,36 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     // MARK: Registered objects
 
     /// The objects this context holds.
-    public var registeredObjects: Set<ManagedObject> { Set(registry.values) }
+    public var registeredObjects: Set<ManagedObject> {
+        QueueCheck.use(of: self, "registeredObjects")
+        return Set(registry.values)
+    }
     /// New objects not yet saved.
-    public var insertedObjects: Set<ManagedObject> { insertedSet }
+    public var insertedObjects: Set<ManagedObject> {
+        QueueCheck.use(of: self, "insertedObjects")
+        return insertedSet
+    }
     /// Changed objects not yet saved.
-    public var updatedObjects: Set<ManagedObject> { updatedSet }
+    public var updatedObjects: Set<ManagedObject> {
+        QueueCheck.use(of: self, "updatedObjects")
+        return updatedSet
+    }
     /// Deleted objects not yet saved.
-    public var deletedObjects: Set<ManagedObject> { deletedSet }
+    public var deletedObjects: Set<ManagedObject> {
+        QueueCheck.use(of: self, "deletedObjects")
+        return deletedSet
+    }
     /// Whether anything is unsaved.
-    public var hasChanges: Bool { !insertedSet.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty }
+    public var hasChanges: Bool {
+        QueueCheck.use(of: self, "hasChanges")
+        return !insertedSet.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty
+    }
 
     /// The object with this ID if the context holds it, else nil (never touches the store).
-    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? { registry[id] }
+    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? {
+        QueueCheck.use(of: self, "registeredObject(for:)")
+        return registry[id]
+    }
 
     /// The object with this ID: the registered one, or a fault that reads the store when first used.
     ///
@@ -258,6 +282,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     ///   context has no coordinator. The store is not read, so a missing row is found only when the fault is
     ///   first used.
     public func object(with id: ManagedObjectID) throws -> ManagedObject {
+        QueueCheck.use(of: self, "object(with:)")
         if let object = registry[id] { return object }
         if id.isTemporaryID { throw ObjectGraphError.objectNotFound(id) }
         guard id.entity.managedObjectModel === persistentStoreCoordinator?.managedObjectModel else {
@@ -346,6 +371,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     ///   ``ObjectGraphError/invalidRequest(_:)`` when the entity is abstract.
     @discardableResult
     public func insertNewObject(forEntityName name: String) throws -> ManagedObject {
+        QueueCheck.use(of: self, "insertNewObject(forEntityName:)")
         guard let entity = persistentStoreCoordinator?.managedObjectModel.entitiesByName[name] else {
             if persistentStoreCoordinator == nil { throw ObjectGraphError.noPersistentStore }
             throw ObjectGraphError.unknownEntity(name)
@@ -373,6 +399,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Inserts a new object (one made with `ManagedObject(entity:insertInto: nil)`).
     public func insert(_ object: ManagedObject) {
+        QueueCheck.use(of: self, "insert(_:)")
         if object.managedObjectContext === self && object.flags.contains(.registered) {
             if object.isDeleted {
                 if let undoRecorder { undoRecorder.recordLifecycle(of: object, in: self) }
@@ -402,6 +429,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Marks an object deleted; delete rules run now for the graph in memory and are checked at save.
     public func delete(_ object: ManagedObject) {
+        QueueCheck.use(of: self, "delete(_:)")
         guard object.managedObjectContext === self, !object.isDeleted else { return }
         if let undoRecorder { undoRecorder.recordLifecycle(of: object, in: self) }
         object.prepareForDeletion()
@@ -444,6 +472,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Throws away every unsaved change.
     public func rollback() {
+        QueueCheck.use(of: self, "rollback()")
         for object in insertedSet {
             unregister(object)
             object.flags.remove(.inserted)
@@ -469,6 +498,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Forgets every object: the context is as new. Objects handed out before are no longer usable.
     public func reset() {
+        QueueCheck.use(of: self, "reset()")
         for object in registry.values { object.managedObjectContext = nil; object.flags.remove(.registered) }
         registry = ObjectRegistry()
         clearInserted()
@@ -482,6 +512,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Re-reads an object from the store. With `mergeChanges` its unsaved changes are kept on top of the
     /// fresh values; without, they are discarded and the object becomes a fault.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        QueueCheck.use(of: self, "refresh(_:mergeChanges:)")
         guard object.managedObjectContext === self, !object.isInserted else { return }
         persistentStoreCoordinator?.rowCache.remove(object.objectID)
         object.committedToMany = [:]
@@ -502,6 +533,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Turns every object without unsaved changes back into a fault.
     public func refreshAllObjects() {
+        QueueCheck.use(of: self, "refreshAllObjects()")
         for object in registry.values { refresh(object, mergeChanges: true) }
     }
 
