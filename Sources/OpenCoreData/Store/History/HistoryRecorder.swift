@@ -83,25 +83,8 @@ final class HistoryRecorder: Sendable {
         let transaction = try Self.insertTransaction(author: entry.author, contextName: entry.contextName, in: db)
 
         var key = try Self.reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: db)
-        // One change row per object of the commit: values bound straight to the statement.
-        let insert = try BoundWrite(db, sql: """
-            INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS)
-            VALUES (?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?, ?)
-            """)
-        try insert.bind(transaction, at: 5)
-        for change in entry.changes {
-            try insert.bind(key, at: 1)
-            try insert.bind(Int64(change.type.rawValue), at: 2)
-            try insert.bind(Int64(change.entityNumber), at: 3)
-            try insert.bind(change.primaryKey, at: 4)
-            if change.type == .update, let columns = Self.bitmap(change.updatedSlots) {
-                try insert.bind(columns.databaseValue, at: 6)
-            } else {
-                try insert.bind(.null, at: 6)
-            }
-            try insert.step()
-            key += 1
-        }
+        try HistoryChangeRows.write(entry.changes, firstKey: key, transaction: transaction, in: db)
+        key += Int64(entry.changes.count)
         for row in deleted {
             let tombstoneCount = model.entity(number: row.entity).map { HistoryTables.preservedAttributes(of: $0).count } ?? 0
             let tombstone = Array(row.tombstone.prefix(tombstoneCount))
