@@ -71,7 +71,7 @@ package final class HistoryRecorder: Sendable {
             try HistoryTables.installDeleteCapture(in: db, model: model)
             prepared.store(true, ordering: .releasing)
         }
-        try db.execute(sql: "DELETE FROM \(HistoryTables.deletedRowsTable)")
+        try db.cachedStatement(sql: "DELETE FROM \(HistoryTables.deletedRowsTable)").execute()
     }
 
     /// After a commit's statements, before it commits: writes its transaction and changes. Returns the
@@ -79,36 +79,19 @@ package final class HistoryRecorder: Sendable {
     @discardableResult
     func record(_ entry: HistoryEntry, in db: Database) throws -> Int64? {
         var deleted: [(entity: Int, key: Int64, tombstone: [DatabaseValue])] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(HistoryTables.deletedRowsTable)")
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT * FROM \(HistoryTables.deletedRowsTable)"))
         while let row = try rows.next() {
             deleted.append((row[0], row[1], (2..<max(2, row.count)).map { row[$0] as DatabaseValue }))
         }
-        try db.execute(sql: "DELETE FROM \(HistoryTables.deletedRowsTable)")
+        try db.cachedStatement(sql: "DELETE FROM \(HistoryTables.deletedRowsTable)").execute()
         let changeCount = entry.changes.count + deleted.count
         guard changeCount > 0 else { return nil }
 
         let transaction = try Self.insertTransaction(author: entry.author, contextName: entry.contextName, in: db)
 
         var key = try Self.reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: db)
-        // One change row per object of the commit: values bound straight to the statement.
-        let insert = try BoundWrite(db, sql: """
-            INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS)
-            VALUES (?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?, ?)
-            """)
-        try insert.bind(transaction, at: 5)
-        for change in entry.changes {
-            try insert.bind(key, at: 1)
-            try insert.bind(Int64(change.type.rawValue), at: 2)
-            try insert.bind(Int64(change.entityNumber), at: 3)
-            try insert.bind(change.primaryKey, at: 4)
-            if change.type == .update, let columns = Self.bitmap(change.updatedSlots) {
-                try insert.bind(columns.databaseValue, at: 6)
-            } else {
-                try insert.bind(.null, at: 6)
-            }
-            try insert.step()
-            key += 1
-        }
+        try HistoryChangeRows.write(entry.changes, firstKey: key, transaction: transaction, in: db)
+        key += Int64(entry.changes.count)
         for row in deleted {
             let tombstoneCount = model.entity(number: row.entity).map { HistoryTables.preservedAttributes(of: $0).count } ?? 0
             let tombstone = Array(row.tombstone.prefix(tombstoneCount))
@@ -131,10 +114,12 @@ package final class HistoryRecorder: Sendable {
     static func insertTransaction(author: String?, contextName: String?, in db: Database) throws -> Int64 {
         let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: db)
         let names = try [author, processName, contextName, processID].map { try intern($0, in: db) }
-        try db.execute(sql: """
+        // Every commit runs this, `intern`, `reserveKeys` and the deleted-rows statements: they are cached
+        // statements, as preparing one anew cost more than running it.
+        try db.cachedStatement(sql: """
             INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
             VALUES (?, ?, 1, ?, ?, ?, ?, ?)
-            """, arguments: [transaction, HistoryTables.transactionEntity, names[0], names[1], names[2], names[3],
+            """).execute(arguments: [transaction, HistoryTables.transactionEntity, names[0], names[1], names[2], names[3],
                              Date().timeIntervalSinceReferenceDate])
         return transaction
     }
@@ -142,7 +127,8 @@ package final class HistoryRecorder: Sendable {
     /// The key of a name in ATRANSACTIONSTRING, adding it the first time; nil for no name.
     static func intern(_ name: String?, in db: Database) throws -> Int64? {
         guard let name else { return nil }
-        if let key = try Int64.fetchOne(db, sql: "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1", arguments: [name]) {
+        if let key = try Int64.fetchOne(db.cachedStatement(sql: "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1"),
+                                       arguments: [name]) {
             return key
         }
         let key = try Self.reserveKeys(entity: HistoryTables.stringEntity, count: 1, in: db)
@@ -153,7 +139,7 @@ package final class HistoryRecorder: Sendable {
 
     /// Reserves `count` keys for a history table in Z_PRIMARYKEY; returns the first.
     static func reserveKeys(entity: Int, count: Int, in db: Database) throws -> Int64 {
-        guard let last = try Int64.fetchOne(db, sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = IFNULL(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX",
+        guard let last = try Int64.fetchOne(db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = IFNULL(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX"),
                                             arguments: [count, entity]) else {
             throw StoreError.corrupt(path: db.description, reason: "Z_PRIMARYKEY has no row for history entity \(entity)")
         }
