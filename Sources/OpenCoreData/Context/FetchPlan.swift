@@ -46,29 +46,30 @@ struct FetchPlan<T> {
         var inserted: [ManagedObject] = []
         var updated: [ManagedObject] = []
         var deleted: Set<ManagedObjectID> = []
-        if request.includesPendingChanges {
-            func matchesEntity(_ object: ManagedObject) -> Bool {
-                request.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity
-            }
-            var ancestor: ManagedObjectContext? = context
-            while let current = ancestor {
-                let isSelf = current === context
-                let pending: (Set<ManagedObject>, Set<ManagedObject>, Set<ManagedObject>) = isSelf
-                    ? (current.insertedSet, current.updatedSet, current.deletedSet)
-                    : current.performAndWait { (current.insertedSet, current.updatedSet, current.deletedSet) }
-                for object in pending.2 where matchesEntity(object) { deleted.insert(object.objectID) }
-                for object in pending.0 where matchesEntity(object) {
-                    if isSelf { inserted.append(object) }
-                    else if let mine = try? context.object(with: object.objectID) { inserted.append(mine) }
-                }
-                for object in pending.1 where matchesEntity(object) {
-                    if isSelf { updated.append(object) }
-                    else if let mine = try? context.object(with: object.objectID) { updated.append(mine) }
-                }
-                ancestor = current.parent
-            }
+        func matchesEntity(_ object: ManagedObject) -> Bool {
+            request.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity
         }
-        pendingInserted = inserted.filter { !$0.isDeleted }
+        /// This context's copy of an ancestor's object. A parent's unsaved insert has a temporary ID that
+        /// `object(with:)` refuses; its fault is filled from the parent chain's current row.
+        func mine(_ object: ManagedObject) -> ManagedObject {
+            context.registry[object.objectID] ?? context.materializer.register(row: nil, id: object.objectID)
+        }
+        // A child's parent chain is its store: `includesPendingChanges = false` leaves out only the
+        // asking context's own unsaved changes, never its ancestors'.
+        var ancestor: ManagedObjectContext? = request.includesPendingChanges ? context : context.parent
+        while let current = ancestor {
+            let isSelf = current === context
+            let pending: (Set<ManagedObject>, Set<ManagedObject>, Set<ManagedObject>) = isSelf
+                ? (current.insertedSet, current.updatedSet, current.deletedSet)
+                : current.performAndWait { (current.insertedSet, current.updatedSet, current.deletedSet) }
+            // A nearer context's state wins: an object an ancestor inserted or changed but a nearer
+            // context deleted stays deleted (filtered below).
+            for object in pending.2 where matchesEntity(object) { deleted.insert(object.objectID) }
+            for object in pending.0 where matchesEntity(object) { inserted.append(isSelf ? object : mine(object)) }
+            for object in pending.1 where matchesEntity(object) { updated.append(isSelf ? object : mine(object)) }
+            ancestor = current.parent
+        }
+        pendingInserted = inserted.filter { !$0.isDeleted && !deleted.contains($0.objectID) }
         pendingUpdated = updated.filter { !$0.isDeleted && !deleted.contains($0.objectID) }
         pendingDeleted = deleted
     }

@@ -587,7 +587,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if let registered = registry[id] {
             object = registered
         } else if id.isTemporaryID {
-            return nil
+            // Inserted further up the chain and not yet looked at here: its row is the parent's.
+            guard let parent else { return nil }
+            return try parent.performAndWait { try parent.currentRow(for: id) }
         } else {
             object = try self.object(with: id)
         }

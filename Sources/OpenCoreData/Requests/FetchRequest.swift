@@ -40,7 +40,8 @@ public final class FetchRequest<Result>: PersistentStoreRequest, @unchecked Send
     public var fetchBatchSize = 0
     /// The shape of the result.
     public var resultType: FetchRequestResultType = .managedObject
-    /// Whether unsaved inserts, changes and deletes in the context show in the result.
+    /// Whether unsaved inserts, changes and deletes in the context show in the result. A child context's
+    /// parents are its store: their unsaved changes show either way.
     public var includesPendingChanges = true
     /// Whether objects of sub-entities match too.
     public var includesSubentities = true
