@@ -45,9 +45,10 @@ public final class PostgreSQLStore: @unchecked Sendable {
     ///
     /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
     ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the database holds a store of
-    ///   another model or tables that do not fit this one (nothing is changed); a ``ModelError`` when the
-    ///   model cannot be laid out; ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the
-    ///   server refuses a statement (for example for lack of privileges).
+    ///   another model or tables that do not fit this one (nothing is changed), or when its encoding is not
+    ///   UTF-8; a ``ModelError`` when the model cannot be laid out;
+    ///   ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server refuses a statement
+    ///   (for example for lack of privileges).
     public init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, recordsHistory: Bool = false,
                 keyBlockSize: Int = 100) throws {
         self.configuration = configuration
@@ -61,6 +62,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
                 try session.transaction {
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.databaseValue])
                     let identifier = try Self.prepareLayout(session, model: model, schema: schema, server: configuration.redactedURL)
+                    try PostgreSQLCaseFolding.install(in: session, server: configuration.redactedURL)
                     if recordsHistory { try PostgreSQLHistory.create(in: session) }
                     return identifier
                 }

@@ -151,7 +151,7 @@ struct PostgreSQLQueryAgreementTests {
     func refusals(_ fixture: AgreementFixture, _ store: PostgreSQLStore) throws {
         let person = try #require(fixture.model.entitiesByName["Person"])
         let cases: [(String, [Any], QueryDialectRefusal.Construct)] = [
-            ("name ==[c] 'STRASSE'", [], .foldingOptions),
+            ("name ==[cd] 'STRASSE'", [], .foldingOptions),
             ("name BEGINSWITH[d] 'E'", [], .foldingOptions),
             ("name MATCHES '.*mile'", [], .regularExpression),
             ("name LIKE nickname", [], .computedLikePattern),

@@ -5,16 +5,17 @@
 /// PostgreSQL store refuses the short list in ``Construct`` (docs/POSTGRESQL.md, "Queries").
 ///
 /// ```swift
-/// do { _ = try store.fetchRows(entity: person, predicate: QueryPredicate(format: "name ==[c] 'émile'")) }
+/// do { _ = try store.fetchRows(entity: person, predicate: QueryPredicate(format: "name ==[cd] 'emile'")) }
 /// catch let refusal as QueryDialectRefusal { print(refusal) }
-/// // PostgreSQL cannot compile name ==[c] "émile": [c] and [d] fold text as Swift does, …
+/// // PostgreSQL cannot compile name ==[cd] "emile": [d] folds diacritics by the scalars around each mark, …
 /// ```
 public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was refused, one case per reason.
     public enum Construct: String, Sendable, Hashable, CaseIterable {
-        /// `[c]`, `[d]`, `[cd]`: Swift's case and diacritic folding (ß is ss, ligatures unfold) has no
-        /// equal among PostgreSQL's functions, which depend on the server's locale.
-        case foldingOptions = "[c] and [d] fold text as Swift does, which no PostgreSQL function does alike"
+        /// `[d]`, `[cd]`: Foundation's diacritic folding depends on the scalars around each mark and reorders
+        /// marks, which no per-scalar table (the way `[c]` is answered) can say; PostgreSQL's `unaccent`
+        /// folds otherwise.
+        case foldingOptions = "[d] folds diacritics by the scalars around each mark, which no PostgreSQL function does alike"
         /// `MATCHES`: ICU regular expressions, whose syntax and classes differ from PostgreSQL's POSIX ones.
         case regularExpression = "MATCHES uses ICU regular expressions; PostgreSQL's are POSIX and differ"
         /// `LIKE` whose pattern is read from a row: only a constant pattern is translated.

@@ -210,12 +210,13 @@ extension CompilationContext {
         }
     }
 
-    /// A comparison SQLite hands to `ocd_compare`: the string operators without `[c]`/`[d]` on two text
-    /// operands, with functions that work on code points as memory does; the rest refused.
+    /// A comparison SQLite hands to `ocd_compare`: the string operators on two text operands, with functions
+    /// that work on code points as memory does, `[c]` through the store's case folding function; the rest
+    /// refused.
     func postgreSQLComparison(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
                               _ lhs: SQLFragment, _ rhs: SQLFragment,
                               operands: (QueryExpression, QueryExpression)?) throws -> SQLFragment {
-        guard options.isEmpty else { throw refusal(.foldingOptions) }
+        if !options.isEmpty { return try caseInsensitiveComparison(op, options, lhs, rhs, operands: operands) }
         switch op {
         case .matches: throw refusal(.regularExpression)
         case .beginsWith, .endsWith, .contains, .in, .like: break
@@ -245,6 +246,36 @@ extension CompilationContext {
                 throw refusal(.computedLikePattern)
             }
             return "(" + lhs + " LIKE " + (try parameter(.string(CompilationContext.postgreSQLLikePattern(pattern)))) + ")"
+        }
+    }
+
+    /// `[c]`: memory folds both sides with Foundation's case folding when both are text, and ignores the option
+    /// otherwise. The store's SQL function (``CaseFoldingTable``) folds a row's text alike; a LIKE pattern is
+    /// folded here, before it is translated. `[d]` and `[cd]` are refused: diacritic folding depends on the
+    /// scalars around a mark (a mark after a letter goes, one at the start stays) and reorders marks, which
+    /// no per-scalar table can say.
+    private func caseInsensitiveComparison(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
+                                           _ lhs: SQLFragment, _ rhs: SQLFragment,
+                                           operands: (QueryExpression, QueryExpression)?) throws -> SQLFragment {
+        guard options == [.caseInsensitive] else { throw refusal(.foldingOptions) }
+        if op == .matches { throw refusal(.regularExpression) }
+        guard let (left, right) = operands else { throw refusal(.operandKind) }
+        let kinds = (try operandKind(left), try operandKind(right))
+        if kinds.0 == .unknown || kinds.1 == .unknown { throw refusal(.operandKind) }
+        guard kinds.0 == .text, kinds.1 == .text else { return try scalarTest(op, [], lhs, rhs, operands: operands) }
+        let function = CaseFoldingTable.current.functionName
+        let foldedLeft = function + "(" + lhs + ")", foldedRight = function + "(" + rhs + ")"
+        switch op {
+        case .beginsWith, .endsWith, .contains, .in:
+            return try postgreSQLComparison(op, [], foldedLeft, foldedRight, operands: operands)
+        case .like:
+            guard let constant = try foldedConstant(right), let pattern = QueryValueSemantics.text(constant) else {
+                throw refusal(.computedLikePattern)
+            }
+            let folded = QueryValueSemantics.fold(pattern, options)
+            return "(" + foldedLeft + " LIKE " + (try parameter(.string(CompilationContext.postgreSQLLikePattern(folded)))) + ")"
+        default:
+            return try scalarTest(op, [], foldedLeft, foldedRight, operands: operands)
         }
     }
 
