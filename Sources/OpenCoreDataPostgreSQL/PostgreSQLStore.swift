@@ -62,7 +62,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
                 try session.transaction {
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.databaseValue])
                     let identifier = try Self.prepareLayout(session, model: model, schema: schema, server: configuration.redactedURL)
-                    try PostgreSQLCaseFolding.install(in: session, server: configuration.redactedURL)
+                    try PostgreSQLCaseMapping.install(in: session, server: configuration.redactedURL)
                     if recordsHistory { try PostgreSQLHistory.create(in: session) }
                     return identifier
                 }

@@ -103,6 +103,15 @@ extension CompilationContext {
             return try postgreSQLMathFunction(function, arguments, in: scope)
         case .length:
             return try postgreSQLLength(arguments[0], in: scope)
+        case .uppercase, .lowercase:
+            // Memory maps text only; anything else gives nil.
+            switch try operandKind(arguments[0]) {
+            case .text, .null:
+                let table = function == .uppercase ? CaseMappingTable.uppercase : CaseMappingTable.lowercase
+                return table.functionName + "(" + (try value(arguments[0], in: scope)) + ")"
+            case .unknown: throw refusal(.operandKind)
+            default: return SQLFragment("CAST(NULL AS TEXT)")
+            }
         default:
             throw refusal(.function)
         }
@@ -250,7 +259,7 @@ extension CompilationContext {
     }
 
     /// `[c]`: memory folds both sides with Foundation's case folding when both are text, and ignores the option
-    /// otherwise. The store's SQL function (``CaseFoldingTable``) folds a row's text alike; a LIKE pattern is
+    /// otherwise. The store's SQL function (``CaseMappingTable``) folds a row's text alike; a LIKE pattern is
     /// folded here, before it is translated. `[d]` and `[cd]` are refused: diacritic folding depends on the
     /// scalars around a mark (a mark after a letter goes, one at the start stays) and reorders marks, which
     /// no per-scalar table can say.
@@ -263,7 +272,7 @@ extension CompilationContext {
         let kinds = (try operandKind(left), try operandKind(right))
         if kinds.0 == .unknown || kinds.1 == .unknown { throw refusal(.operandKind) }
         guard kinds.0 == .text, kinds.1 == .text else { return try scalarTest(op, [], lhs, rhs, operands: operands) }
-        let function = CaseFoldingTable.current.functionName
+        let function = CaseMappingTable.caseFolding.functionName
         let foldedLeft = function + "(" + lhs + ")", foldedRight = function + "(" + rhs + ")"
         switch op {
         case .beginsWith, .endsWith, .contains, .in:

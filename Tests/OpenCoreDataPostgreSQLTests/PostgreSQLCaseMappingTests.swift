@@ -4,36 +4,37 @@ import Testing
 @testable import OpenCoreData
 @testable import OpenCoreDataPostgreSQL
 
-/// `[c]` on PostgreSQL: the store's folding function is installed once per schema and folds as Swift does,
-/// and a database whose text is not UTF-8 is refused.
+/// `[c]`, `uppercase:` and `lowercase:` on PostgreSQL: the store's mapping functions are installed once per
+/// schema and map as Swift does, and a database whose text is not UTF-8 is refused.
 @Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
-struct PostgreSQLCaseFoldingTests {
-    @Test func functionIsInstalledOnceAndFoldsAsFoundation() throws {
+struct PostgreSQLCaseMappingTests {
+    @Test func functionsAreInstalledOnceAndMapAsSwift() throws {
         let configuration = try PostgreSQLTestServer.freshConfiguration()
         defer { PostgreSQLTestServer.drop(configuration) }
         let model = try LibraryModel.make()
         try PostgreSQLStore(model: model, configuration: configuration).close()
         let store = try PostgreSQLStore(model: model, configuration: configuration)
         defer { store.close() }
-        let name = CaseFoldingTable.current.functionName
         let functions = try store.pool.withSession { session in
             try session.rows("""
                 SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-                WHERE n.nspname = current_schema() AND p.proname LIKE 'ocd\\_fold\\_case\\_%'
+                WHERE n.nspname = current_schema() AND p.proname LIKE 'ocd\\_%' ORDER BY 1
                 """)
-        }
-        #expect(functions == [[name.databaseValue]])
+        }.compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } }
+        #expect(functions == CaseMappingTable.all.map(\.functionName).sorted())
 
-        let samples = ["STRASSE", "straße", "Émile", "ǰ", "ᏣᎳᎩ", "ΣΑΣ", "ﬁle", "İstanbul", "Ǆemal", "plain"]
-        for sample in samples {
-            let folded = try store.pool.withSession { session in
-                try session.rows("SELECT \(name)(?)", [sample.databaseValue])
-            }.first?.first.flatMap { String.fromDatabaseValue($0) }
-            #expect(folded == sample.folding(options: .caseInsensitive, locale: nil), "\(sample)")
+        let samples = ["STRASSE", "straße", "Émile", "ǰ", "ᏣᎳᎩ", "ꮳꮃꭹ", "ΣΑΣ", "ﬁle", "İstanbul", "Ǆemal", "ŉ", "plain", ""]
+        for table in CaseMappingTable.all {
+            for sample in samples {
+                let mapped = try store.pool.withSession { session in
+                    try session.rows("SELECT \(table.functionName)(?)", [sample.databaseValue])
+                }.first?.first.flatMap { String.fromDatabaseValue($0) }
+                #expect(mapped == table.kind.map(sample), "\(table.kind) \(sample)")
+            }
         }
     }
 
-    @Test func caseInsensitiveOperatorsMatchMemory() throws {
+    @Test func caseInsensitiveOperatorsAndCaseFunctionsMatchMemory() throws {
         let configuration = try PostgreSQLTestServer.freshConfiguration()
         defer { PostgreSQLTestServer.drop(configuration) }
         let model = try LibraryModel.make()
@@ -51,6 +52,8 @@ struct PostgreSQLCaseFoldingTests {
             "name ==[c] 'strasse'", "name !=[c] 'STRASSE'", "name BEGINSWITH[c] 'STR'", "name ENDSWITH[c] 'SSE'",
             "name CONTAINS[c] 'MIL'", "name LIKE[c] '*MILE'", "name LIKE[c] 'X%Y'", "name <[c] 'f'", "name IN[c] 'xÉMILEx'",
             "name ==[c] 'ꮳꮃꭹ'", "name ==[c] 'ǅEMAL'", "name ==[c] nil", "name >=[c] 'ǅ'",
+            "uppercase:(name) == 'STRASSE'", "lowercase:(name) == 'ǆemal'", "uppercase:(name) BEGINSWITH 'ÉM'",
+            "lowercase:(name) < 'f'", "uppercase:(score) == nil",
         ]
         for format in predicates {
             let predicate = try QueryPredicate(format: format)
