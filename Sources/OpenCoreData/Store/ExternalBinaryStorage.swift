@@ -169,6 +169,15 @@ final class ExternalBinaryStorage: Sendable {
 
     // MARK: Writing
 
+    /// A value in the inline form (the marker, then the bytes), whatever its size: what batch requests
+    /// write, as they write rows without a save's file handling. Core Data reads it as any inline value.
+    static func inlineForm(_ value: DatabaseValue) -> DatabaseValue {
+        guard case .blob(let bytes) = value.storage else { return value }
+        var stored = Data([inlineMarker])
+        stored.append(bytes)
+        return stored.databaseValue
+    }
+
     /// The files one save writes and lets go of. New files are written (and synced) before the transaction
     /// commits; after the commit the files of replaced and deleted values are removed (``commit()``), after
     /// a failure the new files are (``rollBack()``), so the folder always matches the committed rows.
@@ -213,11 +222,7 @@ final class ExternalBinaryStorage: Sendable {
         ///   file cannot be made.
         func encode(_ value: DatabaseValue, entity: String, key: String) throws -> DatabaseValue {
             guard case .blob(let bytes) = value.storage else { return value }
-            guard bytes.count > ExternalBinaryStorage.inlineLimit else {
-                var stored = Data([ExternalBinaryStorage.inlineMarker])
-                stored.append(bytes)
-                return stored.databaseValue
-            }
+            guard bytes.count > ExternalBinaryStorage.inlineLimit else { return ExternalBinaryStorage.inlineForm(value) }
             let name = UUID().uuidString.uppercased()
             try storage.writeFile(named: name, bytes, entity: entity, key: key)
             written.append(name)

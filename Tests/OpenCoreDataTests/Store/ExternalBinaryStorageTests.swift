@@ -257,6 +257,28 @@ import Testing
         #expect(try Self.photos(Self.freshContext(stack))[0].value(forKey: "info") as? [String] == words)
     }
 
+    // MARK: Batch requests
+
+    @Test func batchRequestsWriteTheInlineForm() throws {
+        let stack = try Self.stack(names: [])
+        let context = stack.context()
+        let large = Self.bytes(200_000, seed: 13)
+        try context.execute(BatchInsertRequest(entityName: "Photo", objects: [["name": "i", "image": large]]))
+        #expect(try Self.raw(stack, of: "i") == Data([0x01]) + large)
+        let update = BatchUpdateRequest(entityName: "Photo")
+        update.propertiesToUpdate = ["plain": Data("p".utf8), "image": Data("u".utf8)]
+        try context.execute(update)
+        #expect(try Self.raw(stack, of: "i") == Data([0x01, 0x75]))
+        #expect(try Self.raw(stack, "ZPLAIN", of: "i") == Data("p".utf8))
+        let photo = try #require(try Self.photos(Self.freshContext(stack)).first)
+        #expect(try photo.value(forKey: "image") as? Data == Data("u".utf8))
+        // An expression would compute over the stored form: refused before any row changes.
+        let computed = BatchUpdateRequest(entityName: "Photo")
+        computed.propertiesToUpdate = ["image": QueryExpression.key("plain")]
+        #expect(throws: ObjectGraphError.self) { try context.execute(computed) }
+        #expect(Self.files(stack).isEmpty)
+    }
+
     // MARK: Hostile columns
 
     @Test(arguments: ["../outside", "/etc/passwd", "..", "", "not-a-uuid", "AAAAAAAA-AAAA-AAAA-AAAA-AAAAAAAAAAAA/../x"])
