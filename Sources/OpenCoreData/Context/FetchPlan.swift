@@ -200,7 +200,8 @@ struct FetchPlan<T> {
         var names: [String] = []
         var expressions: [QueryExpression] = []
         var types: [AttributeType?] = []
-        var transformables = TransformableDictionaryValues(entity: entity, identity: store.identity)
+        var transformables = TransformableDictionaryValues(entity: entity, identity: store.identity,
+                                                           external: store.externalStorage)
         func attributeType(ofPath path: String) -> AttributeType? {
             var current: EntityDescription? = entity
             let parts = path.split(separator: ".").map(String.init)

@@ -107,7 +107,8 @@ extension ManagedObjectContext {
                         }
                         _ = try query.store.read { db in
                             try db.fetchRowValues(sql: query.rowsSQL, arguments: query.arguments,
-                                                  columnCount: query.columnCount, cancellation: cancellation) { row in
+                                                  columnCount: query.columnCount, cancellation: cancellation,
+                                                  external: query.externalColumns) { row in
                                 pending.append(row)
                                 if pending.count >= size { flush(pending); pending.removeAll(keepingCapacity: true) }
                             }

@@ -23,8 +23,17 @@ extension BatchUpdateRequest: ContextExecutable {
                 throw ObjectGraphError.invalidRequest(
                     "'\(entity.name).\(key)' is a relationship or transient; a batch update changes stored attributes only")
             }
-            let (sql, arguments) = try BatchValueCompiler.compile(propertiesToUpdate[key] as Any, for: attribute,
+            var (sql, arguments) = try BatchValueCompiler.compile(propertiesToUpdate[key] as Any, for: attribute,
                                                                   entity: entity, model: model)
+            if store.externalStorage != nil, ExternalBinaryStorage.usesExternalStorage(attribute) {
+                // Kept in external binary storage form: a new value is written inline with its marker; an
+                // expression would compute over the stored form, so only constants are taken.
+                guard sql == "?", arguments.count == 1 else {
+                    throw ObjectGraphError.invalidRequest(
+                        "'\(entity.name).\(key)' allows external storage; a batch update sets it to a constant value only")
+                }
+                arguments = [ExternalBinaryStorage.inlineForm(arguments[0])]
+            }
             assignments.append((column, sql, arguments))
         }
         // Derived attributes that read what changes are rewritten in the same transaction (BatchDerivations).
@@ -97,7 +106,8 @@ extension BatchInsertRequest: ContextExecutable {
             if let objects = objectsToInsert {
                 // Rows are made and written one at a time inside the transaction: a bad row throws and
                 // the transaction rolls back, so nothing is inserted, without holding every row at once.
-                if template.bindsDirectly {
+                // Rows with values in external binary storage form are encoded as rows (PersistentStore+Batch).
+                if template.bindsDirectly && store.externalStorage?.columns(forTable: entity.tableName) == nil {
                     // Values go from the dictionaries straight to the statement: no row in between.
                     outcome = try store.batchInsert(entity: entity, count: objects.count,
                                                     returningIDs: resultType == .objectIDs) { index, key, insert in

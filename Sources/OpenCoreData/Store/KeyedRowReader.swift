@@ -46,7 +46,8 @@ final class KeyedRowReader: @unchecked Sendable {
 
     /// Steps the rows of `keys` (at most 500) in `table` into shared blocks, handing each to `body`. Nil when the connection
     /// is in use by another thread or cannot be opened: the caller reads through the pool then.
-    func read(table: StoreSchema.Table, keys: ArraySlice<Int64>, _ body: (consuming RowValues) throws -> Void) throws -> Bool? {
+    func read(table: StoreSchema.Table, keys: ArraySlice<Int64>, external: ExternalBinaryStorage.TableColumns? = nil,
+              _ body: (consuming RowValues) throws -> Void) throws -> Bool? {
         guard !keys.isEmpty, lock.try() else { return nil }
         defer { lock.unlock() }
         guard let statement = try statement(table: table, count: keys.count) else { return nil }
@@ -58,7 +59,7 @@ final class KeyedRowReader: @unchecked Sendable {
             sqlite3_bind_int64(statement, index, key)
             index += 1
         }
-        var builder = RowBlockBuilder(width: table.columns.count, expectedRows: keys.count)
+        var builder = RowBlockBuilder(width: table.columns.count, expectedRows: keys.count, external: external)
         while true {
             let code = sqlite3_step(statement)
             if code == SQLITE_ROW {

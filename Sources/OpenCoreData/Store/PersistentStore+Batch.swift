@@ -236,8 +236,11 @@ extension PersistentStore {
                      fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID]) {
         let width = schema.table(named: entity.tableName)?.columns.count ?? 0
         var row = RowValues(repeating: .null, count: width)
+        // Values kept in external binary storage form are written inline (the row has no save's files).
+        let external = externalStorage?.columns(forTable: entity.tableName)?.columns ?? []
         return try batchInsert(entity: entity, count: count, returningIDs: returningIDs) { offset, key, insert in
             try fillRow(offset, &row)
+            for column in external { row[column.index] = ExternalBinaryStorage.inlineForm(row[column.index]) }
             row[0] = key.databaseValue
             try insert.bind(row)
         }

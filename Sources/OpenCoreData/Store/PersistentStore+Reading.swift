@@ -46,12 +46,13 @@ extension PersistentStore {
         // The store's own reader connection, unless SQL is being logged (the pool's connections log it)
         // or a write is under way (a read inside it must see its changes).
         let keyed = Self.sqlDebug || activeWrites.load(ordering: .relaxed) > 0 ? nil : keyedReader
+        let external = externalStorage?.columns(forTable: tableName)
         for chunkStart in stride(from: keys.startIndex, to: keys.endIndex, by: 500) {
             let chunk = keys[chunkStart..<min(chunkStart + 500, keys.endIndex)]
             if let keyed {
                 do {
                     readCount.add(1, ordering: .relaxed)
-                    if try keyed.read(table: table, keys: chunk, body) != nil { continue }
+                    if try keyed.read(table: table, keys: chunk, external: external, body) != nil { continue }
                     readCount.subtract(1, ordering: .relaxed)
                 } catch {
                     throw StoreError.from(error, path: displayPath)
@@ -61,7 +62,8 @@ extension PersistentStore {
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                 let sql = "SELECT \(selectList(for: table)) FROM \(tableName) t0 WHERE t0.Z_PK IN (\(placeholders))"
                 try db.fetchRowValues(sql: sql, arguments: chunk.map(\.databaseValue),
-                                      columnCount: table.columns.count, expectedRows: chunk.count, body)
+                                      columnCount: table.columns.count, expectedRows: chunk.count,
+                                      external: external, body)
             }
         }
     }

@@ -145,6 +145,9 @@ public final class PersistentStore: @unchecked Sendable {
     let keyedReader: KeyedRowReader?
     /// Writes the persistent history (stores opened writable with history tracking; nil otherwise).
     let history: HistoryRecorder?
+    /// Core Data's external binary storage of the model's flagged attributes (file stores whose model has
+    /// some; nil otherwise).
+    let externalStorage: ExternalBinaryStorage?
     var schema: StoreSchema { model.schema }
     var displayPath: String { url?.path ?? ":memory:" }
 
@@ -257,6 +260,7 @@ public final class PersistentStore: @unchecked Sendable {
         // stores and in-memory stores have no second connection to open).
         keyedReader = KeyedRowReader.isEnabled && type == .sqlite && !options.readOnly && writer is DatabasePool
             ? KeyedRowReader(path: path, busyTimeout: options.busyTimeout) : nil
+        externalStorage = type == .sqlite ? ExternalBinaryStorage(storeURL: url, model: model) : nil
         history = options.persistentHistoryTracking && !options.readOnly ? HistoryRecorder(model: model, remembersOwnTransactions: options.remoteChangeNotifications) : nil
     }
 

@@ -30,11 +30,14 @@ struct RowBlockBuilder {
     private var rowCount = 0
     /// Whether a full block was handed out: more rows likely follow, so the next block starts full size.
     private var sealedFullBlock = false
+    /// The table's columns kept in Core Data's external binary storage form, decoded as each row arrives.
+    private let external: ExternalBinaryStorage.TableColumns?
 
     /// `expectedRows`, when known (a read by keys), sizes the first block exactly; otherwise it starts
     /// small and grows by doubling, so a short fetch does not reserve a full block.
-    init(width: Int, expectedRows: Int? = nil) {
+    init(width: Int, expectedRows: Int? = nil, external: ExternalBinaryStorage.TableColumns? = nil) {
         self.width = width
+        self.external = external
         rowsPerBlock = max(1, Self.valuesPerBlock / max(1, width))
         firstBlockRows = max(1, min(rowsPerBlock, expectedRows ?? 16))
     }
@@ -98,9 +101,15 @@ struct RowBlockBuilder {
     }
 
     /// Appends the current row and, when that fills the block, hands the block's rows to `body`.
+    ///
+    /// - Throws: what `body` throws; ``StoreError/unreadableExternalData(path:entity:key:primaryKey:reason:)``
+    ///   when a column kept in external binary storage form cannot be read.
     @inline(__always)
-    mutating func appendRow(of statement: SQLiteStatement, sealingFullBlockInto body: (consuming RowValues) throws -> Void) rethrows {
+    mutating func appendRow(of statement: SQLiteStatement, sealingFullBlockInto body: (consuming RowValues) throws -> Void) throws {
         appendRow(of: statement)
+        if let external {
+            try external.decodeRow(cells.unsafelyUnwrapped, start: (rowCount - 1) * width)
+        }
         if isFull { try sealBlock(body) }
     }
 }

@@ -114,11 +114,12 @@ extension Database {
     }
 
     /// Reads full table rows into shared blocks, handing each row to `body` in order once its block is
-    /// complete. `expectedRows`, when known, sizes the first block.
+    /// complete. `expectedRows`, when known, sizes the first block; `external` names the columns kept in
+    /// Core Data's external binary storage form, handed over decoded.
     func fetchRowValues(sql: String, arguments: [DatabaseValue], columnCount: Int, expectedRows: Int? = nil,
-                        cancellation: CancellationFlag? = nil,
+                        cancellation: CancellationFlag? = nil, external: ExternalBinaryStorage.TableColumns? = nil,
                         _ body: (consuming RowValues) throws -> Void) throws {
-        var builder = RowBlockBuilder(width: columnCount, expectedRows: expectedRows)
+        var builder = RowBlockBuilder(width: columnCount, expectedRows: expectedRows, external: external)
         try stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
             try builder.appendRow(of: handle, sealingFullBlockInto: body)
         }

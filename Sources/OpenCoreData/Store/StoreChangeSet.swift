@@ -101,28 +101,51 @@ extension PersistentStore {
     @discardableResult
     func apply(_ changes: StoreChangeSet, history: [HistoryEntry.Change] = [],
                resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)? = nil) throws -> StoreChangeSet {
-        try writeRecordingHistory({ _ in history }) { db in
-            var attempt = changes
-            var conflicts: [StoreConflict] = []
-            // Under the lock, one resolution normally settles it; the bound only guards against a resolver that
-            // keeps producing conflicts.
-            for round in 0..<4 {
-                try db.inSavepoint {
-                    conflicts = try write(attempt, in: db)
-                    return conflicts.isEmpty ? .commit : .rollback
+        // Values kept outside their rows: new files are written before the commit, the files of replaced
+        // and deleted values removed only after it; a failed save removes its new files instead.
+        let files = externalStorage.map { ExternalBinaryStorage.SaveFiles(storage: $0) }
+        let written: StoreChangeSet
+        do {
+            written = try writeRecordingHistory({ _ in history }) { db in
+                var attempt = changes
+                var conflicts: [StoreConflict] = []
+                // Under the lock, one resolution normally settles it; the bound only guards against a resolver
+                // that keeps producing conflicts.
+                for round in 0..<4 {
+                    let mark = files?.mark
+                    try db.inSavepoint {
+                        conflicts = try write(attempt, in: db, files: files)
+                        return conflicts.isEmpty ? .commit : .rollback
+                    }
+                    if conflicts.isEmpty { return attempt }
+                    if let files, let mark { files.rollBack(to: mark) }
+                    guard let resolve, round < 3 else { break }
+                    attempt = try resolve(conflicts)
                 }
-                if conflicts.isEmpty { return attempt }
-                guard let resolve, round < 3 else { break }
-                attempt = try resolve(conflicts)
+                throw StoreConflicts(conflicts: conflicts)
             }
-            throw StoreConflicts(conflicts: conflicts)
+        } catch {
+            files?.rollBack()
+            throw error
         }
+        files?.commit()
+        return written
     }
 
     /// Writes a change set inside the current transaction. Returns the conflicts (before writing any insert)
     /// instead of finishing when there are some; the caller rolls back.
-    private func write(_ changes: StoreChangeSet, in db: Database) throws -> [StoreConflict] {
+    private func write(_ changes: StoreChangeSet, in db: Database,
+                       files: ExternalBinaryStorage.SaveFiles?) throws -> [StoreConflict] {
         var conflicts: [StoreConflict] = []
+        // Tables with columns in external binary storage form, looked up once per table.
+        var externalByTable: [String: ExternalBinaryStorage.TableColumns?] = [:]
+        func external(_ table: String) -> ExternalBinaryStorage.TableColumns? {
+            guard let files else { return nil }
+            if let known = externalByTable[table] { return known }
+            let found = files.storage.columns(forTable: table)
+            externalByTable[table] = found
+            return found
+        }
         // Updates come in key order, mostly of one shape (table, columns, version check): the statement
         // is looked up when the shape changes, not per row.
         var updateWrite: BoundWrite?
@@ -140,8 +163,13 @@ extension PersistentStore {
                 updateShape = (update.table, columns, update.force)
             }
             let write = updateWrite!
+            var values = update.values
+            var replaced: [DatabaseValue] = []
+            if let files, let external = external(update.table) {
+                (values, replaced) = try encodeExternal(values, of: update, external, files, in: db)
+            }
             var index: Int32 = 1
-            for (_, value) in update.values {
+            for (_, value) in values {
                 try write.bind(value, at: index)
                 index += 1
             }
@@ -150,14 +178,22 @@ extension PersistentStore {
             if try write.step() == 0 {
                 conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion,
                                                currentRow: try currentRow(update.id, in: db)))
+            } else {
+                for value in replaced { files?.release(value) }
             }
         }
         for delete in changes.deletes {
+            var stored: [DatabaseValue] = []
+            if let external = external(delete.table) {
+                stored = try storedValues(of: external, primaryKey: delete.id.primaryKey, in: db)
+            }
             let changed = try db.executeBound(sql: "DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
                                               [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue])
             if changed == 0 {
                 conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion,
                                                currentRow: try currentRow(delete.id, in: db)))
+            } else {
+                for value in stored { files?.release(value) }
             }
         }
         if !conflicts.isEmpty { return conflicts }
@@ -176,7 +212,15 @@ extension PersistentStore {
                 }
                 insertTable = insert.table
             }
-            try insertWrite!.bind(insert.row)
+            if let files, let external = external(insert.table) {
+                var row = insert.row
+                for column in external.columns {
+                    row[column.index] = try files.encode(row[column.index], entity: insert.id.entity.name, key: column.key)
+                }
+                try insertWrite!.bind(row)
+            } else {
+                try insertWrite!.bind(insert.row)
+            }
             try insertWrite!.step()
         }
         for clear in changes.joinClears {
@@ -205,6 +249,34 @@ extension PersistentStore {
         return []
     }
 
+    /// An update's values with those of flagged columns encoded (new files written for large ones), and
+    /// the values those columns hold now, whose files the update lets go of once it is committed.
+    private func encodeExternal(_ values: [(column: Int, value: DatabaseValue)], of update: StoreChangeSet.Update,
+                                _ external: ExternalBinaryStorage.TableColumns, _ files: ExternalBinaryStorage.SaveFiles,
+                                in db: Database) throws -> ([(column: Int, value: DatabaseValue)], [DatabaseValue]) {
+        let touched = external.columns.filter { column in values.contains { $0.column == column.index } }
+        guard !touched.isEmpty else { return (values, []) }
+        let replaced = try storedValues(of: ExternalBinaryStorage.TableColumns(storage: external.storage, table: external.table,
+                                                                              columns: touched),
+                                        primaryKey: update.id.primaryKey, in: db)
+        var encoded = values
+        for position in encoded.indices {
+            guard let column = touched.first(where: { $0.index == encoded[position].column }) else { continue }
+            encoded[position].value = try files.encode(encoded[position].value, entity: update.id.entity.name, key: column.key)
+        }
+        return (encoded, replaced)
+    }
+
+    /// The stored (still encoded) values of `external`'s columns in one row; empty when the row is gone.
+    private func storedValues(of external: ExternalBinaryStorage.TableColumns, primaryKey: Int64,
+                              in db: Database) throws -> [DatabaseValue] {
+        guard let table = schema.table(named: external.table) else { return [] }
+        let columns = external.columns.map { table.columns[$0.index].name }.joined(separator: ", ")
+        guard let row = try Row.fetchOne(db, sql: "SELECT \(columns) FROM \(table.name) WHERE Z_PK = ?",
+                                         arguments: [primaryKey]) else { return [] }
+        return (0..<row.count).map { row[$0] as DatabaseValue }
+    }
+
     /// `INSERT INTO table (every column) VALUES (?, …)`: one row in table-column order.
     func insertSQL(table name: String) -> String {
         let table = schema.table(named: name)!
@@ -217,7 +289,8 @@ extension PersistentStore {
         guard let table = schema.table(named: id.entity.tableName) else { return nil }
         var found: RowValues?
         try db.fetchRowValues(sql: "SELECT \(selectList(for: table)) FROM \(table.name) t0 WHERE t0.Z_PK = ?",
-                              arguments: [id.primaryKey.databaseValue], columnCount: table.columns.count) { found = $0 }
+                              arguments: [id.primaryKey.databaseValue], columnCount: table.columns.count,
+                              external: externalStorage?.columns(forTable: table.name)) { found = $0 }
         return found
     }
 }

@@ -21,6 +21,13 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
     /// An entity's primary keys would pass 2^63 - 1 (its `Z_MAX` in `Z_PRIMARYKEY` is `maximum`, or not an
     /// integer); nothing was written.
     case primaryKeysExhausted(path: String, entity: String, maximum: String)
+    /// The value of attribute `key` of `entity` in the row with primary key `primaryKey`, kept in Core
+    /// Data's external binary storage form (docs/INTEROP.md), cannot be read: an unknown marker byte, a file
+    /// reference that is not a plain UUID file name in `_EXTERNAL_DATA`, or a missing or unreadable file.
+    case unreadableExternalData(path: String, entity: String, key: String, primaryKey: Int64, reason: String)
+    /// A value of attribute `key` of `entity` too large for its row could not be written to its file in
+    /// `_EXTERNAL_DATA`; the save wrote nothing.
+    case externalDataNotWritten(path: String, entity: String, key: String, reason: String)
 
     /// The message naming the store's path and what went wrong.
     public var description: String {
@@ -39,6 +46,10 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
                 + ". Open it read-only, or set StoreOptions.allowsForeignSchemaObjects to write anyway."
         case .primaryKeysExhausted(let path, let entity, let maximum):
             return "\(path): entity '\(entity)' has no primary keys left (Z_PRIMARYKEY.Z_MAX is \(maximum)); nothing was written."
+        case .unreadableExternalData(let path, let entity, let key, let primaryKey, let reason):
+            return "\(path): the value of '\(entity).\(key)' in row \(primaryKey) cannot be read: \(reason)."
+        case .externalDataNotWritten(let path, let entity, let key, let reason):
+            return "\(path): a value of '\(entity).\(key)' could not be stored outside the row: \(reason); nothing was saved."
         }
     }
 

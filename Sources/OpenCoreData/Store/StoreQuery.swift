@@ -41,7 +41,7 @@ struct StoreQuery: @unchecked Sendable {
         let rows: [RowValues] = try store.read { db in
             var rows: [RowValues] = []
             try db.fetchRowValues(sql: rowsSQL, arguments: arguments, columnCount: columnCount,
-                                  cancellation: cancellation) { row in
+                                  cancellation: cancellation, external: externalColumns) { row in
                 rows.append(row)
                 if progressInterval > 0, rows.count % progressInterval == 0 { progress?(rows.count) }
             }
@@ -50,6 +50,12 @@ struct StoreQuery: @unchecked Sendable {
         progress?(rows.count)
         PersistentStore.logFetch(rows: rows.count, since: start)
         return rows
+    }
+
+    /// The columns of the entity's table kept in Core Data's external binary storage form, decoded as full
+    /// rows are read.
+    var externalColumns: ExternalBinaryStorage.TableColumns? {
+        store.externalStorage?.columns(forTable: entity.tableName)
     }
 
     /// Whether every row of the entity's table is of the entity (no entity column to read).
