@@ -590,6 +590,27 @@ enum CompiledModelFixture {
         }
     }
 
+    /// `ocd inspect` and `ocd model convert` list what the cached model holds and was not read.
+    @Test func theToolSaysWhatWasNotRead() throws {
+        guard let binary = OcdBinary.url else { return }
+        let directory = TemporaryDirectory()
+        let model = try ManagedObjectModel(xmlData: RenumberedStoreFixture.xml, source: "xml")
+        let store = try storeWithCache(in: directory, content: StoredDeflate.compress(CompiledModelFixture.momData(model) { archived in
+            let book = archived.entities["Book"]!
+            let fetched = MomFixtureFetchedProperty()
+            fetched.base.name = "sameTitle"
+            fetched.entity = book
+            book.properties["sameTitle"] = fetched
+        }))
+        let expected = ["Not read from the compiled model", "  Book.sameTitle: a NSFetchedPropertyDescription, not read"]
+        let inspect = try OcdBinary.run(["inspect", store.path], binary: binary)
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        for line in expected { #expect(inspect.stdout.contains(line), "\(inspect.stdout)") }
+        let convert = try OcdBinary.run(["model", "convert", store.path, "--output", directory.file("Out.xcdatamodeld").path], binary: binary)
+        #expect(convert.status == 0, "\(convert.stderr)")
+        for line in expected { #expect(convert.stdout.contains(line), "\(convert.stdout)") }
+    }
+
     @Test func aDamagedCacheIsATypedError() throws {
         let directory = TemporaryDirectory()
         let garbage = try storeWithCache(in: directory, content: Data([0xFF, 0x00, 0x12, 0x34]))
