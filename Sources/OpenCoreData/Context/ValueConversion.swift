@@ -182,7 +182,7 @@ enum ValueConversion {
             case .boolean: return v != 0
             case .double: return Double(v)
             case .float: return Float(v)
-            case .decimal: return Decimal(v)
+            case .decimal: return StoredDecimal.fromInteger(v)
             case .date: return Date(timeIntervalSinceReferenceDate: Double(v))
             case .string: return String(v)
             default: return nil
@@ -192,7 +192,7 @@ enum ValueConversion {
             case .double: return v
             case .float: return Float(v)
             case .date: return Date(timeIntervalSinceReferenceDate: v)
-            case .decimal: return Decimal(string: String(v)) ?? Decimal(v)
+            case .decimal: return StoredDecimal.fromReal(v)
             case .integer16: return Int16(exactly: v.rounded(.towardZero))
             case .integer32: return Int32(exactly: v.rounded(.towardZero))
             case .integer64: return Int64(exactly: v.rounded(.towardZero))
@@ -204,7 +204,7 @@ enum ValueConversion {
             switch type {
             case .string: return v
             case .uri: return URL(string: v)
-            case .decimal: return Decimal(string: v, locale: Locale(identifier: "en_US_POSIX"))
+            case .decimal: return StoredDecimal.fromText(v)
             case .date:
                 return ISO8601DateFormatter().date(from: v)
             default: return nil

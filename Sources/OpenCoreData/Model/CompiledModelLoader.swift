@@ -28,16 +28,35 @@ extension ManagedObjectModel {
     ///
     /// - Throws: as ``init(compiledModelAt:)``.
     public convenience init(compiledModelData data: Data, source: String) throws {
-        let (entities, versionIdentifiers) = try CompiledModelLoader(source: source).entities(from: data)
-        try self.init(entities: entities, versionIdentifiers: versionIdentifiers)
+        var loader = CompiledModelLoader(source: source)
+        try self.init(compiled: try loader.contents(from: data))
+    }
+
+    /// A model of the contents read from a compiled model, with the keys left unread recorded.
+    convenience init(compiled contents: CompiledModelContents, entityNumbers: [String: Int]? = nil) throws {
+        try self.init(entities: contents.entities, versionIdentifiers: contents.versionIdentifiers,
+                      entityNumbers: entityNumbers)
+        unreadCompiledModelKeys = contents.unreadKeys
     }
 }
 
+/// What a compiled model's archive holds, as descriptions, and what of it was not read.
+struct CompiledModelContents {
+    var entities: [EntityDescription]
+    var versionIdentifiers: [String]
+    /// "Entity.property: key" (or "Entity: key", "model: key") for each archived key holding something this
+    /// library does not read, sorted.
+    var unreadKeys: [String]
+}
+
 /// Maps the objects of a compiled model's keyed archive to entity, attribute and relationship descriptions.
-/// The keys read are listed in docs/INTEROP.md, with which are confirmed by public sources.
+/// The keys read are listed in docs/INTEROP.md, with which are confirmed by public sources. A key that holds
+/// something and is not read is recorded, never dropped silently.
 struct CompiledModelLoader {
     /// Names the file in error messages.
     let source: String
+
+    init(source: String) { self.source = source }
 
     /// The `.mom` file a compiled model URL stands for: the URL itself, or a `.momd` folder's current version.
     static func momFile(for url: URL) throws -> URL {
@@ -73,13 +92,38 @@ struct CompiledModelLoader {
 
     private func failure(_ reason: String) -> ModelError { .malformedModelFile(path: source, reason: reason) }
 
-    /// The entities and version identifiers of the archived model in `data`.
-    func entities(from data: Data) throws -> ([EntityDescription], [String]) {
+    /// The keys read from each kind of archived object (back references such as `NSEntity` need nothing).
+    /// Any other key holding something is recorded as unread.
+    static let modelKeys: Set<String> = ["NSEntities", "NSVersionIdentifiers"]
+    static let entityKeys: Set<String> = [
+        "NSEntityName", "NSClassNameForEntity", "NSManagedObjectModel", "NSSuperentity", "NSSubentities",
+        "NSProperties", "NSUserInfo", "NSVersionHashModifier", "NSRenamingIdentifier", "NSIsAbstract",
+        "NSUniqueTuples", "NSFetchIndexDescriptions", "NSCompoundIndexes",
+    ]
+    static let propertyKeys: Set<String> = [
+        "NSPropertyName", "NSEntity", "_P", "NSIsOptional", "NSIsTransient", "NSIsReadOnly",
+        "NSRenamingIdentifier", "NSUserInfo", "NSVersionHashModifier",
+    ]
+    static let attributeKeys = propertyKeys.union([
+        "NSAttributeType", "NSAttributeValueClassName", "NSDefaultValue", "NSValueTransformerName",
+        "NSFlagsKey", "NSMaxValueName", "NSMinValueName",
+    ])
+    static let relationshipKeys = propertyKeys.union([
+        "NSDestinationEntity", "_NSDestinationEntityName", "NSInverseRelationship", "_NSInverseRelationshipName",
+        "NSMinCount", "NSMaxCount", "NSDeleteRule", "NSIsOrdered",
+    ])
+
+    /// What was archived and not read, as "owner: what".
+    private var unread: [String] = []
+
+    /// The entities, version identifiers and unread keys of the archived model in `data`.
+    mutating func contents(from data: Data) throws -> CompiledModelContents {
+        unread = []
         do {
             let archive = try KeyedArchive(data: data)
             let root = try archive.topObject()
             let model = try archive.instance(root)
-            guard model?.isKind(of: "NSManagedObjectModel") == true else {
+            guard let model, model.isKind(of: "NSManagedObjectModel") else {
                 throw failure("the archive's root is \(model?.className ?? "null"), not an NSManagedObjectModel")
             }
             var entities: [EntityDescription] = []
@@ -90,14 +134,16 @@ struct CompiledModelLoader {
             let identifiers = try archive.elements(archive.reference("NSVersionIdentifiers", of: root)).compactMap {
                 try archive.string($0)
             }.filter { !$0.isEmpty }
-            return (entities, identifiers.sorted())
+            try noteUnreadKeys(of: root, instance: model, known: Self.modelKeys, owner: "model", in: archive)
+            return CompiledModelContents(entities: entities, versionIdentifiers: identifiers.sorted(),
+                                         unreadKeys: unread.sorted())
         } catch let failure as KeyedArchive.Failure {
             throw self.failure("damaged compiled model: \(failure.reason)")
         }
     }
 
-    private func entity(_ reference: KeyedArchive.Reference, named key: String,
-                        in archive: KeyedArchive) throws -> EntityDescription {
+    private mutating func entity(_ reference: KeyedArchive.Reference, named key: String,
+                                 in archive: KeyedArchive) throws -> EntityDescription {
         guard let instance = try archive.instance(reference), instance.isKind(of: "NSEntityDescription") else {
             throw failure("NSEntities['\(key)'] is not an NSEntityDescription")
         }
@@ -118,66 +164,252 @@ struct CompiledModelLoader {
         entity.managedObjectClassName = try archive.string(archive.reference("NSClassNameForEntity", of: reference))
         entity.versionHashModifier = try archive.string(archive.reference("NSVersionHashModifier", of: reference))
         entity.renamingIdentifier = try archive.string(archive.reference("NSRenamingIdentifier", of: reference))
-        entity.userInfo = try userInfo(of: reference, in: archive)
+        entity.userInfo = try userInfo(of: reference, owner: name, in: archive)
+        entity.uniquenessConstraints = try uniquenessConstraints(of: reference, entity: name, in: archive)
+        entity.indexes = try indexes(of: reference, entity: name, in: archive)
+        try noteUnreadKeys(of: reference, instance: instance, known: Self.entityKeys, owner: name, in: archive)
         return entity
     }
 
-    /// An attribute or relationship; nil for the kinds the model has no storage for (fetched properties).
-    private func property(_ reference: KeyedArchive.Reference, named key: String, entity: String,
-                          in archive: KeyedArchive) throws -> PropertyDescription? {
+    /// `NSUniqueTuples`: an array of constraints, each an array of property names (or of the properties).
+    private func uniquenessConstraints(of reference: KeyedArchive.Reference, entity: String,
+                                       in archive: KeyedArchive) throws -> [[String]] {
+        try archive.elements(archive.reference("NSUniqueTuples", of: reference)).compactMap { tuple in
+            let names = try archive.elements(tuple).map {
+                try propertyName($0, what: "a uniqueness constraint of '\(entity)'", in: archive)
+            }
+            return names.isEmpty ? nil : names
+        }
+    }
+
+    /// `NSFetchIndexDescriptions` (Xcode 9 and later): `NSFetchIndexDescription`s with `NSIndexName` and
+    /// `NSIndexElements`, each element naming its property in `NSPropertyName`. Older models have only
+    /// `NSCompoundIndexes`: arrays of property names (or properties).
+    private mutating func indexes(of reference: KeyedArchive.Reference, entity: String,
+                                  in archive: KeyedArchive) throws -> [IndexDescription] {
+        guard let list = try archive.reference("NSFetchIndexDescriptions", of: reference) else {
+            // Unnamed, so named as the XML loader names `compoundIndexes`.
+            var compound: [IndexDescription] = []
+            for tuple in try archive.elements(archive.reference("NSCompoundIndexes", of: reference)) {
+                let keys = try archive.elements(tuple).map {
+                    try propertyName($0, what: "a compound index of '\(entity)'", in: archive)
+                }
+                if !keys.isEmpty {
+                    compound.append(IndexDescription(name: "\(entity)_compound_\(compound.count + 1)", propertyNames: keys))
+                }
+            }
+            return compound
+        }
+        var result: [IndexDescription] = []
+        for indexReference in try archive.elements(list) {
+            guard try archive.instance(indexReference)?.isKind(of: "NSFetchIndexDescription") == true else {
+                throw failure("an entry of the NSFetchIndexDescriptions of '\(entity)' is not an NSFetchIndexDescription")
+            }
+            let givenName = try archive.string(archive.reference("NSIndexName", of: indexReference))
+            let label = "\(entity): index '\(givenName ?? "?")'"
+            var keys: [String] = []
+            var byExpression = false
+            for element in try archive.elements(archive.reference("NSIndexElements", of: indexReference)) {
+                guard try archive.instance(element)?.isKind(of: "NSFetchIndexElementDescription") == true else {
+                    throw failure("an element of \(label) is not an NSFetchIndexElementDescription")
+                }
+                // An element indexing an expression rather than a property has no IndexDescription form (the
+                // XML loader leaves such an index out too); indexes never enter a version hash.
+                if try archive.reference("NSIndexedProperty", of: element) != nil {
+                    byExpression = true
+                    continue
+                }
+                guard let key = try archive.string(archive.reference("NSPropertyName", of: element)) else {
+                    throw failure("an element of \(label) names no property")
+                }
+                keys.append(key)
+                if let type = try archive.field("NSFetchIndexElementType", of: element)?.integer, type != 0 {
+                    unread.append("\(label): element '\(key)' has NSFetchIndexElementType \(type) (R-tree), read as a plain index")
+                }
+                if try !bool("NSAscending", of: element, in: archive) {
+                    unread.append("\(label): element '\(key)' is descending (NSAscending), read as ascending")
+                }
+            }
+            if try archive.reference("NSPartialIndexPredicate", of: indexReference) != nil {
+                unread.append("\(label): NSPartialIndexPredicate, read as a full index")
+            }
+            if byExpression || keys.isEmpty {
+                unread.append("\(label): an element indexes an expression (NSIndexedProperty); the index is left out")
+                continue
+            }
+            result.append(IndexDescription(name: givenName ?? "\(entity)_\(keys.joined(separator: "_"))", propertyNames: keys))
+        }
+        return result
+    }
+
+    /// A property named by a string or by an archived property description (`NSPropertyName`).
+    private func propertyName(_ reference: KeyedArchive.Reference, what: String, in archive: KeyedArchive) throws -> String {
+        switch try archive.object(reference) {
+        case .instance(let instance) where instance.isKind(of: "NSPropertyDescription")
+            || instance.isKind(of: "NSAttributeDescription") || instance.isKind(of: "NSRelationshipDescription"):
+            if let name = try archive.string(archive.reference("NSPropertyName", of: reference)) { return name }
+        default:
+            if let name = try archive.string(reference) { return name }
+        }
+        throw failure("\(what) names a property by neither a string nor a property description")
+    }
+
+    /// An attribute or relationship; nil for the kinds the model has no storage for (fetched properties),
+    /// which are recorded as unread.
+    private mutating func property(_ reference: KeyedArchive.Reference, named key: String, entity: String,
+                                   in archive: KeyedArchive) throws -> PropertyDescription? {
         guard let instance = try archive.instance(reference) else { throw failure("'\(entity).\(key)' is null") }
         let name = try archive.string(archive.reference("NSPropertyName", of: reference)) ?? key
         guard name == key else { throw failure("NSProperties['\(key)'] of '\(entity)' is named '\(name)'") }
-        let isOptional = try bool("NSIsOptional", of: reference, in: archive)
+        let owner = "\(entity).\(name)"
+        let flags = try propertyFlags(of: reference, owner: owner, in: archive)
         let property: PropertyDescription
+        let known: Set<String>
         if instance.isKind(of: "NSAttributeDescription") {
-            let code = try archive.field("NSAttributeType", of: reference)?.integer ?? 0
-            guard let type = AttributeType.allCases.first(where: { Int64($0.typeCode) == code }) else {
-                throw ModelError.unknownType(entity: entity, property: name, type: "attribute type code \(code)")
-            }
-            let attribute = AttributeDescription(name: name, type: type, isOptional: isOptional)
-            if let text = try defaultValueText(archive.reference("NSDefaultValue", of: reference), type: type, in: archive) {
-                attribute.defaultValue = try XcodeModelValue.defaultValue(text, type: type, entity: entity, attribute: name)
-            }
-            attribute.valueTransformerName = try archive.string(archive.reference("NSValueTransformerName", of: reference))
-            if type == .transformable {
-                attribute.customClassName = try archive.string(archive.reference("NSAttributeValueClassName", of: reference))
-            }
-            property = attribute
+            property = try attribute(reference, named: name, entity: entity, isOptional: flags.isOptional, in: archive)
+            known = Self.attributeKeys
         } else if instance.isKind(of: "NSRelationshipDescription") {
-            let destination = try archive.reference("NSDestinationEntity", of: reference).map {
-                try archive.string(archive.reference("NSEntityName", of: $0))
-            } ?? nil
-            guard let destinationName = try destination
-                    ?? archive.string(archive.reference("_NSDestinationEntityName", of: reference)) else {
-                throw ModelError.invalidRelationship(entity: entity, relationship: name, reason: "the compiled model names no destination")
-            }
-            let inverse = try archive.reference("NSInverseRelationship", of: reference).map {
-                try archive.string(archive.reference("NSPropertyName", of: $0))
-            } ?? nil
-            let inverseName = try inverse ?? archive.string(archive.reference("_NSInverseRelationshipName", of: reference))
-            let maxCount = Int(clamping: try archive.field("NSMaxCount", of: reference)?.integer ?? 0)
-            let minCount = Int(clamping: try archive.field("NSMinCount", of: reference)?.integer ?? 0)
-            // NSDeleteRule values are Core Data's public enum: no action 0, nullify 1, cascade 2, deny 3.
-            let rules: [Int64: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
-            let ruleCode = try archive.field("NSDeleteRule", of: reference)?.integer ?? 1
-            guard let rule = rules[ruleCode] else {
-                throw ModelError.invalidRelationship(entity: entity, relationship: name, reason: "delete rule code \(ruleCode) is unknown")
-            }
-            let relationship = RelationshipDescription(name: name, destination: destinationName, toMany: maxCount != 1,
-                                                       inverse: inverseName, deleteRule: rule, isOptional: isOptional,
-                                                       isOrdered: try bool("NSIsOrdered", of: reference, in: archive))
-            relationship.maxCount = maxCount
-            relationship.minCount = minCount
-            property = relationship
+            property = try relationship(reference, named: name, entity: entity, flags: flags, in: archive)
+            known = Self.relationshipKeys
         } else {
+            unread.append("\(owner): a \(instance.className), not read")
             return nil
         }
-        property.isTransient = try bool("NSIsTransient", of: reference, in: archive)
-        property.versionHashModifier = try archive.string(archive.reference("NSVersionHashModifier", of: reference))
+        property.isTransient = flags.isTransient
+        property.isReadOnly = flags.isReadOnly
+        if !flags.omitsVersionHashModifier {
+            property.versionHashModifier = try archive.string(archive.reference("NSVersionHashModifier", of: reference))
+        }
         property.renamingIdentifier = try archive.string(archive.reference("NSRenamingIdentifier", of: reference))
-        property.userInfo = try userInfo(of: reference, in: archive)
+        if !flags.omitsUserInfo { property.userInfo = try userInfo(of: reference, owner: owner, in: archive) }
+        try noteUnreadKeys(of: reference, instance: instance, known: known, owner: owner, in: archive)
         return property
+    }
+
+    /// The property's flags: from `_P` when it is set (Core Data then ignores the boolean keys), else from
+    /// `NSIsOptional`, `NSIsReadOnly`, `NSIsTransient` and `NSIsOrdered`.
+    private mutating func propertyFlags(of reference: KeyedArchive.Reference, owner: String,
+                                        in archive: KeyedArchive) throws -> CompiledPropertyFlags {
+        let packed = try archive.field("_P", of: reference)?.integer ?? 0
+        guard packed == 0 else {
+            for (bit, meaning) in CompiledPropertyFlags.unreadBits where packed & bit != 0 {
+                unread.append("\(owner): _P bit 0x\(String(bit, radix: 16)) (\(meaning))")
+            }
+            return CompiledPropertyFlags(packed: packed)
+        }
+        var flags = CompiledPropertyFlags()
+        flags.isOptional = try bool("NSIsOptional", of: reference, in: archive)
+        flags.isReadOnly = try bool("NSIsReadOnly", of: reference, in: archive)
+        flags.isTransient = try bool("NSIsTransient", of: reference, in: archive)
+        flags.isOrdered = try bool("NSIsOrdered", of: reference, in: archive)
+        return flags
+    }
+
+    private mutating func attribute(_ reference: KeyedArchive.Reference, named name: String, entity: String,
+                                    isOptional: Bool, in archive: KeyedArchive) throws -> AttributeDescription {
+        let code = try archive.field("NSAttributeType", of: reference)?.integer ?? 0
+        guard let type = AttributeType.allCases.first(where: { Int64($0.typeCode) == code }) else {
+            throw ModelError.unknownType(entity: entity, property: name, type: "attribute type code \(code)")
+        }
+        let attribute = AttributeDescription(name: name, type: type, isOptional: isOptional)
+        if let archived = try archive.reference("NSDefaultValue", of: reference) {
+            if let text = try defaultValueText(archived, type: type, in: archive) {
+                attribute.defaultValue = try XcodeModelValue.defaultValue(text, type: type, entity: entity, attribute: name)
+            } else {
+                unread.append("\(entity).\(name): NSDefaultValue (\(try archive.instance(archived)?.className ?? "a value") not read)")
+            }
+        }
+        attribute.valueTransformerName = try archive.string(archive.reference("NSValueTransformerName", of: reference))
+        if type == .transformable {
+            attribute.customClassName = try archive.string(archive.reference("NSAttributeValueClassName", of: reference))
+        }
+        let flags = CompiledAttributeFlags(packed: try archive.field("NSFlagsKey", of: reference)?.integer ?? 0)
+        attribute.allowsExternalBinaryDataStorage = flags.allowsExternalBinaryDataStorage
+        attribute.preservesValueInHistoryOnDeletion = flags.preservesValueInHistoryOnDeletion
+        if flags.unreadBits != 0 {
+            unread.append("\(entity).\(name): NSFlagsKey bits 0x\(String(flags.unreadBits, radix: 16))")
+        }
+        let owner = "\(entity).\(name)"
+        if flags.hasMinimum { try applyLimit("NSMinValueName", isMinimum: true, to: attribute, owner: owner, of: reference, in: archive) }
+        if flags.hasMaximum { try applyLimit("NSMaxValueName", isMinimum: false, to: attribute, owner: owner, of: reference, in: archive) }
+        return attribute
+    }
+
+    /// A limit archived beside `NSFlagsKey`: an Int64 for integer types (a value) and strings (a length), a
+    /// double otherwise (a value, or a date's seconds since 2001). An absent key reads as 0, as Core Data's
+    /// coder reads it.
+    private mutating func applyLimit(_ key: String, isMinimum: Bool, to attribute: AttributeDescription, owner: String,
+                                     of reference: KeyedArchive.Reference, in archive: KeyedArchive) throws {
+        let stored = try archive.field(key, of: reference)
+        let number: Double
+        switch stored {
+        case .integer(let value)?: number = Double(value)
+        case .real(let value)?: number = value
+        case nil: number = 0
+        default: throw failure("the \(key) of '\(owner)' is not a number")
+        }
+        guard number.isFinite else { throw failure("the \(key) of '\(owner)' is not finite") }
+        switch attribute.attributeType {
+        case .string:
+            guard let length = stored?.integer ?? (stored == nil ? 0 : nil), let value = Int(exactly: length) else {
+                throw failure("the \(key) of '\(owner)' is not a length")
+            }
+            if isMinimum { attribute.minLength = value } else { attribute.maxLength = value }
+        case .date:
+            let date = Date(timeIntervalSinceReferenceDate: number)
+            if isMinimum { attribute.minDate = date } else { attribute.maxDate = date }
+        case _ where attribute.attributeType.isNumeric:
+            if isMinimum { attribute.minValue = number } else { attribute.maxValue = number }
+        default:
+            // As in the XML loader: limits on other types (binary data lengths) are not modelled.
+            unread.append("\(owner): \(key) on a \(attribute.attributeType) attribute")
+        }
+    }
+
+    private func relationship(_ reference: KeyedArchive.Reference, named name: String, entity: String,
+                              flags: CompiledPropertyFlags, in archive: KeyedArchive) throws -> RelationshipDescription {
+        let destination = try archive.reference("NSDestinationEntity", of: reference).map {
+            try archive.string(archive.reference("NSEntityName", of: $0))
+        } ?? nil
+        guard let destinationName = try destination
+                ?? archive.string(archive.reference("_NSDestinationEntityName", of: reference)) else {
+            throw ModelError.invalidRelationship(entity: entity, relationship: name, reason: "the compiled model names no destination")
+        }
+        let inverse = try archive.reference("NSInverseRelationship", of: reference).map {
+            try archive.string(archive.reference("NSPropertyName", of: $0))
+        } ?? nil
+        let inverseName = try inverse ?? archive.string(archive.reference("_NSInverseRelationshipName", of: reference))
+        let maxCount = Int(clamping: try archive.field("NSMaxCount", of: reference)?.integer ?? 0)
+        let minCount = Int(clamping: try archive.field("NSMinCount", of: reference)?.integer ?? 0)
+        // NSDeleteRule values are Core Data's public enum: no action 0, nullify 1, cascade 2, deny 3.
+        let rules: [Int64: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
+        let ruleCode = try archive.field("NSDeleteRule", of: reference)?.integer ?? 1
+        guard let rule = rules[ruleCode] else {
+            throw ModelError.invalidRelationship(entity: entity, relationship: name, reason: "delete rule code \(ruleCode) is unknown")
+        }
+        let relationship = RelationshipDescription(name: name, destination: destinationName, toMany: maxCount != 1,
+                                                   inverse: inverseName, deleteRule: rule, isOptional: flags.isOptional,
+                                                   isOrdered: flags.isOrdered)
+        relationship.maxCount = maxCount
+        relationship.minCount = minCount
+        return relationship
+    }
+
+    /// Records each key of `instance` outside `known` that holds something (not `$null`, false, 0 or an
+    /// empty collection).
+    private mutating func noteUnreadKeys(of reference: KeyedArchive.Reference, instance: KeyedArchive.Instance,
+                                         known: Set<String>, owner: String, in archive: KeyedArchive) throws {
+        for key in instance.fields.keys.sorted() where !known.contains(key) {
+            switch instance.fields[key] {
+            case .boolean(false)?, .integer(0)?, nil: continue
+            case .uid?:
+                guard let value = try archive.reference(key, of: reference) else { continue }
+                if case .instance(let held) = try archive.object(value),
+                   let items = held.fields["NS.objects"]?.array, items.isEmpty { continue }
+            default: break
+            }
+            unread.append("\(owner): \(key)")
+        }
     }
 
     private func bool(_ key: String, of reference: KeyedArchive.Reference, in archive: KeyedArchive) throws -> Bool {
@@ -188,19 +420,24 @@ struct CompiledModelLoader {
         }
     }
 
-    /// A userInfo dictionary's string entries (others are skipped, as the XML form holds strings only).
-    private func userInfo(of reference: KeyedArchive.Reference, in archive: KeyedArchive) throws -> [String: String] {
+    /// A userInfo dictionary's string entries (the XML form holds strings only; other entries are recorded
+    /// as unread).
+    private mutating func userInfo(of reference: KeyedArchive.Reference, owner: String,
+                                   in archive: KeyedArchive) throws -> [String: String] {
         var result: [String: String] = [:]
         for (key, value) in try archive.stringKeyedEntries(archive.reference("NSUserInfo", of: reference)) {
-            if case .value(.string(let text)) = try archive.object(value) { result[key] = text }
+            if let text = try? archive.string(value) {
+                result[key] = text
+            } else {
+                unread.append("\(owner): NSUserInfo['\(key)'], not a string")
+            }
         }
         return result
     }
 
     /// An archived default value as the text the XML form would hold, so both forms convert it alike.
-    private func defaultValueText(_ reference: KeyedArchive.Reference?, type: AttributeType,
+    private func defaultValueText(_ reference: KeyedArchive.Reference, type: AttributeType,
                                   in archive: KeyedArchive) throws -> String? {
-        guard let reference else { return nil }
         switch try archive.resolved(reference) {
         case .null: return nil
         case .string(let text): return text

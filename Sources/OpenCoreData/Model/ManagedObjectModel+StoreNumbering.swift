@@ -27,18 +27,18 @@ extension ManagedObjectModel {
     ///   model's (one missing, one extra, numbers not 1 to the entity count).
     public convenience init(contentsOf modelURL: URL, numberedLikeStoreAt storeURL: URL) throws {
         let numbers = try Self.entityNumbers(ofStoreAt: storeURL)
-        let (entities, versionIdentifiers) = try Self.entityDescriptions(in: modelURL)
-        try self.init(entities: entities, versionIdentifiers: versionIdentifiers, entityNumbers: numbers)
+        try self.init(compiled: try Self.entityDescriptions(in: modelURL), entityNumbers: numbers)
     }
 
     /// Fresh entity descriptions of the model file at `url`, compiled or Xcode source.
-    private static func entityDescriptions(in url: URL) throws -> ([EntityDescription], [String]) {
+    private static func entityDescriptions(in url: URL) throws -> CompiledModelContents {
         if ["mom", "momd"].contains(url.pathExtension.lowercased()) {
             let file = try CompiledModelLoader.momFile(for: url)
             guard let data = try? Data(contentsOf: file) else {
                 throw ModelError.malformedModelFile(path: file.path, reason: "the file cannot be read")
             }
-            return try CompiledModelLoader(source: file.path).entities(from: data)
+            var loader = CompiledModelLoader(source: file.path)
+            return try loader.contents(from: data)
         }
         let contentsURL = try XcodeModelLoader.contentsFileURL(for: url)
         let data: Data
@@ -48,6 +48,7 @@ extension ManagedObjectModel {
             throw ModelError.malformedModelFile(path: contentsURL.path, reason: "the file cannot be read")
         }
         let root = try XcodeModelXMLNode.parse(data, source: contentsURL.path)
-        return try XcodeModelLoader(source: contentsURL.path).entities(fromModel: root)
+        let (entities, identifiers) = try XcodeModelLoader(source: contentsURL.path).entities(fromModel: root)
+        return CompiledModelContents(entities: entities, versionIdentifiers: identifiers, unreadKeys: [])
     }
 }

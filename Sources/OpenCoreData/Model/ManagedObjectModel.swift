@@ -34,6 +34,10 @@ public final class ManagedObjectModel: @unchecked Sendable {
     /// The `.xcdatamodeld` bundle the model was loaded from, if any: where opening a store written by
     /// another version finds that version (docs/MIGRATION.md).
     public internal(set) var versionBundleURL: URL?
+    /// For a model read from a compiled model (`.mom`, `.momd`, a store's `Z_MODELCACHE`): what its archive
+    /// holds that was not read, one "Entity.property: key" (or "Entity: …", "model: …") entry each, sorted;
+    /// empty when everything was read and for other models. docs/INTEROP.md lists what is read.
+    public internal(set) var unreadCompiledModelKeys: [String] = []
     /// What saves need to know of the derived attributes; nil when the model has none.
     private(set) var derivationPlan: DerivationPlan?
     /// Entities in entity-number order. Our numbers run 1 to the entity count; a store's may have gaps

@@ -53,14 +53,14 @@ extension ManagedObjectModel {
     public static func cachedModel(ofStoreAt url: URL) throws -> ManagedObjectModel? {
         guard let data = try StoreModelCache.read(path: url.path) else { return nil }
         let source = url.path + " (Z_MODELCACHE)"
-        let (entities, identifiers) = try CompiledModelLoader(source: source).entities(from: data)
+        var loader = CompiledModelLoader(source: source)
+        let contents = try loader.contents(from: data)
         let numbers = try? entityNumbers(ofStoreAt: url)
         do {
-            return try ManagedObjectModel(entities: entities, versionIdentifiers: identifiers, entityNumbers: numbers)
+            return try ManagedObjectModel(compiled: contents, entityNumbers: numbers)
         } catch ModelError.unusableEntityNumbers {
             // Fresh descriptions: the refused model may hold the first ones.
-            let (fresh, _) = try CompiledModelLoader(source: source).entities(from: data)
-            return try ManagedObjectModel(entities: fresh, versionIdentifiers: identifiers)
+            return try ManagedObjectModel(compiled: try loader.contents(from: data))
         }
     }
 }

@@ -40,6 +40,7 @@ struct InspectCommand: AsyncParsableCommand {
         let context = opened.newContext()
         let entities = opened.coordinator.managedObjectModel.entities.sorted { $0.name < $1.name }
         Console.line("\(opened.url.path) (model: \(modelName), store UUID \(opened.coordinator.persistentStores.first?.identifier ?? "?"))")
+        for line in UnreadModelKeys.note(for: opened.coordinator.managedObjectModel) { Console.line(line) }
         try context.performAndWait {
             for entity in entities {
                 let request = FetchRequest<ManagedObject>(entityName: entity.name)

@@ -38,6 +38,9 @@ struct ModelConvertCommand: AsyncParsableCommand {
             let count = model.entities.count
             Console.line("\(name)\t\(count) entit\(count == 1 ? "y" : "ies")\(name == current ? "\tcurrent" : "")")
         }
+        for (name, model) in versions {
+            for line in UnreadModelKeys.note(for: model, version: name) { Console.line(line) }
+        }
         Console.line("Wrote \(output).")
     }
 

@@ -29,7 +29,8 @@ enum ValueText {
         case let double as Double: return double.isFinite ? "\(double)" : "null"
         case let float as Float: return float.isFinite ? "\(float)" : "null"
         case let integer as any BinaryInteger: return "\(integer)"
-        case let decimal as Decimal: return "\(decimal)"
+        // Decimal's description spells every digit, without an exponent; NaN (a stored value no Decimal holds) is no JSON number.
+        case let decimal as Decimal: return decimal.isNaN ? "null" : "\(decimal)"
         case let uuid as UUID: return quoted(uuid.uuidString)
         case let url as URL: return quoted(url.absoluteString)
         case let data as Data: return quoted(data.base64EncodedString())

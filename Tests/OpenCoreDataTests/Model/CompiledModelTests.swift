@@ -18,6 +18,9 @@ final class MomFixtureModel: NSObject, NSCoding {
 final class MomFixtureEntity: NSObject, NSCoding {
     var name = "", className: String?, superentity: MomFixtureEntity?, isAbstract = false
     var properties: [String: NSObject] = [:], userInfo: [String: String] = [:]
+    var uniqueTuples: [[String]] = [], indexes: [MomFixtureIndex] = []
+    /// Keys written as they are (for keys the loader does not read).
+    var extraKeys: [String: NSObject] = [:]
     weak var model: MomFixtureModel?
     func encode(with coder: NSCoder) {
         coder.encode(name, forKey: "NSEntityName")
@@ -27,41 +30,136 @@ final class MomFixtureEntity: NSObject, NSCoding {
         if isAbstract { coder.encode(true, forKey: "NSIsAbstract") }
         coder.encode(NSDictionary(dictionary: properties), forKey: "NSProperties")
         coder.encode(NSDictionary(dictionary: userInfo), forKey: "NSUserInfo")
+        if !uniqueTuples.isEmpty {
+            coder.encode(NSArray(array: uniqueTuples.map { NSArray(array: $0.map { NSString(string: $0) }) }), forKey: "NSUniqueTuples")
+        }
+        if !indexes.isEmpty {
+            coder.encode(NSArray(array: indexes), forKey: "NSFetchIndexDescriptions")
+            // Core Data writes the older form beside it.
+            coder.encode(NSArray(array: indexes.map { NSArray(array: $0.elements.map { NSString(string: $0.propertyName) }) }),
+                         forKey: "NSCompoundIndexes")
+        }
+        for (key, value) in extraKeys { coder.encode(value, forKey: key) }
     }
     override init() {}
     required init?(coder: NSCoder) { nil }
 }
 
-final class MomFixtureAttribute: NSObject, NSCoding {
-    var name = "", entity: MomFixtureEntity?, isOptional = true, isTransient = false, typeCode: Int32 = 0
-    var defaultValue: NSObject?, transformer: String?
+final class MomFixtureIndex: NSObject, NSCoding {
+    var name = "", elements: [MomFixtureIndexElement] = []
+    weak var entity: MomFixtureEntity?
     func encode(with coder: NSCoder) {
+        coder.encode(name, forKey: "NSIndexName")
+        coder.encode(NSArray(array: elements), forKey: "NSIndexElements")
+        coder.encode(entity, forKey: "NSEntity")
+    }
+    override init() {}
+    required init?(coder: NSCoder) { nil }
+}
+
+final class MomFixtureIndexElement: NSObject, NSCoding {
+    var propertyName = "", type = 0, isAscending = true
+    weak var index: MomFixtureIndex?
+    func encode(with coder: NSCoder) {
+        coder.encode(propertyName, forKey: "NSPropertyName")
+        coder.encode(type, forKey: "NSFetchIndexElementType")
+        coder.encode(index, forKey: "NSFetchIndexDescription")
+        coder.encode(isAscending, forKey: "NSAscending")
+    }
+    override init() {}
+    required init?(coder: NSCoder) { nil }
+}
+
+/// What every archived property writes: its name, entity and flags, both as Core Data's boolean keys and
+/// packed into `_P` (either may be left out, to check each alone), user info, hash modifier, renaming id.
+final class MomFixturePropertyBase {
+    var name = "", isOptional = true, isTransient = false, isReadOnly = false, isOrdered = false
+    var userInfo: [String: String] = [:], versionHashModifier: String?, renamingIdentifier: String?
+    var writesBooleans = true, writesPacked = true
+    var extraKeys: [String: NSObject] = [:]
+
+    func encode(with coder: NSCoder, entity: MomFixtureEntity?) {
         coder.encode(name, forKey: "NSPropertyName")
         coder.encode(entity, forKey: "NSEntity")
-        coder.encode(isOptional, forKey: "NSIsOptional")
-        coder.encode(isTransient, forKey: "NSIsTransient")
+        if writesBooleans {
+            if isOptional { coder.encode(true, forKey: "NSIsOptional") }
+            if isReadOnly { coder.encode(true, forKey: "NSIsReadOnly") }
+            if isTransient { coder.encode(true, forKey: "NSIsTransient") }
+            if isOrdered { coder.encode(true, forKey: "NSIsOrdered") }
+        }
+        if !userInfo.isEmpty { coder.encode(NSDictionary(dictionary: userInfo), forKey: "NSUserInfo") }
+        if let versionHashModifier { coder.encode(versionHashModifier, forKey: "NSVersionHashModifier") }
+        if let renamingIdentifier { coder.encode(renamingIdentifier, forKey: "NSRenamingIdentifier") }
+        if writesPacked {
+            var flags = CompiledPropertyFlags()
+            flags.isOptional = isOptional
+            flags.isReadOnly = isReadOnly
+            flags.isTransient = isTransient
+            flags.isOrdered = isOrdered
+            flags.omitsValidationPredicates = extraKeys["NSValidationPredicates"] == nil
+            flags.omitsValidationWarnings = extraKeys["NSValidationWarnings"] == nil
+            flags.omitsUserInfo = userInfo.isEmpty
+            flags.omitsVersionHashModifier = versionHashModifier == nil
+            coder.encode(flags.packed, forKey: "_P")
+        }
+        for (key, value) in extraKeys { coder.encode(value, forKey: key) }
+    }
+}
+
+final class MomFixtureAttribute: NSObject, NSCoding {
+    let base = MomFixturePropertyBase()
+    var entity: MomFixtureEntity?, typeCode: Int32 = 0
+    var defaultValue: NSObject?, transformer: String?
+    var flags = CompiledAttributeFlags()
+    /// `NSMinValueName`/`NSMaxValueName`, as Int64 or Double by the attribute's type.
+    var minimum: NSNumber?, maximum: NSNumber?
+    /// Further `NSFlagsKey` bits (ones the loader does not read).
+    var extraFlagBits: Int32 = 0
+    func encode(with coder: NSCoder) {
+        base.encode(with: coder, entity: entity)
         coder.encode(typeCode, forKey: "NSAttributeType")
         coder.encode(defaultValue, forKey: "NSDefaultValue")
         if let transformer { coder.encode(transformer, forKey: "NSValueTransformerName") }
+        var flags = self.flags
+        flags.hasMinimum = minimum != nil
+        flags.hasMaximum = maximum != nil
+        if flags.packed | extraFlagBits != 0 { coder.encode(flags.packed | extraFlagBits, forKey: "NSFlagsKey") }
+        for (key, limit) in [("NSMinValueName", minimum), ("NSMaxValueName", maximum)] {
+            guard let limit else { continue }
+            if [100, 200, 300, 700].contains(typeCode) {
+                coder.encode(limit.int64Value, forKey: key)
+            } else {
+                coder.encode(limit.doubleValue, forKey: key)
+            }
+        }
     }
     override init() {}
     required init?(coder: NSCoder) { nil }
 }
 
 final class MomFixtureRelationship: NSObject, NSCoding {
-    var name = "", entity: MomFixtureEntity?, destination: MomFixtureEntity?, inverse: MomFixtureRelationship?
-    var isOptional = true, isTransient = false, isOrdered = false, minCount = 0, maxCount = 0, deleteRule = 1
+    let base = MomFixturePropertyBase()
+    var entity: MomFixtureEntity?, destination: MomFixtureEntity?, inverse: MomFixtureRelationship?
+    var minCount = 0, maxCount = 0, deleteRule = 1
     func encode(with coder: NSCoder) {
-        coder.encode(name, forKey: "NSPropertyName")
-        coder.encode(entity, forKey: "NSEntity")
-        coder.encode(isOptional, forKey: "NSIsOptional")
-        coder.encode(isTransient, forKey: "NSIsTransient")
+        base.encode(with: coder, entity: entity)
         coder.encode(destination, forKey: "NSDestinationEntity")
         coder.encode(inverse, forKey: "NSInverseRelationship")
         coder.encode(Int32(minCount), forKey: "NSMinCount")
         coder.encode(Int32(maxCount), forKey: "NSMaxCount")
         coder.encode(Int32(deleteRule), forKey: "NSDeleteRule")
-        if isOrdered { coder.encode(true, forKey: "NSIsOrdered") }
+    }
+    override init() {}
+    required init?(coder: NSCoder) { nil }
+}
+
+/// A property kind the loader does not read (Core Data's fetched property).
+final class MomFixtureFetchedProperty: NSObject, NSCoding {
+    let base = MomFixturePropertyBase()
+    var entity: MomFixtureEntity?
+    func encode(with coder: NSCoder) {
+        base.encode(with: coder, entity: entity)
+        coder.encode("a fetch request", forKey: "NSFetchRequest")
     }
     override init() {}
     required init?(coder: NSCoder) { nil }
@@ -72,7 +170,11 @@ final class MomFixtureRelationship: NSObject, NSCoding {
 /// (docs/INTEROP.md), made with Foundation's archiver from a model loaded from XML.
 enum CompiledModelFixture {
     /// `model` archived as a compiled model.
-    static func momData(_ model: ManagedObjectModel) -> Data {
+    static func momData(_ model: ManagedObjectModel) -> Data { momData(model, adjust: { _ in }) }
+
+    /// `model` archived as a compiled model; `adjust` may change the archived objects first (to write keys
+    /// the model cannot express).
+    static func momData(_ model: ManagedObjectModel, adjust: (MomFixtureModel) -> Void) -> Data {
         let archived = MomFixtureModel()
         archived.versionIdentifiers = model.versionIdentifiers
         for source in model.entities {
@@ -81,8 +183,30 @@ enum CompiledModelFixture {
             entity.className = source.managedObjectClassName
             entity.isAbstract = source.isAbstract
             entity.userInfo = source.userInfo
+            entity.uniqueTuples = source.uniquenessConstraints
+            entity.indexes = source.indexes.map { description in
+                let index = MomFixtureIndex()
+                index.name = description.name
+                index.entity = entity
+                index.elements = description.propertyNames.map { name in
+                    let element = MomFixtureIndexElement()
+                    element.propertyName = name
+                    element.index = index
+                    return element
+                }
+                return index
+            }
             entity.model = archived
             archived.entities[source.name] = entity
+        }
+        func fill(_ base: MomFixturePropertyBase, from property: PropertyDescription) {
+            base.name = property.name
+            base.isOptional = property.isOptional
+            base.isTransient = property.isTransient
+            base.isReadOnly = property.isReadOnly
+            base.userInfo = property.userInfo
+            base.versionHashModifier = property.versionHashModifier
+            base.renamingIdentifier = property.renamingIdentifier
         }
         var relationships: [String: MomFixtureRelationship] = [:]
         for source in model.entities {
@@ -91,12 +215,16 @@ enum CompiledModelFixture {
             for property in source.properties {
                 if let attribute = property as? AttributeDescription {
                     let archivedAttribute = MomFixtureAttribute()
-                    archivedAttribute.name = attribute.name
+                    fill(archivedAttribute.base, from: attribute)
                     archivedAttribute.entity = entity
-                    archivedAttribute.isOptional = attribute.isOptional
-                    archivedAttribute.isTransient = attribute.isTransient
                     archivedAttribute.typeCode = attribute.attributeType.typeCode
                     archivedAttribute.transformer = attribute.valueTransformerName
+                    archivedAttribute.flags.allowsExternalBinaryDataStorage = attribute.allowsExternalBinaryDataStorage
+                    archivedAttribute.flags.preservesValueInHistoryOnDeletion = attribute.preservesValueInHistoryOnDeletion
+                    let minimum = attribute.minValue ?? attribute.minLength.map(Double.init) ?? attribute.minDate?.timeIntervalSinceReferenceDate
+                    let maximum = attribute.maxValue ?? attribute.maxLength.map(Double.init) ?? attribute.maxDate?.timeIntervalSinceReferenceDate
+                    archivedAttribute.minimum = minimum.map { NSNumber(value: $0) }
+                    archivedAttribute.maximum = maximum.map { NSNumber(value: $0) }
                     switch attribute.defaultValue {
                     case let value as Int16: archivedAttribute.defaultValue = NSNumber(value: value)
                     case let value as Int32: archivedAttribute.defaultValue = NSNumber(value: value)
@@ -112,11 +240,9 @@ enum CompiledModelFixture {
                 } else if let relationship = property as? RelationshipDescription {
                     let archivedRelationship = relationships["\(source.name).\(relationship.name)"] ?? MomFixtureRelationship()
                     relationships["\(source.name).\(relationship.name)"] = archivedRelationship
-                    archivedRelationship.name = relationship.name
+                    fill(archivedRelationship.base, from: relationship)
+                    archivedRelationship.base.isOrdered = relationship.isOrdered
                     archivedRelationship.entity = entity
-                    archivedRelationship.isOptional = relationship.isOptional
-                    archivedRelationship.isTransient = relationship.isTransient
-                    archivedRelationship.isOrdered = relationship.isOrdered
                     archivedRelationship.minCount = relationship.minCount
                     archivedRelationship.maxCount = relationship.maxCount
                     archivedRelationship.deleteRule = [.noAction: 0, .nullify: 1, .cascade: 2, .deny: 3][relationship.deleteRule]!
@@ -131,6 +257,7 @@ enum CompiledModelFixture {
                 }
             }
         }
+        adjust(archived)
         let archiver = NSKeyedArchiver(requiringSecureCoding: false)
         archiver.outputFormat = .binary
         archiver.encode(archived, forKey: NSKeyedArchiveRootObjectKey)
@@ -142,7 +269,10 @@ enum CompiledModelFixture {
         for (type, name) in [(MomFixtureModel.self as AnyClass, "NSManagedObjectModel"),
                              (MomFixtureEntity.self, "NSEntityDescription"),
                              (MomFixtureAttribute.self, "NSAttributeDescription"),
-                             (MomFixtureRelationship.self, "NSRelationshipDescription")] {
+                             (MomFixtureRelationship.self, "NSRelationshipDescription"),
+                             (MomFixtureIndex.self, "NSFetchIndexDescription"),
+                             (MomFixtureIndexElement.self, "NSFetchIndexElementDescription"),
+                             (MomFixtureFetchedProperty.self, "NSFetchedPropertyDescription")] {
             let written = Array(NSStringFromClass(type).utf8), wanted = Array(name.utf8)
             precondition(written.count < 256 && wanted.count >= 15 && wanted.count <= written.count)
             for marker: UInt8 in [0x5F, 0x7F] {
@@ -200,7 +330,9 @@ enum CompiledModelFixture {
         for (index, original) in sources.enumerated() {
             let file = directory.file("Model\(index).mom")
             try CompiledModelFixture.momData(original).write(to: file)
-            sameModel(try ManagedObjectModel(compiledModelAt: file), original)
+            let loaded = try ManagedObjectModel(compiledModelAt: file)
+            sameModel(loaded, original)
+            #expect(loaded.unreadCompiledModelKeys == [], "\(index)")
         }
     }
 
@@ -232,6 +364,152 @@ enum CompiledModelFixture {
         #expect(throws: ModelError.self) { try ManagedObjectModel(compiledModelAt: folder) }
         try FileManager.default.removeItem(at: folder.appendingPathComponent("VersionInfo.plist"))
         #expect(throws: ModelError.self) { try ManagedObjectModel(compiledModelAt: folder) }
+    }
+
+    /// A model using the features Core Data packs into flags or keeps beside the properties.
+    static let flaggedFeaturesXML = #"""
+    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        <entity name="Photo" representedClassName="Photo">
+            <attribute name="image" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+            <attribute name="caption" attributeType="String" minValueString="1" maxValueString="80" preserveAfterDeletion="YES"/>
+            <attribute name="rating" optional="YES" attributeType="Integer 16" defaultValueString="3" minValueString="0" maxValueString="5"/>
+            <attribute name="exposure" optional="YES" attributeType="Double" minValueString="-1.5" maxValueString="1e20"/>
+            <attribute name="taken" optional="YES" attributeType="Date" minDateTimeInterval="0" maxDateTimeInterval="900000000.5"/>
+            <attribute name="thumbnail" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES" preserveAfterDeletion="YES"/>
+            <attribute name="scratch" optional="YES" transient="YES" attributeType="String"/>
+            <attribute name="tagged" optional="YES" attributeType="String" renamingIdentifier="label" versionHashModifier="v2">
+                <userInfo><entry key="why" value="renamed"/></userInfo>
+            </attribute>
+            <relationship name="album" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Album" inverseName="photos" inverseEntity="Album"/>
+            <uniquenessConstraints>
+                <uniquenessConstraint><constraint value="caption"/></uniquenessConstraint>
+                <uniquenessConstraint><constraint value="rating"/><constraint value="taken"/></uniquenessConstraint>
+            </uniquenessConstraints>
+            <fetchIndex name="byCaption"><fetchIndexElement property="caption" type="Binary" order="ascending"/></fetchIndex>
+            <fetchIndex name="byTakenAndRating">
+                <fetchIndexElement property="taken" type="Binary" order="ascending"/>
+                <fetchIndexElement property="rating" type="Binary" order="ascending"/>
+            </fetchIndex>
+        </entity>
+        <entity name="Album" representedClassName="Album">
+            <attribute name="title" attributeType="String" preserveAfterDeletion="YES"/>
+            <relationship name="photos" optional="YES" toMany="YES" ordered="YES" deletionRule="Cascade" destinationEntity="Photo" inverseName="album" inverseEntity="Photo"/>
+            <uniquenessConstraints><uniquenessConstraint><constraint value="title"/></uniquenessConstraint></uniquenessConstraints>
+        </entity>
+    </model>
+    """#
+
+    /// External storage, preserve-after-deletion, limits, uniqueness constraints and indexes read from a
+    /// compiled model give the model and the entity version hashes its XML gives.
+    @Test func flagsConstraintsAndIndexesGiveTheXMLHashes() throws {
+        let original = try ManagedObjectModel(xmlData: Data(Self.flaggedFeaturesXML.utf8), source: "flagged")
+        let loaded = try ManagedObjectModel(compiledModelData: CompiledModelFixture.momData(original), source: "flagged.mom")
+        // Every field alike (properties in any order: the archive keeps them in a dictionary).
+        func lines(_ model: ManagedObjectModel) -> [Substring] { XcodeModelWriterTests.canonical(model).split(separator: "\n").sorted() }
+        #expect(lines(loaded) == lines(original))
+        #expect(loaded.entityVersionHashesByName == original.entityVersionHashesByName)
+        #expect(loaded.unreadCompiledModelKeys == [])
+        // The features are there and move the hashes: without them the compiled form would differ.
+        let photo = try #require(loaded.entitiesByName["Photo"])
+        #expect(photo.uniquenessConstraints == [["caption"], ["rating", "taken"]])
+        #expect(photo.indexes == [IndexDescription(name: "byCaption", propertyNames: ["caption"]),
+                                  IndexDescription(name: "byTakenAndRating", propertyNames: ["taken", "rating"])])
+        let thumbnail = try #require(photo.attributesByName["thumbnail"])
+        #expect(thumbnail.allowsExternalBinaryDataStorage && thumbnail.preservesValueInHistoryOnDeletion)
+        let stripped = try ManagedObjectModel(compiledModelData: CompiledModelFixture.momData(original) { model in
+            for entity in model.entities.values {
+                entity.uniqueTuples = []
+                for case let attribute as MomFixtureAttribute in entity.properties.values {
+                    attribute.flags = CompiledAttributeFlags()
+                }
+            }
+        }, source: "stripped.mom")
+        for name in ["Photo", "Album"] {
+            #expect(stripped.entityVersionHashesByName[name] != original.entityVersionHashesByName[name], "\(name)")
+        }
+    }
+
+    /// `_P` carries a property's flags (Core Data then ignores the boolean keys); archives with only the
+    /// booleans read the same. Read-only enters the version hash.
+    @Test func thePackedPropertyFlagsGovern() throws {
+        let original = try ManagedObjectModel {
+            EntityDescription("Note") {
+                Attribute("text", .string, optional: false)
+                Attribute("cache", .string, transient: true)
+            }
+        }
+        let readOnly = try ManagedObjectModel {
+            EntityDescription("Note") {
+                Attribute("text", .string, optional: false) { $0.isReadOnly = true }
+                Attribute("cache", .string, transient: true)
+            }
+        }
+        #expect(readOnly.entityVersionHashesByName != original.entityVersionHashesByName)
+        for source in [original, readOnly] {
+            for (booleans, packed) in [(true, true), (false, true), (true, false)] {
+                let data = CompiledModelFixture.momData(source) { model in
+                    for property in model.entities["Note"]!.properties.values {
+                        (property as! MomFixtureAttribute).base.writesBooleans = booleans
+                        (property as! MomFixtureAttribute).base.writesPacked = packed
+                    }
+                }
+                let loaded = try ManagedObjectModel(compiledModelData: data, source: "note.mom")
+                #expect(loaded.entityVersionHashesByName == source.entityVersionHashesByName, "booleans \(booleans) packed \(packed)")
+                let text = try #require(loaded.entitiesByName["Note"]?.attributesByName["text"])
+                #expect(text.isReadOnly == (source === readOnly) && !text.isOptional)
+            }
+        }
+        // The booleans say optional and not read-only; _P says otherwise, and wins.
+        let contradicting = CompiledModelFixture.momData(readOnly) { model in
+            let text = model.entities["Note"]!.properties["text"] as! MomFixtureAttribute
+            text.base.extraKeys = ["NSIsOptional": NSNumber(value: true)]
+        }
+        let loaded = try ManagedObjectModel(compiledModelData: contradicting, source: "contradicting.mom")
+        let text = try #require(loaded.entitiesByName["Note"]?.attributesByName["text"])
+        #expect(text.isReadOnly && !text.isOptional)
+    }
+
+    /// What an archive holds and the loader does not read is listed on the model, never dropped silently;
+    /// the model still loads.
+    @Test func keysNotReadAreListed() throws {
+        let original = try ManagedObjectModel(xmlData: Data(Self.flaggedFeaturesXML.utf8), source: "flagged")
+        let data = CompiledModelFixture.momData(original) { model in
+            let photo = model.entities["Photo"]!
+            photo.extraKeys["NSCoreSpotlightDisplayName"] = NSString(string: "caption")
+            let caption = photo.properties["caption"] as! MomFixtureAttribute
+            caption.base.extraKeys["NSValidationPredicates"] = NSArray(array: [NSString(string: "SELF MATCHES 'x'")])
+            caption.base.extraKeys["NSValidationWarnings"] = NSArray(array: [NSString(string: "no match")])
+            caption.extraFlagBits = 0x20
+            let fetched = MomFixtureFetchedProperty()
+            fetched.base.name = "sameAlbum"
+            fetched.entity = photo
+            photo.properties["sameAlbum"] = fetched
+            photo.indexes[1].elements[0].isAscending = false
+            photo.indexes[0].elements[0].type = 1
+        }
+        let loaded = try ManagedObjectModel(compiledModelData: data, source: "extra.mom")
+        #expect(loaded.unreadCompiledModelKeys == [
+            "Photo.caption: NSFlagsKey bits 0x20",
+            "Photo.caption: NSValidationPredicates",
+            "Photo.caption: NSValidationWarnings",
+            "Photo.sameAlbum: a NSFetchedPropertyDescription, not read",
+            "Photo: NSCoreSpotlightDisplayName",
+            "Photo: index 'byCaption': element 'caption' has NSFetchIndexElementType 1 (R-tree), read as a plain index",
+            "Photo: index 'byTakenAndRating': element 'taken' is descending (NSAscending), read as ascending",
+        ])
+        #expect(loaded.entityVersionHashesByName == original.entityVersionHashesByName)
+
+        // An archive from before fetch index descriptions: NSCompoundIndexes alone, named as the XML loader names them.
+        let older = try ManagedObjectModel(compiledModelData: CompiledModelFixture.momData(original) { model in
+            let photo = model.entities["Photo"]!
+            photo.extraKeys["NSCompoundIndexes"] = NSArray(array: photo.indexes.map {
+                NSArray(array: $0.elements.map { NSString(string: $0.propertyName) })
+            })
+            photo.indexes = []
+        }, source: "older.mom")
+        #expect(older.entitiesByName["Photo"]?.indexes == [IndexDescription(name: "Photo_compound_1", propertyNames: ["caption"]),
+                                                           IndexDescription(name: "Photo_compound_2", propertyNames: ["taken", "rating"])])
     }
 
     /// Damaged compiled models are a ModelError (or read), never a crash; reading changes nothing.
@@ -310,6 +588,27 @@ enum CompiledModelFixture {
             let fetch = try OcdBinary.run(["fetch", store.path, "--model", mom.path, "--entity", "Ebook", "--count"], binary: binary)
             #expect(fetch.stdout == "1\n", "\(fetch.stderr)")
         }
+    }
+
+    /// `ocd inspect` and `ocd model convert` list what the cached model holds and was not read.
+    @Test func theToolSaysWhatWasNotRead() throws {
+        guard let binary = OcdBinary.url else { return }
+        let directory = TemporaryDirectory()
+        let model = try ManagedObjectModel(xmlData: RenumberedStoreFixture.xml, source: "xml")
+        let store = try storeWithCache(in: directory, content: StoredDeflate.compress(CompiledModelFixture.momData(model) { archived in
+            let book = archived.entities["Book"]!
+            let fetched = MomFixtureFetchedProperty()
+            fetched.base.name = "sameTitle"
+            fetched.entity = book
+            book.properties["sameTitle"] = fetched
+        }))
+        let expected = ["Not read from the compiled model", "  Book.sameTitle: a NSFetchedPropertyDescription, not read"]
+        let inspect = try OcdBinary.run(["inspect", store.path], binary: binary)
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        for line in expected { #expect(inspect.stdout.contains(line), "\(inspect.stdout)") }
+        let convert = try OcdBinary.run(["model", "convert", store.path, "--output", directory.file("Out.xcdatamodeld").path], binary: binary)
+        #expect(convert.status == 0, "\(convert.stderr)")
+        for line in expected { #expect(convert.stdout.contains(line), "\(convert.stdout)") }
     }
 
     @Test func aDamagedCacheIsATypedError() throws {
