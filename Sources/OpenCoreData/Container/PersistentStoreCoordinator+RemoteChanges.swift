@@ -73,12 +73,12 @@ extension PersistentStoreCoordinator {
 
     /// Starts watching a store opened with remote-change notifications.
     func startWatching(_ store: PersistentStore) throws {
-        guard store.options.remoteChangeNotifications, store.type == .sqlite, let url = store.url else { return }
+        guard store.options.remoteChangeNotifications, store.canNoticeCommitsElsewhere else { return }
         let start = try store.currentHistoryToken().transactionNumber
-        let watcher = try RemoteChangeWatcher(path: url.path) { [weak self, weak store] in
+        guard let watcher = try store.watchCommitsElsewhere({ [weak self, weak store] in
             guard let self, let store else { return }
             self.storeChangedElsewhere(store)
-        }
+        }) else { return }
         remoteChangeState.add(watcher, for: store, startingAt: start)
     }
 
