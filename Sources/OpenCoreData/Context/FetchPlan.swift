@@ -243,46 +243,38 @@ struct FetchPlan<T> {
             }
         }
         let compiler = PredicateSQLCompiler(model: coordinator.managedObjectModel, entity: entity)
-        let mapping = coordinator.managedObjectModel.schema.mapping(for: entity)
-        var entityFilter: String?
-        if mapping.sharesTable {
-            let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
-            entityFilter = "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
-        }
+        let entityNumbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
         transformables.addRowKeys(to: &expressions, groupedOrDistinct: !groups.isEmpty || request.returnsDistinctResults)
         let query = try compiler.compileDictionaryQuery(
-            columns: expressions, groupBy: groups, predicate: request.predicate, entityFilter: entityFilter,
+            columns: expressions, groupBy: groups, predicate: request.predicate, entityNumbers: entityNumbers,
             sortDescriptors: request.sortDescriptors, distinct: request.returnsDistinctResults,
             limit: request.havingPredicate == nil ? request.fetchLimit : 0,
             offset: request.havingPredicate == nil ? request.fetchOffset : 0)
         let identity = store.identity
-        var results: [[String: Any]] = try store.read { db in
-            var results: [[String: Any]] = []
-            try db.stepRows(sql: query.sql, arguments: query.arguments) { handle in
-                var dictionary: [String: Any] = [:]
-                for (index, name) in names.enumerated() {
-                    let value = DatabaseValue(sqliteStatement: handle, index: Int32(index))
-                    if let transformed = try transformables.value(at: index, value, in: handle) {
-                        if let transformed { dictionary[name] = transformed }
-                    } else if let type = types[index] {
-                        if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
-                    } else if case .int64(let key) = value.storage,
-                              let destination = entity.relationshipsByName[name]?.destinationEntity {
-                        // A to-one relationship's value is the related object's ID.
-                        dictionary[name] = ManagedObjectID(entity: destination, primaryKey: key, store: identity)
-                    } else {
-                        switch value.storage {
-                        case .int64(let v): dictionary[name] = v
-                        case .double(let v): dictionary[name] = v
-                        case .string(let v): dictionary[name] = v
-                        case .blob(let v): dictionary[name] = v
-                        case .null: break
-                        }
+        var results: [[String: Any]] = []
+        try store.readRows(of: query) { row in
+            var dictionary: [String: Any] = [:]
+            for (index, name) in names.enumerated() {
+                let value = row.value(at: Int32(index))
+                if let transformed = try transformables.value(at: index, value, in: row) {
+                    if let transformed { dictionary[name] = transformed }
+                } else if let type = types[index] {
+                    if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
+                } else if case .int64(let key) = value.storage,
+                          let destination = entity.relationshipsByName[name]?.destinationEntity {
+                    // A to-one relationship's value is the related object's ID.
+                    dictionary[name] = ManagedObjectID(entity: destination, primaryKey: key, store: identity)
+                } else {
+                    switch value.storage {
+                    case .int64(let v): dictionary[name] = v
+                    case .double(let v): dictionary[name] = v
+                    case .string(let v): dictionary[name] = v
+                    case .blob(let v): dictionary[name] = v
+                    case .null: break
                     }
                 }
-                results.append(dictionary)
             }
-            return results
+            results.append(dictionary)
         }
         if let having = request.havingPredicate {
             results = try results.filter { try having.evaluate(with: $0) }

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 
 /// The Transformable attributes among a dictionary-result fetch's columns: their values come back through
 /// the attribute's transformer, as Core Data gives them, not as the stored bytes. So that bytes the
@@ -45,9 +44,9 @@ struct TransformableDictionaryValues {
     /// - Throws: what reading a Transformable value throws
     ///   (``ObjectGraphError/undecodableValue(entity:key:object:reason:)`` naming the row,
     ///   ``ObjectGraphError/unknownValueTransformer(entity:key:name:)``).
-    func value(at position: Int, _ stored: DatabaseValue, in handle: SQLiteStatement) throws -> Any?? {
+    func value(at position: Int, _ stored: DatabaseValue, in row: SteppedRow) throws -> Any?? {
         guard let (attribute, _) = attributes[position] else { return nil }
-        let key = rowKeyColumns[position].map { sqlite3_column_int64(handle, Int32($0)) } ?? 0
+        let key = rowKeyColumns[position].map { row.integer(at: Int32($0)) } ?? 0
         let row = ManagedObjectID(entity: attribute.entity ?? entity, primaryKey: key, store: identity)
         return .some(try TransformableValue.value(stored, for: attribute, of: row))
     }
