@@ -9,7 +9,6 @@ struct FetchPlan<T> {
     let coordinator: PersistentStoreCoordinator
     let store: PersistentStore
     let compiled: PredicateSQLCompiler.Compiled
-    let whereSQL: String
     /// Unsaved objects of this entity that may change the result.
     let pendingInserted: [ManagedObject]
     let pendingUpdated: [ManagedObject]
@@ -33,15 +32,6 @@ struct FetchPlan<T> {
         self.compiled = try PredicateSQLCompiler.compile(model: coordinator.managedObjectModel, entity: entity,
                                                          predicate: request.predicate,
                                                          sortDescriptors: request.sortDescriptors)
-        var conditions: [String] = []
-        let mapping = coordinator.managedObjectModel.schema.mapping(for: entity)
-        if mapping.sharesTable {
-            let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
-            conditions.append(numbers.count == 1 ? "t0.Z_ENT = \(numbers[0])"
-                              : "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
-        }
-        if let whereClause = compiled.whereClause { conditions.append("(\(whereClause))") }
-        whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
 
         var inserted: [ManagedObject] = []
         var updated: [ManagedObject] = []
@@ -74,23 +64,12 @@ struct FetchPlan<T> {
         pendingDeleted = deleted
     }
 
-    private var limitSQL: String {
-        guard !hasPendingChanges else { return "" }
-        var sql = ""
-        if request.fetchLimit > 0 { sql += " LIMIT \(request.fetchLimit)" }
-        if request.fetchOffset > 0 { sql += (request.fetchLimit > 0 ? "" : " LIMIT -1") + " OFFSET \(request.fetchOffset)" }
-        return sql
-    }
-
-    private var orderSQL: String { compiled.orderByClause.map { " ORDER BY \($0)" } ?? "" }
-
-    /// The store side of this plan: SQL and arguments only, safe to run on any thread.
+    /// The store side of this plan: SQL and arguments only, safe to run on any thread. With pending
+    /// changes, offset and limit are applied in memory after them, so the store reads every match.
     var storeQuery: StoreQuery {
-        let table = coordinator.managedObjectModel.schema.table(named: entity.tableName)
-        return StoreQuery(store: store, model: coordinator.managedObjectModel, entity: entity,
-                          rowColumns: table.map { store.selectList(for: $0) } ?? "t0.Z_PK",
-                          tail: "FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)",
-                          arguments: compiled.arguments, columnCount: table?.columns.count ?? 1)
+        StoreQuery(store: store, model: coordinator.managedObjectModel, entity: entity, compiled: compiled,
+                   includesSubentities: request.includesSubentities,
+                   limit: hasPendingChanges ? 0 : request.fetchLimit, offset: hasPendingChanges ? 0 : request.fetchOffset)
     }
 
     /// The matching IDs in order, pending changes applied.
@@ -183,14 +162,7 @@ struct FetchPlan<T> {
     /// The number of matches, pending changes included.
     func count() throws -> Int {
         if hasPendingChanges || context.parent != nil { return try fetchIDs().count }
-        var sql = "SELECT COUNT(*) FROM \(compiled.fromClause)\(whereSQL)"
-        if request.fetchLimit > 0 || request.fetchOffset > 0 {
-            sql = "SELECT COUNT(*) FROM (SELECT t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(limitSQL))"
-        }
-        let arguments = compiled.arguments
-        return try store.read { db in
-            try db.fetchInteger(sql: sql, arguments: arguments) ?? 0
-        }
+        return try storeQuery.count()
     }
 
     /// Dictionary results: attributes (dotted paths through to-one relationships allowed) and

@@ -33,7 +33,7 @@ struct ResultsQuery: @unchecked Sendable {
         let aloneInTable = !plan.coordinator.managedObjectModel.schema.mapping(for: plan.entity).sharesTable
         soleEntityNumber = aloneInTable ? Int32(plan.entity.entityNumber) : nil
         sql = (aloneInTable ? "SELECT t0.Z_PK" : "SELECT t0.Z_ENT, t0.Z_PK") + columns.map { ", " + $0 }.joined()
-            + " FROM \(plan.compiled.fromClause)\(plan.whereSQL)"
+            + " " + plan.storeQuery.selectionSQL
             + " ORDER BY " + (plan.compiled.orderByClause.map { $0 + ", " } ?? "") + "t0.Z_PK"
         arguments = plan.compiled.arguments
         var tables = [plan.entity.tableName]
