@@ -33,10 +33,9 @@ extension BatchUpdateRequest: ContextExecutable {
         let related = try BatchDerivations.relatedStatements(entity: entity, updatedKeys: Set(propertiesToUpdate.keys),
                                                              model: model)
         let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [])
-        let whereSQL = BatchFilter.whereClause(entity: entity, includesSubentities: includesSubentities,
-                                               predicateSQL: compiled.whereClause)
-        let outcome = try store.batchUpdate(entity: entity, assignments: assignments, fromClause: compiled.fromClause,
-                                            whereSQL: whereSQL, filterArguments: compiled.arguments,
+        let outcome = try store.batchUpdate(entity: entity, assignments: assignments,
+                                            selection: BatchSelection(entity: entity, includesSubentities: includesSubentities,
+                                                                      compiled: compiled),
                                             returningIDs: resultType == .objectIDs, followUps: related)
         coordinator.rowCache.removeAll()
         return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
@@ -52,18 +51,17 @@ extension BatchDeleteRequest: ContextExecutable {
         let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
         if let ids = objectIDs {
             guard let first = ids.first else { return BatchResult(resultType: resultType, count: 0, objectIDs: []) }
-            outcome = try store.batchDelete(initial: ids, entity: first.entity, fromClause: "", whereSQL: "",
-                                            filterArguments: [], followUps: derivations)
+            outcome = try store.batchDelete(initial: ids, entity: first.entity, selection: .none, needsIDs: true,
+                                            followUps: derivations)
         } else if let fetchRequest {
             guard let entity = model.entitiesByName[fetchRequest.entityName] else {
                 throw ObjectGraphError.unknownEntity(fetchRequest.entityName)
             }
             let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: fetchRequest.predicate,
                                                             sortDescriptors: [])
-            let whereSQL = BatchFilter.whereClause(entity: entity, includesSubentities: fetchRequest.includesSubentities,
-                                                   predicateSQL: compiled.whereClause)
-            outcome = try store.batchDelete(initial: nil, entity: entity, fromClause: compiled.fromClause,
-                                            whereSQL: whereSQL, filterArguments: compiled.arguments,
+            let selection = BatchSelection(entity: entity, includesSubentities: fetchRequest.includesSubentities,
+                                           compiled: compiled)
+            outcome = try store.batchDelete(initial: nil, entity: entity, selection: selection,
                                             needsIDs: resultType == .objectIDs, followUps: derivations)
         } else {
             throw ObjectGraphError.invalidRequest("a batch delete needs a fetch request or object IDs")
@@ -146,19 +144,6 @@ extension BatchInsertRequest: ContextExecutable {
             throw error
         }
         return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
-    }
-}
-
-/// The WHERE clause a batch request runs with: the entity filter for shared tables, and the predicate.
-enum BatchFilter {
-    static func whereClause(entity: EntityDescription, includesSubentities: Bool, predicateSQL: String?) -> String {
-        var conditions: [String] = []
-        if entity.superentity != nil || !entity.subentities.isEmpty {
-            let numbers = includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
-            conditions.append("t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
-        }
-        if let predicateSQL { conditions.append("(\(predicateSQL))") }
-        return conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
     }
 }
 
