@@ -97,7 +97,7 @@ extension PersistentStoreCoordinator {
                 let request = PersistentHistoryChangeRequest.fetchHistory(
                     after: PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: previous))
                 if let result = try? store.execute(request) {
-                    let own = store.history?.takeRecorded(through: current.transactionNumber) ?? []
+                    let own = store.takeOwnTransactions(through: current.transactionNumber)
                     let remote = result.transactions.filter { !own.contains($0.transactionNumber) }
                     let saved = remote.contextDidSave
                     if !saved.isEmpty { broadcast(saved, from: nil) }

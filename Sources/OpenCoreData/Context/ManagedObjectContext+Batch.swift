@@ -11,7 +11,8 @@ extension BatchUpdateRequest: ContextExecutable {
         guard !propertiesToUpdate.isEmpty else {
             throw ObjectGraphError.invalidRequest("a batch update of \(entityName) needs propertiesToUpdate")
         }
-        let store = try coordinator.primaryStore()
+        // Once per request: the store is held through the boundary.
+        let store: any StoreBackend = try coordinator.primaryStore()
         // Everything is checked before any row changes.
         var assignments: [(column: String, sql: String, arguments: [DatabaseValue])] = []
         for key in propertiesToUpdate.keys.sorted() {
@@ -46,7 +47,8 @@ extension BatchDeleteRequest: ContextExecutable {
     func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let model = coordinator.managedObjectModel
-        let store = try coordinator.primaryStore()
+        // Once per request: the store is held through the boundary.
+        let store: any StoreBackend = try coordinator.primaryStore()
         let derivations = try BatchDerivations.statementsAfterDelete(model: model)
         let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
         if let ids = objectIDs {
@@ -82,7 +84,8 @@ extension BatchInsertRequest: ContextExecutable {
         guard !entity.isAbstract else {
             throw ObjectGraphError.invalidRequest("entity '\(entityName)' is abstract; batch-insert one of its sub-entities")
         }
-        let store = try coordinator.primaryStore()
+        // Once per request: the store is held through the boundary.
+        let store: any StoreBackend = try coordinator.primaryStore()
         guard let table = store.schema.table(named: entity.tableName) else { throw ObjectGraphError.unknownEntity(entityName) }
         let template = BatchRowTemplate(entity: entity, columnCount: table.columns.count)
         // New rows get their derived attributes computed here, as a save would (BatchDerivations).

@@ -24,7 +24,7 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``ObjectGraphError/constraintConflict(_:)`` under ``MergePolicy/error``; what setting the
     ///   merged values throws; ``StoreError`` when the store cannot be read.
-    func resolveConstraintConflicts(store: PersistentStore) throws {
+    func resolveConstraintConflicts(store: any StoreBackend) throws {
         let conflicts = try findConstraintConflicts(store: store)
         guard !conflicts.isEmpty else { return }
         if mergePolicy == .error {
@@ -33,7 +33,7 @@ extension ManagedObjectContext {
         for conflict in conflicts { try resolve(conflict) }
     }
 
-    func findConstraintConflicts(store: PersistentStore) throws -> [PendingConstraintConflict] {
+    func findConstraintConflicts(store: any StoreBackend) throws -> [PendingConstraintConflict] {
         guard let model = persistentStoreCoordinator?.managedObjectModel,
               model.entities.contains(where: { !$0.uniquenessConstraints.isEmpty }) else { return [] }
         var changed: [ManagedObject] = []
@@ -102,7 +102,7 @@ extension ManagedObjectContext {
 
     /// The stored row with a group's values that keeps them through this save: not one of the group, not
     /// deleted by it, not changed by it to other values.
-    private func storedRow(holding group: PendingConstraintConflict, store: PersistentStore) throws -> ManagedObjectID? {
+    private func storedRow(holding group: PendingConstraintConflict, store: any StoreBackend) throws -> ManagedObjectID? {
         for id in try store.rowIDs(of: group.declaringEntity, holding: group.values, forKeys: group.keys) {
             if let object = registry[id] {
                 if object.isDeleted || group.objects.contains(where: { $0 === object }) { continue }

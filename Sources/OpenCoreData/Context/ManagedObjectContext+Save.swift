@@ -53,7 +53,7 @@ extension ManagedObjectContext {
                 try self.resolve(conflicts)
                 return try self.makeChangeSet(store: store, insertOrder: insertOrder)
             }
-            let history = store.history == nil ? [] : historyChanges(insertOrder: insertOrder)
+            let history = store.recordsHistory ? historyChanges(insertOrder: insertOrder) : []
             changes = try HistoryAuthorship.$current.withValue(self.historyAuthorship) {
                 try store.apply(makeChangeSet(store: store, insertOrder: insertOrder), history: history,
                                 resolvingConflicts: resolver)
