@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A fetch request resolved against the model, compiled to SQL, with the context's pending changes.
 struct FetchPlan<T> {
