@@ -37,7 +37,7 @@ extension PersistentStoreCoordinator {
         if let token, token.storeIdentifier != store.identifier {
             throw PersistentHistoryError.tokenOfAnotherStore(token: token.description, store: store.displayPath)
         }
-        try store.write { db in try HistoryReaderRegistry.register(name, seen: token?.transactionNumber ?? 0, in: db) }
+        try store.registerHistoryReader(name, seen: token?.transactionNumber ?? 0)
     }
 
     /// Removes the history reader `name`: pruning no longer keeps transactions for it. Returns whether it was
@@ -48,14 +48,14 @@ extension PersistentStoreCoordinator {
     @discardableResult
     public func unregisterPersistentHistoryReader(named name: String) throws -> Bool {
         let store = try storeKeepingHistoryReaders()
-        return try store.write { db in try HistoryReaderRegistry.unregister(name, in: db) }
+        return try store.unregisterHistoryReader(name)
     }
 
     /// The registered history readers of the store, by name (empty when none ever registered).
     /// - Throws: ``ObjectGraphError/noPersistentStore`` without a store; `StoreError` when it cannot be read.
     public func persistentHistoryReaders() throws -> [PersistentHistoryReaderRegistration] {
-        let store = try primaryStore()
-        return try store.read { db in try HistoryReaderRegistry.all(in: db) }.map {
+        let store: any StoreBackend = try primaryStore()
+        return try store.historyReaders().map {
             PersistentHistoryReaderRegistration(
                 name: $0.name, seenThrough: PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: $0.seen),
                 updated: Date(timeIntervalSinceReferenceDate: $0.timestamp))
@@ -63,8 +63,8 @@ extension PersistentStoreCoordinator {
     }
 
     /// The store, if it records history (the only stores whose registry may be written).
-    private func storeKeepingHistoryReaders() throws -> PersistentStore {
-        let store = try primaryStore()
+    private func storeKeepingHistoryReaders() throws -> any StoreBackend {
+        let store: any StoreBackend = try primaryStore()
         guard store.options.persistentHistoryTracking else { throw PersistentHistoryError.trackingOff(path: store.displayPath) }
         return store
     }

@@ -73,12 +73,12 @@ extension PersistentStoreCoordinator {
 
     /// Starts watching a store opened with remote-change notifications.
     func startWatching(_ store: PersistentStore) throws {
-        guard store.options.remoteChangeNotifications, store.type == .sqlite, let url = store.url else { return }
+        guard store.options.remoteChangeNotifications, store.canNoticeCommitsElsewhere else { return }
         let start = try store.currentHistoryToken().transactionNumber
-        let watcher = try RemoteChangeWatcher(path: url.path) { [weak self, weak store] in
+        guard let watcher = try store.watchCommitsElsewhere({ [weak self, weak store] in
             guard let self, let store else { return }
             self.storeChangedElsewhere(store)
-        }
+        }) else { return }
         remoteChangeState.add(watcher, for: store, startingAt: start)
     }
 
@@ -97,7 +97,7 @@ extension PersistentStoreCoordinator {
                 let request = PersistentHistoryChangeRequest.fetchHistory(
                     after: PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: previous))
                 if let result = try? store.execute(request) {
-                    let own = store.history?.takeRecorded(through: current.transactionNumber) ?? []
+                    let own = store.takeOwnTransactions(through: current.transactionNumber)
                     let remote = result.transactions.filter { !own.contains($0.transactionNumber) }
                     let saved = remote.contextDidSave
                     if !saved.isEmpty { broadcast(saved, from: nil) }

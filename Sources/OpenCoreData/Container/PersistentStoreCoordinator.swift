@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Synchronization
 
 /// Connects contexts to stores: opens stores for a model, hands out rows, and writes saves.
@@ -12,7 +11,7 @@ import Synchronization
 /// ```
 public final class PersistentStoreCoordinator: @unchecked Sendable {
     // @unchecked Sendable: `stores` and `automaticMergeContexts` are guarded by `lock`; the model is
-    // immutable; the row cache is thread-safe; GRDB serializes database access.
+    // immutable; the row cache is thread-safe; each store serializes its own database access.
 
     /// The model every store of this coordinator follows.
     public let managedObjectModel: ManagedObjectModel

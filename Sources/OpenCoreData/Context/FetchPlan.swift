@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A fetch request resolved against the model, compiled to SQL, with the context's pending changes.
 struct FetchPlan<T> {
@@ -9,7 +8,6 @@ struct FetchPlan<T> {
     let coordinator: PersistentStoreCoordinator
     let store: PersistentStore
     let compiled: PredicateSQLCompiler.Compiled
-    let whereSQL: String
     /// Unsaved objects of this entity that may change the result.
     let pendingInserted: [ManagedObject]
     let pendingUpdated: [ManagedObject]
@@ -33,15 +31,6 @@ struct FetchPlan<T> {
         self.compiled = try PredicateSQLCompiler.compile(model: coordinator.managedObjectModel, entity: entity,
                                                          predicate: request.predicate,
                                                          sortDescriptors: request.sortDescriptors)
-        var conditions: [String] = []
-        let mapping = coordinator.managedObjectModel.schema.mapping(for: entity)
-        if mapping.sharesTable {
-            let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
-            conditions.append(numbers.count == 1 ? "t0.Z_ENT = \(numbers[0])"
-                              : "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
-        }
-        if let whereClause = compiled.whereClause { conditions.append("(\(whereClause))") }
-        whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
 
         var inserted: [ManagedObject] = []
         var updated: [ManagedObject] = []
@@ -74,23 +63,12 @@ struct FetchPlan<T> {
         pendingDeleted = deleted
     }
 
-    private var limitSQL: String {
-        guard !hasPendingChanges else { return "" }
-        var sql = ""
-        if request.fetchLimit > 0 { sql += " LIMIT \(request.fetchLimit)" }
-        if request.fetchOffset > 0 { sql += (request.fetchLimit > 0 ? "" : " LIMIT -1") + " OFFSET \(request.fetchOffset)" }
-        return sql
-    }
-
-    private var orderSQL: String { compiled.orderByClause.map { " ORDER BY \($0)" } ?? "" }
-
-    /// The store side of this plan: SQL and arguments only, safe to run on any thread.
+    /// The store side of this plan: SQL and arguments only, safe to run on any thread. With pending
+    /// changes, offset and limit are applied in memory after them, so the store reads every match.
     var storeQuery: StoreQuery {
-        let table = coordinator.managedObjectModel.schema.table(named: entity.tableName)
-        return StoreQuery(store: store, model: coordinator.managedObjectModel, entity: entity,
-                          rowColumns: table.map { store.selectList(for: $0) } ?? "t0.Z_PK",
-                          tail: "FROM \(compiled.fromClause)\(whereSQL)\(orderSQL)\(limitSQL)",
-                          arguments: compiled.arguments, columnCount: table?.columns.count ?? 1)
+        StoreQuery(store: store, model: coordinator.managedObjectModel, entity: entity, compiled: compiled,
+                   includesSubentities: request.includesSubentities,
+                   limit: hasPendingChanges ? 0 : request.fetchLimit, offset: hasPendingChanges ? 0 : request.fetchOffset)
     }
 
     /// The matching IDs in order, pending changes applied.
@@ -183,14 +161,7 @@ struct FetchPlan<T> {
     /// The number of matches, pending changes included.
     func count() throws -> Int {
         if hasPendingChanges || context.parent != nil { return try fetchIDs().count }
-        var sql = "SELECT COUNT(*) FROM \(compiled.fromClause)\(whereSQL)"
-        if request.fetchLimit > 0 || request.fetchOffset > 0 {
-            sql = "SELECT COUNT(*) FROM (SELECT t0.Z_PK FROM \(compiled.fromClause)\(whereSQL)\(limitSQL))"
-        }
-        let arguments = compiled.arguments
-        return try store.read { db in
-            try db.fetchInteger(sql: sql, arguments: arguments) ?? 0
-        }
+        return try storeQuery.count()
     }
 
     /// Dictionary results: attributes (dotted paths through to-one relationships allowed) and
@@ -244,46 +215,38 @@ struct FetchPlan<T> {
             }
         }
         let compiler = PredicateSQLCompiler(model: coordinator.managedObjectModel, entity: entity)
-        let mapping = coordinator.managedObjectModel.schema.mapping(for: entity)
-        var entityFilter: String?
-        if mapping.sharesTable {
-            let numbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
-            entityFilter = "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
-        }
+        let entityNumbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
         transformables.addRowKeys(to: &expressions, groupedOrDistinct: !groups.isEmpty || request.returnsDistinctResults)
         let query = try compiler.compileDictionaryQuery(
-            columns: expressions, groupBy: groups, predicate: request.predicate, entityFilter: entityFilter,
+            columns: expressions, groupBy: groups, predicate: request.predicate, entityNumbers: entityNumbers,
             sortDescriptors: request.sortDescriptors, distinct: request.returnsDistinctResults,
             limit: request.havingPredicate == nil ? request.fetchLimit : 0,
             offset: request.havingPredicate == nil ? request.fetchOffset : 0)
         let identity = store.identity
-        var results: [[String: Any]] = try store.read { db in
-            var results: [[String: Any]] = []
-            try db.stepRows(sql: query.sql, arguments: query.arguments) { handle in
-                var dictionary: [String: Any] = [:]
-                for (index, name) in names.enumerated() {
-                    let value = DatabaseValue(sqliteStatement: handle, index: Int32(index))
-                    if let transformed = try transformables.value(at: index, value, in: handle) {
-                        if let transformed { dictionary[name] = transformed }
-                    } else if let type = types[index] {
-                        if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
-                    } else if case .int64(let key) = value.storage,
-                              let destination = entity.relationshipsByName[name]?.destinationEntity {
-                        // A to-one relationship's value is the related object's ID.
-                        dictionary[name] = ManagedObjectID(entity: destination, primaryKey: key, store: identity)
-                    } else {
-                        switch value.storage {
-                        case .int64(let v): dictionary[name] = v
-                        case .double(let v): dictionary[name] = v
-                        case .string(let v): dictionary[name] = v
-                        case .blob(let v): dictionary[name] = v
-                        case .null: break
-                        }
+        var results: [[String: Any]] = []
+        try store.readRows(of: query) { row in
+            var dictionary: [String: Any] = [:]
+            for (index, name) in names.enumerated() {
+                let value = row.value(at: Int32(index))
+                if let transformed = try transformables.value(at: index, value, in: row) {
+                    if let transformed { dictionary[name] = transformed }
+                } else if let type = types[index] {
+                    if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
+                } else if case .int64(let key) = value.storage,
+                          let destination = entity.relationshipsByName[name]?.destinationEntity {
+                    // A to-one relationship's value is the related object's ID.
+                    dictionary[name] = ManagedObjectID(entity: destination, primaryKey: key, store: identity)
+                } else {
+                    switch value.storage {
+                    case .int64(let v): dictionary[name] = v
+                    case .double(let v): dictionary[name] = v
+                    case .string(let v): dictionary[name] = v
+                    case .blob(let v): dictionary[name] = v
+                    case .null: break
                     }
                 }
-                results.append(dictionary)
             }
-            return results
+            results.append(dictionary)
         }
         if let having = request.havingPredicate {
             results = try results.filter { try having.evaluate(with: $0) }

@@ -105,13 +105,9 @@ extension ManagedObjectContext {
                                 continuation.yield(objects.map(\.objectID))
                             }
                         }
-                        _ = try query.store.read { db in
-                            try db.fetchRowValues(sql: query.rowsSQL, arguments: query.arguments,
-                                                  columnCount: query.columnCount, cancellation: cancellation,
-                                                  external: query.externalColumns) { row in
-                                pending.append(row)
-                                if pending.count >= size { flush(pending); pending.removeAll(keepingCapacity: true) }
-                            }
+                        try query.readRows(cancellation: cancellation) { row in
+                            pending.append(row)
+                            if pending.count >= size { flush(pending); pending.removeAll(keepingCapacity: true) }
                         }
                         if !pending.isEmpty { flush(pending) }
                         continuation.finish()

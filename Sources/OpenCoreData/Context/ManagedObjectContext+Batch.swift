@@ -11,7 +11,8 @@ extension BatchUpdateRequest: ContextExecutable {
         guard !propertiesToUpdate.isEmpty else {
             throw ObjectGraphError.invalidRequest("a batch update of \(entityName) needs propertiesToUpdate")
         }
-        let store = try coordinator.primaryStore()
+        // Once per request: the store is held through the boundary.
+        let store: any StoreBackend = try coordinator.primaryStore()
         // Everything is checked before any row changes.
         var assignments: [(column: String, sql: String, arguments: [DatabaseValue])] = []
         for key in propertiesToUpdate.keys.sorted() {
@@ -42,10 +43,9 @@ extension BatchUpdateRequest: ContextExecutable {
         let related = try BatchDerivations.relatedStatements(entity: entity, updatedKeys: Set(propertiesToUpdate.keys),
                                                              model: model)
         let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [])
-        let whereSQL = BatchFilter.whereClause(entity: entity, includesSubentities: includesSubentities,
-                                               predicateSQL: compiled.whereClause)
-        let outcome = try store.batchUpdate(entity: entity, assignments: assignments, fromClause: compiled.fromClause,
-                                            whereSQL: whereSQL, filterArguments: compiled.arguments,
+        let outcome = try store.batchUpdate(entity: entity, assignments: assignments,
+                                            selection: BatchSelection(entity: entity, includesSubentities: includesSubentities,
+                                                                      compiled: compiled),
                                             returningIDs: resultType == .objectIDs, followUps: related)
         coordinator.rowCache.removeAll()
         return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
@@ -56,23 +56,23 @@ extension BatchDeleteRequest: ContextExecutable {
     func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let model = coordinator.managedObjectModel
-        let store = try coordinator.primaryStore()
+        // Once per request: the store is held through the boundary.
+        let store: any StoreBackend = try coordinator.primaryStore()
         let derivations = try BatchDerivations.statementsAfterDelete(model: model)
         let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
         if let ids = objectIDs {
             guard let first = ids.first else { return BatchResult(resultType: resultType, count: 0, objectIDs: []) }
-            outcome = try store.batchDelete(initial: ids, entity: first.entity, fromClause: "", whereSQL: "",
-                                            filterArguments: [], followUps: derivations)
+            outcome = try store.batchDelete(initial: ids, entity: first.entity, selection: .none, needsIDs: true,
+                                            followUps: derivations)
         } else if let fetchRequest {
             guard let entity = model.entitiesByName[fetchRequest.entityName] else {
                 throw ObjectGraphError.unknownEntity(fetchRequest.entityName)
             }
             let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: fetchRequest.predicate,
                                                             sortDescriptors: [])
-            let whereSQL = BatchFilter.whereClause(entity: entity, includesSubentities: fetchRequest.includesSubentities,
-                                                   predicateSQL: compiled.whereClause)
-            outcome = try store.batchDelete(initial: nil, entity: entity, fromClause: compiled.fromClause,
-                                            whereSQL: whereSQL, filterArguments: compiled.arguments,
+            let selection = BatchSelection(entity: entity, includesSubentities: fetchRequest.includesSubentities,
+                                           compiled: compiled)
+            outcome = try store.batchDelete(initial: nil, entity: entity, selection: selection,
                                             needsIDs: resultType == .objectIDs, followUps: derivations)
         } else {
             throw ObjectGraphError.invalidRequest("a batch delete needs a fetch request or object IDs")
@@ -93,7 +93,8 @@ extension BatchInsertRequest: ContextExecutable {
         guard !entity.isAbstract else {
             throw ObjectGraphError.invalidRequest("entity '\(entityName)' is abstract; batch-insert one of its sub-entities")
         }
-        let store = try coordinator.primaryStore()
+        // Once per request: the store is held through the boundary.
+        let store: any StoreBackend = try coordinator.primaryStore()
         guard let table = store.schema.table(named: entity.tableName) else { throw ObjectGraphError.unknownEntity(entityName) }
         let template = BatchRowTemplate(entity: entity, columnCount: table.columns.count)
         // New rows get their derived attributes computed here, as a save would (BatchDerivations).
@@ -156,19 +157,6 @@ extension BatchInsertRequest: ContextExecutable {
             throw error
         }
         return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
-    }
-}
-
-/// The WHERE clause a batch request runs with: the entity filter for shared tables, and the predicate.
-enum BatchFilter {
-    static func whereClause(entity: EntityDescription, includesSubentities: Bool, predicateSQL: String?) -> String {
-        var conditions: [String] = []
-        if entity.superentity != nil || !entity.subentities.isEmpty {
-            let numbers = includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
-            conditions.append("t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
-        }
-        if let predicateSQL { conditions.append("(\(predicateSQL))") }
-        return conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
     }
 }
 

@@ -24,7 +24,7 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``ObjectGraphError/constraintConflict(_:)`` under ``MergePolicy/error``; what setting the
     ///   merged values throws; ``StoreError`` when the store cannot be read.
-    func resolveConstraintConflicts(store: PersistentStore) throws {
+    func resolveConstraintConflicts(store: any StoreBackend) throws {
         let conflicts = try findConstraintConflicts(store: store)
         guard !conflicts.isEmpty else { return }
         if mergePolicy == .error {
@@ -33,7 +33,7 @@ extension ManagedObjectContext {
         for conflict in conflicts { try resolve(conflict) }
     }
 
-    func findConstraintConflicts(store: PersistentStore) throws -> [PendingConstraintConflict] {
+    func findConstraintConflicts(store: any StoreBackend) throws -> [PendingConstraintConflict] {
         guard let model = persistentStoreCoordinator?.managedObjectModel,
               model.entities.contains(where: { !$0.uniquenessConstraints.isEmpty }) else { return [] }
         var changed: [ManagedObject] = []
@@ -102,26 +102,8 @@ extension ManagedObjectContext {
 
     /// The stored row with a group's values that keeps them through this save: not one of the group, not
     /// deleted by it, not changed by it to other values.
-    private func storedRow(holding group: PendingConstraintConflict, store: PersistentStore) throws -> ManagedObjectID? {
-        let entity = group.declaringEntity
-        var conditions = ["Z_ENT IN (\(entity.entityNumbersIncludingSubentities.map(String.init).joined(separator: ", ")))"]
-        for key in group.keys {
-            guard let slot = entity.slotByName[key] else { return nil }
-            switch entity.storage[slot] {
-            case .attribute(let column, _), .toOne(let column, _, _, _): conditions.append("\(column) = ?")
-            default: return nil
-            }
-        }
-        // Table and column names come from the schema; the values are bound.
-        let sql = "SELECT Z_PK, Z_ENT FROM \(entity.tableName) WHERE " + conditions.joined(separator: " AND ")
-        let rows = try store.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(group.values))
-                .map { (primaryKey: $0[0] as Int64, entityNumber: $0[1] as Int) }
-        }
-        let model = persistentStoreCoordinator?.managedObjectModel
-        for row in rows {
-            let rowEntity = model?.entity(number: row.entityNumber) ?? entity
-            let id = ManagedObjectID(entity: rowEntity, primaryKey: row.primaryKey, store: store.identity)
+    private func storedRow(holding group: PendingConstraintConflict, store: any StoreBackend) throws -> ManagedObjectID? {
+        for id in try store.rowIDs(of: group.declaringEntity, holding: group.values, forKeys: group.keys) {
             if let object = registry[id] {
                 if object.isDeleted || group.objects.contains(where: { $0 === object }) { continue }
                 // Changed here to other values: the row will not keep these.

@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 extension ManagedObjectContext {
     /// Core Data's spelling where the fetch is assigned to an array (`let items: [Item] = try

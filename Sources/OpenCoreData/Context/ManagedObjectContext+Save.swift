@@ -53,7 +53,7 @@ extension ManagedObjectContext {
                 try self.resolve(conflicts)
                 return try self.makeChangeSet(store: store, insertOrder: insertOrder)
             }
-            let history = store.history == nil ? [] : historyChanges(insertOrder: insertOrder)
+            let history = store.recordsHistory ? historyChanges(insertOrder: insertOrder) : []
             changes = try HistoryAuthorship.$current.withValue(self.historyAuthorship) {
                 try store.apply(makeChangeSet(store: store, insertOrder: insertOrder), history: history,
                                 resolvingConflicts: resolver)
@@ -109,11 +109,8 @@ extension ManagedObjectContext {
             roots[lastIndex].count += 1
             rootIndex.append(lastIndex)
         }
-        try store.write { db in
-            for index in roots.indices {
-                roots[index].next = try store.reservePrimaryKeys(root: roots[index].root, count: roots[index].count, in: db)
-            }
-        }
+        let firstKeys = try store.reservePrimaryKeys(roots.map { ($0.root, $0.count) })
+        for index in roots.indices { roots[index].next = firstKeys[index] }
         // The old → new mapping is built only for those who need it: objects whose relationship changes
         // may name the old IDs, change observers, a parent holding the same objects.
         let modelHasRelationships = coordinator.managedObjectModel.entities.contains { $0.hasRelationships }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OrderedCollections
 
 /// A scratchpad of objects: fetch them, change them, save them, all on the context's own queue.

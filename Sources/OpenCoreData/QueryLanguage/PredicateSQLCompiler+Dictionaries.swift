@@ -8,10 +8,10 @@ extension PredicateSQLCompiler {
         var arguments: [DatabaseValue]
     }
 
-    /// `columns` are per-row values or aggregates; `groupBy` per-row values. The entity filter is added by
-    /// the caller's `entityFilter` argument (fetches decide it from `includesSubentities`).
+    /// `columns` are per-row values or aggregates; `groupBy` per-row values. Rows are those of
+    /// `entityNumbers` (fetches decide them from `includesSubentities`) when the entity shares its table.
     func compileDictionaryQuery(columns: [QueryExpression], groupBy: [QueryExpression], predicate: QueryPredicate?,
-                                entityFilter: String?, sortDescriptors: [QuerySortDescriptor], distinct: Bool,
+                                entityNumbers: [Int], sortDescriptors: [QuerySortDescriptor], distinct: Bool,
                                 limit: Int, offset: Int) throws -> CompiledDictionaryQuery {
         let context = CompilationContext(compiler: self)
         let root = context.rootScope
@@ -25,7 +25,9 @@ extension PredicateSQLCompiler {
             }
         }
         var conditions: [SQLFragment] = []
-        if let entityFilter { conditions.append(SQLFragment(entityFilter)) }
+        if model.schema.mapping(for: entity).sharesTable {
+            conditions.append(SQLFragment("t0.Z_ENT IN (\(entityNumbers.map(String.init).joined(separator: ", ")))"))
+        }
         if let predicate, predicate != .truePredicate { conditions.append(try context.compile(predicate, in: root)) }
         let groups = try groupBy.map { try context.value($0, in: root) }
         var orderings: [SQLFragment] = []

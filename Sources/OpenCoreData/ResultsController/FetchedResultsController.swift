@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Keeps the results of a fetch request in sections and order for a list screen, and reports
 /// precisely what changed as the context changes.

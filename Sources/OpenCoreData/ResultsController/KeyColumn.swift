@@ -1,5 +1,4 @@
 import GRDB
-import GRDBSQLite
 
 /// One sort key's stored values for consecutive rows, in the most compact form that keeps every value
 /// exactly as read (its SQLite storage class included).
@@ -175,13 +174,14 @@ struct KeyColumnBuilder {
 
     init(capacity: Int = 0) { self.capacity = capacity }
 
-    /// Appends one value read from an SQLite statement.
-    mutating func append(from statement: SQLiteStatement, index: Int32) {
-        switch (form, sqlite3_column_type(statement, index)) {
-        case (.integers, SQLITE_INTEGER): integers.append(sqlite3_column_int64(statement, index))
-        case (.reals, SQLITE_FLOAT): reals.append(sqlite3_column_double(statement, index))
-        default: append(DatabaseValue(sqliteStatement: statement, index: index))
+    /// Appends column `index` of the row the store is stepping.
+    mutating func append(from row: SteppedRow, index: Int32) {
+        switch form {
+        case .integers: if let integer = row.storedInteger(at: index) { integers.append(integer); return }
+        case .reals: if let real = row.storedReal(at: index) { reals.append(real); return }
+        default: break
         }
+        append(row.value(at: index))
     }
 
     /// Appends one value.

@@ -64,20 +64,6 @@ struct ResultsCache {
         }
     }
 
-    /// The store's data token for the given tables (read inside the caller's read transaction).
-    static func token(_ db: Database, tables: [String], storeIdentifier: String) throws -> String {
-        var parts = [storeIdentifier]
-        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
-            parts.append("\(row[0] as Int64? ?? 0):\(row[1] as Int64? ?? 0)")
-        }
-        for table in tables {
-            guard let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), COALESCE(MAX(Z_PK), 0), COALESCE(SUM(Z_OPT), 0) FROM \(table)")
-            else { continue }
-            parts.append("\(table):\(row[0] as Int64? ?? 0):\(row[1] as Int64? ?? 0):\(row[2] as Int64? ?? 0)")
-        }
-        return parts.joined(separator: "|")
-    }
-
     // MARK: File format
     // "OCDFRC02", fingerprint, token (UInt32 length + UTF-8 each), keyCount (UInt32), rowCount (UInt64),
     // handles (Int64 each), entities (tag byte 1 + one Int32 when every row has it, else tag 0 + Int32

@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// The one SQL query a controller runs: `Z_ENT, Z_PK` (`Z_PK` alone for an entity alone in its table)
 /// and the sort-key values of every matching row, in
@@ -12,13 +10,10 @@ struct ResultsQuery: @unchecked Sendable {
     /// The request as it was when the query was made: the controller follows it until its next fetch.
     let request: FetchRequest<ManagedObject>
     let store: PersistentStore
-    let sql: String
-    let arguments: [DatabaseValue]
+    /// The IDs and sort keys of every matching row, in order (the store builds its SQL).
+    let keys: SortKeyQuery
     let ordering: ResultsOrdering
     let hasSections: Bool
-    /// The entity number of every row when the entity is alone in its table (then not selected: a
-    /// narrower row for SQLite to sort).
-    let soleEntityNumber: Int32?
     /// Tables whose rows the result depends on (for the cache token).
     let tables: [String]
     let cache: ResultsCache?
@@ -29,13 +24,7 @@ struct ResultsQuery: @unchecked Sendable {
         store = plan.store
         self.ordering = ordering
         self.hasSections = hasSections
-        let columns = try Self.selectExpressions(orderBy: plan.compiled.orderByClause, count: ordering.keys.count)
-        let aloneInTable = !plan.coordinator.managedObjectModel.schema.mapping(for: plan.entity).sharesTable
-        soleEntityNumber = aloneInTable ? Int32(plan.entity.entityNumber) : nil
-        sql = (aloneInTable ? "SELECT t0.Z_PK" : "SELECT t0.Z_ENT, t0.Z_PK") + columns.map { ", " + $0 }.joined()
-            + " FROM \(plan.compiled.fromClause)\(plan.whereSQL)"
-            + " ORDER BY " + (plan.compiled.orderByClause.map { $0 + ", " } ?? "") + "t0.Z_PK"
-        arguments = plan.compiled.arguments
+        keys = try SortKeyQuery(selecting: plan.storeQuery, keyCount: ordering.keys.count)
         var tables = [plan.entity.tableName]
         for key in ordering.keys {
             for relationship in key.relationships {
@@ -58,84 +47,32 @@ struct ResultsQuery: @unchecked Sendable {
         }
     }
 
-    /// The column expressions of a compiled ORDER BY clause (`t1.ZCLOSEDATE DESC` → `t1.ZCLOSEDATE`),
-    /// split at top-level commas.
-    static func selectExpressions(orderBy: String?, count: Int) throws -> [String] {
-        guard let orderBy, count > 0 else {
-            if count == 0 { return [] }
-            throw FetchedResultsError.unsupportedRequest("the compiled query has no ORDER BY for the sort descriptors")
-        }
-        var parts: [String] = []
-        var depth = 0
-        var quote: Character?
-        var current = ""
-        for character in orderBy {
-            if let open = quote {
-                if character == open { quote = nil }
-            } else if character == "'" || character == "\"" {
-                quote = character
-            } else if character == "(" {
-                depth += 1
-            } else if character == ")" {
-                depth -= 1
-            } else if character == "," && depth == 0 {
-                parts.append(current)
-                current = ""
-                continue
-            }
-            current.append(character)
-        }
-        parts.append(current)
-        let expressions = parts.map { part -> String in
-            var expression = part.trimmingCharacters(in: .whitespaces)
-            for suffix in [" DESC", " ASC", " desc", " asc"] where expression.hasSuffix(suffix) {
-                expression = String(expression.dropLast(suffix.count)).trimmingCharacters(in: .whitespaces)
-            }
-            return expression
-        }
-        guard expressions.count == count, !expressions.contains(where: \.isEmpty) else {
-            throw FetchedResultsError.unsupportedRequest("cannot read the sort keys from ORDER BY \(orderBy)")
-        }
-        return expressions
-    }
-
     /// Reads the store part of the result: from the cache file when it is current, else with the query
     /// (then writes the cache). Token and rows are read in one read transaction, so they agree.
     func load(cancellation: CancellationFlag? = nil) throws -> ResultsCache.Snapshot {
         let keyCount = ordering.keys.count
-        let identifier = store.identifier
         let start = ContinuousClock.now
-        let (token, snapshot): (String?, ResultsCache.Snapshot) = try store.read { db in
-            func body() throws -> (String?, ResultsCache.Snapshot) {
-                var token: String?
-                if let cache {
-                    let current = try ResultsCache.token(db, tables: tables, storeIdentifier: identifier)
-                    if let cached = cache.load(token: current) { return (current, cached) }
-                    token = current
-                }
-                var snapshot = ResultsCache.Snapshot()
-                let sole = soleEntityNumber
-                snapshot.soleEntity = sole
-                let firstKey: Int32 = sole == nil ? 2 : 1
-                var columns = Array(repeating: KeyColumnBuilder(), count: keyCount)
-                try db.stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { handle in
-                    if sole == nil { snapshot.entities.append(Int32(truncatingIfNeeded: sqlite3_column_int64(handle, 0))) }
-                    snapshot.handles.append(sqlite3_column_int64(handle, firstKey - 1))
-                    for column in 0..<keyCount {
-                        columns[column].append(from: handle, index: Int32(column) + firstKey)
-                    }
-                }
-                snapshot.keys = columns.map(\.column)
-                return (token, snapshot)
+        let (token, snapshot): (String?, ResultsCache.Snapshot) = try store.readInOneTransaction { transaction in
+            var token: String?
+            if let cache {
+                let current = try transaction.dataToken(tables: tables)
+                if let cached = cache.load(token: current) { return (current, cached) }
+                token = current
             }
-            if db.isInsideTransaction { return try body() }
-            var result: (String?, ResultsCache.Snapshot)?
-            try db.inTransaction(.deferred) {
-                result = try body()
-                return .commit
+            var snapshot = ResultsCache.Snapshot()
+            let sole = keys.soleEntityNumber
+            snapshot.soleEntity = sole
+            let firstKey = keys.firstKeyColumn
+            var columns = Array(repeating: KeyColumnBuilder(), count: keyCount)
+            try transaction.stepRows(of: keys, cancellation: cancellation) { row in
+                if sole == nil { snapshot.entities.append(Int32(truncatingIfNeeded: row.integer(at: 0))) }
+                snapshot.handles.append(row.integer(at: firstKey - 1))
+                for column in 0..<keyCount {
+                    columns[column].append(from: row, index: Int32(column) + firstKey)
+                }
             }
-            guard let result else { throw FetchedResultsError.unsupportedRequest("the read did not run") }
-            return result
+            snapshot.keys = columns.map(\.column)
+            return (token, snapshot)
         }
         if snapshot.fromCache { return snapshot }
         PersistentStore.logFetch(rows: snapshot.handles.count, since: start)

@@ -4,12 +4,13 @@ import GRDBSQLite
 
 /// Batch requests in store terms: SQL straight on the tables, one transaction each.
 extension PersistentStore {
-    /// `UPDATE` of matching rows. `assignments` are `column = SQL` pairs with their arguments; the
-    /// filter comes from the predicate compiler (`fromClause` aliased t0, `whereSQL` possibly empty).
+    /// `UPDATE` of the rows `selection` names. `assignments` are `column = SQL` pairs with their
+    /// arguments (from the query compiler).
     func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
-                     fromClause: String, whereSQL: String, filterArguments: [DatabaseValue],
+                     selection: BatchSelection,
                      returningIDs: Bool, followUps: [(sql: String, arguments: [DatabaseValue])] = [])
         throws -> (count: Int, ids: [ManagedObjectID]) {
+        let fromClause = selection.fromClause, whereSQL = selection.whereSQL, filterArguments = selection.arguments
         let table = entity.tableName
         var setParts = assignments.map { "\($0.column) = \($0.sql)" }
         setParts.append("Z_OPT = Z_OPT + 1")
@@ -57,10 +58,12 @@ extension PersistentStore {
 
     /// Deletes rows and keeps the store consistent: cascades, nulls foreign keys that pointed at them,
     /// clears join rows, and refuses the whole delete when a `deny` rule would break.
-    func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, fromClause: String, whereSQL: String,
-                     filterArguments: [DatabaseValue], needsIDs: Bool = true,
+    /// `initial` lists the objects to delete, or `selection` names the rows.
+    func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection,
+                     needsIDs: Bool = true,
                      followUps: [(sql: String, arguments: [DatabaseValue])] = [])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
+        let fromClause = selection.fromClause, whereSQL = selection.whereSQL, filterArguments = selection.arguments
         let model = self.model, identity = self.identity
         let table = entity.tableName
         let touchesRelationships = model.entitiesByNumber.contains { candidate in

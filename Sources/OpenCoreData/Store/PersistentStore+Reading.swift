@@ -135,6 +135,18 @@ extension PersistentStore {
         }
     }
 
+    /// Reserves a block of new primary keys for each root entity (its table) in one write transaction:
+    /// `counts[i].count` keys for `counts[i].root`. Returns the first key of each block, in the same order.
+    ///
+    /// - Throws: ``StoreError/primaryKeysExhausted(path:entity:maximum:)`` when an entity's keys would pass
+    ///   2^63 - 1 (nothing is reserved then: the transaction rolls back); ``StoreError/corrupt(path:reason:)``
+    ///   when `Z_PRIMARYKEY` has no row for a root; ``StoreError`` when the store cannot be written.
+    func reservePrimaryKeys(_ counts: [(root: EntityDescription, count: Int)]) throws -> [Int64] {
+        try write { db in
+            try counts.map { try reservePrimaryKeys(root: $0.root, count: $0.count, in: db) }
+        }
+    }
+
     /// Reserves `count` new primary keys for entities stored in `root`'s table; returns the first.
     ///
     /// - Throws: ``StoreError/primaryKeysExhausted(path:entity:maximum:)`` when the keys would pass

@@ -16,22 +16,58 @@ struct StoreQuery: @unchecked Sendable {
     let idsSQL: String
     /// Primary keys only (for an entity alone in its table).
     let primaryKeysSQL: String
+    /// The number of rows the query selects (offset and limit applied).
+    var countSQL: String {
+        limitSQL.isEmpty ? "SELECT COUNT(*) \(selectionSQL)" : "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(selectionSQL)\(limitSQL))"
+    }
+    /// ` LIMIT … OFFSET …`, or empty.
+    private let limitSQL: String
+    /// `FROM … WHERE …`: the rows the query selects, before order, offset and limit.
+    let selectionSQL: String
+    /// The compiled sort order (`t1.ZCLOSEDATE DESC, …`); nil without sort descriptors.
+    let orderByClause: String?
     let arguments: [DatabaseValue]
     let columnCount: Int
 
-    /// The three queries of one fetch, built from the same `tail` (`FROM … WHERE … ORDER BY … LIMIT …`,
-    /// made by ``FetchPlan`` from the schema's names and bound values only) with different select lists:
-    /// `rowColumns` (the table's columns), the IDs' columns, or the primary key alone.
-    init(store: PersistentStore, model: ManagedObjectModel, entity: EntityDescription, rowColumns: String,
-         tail: String, arguments: [DatabaseValue], columnCount: Int) {
+    /// A fetch of `entity`'s rows matching `compiled` (made without the entity filter), its own rows only
+    /// or its sub-entities' too, in `compiled`'s order, skipping `offset` rows and keeping at most `limit`
+    /// (0: no limit). Every name in the SQL comes from the schema and the compiler; values are bound.
+    init(store: PersistentStore, model: ManagedObjectModel, entity: EntityDescription,
+         compiled: PredicateSQLCompiler.Compiled, includesSubentities: Bool, limit: Int, offset: Int) {
         self.store = store
         self.model = model
         self.entity = entity
+        var conditions: [String] = []
+        if model.schema.mapping(for: entity).sharesTable {
+            let numbers = includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
+            conditions.append(numbers.count == 1 ? "t0.Z_ENT = \(numbers[0])"
+                              : "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+        }
+        if let whereClause = compiled.whereClause { conditions.append("(\(whereClause))") }
+        let selection = "FROM \(compiled.fromClause)"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+        var limitSQL = ""
+        if limit > 0 { limitSQL += " LIMIT \(limit)" }
+        if offset > 0 { limitSQL += (limit > 0 ? "" : " LIMIT -1") + " OFFSET \(offset)" }
+        let tail = selection + (compiled.orderByClause.map { " ORDER BY \($0)" } ?? "") + limitSQL
+        let table = model.schema.table(named: entity.tableName)
+        let rowColumns = table.map { store.selectList(for: $0) } ?? "t0.Z_PK"
         rowsSQL = "SELECT \(rowColumns) \(tail)"
         idsSQL = "SELECT t0.Z_ENT, t0.Z_PK \(tail)"
         primaryKeysSQL = "SELECT t0.Z_PK \(tail)"
-        self.arguments = arguments
-        self.columnCount = columnCount
+        self.limitSQL = limitSQL
+        selectionSQL = selection
+        orderByClause = compiled.orderByClause
+        arguments = compiled.arguments
+        columnCount = table?.columns.count ?? 1
+    }
+
+    /// How many rows the query selects.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func count() throws -> Int {
+        let sql = countSQL, arguments = self.arguments
+        return try store.read { db in try db.fetchInteger(sql: sql, arguments: arguments) ?? 0 }
     }
 
     /// Full rows, in order. `progress` is called with the running row count every `progressInterval` rows.
@@ -56,6 +92,18 @@ struct StoreQuery: @unchecked Sendable {
     /// rows are read.
     var externalColumns: ExternalBinaryStorage.TableColumns? {
         store.externalStorage?.columns(forTable: entity.tableName)
+    }
+
+    /// Full rows, in order, each handed to `body` as soon as its block is read, all in one read (one
+    /// snapshot). Cancelling `cancellation` stops the statement.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read; ``ObjectGraphError/cancelled`` when cancelled;
+    ///   what `body` throws.
+    func readRows(cancellation: CancellationFlag?, _ body: (consuming RowValues) throws -> Void) throws {
+        try store.read { db in
+            try db.fetchRowValues(sql: rowsSQL, arguments: arguments, columnCount: columnCount,
+                                  cancellation: cancellation, external: externalColumns, body)
+        }
     }
 
     /// Whether every row of the entity's table is of the entity (no entity column to read).

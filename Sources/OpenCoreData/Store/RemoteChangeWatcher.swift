@@ -124,3 +124,19 @@ final class RemoteChangeWatcher: @unchecked Sendable {
         }
     }
 }
+
+extension PersistentStore {
+    /// Whether commits made elsewhere (another process, another coordinator on the same file) can be
+    /// noticed: file stores only (an in-memory store has no other writers).
+    var canNoticeCommitsElsewhere: Bool { type == .sqlite && url != nil }
+
+    /// Starts watching for commits made elsewhere; `onChange` runs on the watching thread after each one
+    /// it notices. Nil for a store that cannot have them (``canNoticeCommitsElsewhere``). The caller must
+    /// `stop()` the watcher.
+    ///
+    /// - Throws: ``StoreError`` when the file cannot be opened for reading.
+    func watchCommitsElsewhere(_ onChange: @escaping @Sendable () -> Void) throws -> RemoteChangeWatcher? {
+        guard canNoticeCommitsElsewhere, let url else { return nil }
+        return try RemoteChangeWatcher(path: url.path, onChange: onChange)
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import GRDB
+
+/// The rows a batch update or delete acts on, in store terms: the compiled predicate's FROM clause
+/// (aliased t0), the WHERE clause with the entity filter for shared tables, and its bound values. Built
+/// from the query compiler's output; every name comes from the schema.
+struct BatchSelection {
+    let fromClause: String
+    /// ` WHERE …`, or empty for every row of the table.
+    let whereSQL: String
+    let arguments: [DatabaseValue]
+
+    /// The rows of `entity` (and its sub-entities' with `includesSubentities`) that `compiled` (made
+    /// without the entity filter) selects.
+    init(entity: EntityDescription, includesSubentities: Bool, compiled: PredicateSQLCompiler.Compiled) {
+        var conditions: [String] = []
+        if entity.superentity != nil || !entity.subentities.isEmpty {
+            let numbers = includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
+            conditions.append("t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+        }
+        if let predicateSQL = compiled.whereClause { conditions.append("(\(predicateSQL))") }
+        fromClause = compiled.fromClause
+        whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        arguments = compiled.arguments
+    }
+
+    private init() {
+        fromClause = ""
+        whereSQL = ""
+        arguments = []
+    }
+
+    /// No filter: a batch delete of listed object IDs.
+    static let none = BatchSelection()
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// The history reader registry (``HistoryReaderRegistry``) as the layers above the store use it: names,
+/// transaction numbers and dates in, no connection or SQL out.
+extension PersistentStore {
+    /// Registers `name`, or moves its mark, to "has seen every transaction through `seen`", in one write
+    /// transaction.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be written (read-only, busy, SQLite refuses).
+    func registerHistoryReader(_ name: String, seen: Int64) throws {
+        try write { db in try HistoryReaderRegistry.register(name, seen: seen, in: db) }
+    }
+
+    /// Removes the reader `name`; returns whether it was registered.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be written.
+    func unregisterHistoryReader(_ name: String) throws -> Bool {
+        try write { db in try HistoryReaderRegistry.unregister(name, in: db) }
+    }
+
+    /// Every registered reader (name, last transaction seen, when it last said so as seconds since the
+    /// reference date), by name; empty when none ever registered.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)] {
+        try read { db in try HistoryReaderRegistry.all(in: db) }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+
+/// What the layers above `Store/` (contexts, requests, results controllers, the coordinator) use of a
+/// store, in the library's own terms: identity and options, rows read by key, rows, keys and counts
+/// fetched for a compiled query, keys reserved, change sets applied, batch requests, persistent history
+/// and noticing commits made elsewhere. No SQL text, GRDB connection or statement crosses it; SQL is
+/// written below it (or by the query compiler, whose output only the store runs).
+///
+/// ``PersistentStore`` (SQLite) conforms; the PostgreSQL store is to conform too (docs/ARCHITECTURE.md,
+/// "The store boundary"). Callers that are not on a per-row path hold `any StoreBackend`; paths that run
+/// per fetch, per row or per object (``FetchPlan``, the materializer, ``StoreQuery``) keep the concrete
+/// ``PersistentStore`` so nothing there pays for dynamic dispatch.
+///
+/// What still crosses the line today, below this protocol's surface: values as GRDB's `DatabaseValue`
+/// (rows, constraint values, batch arguments), ``SteppedRow`` (an SQLite statement's current row, read
+/// per column), a batch update's `column = SQL` assignments and follow-up statements (written by
+/// `BatchDerivations` and `BatchValueCompiler`), and a batch insert's ``BoundWrite``.
+protocol StoreBackend: AnyObject, Sendable {
+    // MARK: Identity
+
+    /// The kind of store (file or memory).
+    var type: StoreType { get }
+    /// The file, for a file store.
+    var url: URL? { get }
+    /// The store's UUID (`NSStoreUUID`).
+    var identifier: String { get }
+    /// The store as object IDs name it.
+    var identity: StoreIdentity { get }
+    /// The options it was opened with.
+    var options: StoreOptions { get }
+    /// Whether it was opened read-only.
+    var isReadOnly: Bool { get }
+    /// The file's path, or `:memory:`, for messages.
+    var displayPath: String { get }
+    /// The tables and columns of the model's layout.
+    var schema: StoreSchema { get }
+    /// Where values kept in Core Data's external binary storage form live (a file store), or nil.
+    var externalStorage: ExternalBinaryStorage? { get }
+
+    // MARK: Rows by key
+
+    /// Rows by primary key, any entity of the model; keys without a row are skipped.
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func rows(for ids: [ManagedObjectID]) throws -> [RowValues]
+    /// The rows of `keys` in one table, each handed to `body` in the store's order.
+    /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
+    func rows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (consuming RowValues) throws -> Void) throws
+    /// The IDs a to-many relationship of one saved object holds.
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func relatedIDs(of id: ManagedObjectID, relationship: RelationshipDescription,
+                    storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID]
+
+    // MARK: Queries
+
+    /// How many rows `query` selects.
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func count(of query: StoreQuery) throws -> Int
+    /// Runs a dictionary-result query, handing each result row to `body` in order.
+    /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
+    func readRows(of query: PredicateSQLCompiler.CompiledDictionaryQuery, _ body: (SteppedRow) throws -> Void) throws
+    /// Runs `body` in one read transaction (one snapshot): a results controller's data token and keys.
+    /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
+    func readInOneTransaction<T>(_ body: (StoreReadTransaction) throws -> T) throws -> T
+    /// The stored rows of `entity` and its sub-entities whose uniqueness-constraint `keys` hold `values`.
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func rowIDs(of entity: EntityDescription, holding values: [DatabaseValue], forKeys keys: [String]) throws -> [ManagedObjectID]
+
+    // MARK: Writing
+
+    /// Reserves a block of primary keys per root entity in one transaction; the first key of each.
+    /// - Throws: ``StoreError/primaryKeysExhausted(path:entity:maximum:)``, ``StoreError``.
+    func reservePrimaryKeys(_ counts: [(root: EntityDescription, count: Int)]) throws -> [Int64]
+    /// Writes a save's change set (with its history, conflicts resolved by `resolve`) in one transaction.
+    /// - Throws: ``StoreError``; ``ObjectGraphError`` for conflicts left unresolved.
+    @discardableResult
+    func apply(_ changes: StoreChangeSet, history: [HistoryEntry.Change],
+               resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)?) throws -> StoreChangeSet
+
+    // MARK: Batch requests
+
+    /// A batch update of the rows `selection` names, with follow-up statements in the same transaction.
+    /// - Throws: ``StoreError`` when the store cannot be written or SQLite refuses.
+    func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+                     selection: BatchSelection, returningIDs: Bool,
+                     followUps: [(sql: String, arguments: [DatabaseValue])]) throws -> (count: Int, ids: [ManagedObjectID])
+    /// A batch delete of `initial` or of the rows `selection` names, with delete rules applied.
+    /// - Throws: ``StoreError``; ``ObjectGraphError`` when a deny rule refuses.
+    func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
+                     followUps: [(sql: String, arguments: [DatabaseValue])])
+        throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
+    /// A batch insert of `count` rows filled one at a time into a reused row.
+    /// - Throws: ``StoreError``; what `fillRow` throws (nothing is inserted then).
+    func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+                     fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID])
+    /// A batch insert of `count` rows whose values `bindRow` binds straight to the statement.
+    /// - Throws: ``StoreError``; what `bindRow` throws (nothing is inserted then).
+    func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+                     bindRow: (_ index: Int, _ key: Int64, _ insert: BoundWrite) throws -> Void)
+        throws -> (count: Int, ids: [ManagedObjectID])
+
+    // MARK: History
+
+    /// Whether this store writes persistent history with its commits.
+    var recordsHistory: Bool { get }
+    /// Runs a fetch or a delete of history.
+    /// - Throws: ``StoreError`` when the store cannot be read or written.
+    func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult
+    /// The token of the newest transaction in the history (transaction 0 when there is none).
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func currentHistoryToken() throws -> PersistentHistoryToken
+    /// The transactions this store object recorded up to `number`, forgotten as they are handed out.
+    func takeOwnTransactions(through number: Int64) -> Set<Int64>
+    /// Registers the history reader `name`, or moves its mark to `seen`.
+    /// - Throws: ``StoreError`` when the store cannot be written.
+    func registerHistoryReader(_ name: String, seen: Int64) throws
+    /// Removes the history reader `name`; whether it was registered.
+    /// - Throws: ``StoreError`` when the store cannot be written.
+    func unregisterHistoryReader(_ name: String) throws -> Bool
+    /// Every registered history reader, by name.
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)]
+
+    // MARK: Commits made elsewhere
+
+    /// A number that changes when another connection commits.
+    func externalChangeToken() -> Int
+    /// Whether commits made elsewhere can be noticed.
+    var canNoticeCommitsElsewhere: Bool { get }
+    /// Starts watching for commits made elsewhere (nil when the store cannot have them).
+    /// - Throws: ``StoreError`` when the watch cannot start.
+    func watchCommitsElsewhere(_ onChange: @escaping @Sendable () -> Void) throws -> RemoteChangeWatcher?
+}
+
+extension PersistentStore: StoreBackend {
+    var recordsHistory: Bool { history != nil }
+
+    func takeOwnTransactions(through number: Int64) -> Set<Int64> {
+        history?.takeRecorded(through: number) ?? []
+    }
+
+    func count(of query: StoreQuery) throws -> Int {
+        try query.count()
+    }
+}

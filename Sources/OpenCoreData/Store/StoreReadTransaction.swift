@@ -1,0 +1,65 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Several reads that must agree, run in one read transaction (one snapshot): what
+/// ``PersistentStore/readInOneTransaction(_:)`` hands its closure. Valid only inside that closure.
+struct StoreReadTransaction {
+    private let db: Database
+    private let storeIdentifier: String
+
+    fileprivate init(db: Database, storeIdentifier: String) {
+        self.db = db
+        self.storeIdentifier = storeIdentifier
+    }
+
+    /// A token that changes whenever the rows of `tables` may have: the store's identifier, every
+    /// entity's `Z_MAX`, and each table's row count, highest key and sum of `Z_OPT` (a row changed in
+    /// place bumps its `Z_OPT`). Table names come from the schema.
+    ///
+    /// - Throws: GRDB's `DatabaseError` (mapped to ``StoreError`` by the enclosing read).
+    func dataToken(tables: [String]) throws -> String {
+        var parts = [storeIdentifier]
+        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
+            parts.append("\(row[0] as Int64? ?? 0):\(row[1] as Int64? ?? 0)")
+        }
+        for table in tables {
+            guard let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), COALESCE(MAX(Z_PK), 0), COALESCE(SUM(Z_OPT), 0) FROM \(table)")
+            else { continue }
+            parts.append("\(table):\(row[0] as Int64? ?? 0):\(row[1] as Int64? ?? 0):\(row[2] as Int64? ?? 0)")
+        }
+        return parts.joined(separator: "|")
+    }
+
+    /// Steps `query`, handing each row to `body` in order. Cancelling `cancellation` stops the statement.
+    ///
+    /// - Throws: ``ObjectGraphError/cancelled`` when cancelled; GRDB's `DatabaseError` (mapped to
+    ///   ``StoreError`` by the enclosing read); what `body` throws.
+    func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws {
+        try db.forEachRow(sql: query.sql, arguments: query.arguments, cancellation: cancellation, body)
+    }
+}
+
+extension PersistentStore {
+    /// Runs `body` in one read transaction (joining the one under way, if any), so everything it reads
+    /// comes from one snapshot of the store.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
+    func readInOneTransaction<T>(_ body: (StoreReadTransaction) throws -> T) throws -> T {
+        let identifier = self.identifier
+        return try read { db in
+            let transaction = StoreReadTransaction(db: db, storeIdentifier: identifier)
+            if db.isInsideTransaction { return try body(transaction) }
+            var result: T?
+            try db.inTransaction(.deferred) {
+                result = try body(transaction)
+                return .commit
+            }
+            // `inTransaction` runs the closure or throws; never silently skip a read.
+            guard let result else {
+                throw StoreError.sqlite(code: SQLITE_ERROR, message: "the read transaction did not run", sql: nil)
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// The store boundary (docs/ARCHITECTURE.md, "The store boundary"): nothing above `Store/` opens a GRDB
+/// connection, steps an SQLite statement or writes a query's SQL. Checked on the library's source text, so
+/// a new crossing fails here with the file and what it uses, instead of being found when a second store
+/// has to be threaded through it.
+@Suite struct StoreBoundaryTests {
+    /// The folders above the store layer.
+    static let upperFolders = ["Context", "Requests", "ResultsController", "Container"]
+
+    /// What only `Store/` may use: GRDB's connections, rows and arguments, SQLite's C API, SQL text.
+    static let storeOnly = [
+        "store.read {", "store.write {", ".read { db", ".write { db", "(db)", ": Database)", "Database,",
+        "DatabaseQueue", "DatabasePool", "Row.fetch", "StatementArguments", "SQLiteStatement", "sqlite3_",
+        "PRAGMA", "\"SELECT ", "(SELECT ", "\"UPDATE ", "\"DELETE ", "\"INSERT ",
+    ]
+
+    /// Crossings the boundary's documentation lists as not yet pulled back, by file and text.
+    static let knownCrossings: [String: Set<String>] = [
+        // A batch update's derived-attribute statements.
+        "Context/BatchDerivations.swift": ["(SELECT ", "\"UPDATE "],
+    ]
+
+    /// Files above `Store/` that import GRDB when this check was written, all for `DatabaseValue`; the
+    /// number may only go down.
+    static let grdbImportLimit = 18
+
+    static var sourceRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources/OpenCoreData")
+    }
+
+    /// Every Swift file above the store layer, by path relative to `Sources/OpenCoreData`, with its text.
+    static func upperSources() throws -> [(path: String, text: String)] {
+        var files: [(String, String)] = []
+        for folder in upperFolders {
+            let base = sourceRoot.appendingPathComponent(folder)
+            guard let walker = FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil) else { continue }
+            for case let url as URL in walker where url.pathExtension == "swift" {
+                let relative = folder + url.path.dropFirst(base.path.count)
+                files.append((relative, try String(contentsOf: url, encoding: .utf8)))
+            }
+        }
+        return files.sorted { $0.0 < $1.0 }
+    }
+
+    @Test func theSourcesAreFound() throws {
+        let files = try Self.upperSources()
+        #expect(files.count > 40, "found \(files.count) files under \(Self.sourceRoot.path)")
+        #expect(files.contains { $0.path == "Context/FetchPlan.swift" })
+    }
+
+    @Test func nothingAboveTheStoreRunsSQL() throws {
+        var crossings: [String] = []
+        for (path, text) in try Self.upperSources() {
+            let code = text.split(separator: "\n").filter {
+                !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+            }.joined(separator: "\n")
+            for token in Self.storeOnly where code.contains(token) && Self.knownCrossings[path]?.contains(token) != true {
+                crossings.append("\(path): \(token)")
+            }
+        }
+        #expect(crossings.isEmpty, "above Store/: \(crossings.joined(separator: "; "))")
+    }
+
+    @Test func grdbImportsAboveTheStoreDoNotGrow() throws {
+        let importing = try Self.upperSources().filter { file in
+            file.text.split(separator: "\n").contains { $0 == "import GRDB" || $0 == "import GRDBSQLite" }
+        }.map(\.path)
+        #expect(importing.count <= Self.grdbImportLimit, "files importing GRDB: \(importing.joined(separator: ", "))")
+    }
+}
