@@ -121,7 +121,8 @@ public enum AttributeValueConverter {
                 throw refuse(" (write base64)")
             }
             return data
-        case .transformable, .objectID:
+        case .transformable, .objectID, .composite:
+            // A composite's elements are imported by their key paths (`magnitude.richter`), not as one field.
             throw Refusal(description: "\(type.rawValue) attributes cannot be imported from text")
         }
     }

@@ -173,7 +173,9 @@ struct FetchPlan<T> {
         var types: [AttributeType?] = []
         var transformables = TransformableDictionaryValues(entity: entity, identity: store.identity,
                                                            external: store.externalStorage)
+        var wholeComposites: [CompositeAttributeDescription] = []
         func attributeType(ofPath path: String) -> AttributeType? {
+            if let element = entity.attributesByName[path], element.compositeOwner != nil { return element.attributeType }
             var current: EntityDescription? = entity
             let parts = path.split(separator: ".").map(String.init)
             for (index, part) in parts.enumerated() {
@@ -185,6 +187,12 @@ struct FetchPlan<T> {
         func add(_ item: Any) throws {
             switch item {
             case let key as String:
+                // A composite is fetched as its elements' columns and folded back into one dictionary below.
+                if let composite = entity.attributesByName[key] as? CompositeAttributeDescription {
+                    wholeComposites.append(composite)
+                    for element in composite.storedElements { try add(element.name) }
+                    return
+                }
                 guard attributeType(ofPath: key) != nil || entity.relationshipsByName[key] != nil else {
                     throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
                 }
@@ -203,7 +211,7 @@ struct FetchPlan<T> {
             }
         }
         let fetched: [Any] = request.propertiesToFetch
-            ?? entity.allProperties.filter { $0 is AttributeDescription && !$0.isTransient }.map(\.name)
+            ?? entity.allProperties.filter { ($0 as? AttributeDescription)?.compositeOwner == nil && $0 is AttributeDescription && !$0.isTransient }.map(\.name)
         for item in fetched { try add(item) }
         var groups: [QueryExpression] = []
         for item in request.propertiesToGroupBy ?? [] {
@@ -248,6 +256,7 @@ struct FetchPlan<T> {
             }
             results.append(dictionary)
         }
+        CompositeValue.fold(&results, composites: wholeComposites, keeping: Set(fetched.compactMap { $0 as? String }))
         if let having = request.havingPredicate {
             results = try results.filter { try having.evaluate(with: $0) }
             if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }

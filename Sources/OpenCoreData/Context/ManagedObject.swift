@@ -289,6 +289,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
             for id in ids { set.insert(try context.object(with: id)) }
             return set
         case .transient:
+            if let composite = property as? CompositeAttributeDescription {
+                return try CompositeValue.read(composite, of: self)
+            }
             if let attribute = property as? AttributeDescription {
                 return transientValues[slot] ?? attribute.defaultValue
             }
@@ -318,6 +321,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
             let targets = try relationshipTargets(value, relationship: relationship, context: context)
             try context.setToMany(self, slot: slot, relationship: relationship, to: targets)
         case .transient:
+            if let composite = property as? CompositeAttributeDescription {
+                return try CompositeValue.write(value, to: composite, of: self)
+            }
             if let attribute = property as? AttributeDescription {
                 if attribute.attributeType == .transformable {
                     // Never stored, so never transformed: any value of the model's class is kept as it is.

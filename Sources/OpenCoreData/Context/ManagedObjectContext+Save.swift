@@ -226,6 +226,13 @@ extension ManagedObjectContext {
         let properties = object.entity.needsValidation ? object.entity.allProperties : []
         for (slot, property) in properties.enumerated() where !property.isTransient {
             if let attribute = property as? AttributeDescription {
+                if let composite = attribute as? CompositeAttributeDescription {
+                    // Its elements are checked in their own slots; here only that a required one is there.
+                    if !composite.isOptional, (try? CompositeValue.read(composite, of: object)) == nil {
+                        fail(attribute.name, .missingRequiredValue, "a value is required")
+                    }
+                    continue
+                }
                 if attribute.isOptional && !attribute.hasValidationRules { continue }
                 guard let value = try? object.primitiveAttribute(atSlot: slot) else {
                     fail(attribute.name, .custom, "its row cannot be read")

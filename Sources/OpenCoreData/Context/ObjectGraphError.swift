@@ -49,6 +49,13 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     /// A Transformable attribute's stored bytes of one object that its transformer cannot turn back into a
     /// value (damaged or hostile bytes, or a value of another class than the model names).
     case undecodableValue(entity: String, key: String, object: ManagedObjectID, reason: String)
+    /// A composite attribute's value has a key that names none of its elements (`element` is the key's path
+    /// below the attribute, `inner.x` in a nested composite).
+    case unknownCompositeElement(entity: String, key: String, element: String)
+    /// A composite attribute's value lacks a non-optional element (`element` is its path below the attribute).
+    case missingCompositeElement(entity: String, key: String, element: String)
+    /// A composite attribute's value holds a value of the wrong type for one element.
+    case compositeElementTypeMismatch(entity: String, key: String, element: String, expected: String, actual: String)
 
     /// The message naming the culprit.
     public var description: String {
@@ -84,6 +91,12 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
         case .store(let error): return error.description
         case .unknownValueTransformer(let entity, let key, let name):
             return "'\(entity).\(key)' names the value transformer '\(name)', which is not registered."
+        case .unknownCompositeElement(let entity, let key, let element):
+            return "Composite attribute '\(entity).\(key)' has no element '\(element)'."
+        case .missingCompositeElement(let entity, let key, let element):
+            return "Composite attribute '\(entity).\(key)' needs a value for its element '\(element)'."
+        case .compositeElementTypeMismatch(let entity, let key, let element, let expected, let actual):
+            return "Element '\(element)' of composite attribute '\(entity).\(key)' takes \(expected), not \(actual)."
         case .undecodableValue(let entity, let key, let object, let reason):
             return "The value of '\(entity).\(key)' of \(object) cannot be read: \(reason)."
         }

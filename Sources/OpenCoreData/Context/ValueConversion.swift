@@ -142,6 +142,9 @@ enum ValueConversion {
             return v.timeIntervalSinceReferenceDate.databaseValue
         case .transformable:
             return try TransformableValue.storeValue(value, for: attribute)
+        case .composite:
+            // A composite has no row value of its own: its elements are stored (CompositeValue).
+            throw mismatch()
         case .binaryData:
             switch value {
             case let v as Data: return v.databaseValue
@@ -269,6 +272,7 @@ enum ValueConversion {
         case .date: return "Date"
         case .binaryData: return "Data"
         case .transformable: return "a value its transformer takes"
+        case .composite: return "[String: Any]"
         case .uuid: return "UUID"
         case .uri: return "URL"
         case .objectID: return "ManagedObjectID"

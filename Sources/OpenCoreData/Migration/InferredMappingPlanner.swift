@@ -53,6 +53,7 @@ final class InferredMappingPlanner {
     ///   mapping makes.
     func plan() throws -> MigrationPlan {
         try matchEntities()
+        try CompositeMigrationCheck.check(target) { match($0) }
         let targetSchema = target.schema
         var creates: [SchemaStep] = []
         var copies: [SchemaStep] = []

@@ -7,7 +7,7 @@ import Foundation
 /// name.isOptional = false
 /// name.maxLength = 80
 /// ```
-public final class AttributeDescription: PropertyDescription, @unchecked Sendable {
+public class AttributeDescription: PropertyDescription, @unchecked Sendable {
     /// The value's type.
     @exclusivity(unchecked) public var attributeType: AttributeType { didSet { checkMutable() } }
     /// The value a new object starts with. Must be of the Swift type that ``attributeType`` names.
@@ -49,6 +49,10 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     public var derivationExpression: QueryExpression? { didSet { checkMutable() } }
     /// Whether the attribute is derived (has a ``derivationExpression``).
     public var isDerived: Bool { derivationExpression != nil }
+
+    /// For an attribute that stores one element of a composite (``CompositeAttributeDescription``), the
+    /// composite; nil for every declared attribute. Weak: the composite holds its stored elements.
+    weak var compositeOwner: CompositeAttributeDescription?
 
     /// Whether any validation rule is set (so saves skip the checks of attributes without rules).
     var hasValidationRules: Bool {

@@ -34,6 +34,9 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable {
     case transformable = "Transformable"
     /// A managed object ID (used by derived and expression attributes; rarely stored).
     case objectID = "ObjectID"
+    /// A `[String: Any]` of named elements (Core Data's composite attributes): the attribute is a
+    /// ``CompositeAttributeDescription``, and each element is stored in a column of its own.
+    case composite = "Composite"
 
     /// Core Data's numeric code for the type, which enters the version hash.
     public var typeCode: Int32 {
@@ -52,6 +55,7 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable {
         case .uri: return 1200
         case .transformable: return 1800
         case .objectID: return 2000
+        case .composite: return 2100
         }
     }
 
@@ -65,6 +69,8 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable {
         case .date: return "TIMESTAMP"
         case .binaryData, .uuid, .transformable: return "BLOB"
         case .objectID: return "INTEGER"
+        // No column of its own: its elements have theirs (StoreSchema).
+        case .composite: return ""
         }
     }
 

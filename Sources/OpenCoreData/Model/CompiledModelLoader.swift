@@ -311,6 +311,11 @@ struct CompiledModelLoader {
         guard let type = AttributeType.allCases.first(where: { Int64($0.typeCode) == code }) else {
             throw ModelError.unknownType(entity: entity, property: name, type: "attribute type code \(code)")
         }
+        if type == .composite {
+            // Their elements are archived in a form not read yet: refused rather than stored wrongly.
+            throw ModelError.invalidComposite(entity: entity, attribute: name,
+                                              reason: "composite attributes of compiled models are not read yet")
+        }
         let attribute = AttributeDescription(name: name, type: type, isOptional: isOptional)
         if let archived = try archive.reference("NSDefaultValue", of: reference) {
             if let text = try defaultValueText(archived, type: type, in: archive) {

@@ -198,6 +198,19 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             seen.insert(property.name)
             property.entity = self
             all.append(property)
+            // A composite's elements are stored as attributes of their own, right after it, named by their
+            // key paths (`magnitude.richter`), which no declared property can clash with.
+            if (property as? AttributeDescription)?.attributeType == .composite, !(property is CompositeAttributeDescription) {
+                throw ModelError.invalidComposite(entity: name, attribute: property.name,
+                                                  reason: "declare it as a CompositeAttributeDescription with its elements")
+            }
+            if let composite = property as? CompositeAttributeDescription {
+                try composite.makeStoredElements(entity: name)
+                for element in composite.storedElements {
+                    element.entity = self
+                    all.append(element)
+                }
+            }
         }
         allProperties = all
         slotNames = all.map(\.name)
@@ -229,7 +242,10 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
 
     func freeze() {
         isFrozen = true
-        for property in properties { property.isFrozen = true }
+        for property in properties {
+            property.isFrozen = true
+            for element in (property as? CompositeAttributeDescription)?.storedElements ?? [] { element.isFrozen = true }
+        }
         for property in fetchedProperties { property.isFrozen = true }
     }
 

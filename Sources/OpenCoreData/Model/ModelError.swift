@@ -31,6 +31,9 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     case invalidDerivation(entity: String, attribute: String, reason: String)
     /// A fetched property that cannot run: an entity the model lacks, a predicate that does not parse.
     case invalidFetchedProperty(entity: String, property: String, reason: String)
+    /// A composite attribute the store cannot keep (no elements, a default value of its own, an element of
+    /// a type a composite cannot hold, a repeated element, or a model file naming an unknown composite).
+    case invalidComposite(entity: String, attribute: String, reason: String)
     /// An attribute type the library does not know, in a model file.
     case unknownType(entity: String, property: String, type: String)
     /// A uniqueness constraint names a key that is not one of the entity's attributes or to-one relationships.
@@ -80,6 +83,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
             return "Derived attribute '\(entity).\(attribute)': \(reason)."
         case .invalidFetchedProperty(let entity, let property, let reason):
             return "Fetched property '\(entity).\(property)': \(reason)."
+        case .invalidComposite(let entity, let attribute, let reason):
+            return "Composite attribute '\(entity).\(attribute)' is invalid: \(reason)."
         case .unknownType(let entity, let property, let type):
             return "Attribute '\(entity).\(property)' has unknown type '\(type)'."
         case .unknownConstraintKey(let entity, let key):

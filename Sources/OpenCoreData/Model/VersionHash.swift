@@ -56,6 +56,11 @@ extension AttributeDescription {
         if preservesValueInHistoryOnDeletion { input.append(byte: 0x01) }
         // A derived attribute's digest also takes its expression's text (docs/INTEROP.md).
         if let derivationExpression { input.append(derivationExpression.expressionFormat) }
+        // A composite's digest also takes its elements' hashes in declaration order (our reading; Core
+        // Data's rule for composites is not public, docs/INTEROP.md), so changing an element changes it.
+        if let composite = self as? CompositeAttributeDescription {
+            for element in composite.elements { input.append(element.versionHash) }
+        }
         return input.digest
     }
 }

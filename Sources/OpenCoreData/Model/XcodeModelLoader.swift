@@ -224,11 +224,18 @@ struct XcodeModelLoader {
         if let identifier = root["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
             versionIdentifiers = [identifier]
         }
-        let entities = try root.children(named: "entity").map(entity(from:))
+        // Composite types sit beside the entities (`<composite name="…">` with `<attribute>` children); an
+        // attribute of type Composite names one with `composite="…"`.
+        var composites: [String: XcodeModelXMLNode] = [:]
+        for node in root.children(named: "composite") {
+            guard let name = nonEmpty(node["name"]) else { throw malformed("a <composite> has no name", at: node) }
+            composites[name] = node
+        }
+        let entities = try root.children(named: "entity").map { try entity(from: $0, composites: composites) }
         return (entities, versionIdentifiers)
     }
 
-    private func entity(from node: XcodeModelXMLNode) throws -> EntityDescription {
+    private func entity(from node: XcodeModelXMLNode, composites: [String: XcodeModelXMLNode]) throws -> EntityDescription {
         guard let name = node["name"], !name.isEmpty else { throw malformed("an <entity> has no name", at: node) }
         let entity = EntityDescription(name: name, superentityName: nonEmpty(node["parentEntity"]),
                                        isAbstract: flag(node["isAbstract"]))
@@ -240,7 +247,7 @@ struct XcodeModelLoader {
 
         for child in node.children {
             switch child.name {
-            case "attribute": entity.addProperty(try attribute(from: child, entity: name))
+            case "attribute": entity.addProperty(try attribute(from: child, entity: name, composites: composites))
             case "relationship": entity.addProperty(try relationship(from: child, entity: name))
             case "fetchedProperty": entity.addFetchedProperty(try fetchedProperty(from: child, entity: name))
             case "uniquenessConstraints":
@@ -266,13 +273,18 @@ struct XcodeModelLoader {
         return entity
     }
 
-    private func attribute(from node: XcodeModelXMLNode, entity: String) throws -> AttributeDescription {
+    private func attribute(from node: XcodeModelXMLNode, entity: String, composites: [String: XcodeModelXMLNode],
+                           enclosing: [String] = []) throws -> AttributeDescription {
         guard let name = node["name"], !name.isEmpty else {
             throw malformed("an <attribute> of entity '\(entity)' has no name", at: node)
         }
         let typeName = node["attributeType"] ?? ""
         guard let type = AttributeType(modelFileName: typeName) else {
             throw ModelError.unknownType(entity: entity, property: name, type: typeName)
+        }
+        if type == .composite {
+            return try compositeAttribute(from: node, named: name, entity: entity, composites: composites,
+                                          enclosing: enclosing)
         }
         let attribute = AttributeDescription(name: name, type: type, isOptional: flag(node["optional"]))
         try applyCommonProperties(from: node, to: attribute)
@@ -295,6 +307,39 @@ struct XcodeModelLoader {
         }
         try applyLimits(from: node, to: attribute, entity: entity)
         return attribute
+    }
+
+    /// A Composite attribute: the `<composite>` its `composite="…"` names, its `<attribute>` children the
+    /// elements (one of them may be a composite in turn). `enclosing` lists the composites being read, so a
+    /// composite that contains itself is refused rather than read forever.
+    private func compositeAttribute(from node: XcodeModelXMLNode, named name: String, entity: String,
+                                    composites: [String: XcodeModelXMLNode],
+                                    enclosing: [String]) throws -> AttributeDescription {
+        guard let typeName = nonEmpty(node["composite"]) else {
+            throw ModelError.invalidComposite(entity: entity, attribute: name,
+                                              reason: "it names no composite type with composite=\"…\" (\(node.location))")
+        }
+        guard let definition = composites[typeName] else {
+            throw ModelError.invalidComposite(entity: entity, attribute: name,
+                                              reason: "the model file has no <composite name=\"\(typeName)\"> (\(node.location))")
+        }
+        guard !enclosing.contains(typeName) else {
+            throw ModelError.invalidComposite(entity: entity, attribute: name,
+                                              reason: "composite '\(typeName)' contains itself")
+        }
+        let elements: [AttributeDescription]
+        do {
+            elements = try definition.children(named: "attribute").map {
+                try attribute(from: $0, entity: entity, composites: composites, enclosing: enclosing + [typeName])
+            }
+        } catch ModelError.invalidComposite(_, let element, let reason) where enclosing.isEmpty {
+            // A nested composite's problem is reported against the entity's attribute, naming the element.
+            throw ModelError.invalidComposite(entity: entity, attribute: name, reason: "element '\(element)': \(reason)")
+        }
+        let composite = CompositeAttributeDescription(name: name, elements: elements, isOptional: flag(node["optional"]))
+        composite.compositeTypeName = typeName
+        try applyCommonProperties(from: node, to: composite)
+        return composite
     }
 
     /// A derived attribute's expression text, parsed; the model checks what it reads when it is built.

@@ -48,8 +48,8 @@ enum XcodeModelValue {
         case .uri:
             guard let value = URL(string: trimmed) else { throw invalid() }
             return value
-        case .binaryData, .transformable, .objectID:
-            // Xcode offers no default for these; a stray value is ignored rather than guessed at.
+        case .binaryData, .transformable, .objectID, .composite:
+            // Xcode offers no default for these (a composite's elements have theirs); a stray value is ignored rather than guessed at.
             return nil
         }
     }

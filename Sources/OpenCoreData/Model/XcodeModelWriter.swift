@@ -70,6 +70,50 @@ extension ManagedObjectModel {
 /// what ``XcodeModelLoader`` reads.
 struct XcodeModelWriter {
     let model: ManagedObjectModel
+    /// Each composite attribute's type name in the file, and the `<composite>` definitions, in first-use order.
+    private let compositeTypeNames: [ObjectIdentifier: String]
+    private let compositeTypes: [(name: String, composite: CompositeAttributeDescription)]
+
+    init(model: ManagedObjectModel) {
+        self.model = model
+        // A composite declared in code has no type name: its attribute's name with a capital is used. Two
+        // composites wanting one name with different elements get numbered names, so neither is lost.
+        var names: [ObjectIdentifier: String] = [:]
+        var types: [(name: String, composite: CompositeAttributeDescription)] = []
+        func visit(_ composite: CompositeAttributeDescription) {
+            for case let nested as CompositeAttributeDescription in composite.elements { visit(nested) }
+            let wanted = composite.compositeTypeName ?? composite.name.prefix(1).uppercased() + composite.name.dropFirst()
+            var name = wanted, suffix = 1
+            while let taken = types.first(where: { $0.name == name }) {
+                if XcodeModelWriter.sameElements(taken.composite, composite, names: names) {
+                    names[ObjectIdentifier(composite)] = name
+                    return
+                }
+                suffix += 1
+                name = wanted + String(suffix)
+            }
+            names[ObjectIdentifier(composite)] = name
+            types.append((name, composite))
+        }
+        for entity in model.entities {
+            for case let composite as CompositeAttributeDescription in entity.properties { visit(composite) }
+        }
+        compositeTypeNames = names
+        compositeTypes = types
+    }
+
+    /// Whether two composites would write the same `<composite>` body.
+    private static func sameElements(_ a: CompositeAttributeDescription, _ b: CompositeAttributeDescription,
+                                     names: [ObjectIdentifier: String]) -> Bool {
+        let writer = { (composite: CompositeAttributeDescription) -> [String] in
+            composite.elements.map { element in
+                "\(element.name)|\(element.attributeType.rawValue)|\(element.isOptional)|"
+                    + "\(element.defaultValue.flatMap(modelFileText) ?? "")|"
+                    + "\((element as? CompositeAttributeDescription).flatMap { names[ObjectIdentifier($0)] } ?? "")"
+            }
+        }
+        return writer(a) == writer(b)
+    }
 
     func document() -> String {
         var lines = [#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#]
@@ -78,6 +122,11 @@ struct XcodeModelWriter {
         if let identifier = model.versionIdentifiers.first { root.append(("userDefinedModelVersionIdentifier", identifier)) }
         lines.append("<model\(Self.attributes(root))>")
         for entity in model.entities { lines += self.entity(entity).map { "    " + $0 } }
+        for (name, composite) in compositeTypes {
+            lines.append("    <composite name=\"\(Self.escaped(name))\">")
+            for element in composite.elements { lines += attribute(element).map { "        " + $0 } }
+            lines.append("    </composite>")
+        }
         lines.append("</model>")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -128,6 +177,10 @@ struct XcodeModelWriter {
         if attribute.isOptional { fields.append(("optional", "YES")) }
         if attribute.isTransient { fields.append(("transient", "YES")) }
         fields.append(("attributeType", type.rawValue))
+        if let composite = attribute as? CompositeAttributeDescription,
+           let typeName = compositeTypeNames[ObjectIdentifier(composite)] {
+            fields.append(("composite", typeName))
+        }
         if let value = attribute.defaultValue, let text = Self.modelFileText(value) {
             fields.append((type == .date ? "defaultDateTimeInterval" : "defaultValueString", text))
         }

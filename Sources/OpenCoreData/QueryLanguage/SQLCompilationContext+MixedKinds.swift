@@ -17,7 +17,7 @@ enum OperandKind: Equatable {
         switch type {
         case .integer16, .integer32, .integer64, .decimal, .double, .float, .boolean, .date: self = .number
         case .string, .uri: self = .text
-        case .binaryData, .uuid, .transformable, .objectID: self = .other
+        case .binaryData, .uuid, .transformable, .objectID, .composite: self = .other
         }
     }
 

@@ -53,6 +53,10 @@ extension CompilationContext {
     private func attributeType(_ entity: EntityDescription, _ path: [String]) -> AttributeType? {
         var current = entity
         for (position, key) in path.enumerated() {
+            // A composite's element is an attribute keyed by its path (`magnitude.richter`).
+            if let element = current.compositeElementKey(in: path, at: position) {
+                return element.last == path.count - 1 ? current.attributesByName[element.key]?.attributeType : nil
+            }
             if let attribute = current.attributesByName[key] {
                 return position == path.count - 1 ? attribute.attributeType : nil
             }

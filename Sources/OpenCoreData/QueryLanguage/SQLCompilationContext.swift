@@ -90,7 +90,15 @@ final class CompilationContext {
                       scope: SQLScope) throws -> PathTarget {
         var alias = startAlias, entity = startEntity
         if components.isEmpty { return .value(SQLFragment("\(alias).Z_PK")) }
-        for (position, key) in components.enumerated() {
+        var position = 0
+        while position < components.count {
+            defer { position += 1 }
+            var key = components[position]
+            // A composite's element is an attribute of its own, keyed by its path (`magnitude.richter`).
+            if let element = entity.compositeElementKey(in: components, at: position) {
+                key = element.key
+                position = element.last
+            }
             let isLast = position == components.count - 1
             guard let property = entity.propertiesByName[key], let slot = entity.slotByName[key] else {
                 throw QueryLanguageError.semantic("entity '\(entity.name)' has no property '\(key)' (key path '\(components.joined(separator: "."))')")

@@ -31,6 +31,11 @@ struct ResultsOrdering {
         var relationships: [RelationshipDescription] = []
         let parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         for (index, part) in parts.enumerated() {
+            // A composite's element, stored as an attribute keyed by its path (`magnitude.richter`).
+            if let element = current.compositeElementKey(in: parts, at: index), element.last == parts.count - 1,
+               let attribute = current.attributesByName[element.key] {
+                return (relationships, attribute)
+            }
             guard let slot = current.slotByName[part] else {
                 throw FetchedResultsError.unknownKeyPath(entity: entity.name, keyPath: keyPath)
             }

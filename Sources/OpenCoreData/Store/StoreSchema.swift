@@ -132,7 +132,16 @@ package struct StoreSchema: Sendable {
         for entity in model.entitiesByNumber {
             let table = tableIndex(of: entity)
             for property in entity.properties where !property.isTransient {
-                if let attribute = property as? AttributeDescription {
+                if let composite = property as? CompositeAttributeDescription {
+                    // No column for the composite itself; one per element, "Z", the attribute and the
+                    // element's path in capitals, joined by underscores: ZMAGNITUDE_RICHTER.
+                    for element in composite.storedElements {
+                        let base = "Z" + element.name.uppercased().replacingOccurrences(of: ".", with: "_")
+                        let name = uniqueColumnName(base, in: table)
+                        tables[table].columns.append(Column(name: name, sqlType: element.attributeType.sqlColumnType))
+                        columnNameByProperty[ObjectIdentifier(element)] = name
+                    }
+                } else if let attribute = property as? AttributeDescription {
                     let name = uniqueColumnName("Z" + attribute.name.uppercased(), in: table)
                     tables[table].columns.append(Column(name: name, sqlType: attribute.attributeType.sqlColumnType))
                     columnNameByProperty[ObjectIdentifier(property)] = name
@@ -222,7 +231,8 @@ package struct StoreSchema: Sendable {
             var storage: [PropertyStorage] = []
             for property in entity.allProperties {
                 let key = ObjectIdentifier(property)
-                if property.isTransient {
+                if property.isTransient || property is CompositeAttributeDescription {
+                    // A composite is read and written through its elements' slots (CompositeValue).
                     storage.append(.transient)
                 } else if property is AttributeDescription {
                     let column = columnNameByProperty[key]!

@@ -64,15 +64,6 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
         ]
     }
 
-    /// A stack on the store file `url` with a fresh coordinator: nothing cached from the writer.
-    private func freshContext(_ url: URL) throws -> ManagedObjectContext {
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: Self.model)
-        try coordinator.addPersistentStore(type: .sqlite, at: url)
-        let context = ManagedObjectContext(concurrencyType: .confinement)
-        context.persistentStoreCoordinator = coordinator
-        return context
-    }
-
     private func onlyNote(_ context: ManagedObjectContext) throws -> ManagedObject {
         let notes = try context.fetch(FetchRequest<ManagedObject>(entityName: "Note"))
         return try #require(notes.first)
@@ -101,11 +92,11 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
     @Test func everyFoundationValueRoundTripsThroughTheStore() throws {
         for (key, value) in Self.everyKind {
             let stack = try storeWithNote(payload: value)
-            let read = try onlyNote(freshContext(stack.url)).value(forKey: "payload")
+            let read = try onlyNote(stack.freshContext()).value(forKey: "payload")
             #expect(FoundationValueCanon.text(read) == FoundationValueCanon.text(value), "\(key)")
         }
         let stack = try storeWithNote(payload: Self.everyKind)
-        let read = try #require(try onlyNote(freshContext(stack.url)).value(forKey: "payload") as? [String: Any])
+        let read = try #require(try onlyNote(stack.freshContext()).value(forKey: "payload") as? [String: Any])
         #expect(FoundationValueCanon.text(read) == FoundationValueCanon.text(Self.everyKind))
         // The Swift types a value reads back as.
         #expect(read["integer"] as? Int == 42)
@@ -115,7 +106,7 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
         #expect(read["url"] as? URL == URL(string: "https://example.org/a?b=c"))
         #expect(read["set"] as? Set<AnyHashable> == Set<AnyHashable>(["x", "y", "z"]))
         // Nil stays nil, and the same value reads the same before the save.
-        let context = try freshContext(stack.url)
+        let context = try stack.freshContext()
         let note = try onlyNote(context)
         try note.setValue(nil, forKey: "payload")
         #expect(try note.value(forKey: "payload") == nil)
@@ -155,7 +146,7 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
 
         let stack = try storeWithNote(payload: nil)
         try storeBytes(bytes, stack.url, column: "ZPAYLOAD")
-        let read = try onlyNote(freshContext(stack.url)).value(forKey: "payload")
+        let read = try onlyNote(stack.freshContext()).value(forKey: "payload")
         #expect(FoundationValueCanon.text(read) == FoundationValueCanon.text(root))
     }
 
@@ -166,12 +157,12 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
         try note.setValue(TransformablePoint(x: 3, y: -4), forKey: "location")
         try context.save()
         #expect(try storedBytes(stack.url, column: "ZLOCATION") == Data("3,-4".utf8))
-        let read = try onlyNote(freshContext(stack.url))
+        let read = try onlyNote(stack.freshContext())
         #expect(try read.value(forKey: "location") as? TransformablePoint == TransformablePoint(x: 3, y: -4))
         // A value the transformer does not take, and bytes it cannot turn back.
         #expect(throws: ObjectGraphError.self) { try read.setValue("3,4", forKey: "location") }
         try storeBytes(Data("three".utf8), stack.url, column: "ZLOCATION")
-        let damaged = try onlyNote(freshContext(stack.url))
+        let damaged = try onlyNote(stack.freshContext())
         do {
             _ = try damaged.value(forKey: "location")
             Issue.record("bytes the transformer cannot read must be refused")
@@ -221,7 +212,7 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
         try context.save()
         // An archive of another class in the column is refused when read.
         try storeBytes(try KeyedArchiveWriter.archive(["red": 1]), stack.url, column: "ZTAGS")
-        let read = try onlyNote(freshContext(stack.url))
+        let read = try onlyNote(stack.freshContext())
         do {
             _ = try read.value(forKey: "tags")
             Issue.record("a dictionary read from an NSArray attribute must be refused")
@@ -253,7 +244,7 @@ final class PointTransformer: ValueTransformer, @unchecked Sendable {
         for round in 0...rounds {
             let bytes = round == rounds ? foreign : InteropFixtures.damaged(original, round: round, using: &generator)
             try storeBytes(bytes, stack.url, column: "ZPAYLOAD")
-            let note = try onlyNote(freshContext(stack.url))
+            let note = try onlyNote(stack.freshContext())
             do {
                 _ = try note.value(forKey: "payload")
             } catch ObjectGraphError.undecodableValue(let entity, let key, let object, let reason) {

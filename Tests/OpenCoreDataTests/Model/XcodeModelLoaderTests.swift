@@ -154,8 +154,8 @@ import Testing
     }
 
     @Test func unknownAttributeType() {
-        let xml = InteropFixtures.modelXML(#"<entity name="A"><attribute name="shape" attributeType="Composite"/></entity>"#)
-        #expect(throws: ModelError.unknownType(entity: "A", property: "shape", type: "Composite")) {
+        let xml = InteropFixtures.modelXML(#"<entity name="A"><attribute name="shape" attributeType="Hologram"/></entity>"#)
+        #expect(throws: ModelError.unknownType(entity: "A", property: "shape", type: "Hologram")) {
             try ManagedObjectModel(xmlData: xml, source: "test")
         }
     }

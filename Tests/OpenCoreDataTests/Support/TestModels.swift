@@ -87,6 +87,15 @@ struct TestStack {
         context.persistentStoreCoordinator = coordinator
         return context
     }
+
+    /// A context on a new coordinator over the same store file: nothing cached from the writer.
+    func freshContext() throws -> ManagedObjectContext {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
 }
 
 extension FetchRequest where Result == ManagedObject {
