@@ -230,6 +230,32 @@ final class ScratchedItem: NamedItem {
 /// A level adding nothing, not opting in.
 final class PlainNamedItem: NamedItem {}
 
+/// A class that does not opt in to reuse and writes down, per saved row, when an instance is made ("M"),
+/// awoken ("A") and freed ("F", or "!" when it is freed still registered or in its context).
+final class LifeLoggedItem: ManagedObject {
+    override class var entityName: String { "Item" }
+
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var events = ""
+        func note(_ event: Character) { lock.withLock { events.append(event) } }
+        func take() -> String { lock.withLock { defer { events = "" }; return events } }
+    }
+    /// Only ``SpareObjectReuseTests/objectsNotReusedAreFreedOneRightBeforeEachNewObject()`` makes these.
+    static let log = Log()
+
+    required init(entity: __shared EntityDescription, id: ManagedObjectID) {
+        super.init(entity: entity, id: id)
+        if !id.isTemporaryID { Self.log.note("M") }
+    }
+
+    override func awakeFromFetch() { Self.log.note("A") }
+
+    deinit {
+        if !objectID.isTemporaryID { Self.log.note(flags.contains(.registered) || contextReference != nil ? "!" : "F") }
+    }
+}
+
 /// Objects a controller lets go of are given later batches' rows instead of being freed, but only where the
 /// contract allows it: never an object still held strongly, and only instances of subclasses that opt in
 /// (``ManagedObject/allowsInstanceReuse``); those of others, `ManagedObject` itself included, are freed.
@@ -300,6 +326,31 @@ final class PlainNamedItem: NamedItem {}
         }
         #expect(context.spares.reusedCount == 0)
         #expect(weakly == nil, "an object let go by the controller is still alive")
+    }
+
+    /// An object the controller lets go of that is not reused is forgotten at once and freed right before
+    /// each new object is made, so the allocator hands its memory straight back (see ``SparePool``), and all
+    /// of them before the new batch's awake hooks run.
+    @Test func objectsNotReusedAreFreedOneRightBeforeEachNewObject() throws {
+        let (stack, expected) = try Self.seededStack(objectClass: LifeLoggedItem.self)
+        _ = LifeLoggedItem.log.take()
+        let context = stack.context()
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest.itemsByName(batchSize: 10), managedObjectContext: context,
+                                                      sectionNameKeyPath: nil, cacheName: nil)
+        try controller.performFetch()
+        #expect(LifeLoggedItem.log.take() == "", "the fetch made objects")
+        for position in 0..<expected.count {
+            let object = try controller.object(at: IndexPath(item: position, section: 0))
+            #expect(object.objectID == expected[position].0, "position \(position)")
+        }
+        // The first two batches are made with nothing to free; from the third on, each batch read lets go
+        // of the batch two before it.
+        let fresh = String(repeating: "M", count: 10) + String(repeating: "A", count: 10)
+        let interleaved = String(repeating: "FM", count: 10) + String(repeating: "A", count: 10)
+        #expect(LifeLoggedItem.log.take() == fresh + fresh + String(repeating: interleaved, count: expected.count / 10 - 2))
+        #expect(context.spares.reusedCount == 0 && context.spares.isEmpty)
+        #expect(context.spares.freedBeforeMakingCount == expected.count - 20)
+        #expect(context.registry.invariantViolations() == [])
     }
 
     @Test func reuseIsForClassesThatOptInOnly() {

@@ -233,9 +233,9 @@ struct ObjectMaterializer {
     /// the batch needs the general path (``loadBatch(_:into:slotsHoldNothing:)``).
     ///
     /// `beforeMaking` runs once, after the rows are read and before the first object is made: a holder
-    /// letting go of older objects does it there (``letGo(of:keepingSpares:)``), so their memory is free again,
-    /// or they are spares, just when the new objects are made (before the read, SQLite's own allocations would
-    /// merge it away first).
+    /// letting go of older objects does it there (``letGo(of:keepingSpares:)``), so that just when the new
+    /// objects are made they are spares, each given another row or freed right before the next object is
+    /// allocated (see ``SparePool``; before the read, SQLite's own allocations would take the memory first).
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore``; ``StoreError`` when the rows cannot be read (the
     ///   objects made before are registered and awoken).
@@ -257,7 +257,22 @@ struct ObjectMaterializer {
         func position(_ rank: Int) -> Int { byKey?[rank] ?? rank }
         let objectClass = entity.managedObjectClass
         let table = context.registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
-        let contextReference = context.reference
+        // Each object made new holds the entity (in its ID) and the context: their references are added for
+        // the whole batch at once (one atomic increment each, not one an object), each new object takes one,
+        // and those no object took (spares reused, keys a failed read never reached) are given back at the
+        // end. Kept as constants and counted from the pool's reuse count: a counter or `SharedReferences`
+        // captured by `make`, which the row closure calls, is checked for exclusive access on every use.
+        let entityReferences = Unmanaged.passUnretained(entity)
+        let contextReferences = Unmanaged.passUnretained(context.reference)
+        entityReferences.retain(count: keys.count)
+        contextReferences.retain(count: keys.count)
+        let reusedBefore = context.spares.reusedCount
+        /// Gives back the references not taken once `made` objects are made (spares given a row among them).
+        func giveBackReferences(made: Int) {
+            let unused = keys.count - (made - (context.spares.reusedCount &- reusedBefore))
+            entityReferences.release(count: unused)
+            contextReferences.release(count: unused)
+        }
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
             let object: ManagedObject
             if let spare = context.spares.take(objectClass, entity: entity, storeIndex: storeIndex) {
@@ -265,7 +280,8 @@ struct ObjectMaterializer {
                 object = spare
             } else {
                 object = makeNew(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table,
-                                 entityReference: entity, contextReference: contextReference)
+                                 entityReference: entityReferences.takeRetainedValue(),
+                                 contextReference: contextReferences.takeRetainedValue())
             }
             object.row = consume row
             // Handed over, not shared: the slot keeps this reference (no retain and release).
@@ -300,6 +316,8 @@ struct ObjectMaterializer {
                 rank += 1
             }
         } catch {
+            // Every key before `rank` has its object but those missing, made only after the read.
+            giveBackReferences(made: rank - missing.count)
             // Spares the holder let go of in `beforeMaking` that nothing reused are freed.
             context.spares.drain()
             awakenMade(ranks: rank)
@@ -312,6 +330,7 @@ struct ObjectMaterializer {
         if !madeAny { beforeMaking() }
         // Keys whose rows are gone (deleted in the store) become faults, as in the general path.
         for position in missing { make(keys[base + position], at: position, row: nil) }
+        giveBackReferences(made: keys.count)
         context.spares.drain()
         awakenMade(ranks: keys.count)
         return true
@@ -339,13 +358,16 @@ struct ObjectMaterializer {
     /// nothing unsaved: what a trim would do to them, done while they are still in cache (see
     /// ``ObjectRegistry/letGo(of:where:forget:spares:isSpare:)``). Leaves `objects` all nil.
     ///
-    /// With `keepingSpares`, those of them the ``SparePool`` accepts are kept for the next fresh batch read
-    /// instead of being freed (call it from that read's `beforeMaking`: spares left when it ends are freed).
+    /// With `keepingSpares`, they go to the ``SparePool`` for the next fresh batch read (call it from that
+    /// read's `beforeMaking`): those the pool accepts for reuse as they are, the others forgotten now and
+    /// freed one at a time as that read allocates (spares left when it ends are freed).
     func letGo(of objects: inout [ManagedObject?], keepingSpares: Bool = false) {
         if keepingSpares {
+            let start = context.spares.objects.count
             context.registry.letGo(of: &objects, where: ManagedObjectContext.isForgettable,
                                    forget: ManagedObjectContext.markForgotten,
-                                   spares: &context.spares.objects, isSpare: SparePool.accepts)
+                                   spares: &context.spares.objects, isSpare: { _ in true })
+            context.spares.admit(from: start)
         } else {
             var none: [ManagedObject] = []
             context.registry.letGo(of: &objects, where: ManagedObjectContext.isForgettable,
