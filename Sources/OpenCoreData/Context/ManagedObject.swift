@@ -115,11 +115,11 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
 
     /// Creates an object for the context (use ``ManagedObjectContext/insertNewObject(forEntityName:)`` or
     /// ``init(entity:insertInto:)``).
-    public required init(entity: __shared EntityDescription, id: ManagedObjectID) {
-        // The entity is the ID's; the parameter stays for subclasses' required initializer. Lent, not
-        // given (`__shared`): an owned parameter cost every object made a retain and a release of its
-        // entity. (`borrowing`, the same thing spelled newly, crashes the Swift 6.3 compiler here.)
-        // Subclasses may override it without the modifier.
+    public required init(entity: EntityDescription, id: ManagedObjectID) {
+        // The entity is the ID's; the parameter stays for subclasses' required initializer. It is taken as
+        // Swift takes initializer arguments by default (owned): lent (`__shared`) it saved a retain and a
+        // release per object, but an override spelled the default way then released the entity once too
+        // often (SubclassInitializerTests).
         assert(entity === id.entity, "ManagedObject(entity:id:) with an ID of another entity")
         self.objectID = id
     }

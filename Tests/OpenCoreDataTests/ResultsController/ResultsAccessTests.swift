@@ -244,7 +244,7 @@ final class LifeLoggedItem: ManagedObject {
     /// Only ``SpareObjectReuseTests/objectsNotReusedAreFreedOneRightBeforeEachNewObject()`` makes these.
     static let log = Log()
 
-    required init(entity: __shared EntityDescription, id: ManagedObjectID) {
+    required init(entity: EntityDescription, id: ManagedObjectID) {
         super.init(entity: entity, id: id)
         if !id.isTemporaryID { Self.log.note("M") }
     }
