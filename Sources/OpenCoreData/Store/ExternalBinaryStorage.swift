@@ -35,10 +35,14 @@ final class ExternalBinaryStorage: Sendable {
     let storePath: String
     private let model: ManagedObjectModel
     private let columnsByTable: [String: [Column]]
+    /// The columns hold plain bytes: a store this library wrote before it kept the markers, opened
+    /// read-only (``UnmarkedExternalData``).
+    let valuesArePlain: Bool
 
     /// The storage of a file store whose model has flagged attributes; nil otherwise (in-memory stores keep
-    /// every value in its row).
-    init?(storeURL: URL?, model: ManagedObjectModel) {
+    /// every value in its row). `directory` replaces the folder next to the file (a migration's copy of a
+    /// store uses the original's); `valuesArePlain` reads the columns as they are.
+    init?(storeURL: URL?, model: ManagedObjectModel, directory: URL? = nil, valuesArePlain: Bool = false) {
         guard let storeURL else { return nil }
         var columnsByTable: [String: [Column]] = [:]
         var seen: Set<String> = []
@@ -56,8 +60,9 @@ final class ExternalBinaryStorage: Sendable {
         guard !columnsByTable.isEmpty else { return nil }
         self.columnsByTable = columnsByTable.mapValues { $0.sorted { $0.index < $1.index } }
         self.model = model
+        self.valuesArePlain = valuesArePlain
         storePath = storeURL.path
-        directory = Self.directory(forStoreAt: storeURL)
+        self.directory = directory ?? Self.directory(forStoreAt: storeURL)
     }
 
     /// Whether Core Data keeps `attribute`'s values in the external form: a stored Binary or Transformable
@@ -92,7 +97,7 @@ final class ExternalBinaryStorage: Sendable {
             .unreadableExternalData(path: storePath, entity: entity, key: key, primaryKey: primaryKey, reason: reason)
         }
         // Core Data reads an empty column as an empty value.
-        guard let marker = stored.first else { return stored }
+        guard !valuesArePlain, let marker = stored.first else { return stored }
         switch marker {
         case Self.inlineMarker:
             return Data(stored.dropFirst())
@@ -158,6 +163,13 @@ final class ExternalBinaryStorage: Sendable {
         } catch {
             throw unreadable("its file _EXTERNAL_DATA/\(name) cannot be read: \(error.localizedDescription)")
         }
+    }
+
+    /// Whether the folder holds a regular file named `name` (a symbolic link is not one).
+    func holdsFile(named name: String) -> Bool {
+        guard Self.isFileName(name) else { return false }
+        var status = stat()
+        return lstat(directory.appendingPathComponent(name).path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
 
     /// The file a flagged column's stored bytes refer to, nil for an inline value or anything else.
@@ -276,9 +288,15 @@ final class ExternalBinaryStorage: Sendable {
         }
     }
 
-    /// Removes a file the committed rows no longer refer to (a file already gone is fine).
-    private func remove(_ name: String) {
-        guard Self.isFileName(name) else { return }
+    /// Removes a file the committed rows no longer refer to (a file already gone is fine). Called only
+    /// after the transaction that let go of it committed.
+    func remove(_ name: String) {
+        Self.remove(name, from: directory)
+    }
+
+    /// Removes a file named as Core Data names them from `directory` (a file already gone is fine).
+    static func remove(_ name: String, from directory: URL) {
+        guard isFileName(name) else { return }
         unlink(directory.appendingPathComponent(name).path)
     }
 }

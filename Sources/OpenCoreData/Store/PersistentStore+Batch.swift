@@ -34,10 +34,20 @@ extension PersistentStore {
                 return false
             }
         }
-        return try writeRecordingHistory({ outcome in
+        // Flagged columns the update replaces: the files their values were in go once it has committed.
+        let replacedColumns = externalStorage.map { storage in
+            storage.columnNames(ofTable: table, schema: schema).filter { name in assignments.contains { $0.column == name } }
+        } ?? []
+        var released: [String] = []
+        let result = try writeRecordingHistory({ (outcome: (count: Int, ids: [ManagedObjectID])) in
             outcome.ids.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber,
                                                   primaryKey: $0.primaryKey, updatedSlots: slots) }
         }) { db in
+            if !replacedColumns.isEmpty {
+                let columns = replacedColumns.map { "t0.\($0)" }.joined(separator: ", ")
+                released = try ExternalBinaryStorage.referencedFiles(
+                    db, sql: "SELECT \(columns) FROM \(fromClause)\(whereSQL)", arguments: StatementArguments(filterArguments))
+            }
             var outcome: (count: Int, ids: [ManagedObjectID])
             if !needsIDs {
                 try db.executeFully(sql: sql, arguments: arguments)
@@ -54,6 +64,8 @@ extension PersistentStore {
             for statement in followUps { try db.executeFully(sql: statement.sql, arguments: statement.arguments) }
             return outcome
         }
+        externalStorage?.remove(released)
+        return result
     }
 
     /// Deletes rows and keeps the store consistent: cascades, nulls foreign keys that pointed at them,
@@ -81,9 +93,22 @@ extension PersistentStore {
         func runFollowUps(_ db: Database) throws {
             for statement in followUps { try db.executeFully(sql: statement.sql, arguments: statement.arguments) }
         }
+        // Files of the deleted rows' values kept outside them: listed in the transaction, removed after it.
+        // A batch that fails removes nothing.
+        var released: [String] = [], committed = false
+        defer { if committed { externalStorage?.remove(released) } }
+        func noteReleasedFiles(_ db: Database, from table: String, _ rows: String, _ arguments: StatementArguments) throws {
+            guard let storage = externalStorage else { return }
+            let columns = storage.columnNames(ofTable: table, schema: schema)
+            guard !columns.isEmpty else { return }
+            released += try ExternalBinaryStorage.referencedFiles(
+                db, sql: "SELECT \(columns.map { "t0.\($0)" }.joined(separator: ", ")) FROM \(table) AS t0\(rows)",
+                arguments: arguments)
+        }
         if !touchesRelationships && initial == nil {
             // Nothing points in or out: one DELETE, as raw SQL would do it.
-            return try writeRecordingHistory(updatedByNullifying) { db in
+            let outcome = try writeRecordingHistory(updatedByNullifying) { db in
+                try noteReleasedFiles(db, from: table, whereSQL, StatementArguments(filterArguments))
                 guard needsIDs else {
                     try db.executeFully(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: filterArguments)
                     let count = db.changesCount
@@ -99,8 +124,10 @@ extension PersistentStore {
                 try runFollowUps(db)
                 return (deleted.count, deleted, [])
             }
+            committed = true
+            return outcome
         }
-        return try writeRecordingHistory(updatedByNullifying) { db in
+        let outcome = try writeRecordingHistory(updatedByNullifying) { db in
             var updated: [ManagedObjectID] = []
             // 1. The rows the request names.
             var deleted: [ManagedObjectID] = []
@@ -189,12 +216,15 @@ extension PersistentStore {
                         }
                     }
                 }
+                try noteReleasedFiles(db, from: table, " WHERE t0.Z_PK IN \(keys)", tableArgument)
                 try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN \(keys)", arguments: tableArgument)
             }
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
             try runFollowUps(db)
             return (deleted.count, deleted, updated.filter { !seen.contains($0) })
         }
+        committed = true
+        return outcome
     }
 
     /// The IDs related to some rows through one relationship.
