@@ -1,7 +1,8 @@
 /// A predicate, expression or sort a store's SQL cannot answer with exactly the meaning it has in memory,
 /// refused before any statement runs rather than answered differently.
 ///
-/// SQLite answers every construct the query language has (the library registers its Swift code there); the
+/// SQLite answers every construct the query language has (the library registers its Swift code there) but
+/// comparisons with values kept in external binary storage form (``Construct/externalBinaryStorage``); the
 /// PostgreSQL store refuses the short list in ``Construct`` (docs/POSTGRESQL.md, "Queries").
 ///
 /// ```swift
@@ -31,6 +32,10 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
         case median = "median as a fetched value has no exact PostgreSQL aggregate here"
         /// A string constant holding U+0000, which PostgreSQL text cannot hold.
         case nulCharacter = "PostgreSQL text cannot hold U+0000"
+        /// A comparison with a value of an attribute kept in Core Data's external binary storage form: its
+        /// column holds a marker and then the bytes or the name of a file, so SQL would compare the stored
+        /// form, not the value. Only `== nil` and `!= nil` compile (nil is NULL in either form). Any dialect.
+        case externalBinaryStorage = "the attribute keeps its values in Core Data's external storage form (a marker, then the bytes or a file's name), which SQL cannot compare with a value; test it against nil only, or compare after fetching"
         /// Sorting with a comparison selector other than `compare:`.
         case sortComparator = "sorting with this comparison selector needs a collation PostgreSQL does not have alike"
     }

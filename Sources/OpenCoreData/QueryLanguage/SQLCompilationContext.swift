@@ -109,6 +109,11 @@ final class CompilationContext {
                 guard isLast else {
                     throw QueryLanguageError.semantic("'\(entity.name).\(key)' is an attribute; the key path '\(components.joined(separator: "."))' cannot continue past it")
                 }
+                if let attribute = property as? AttributeDescription, ExternalBinaryStorage.usesExternalStorage(attribute),
+                   let comparison = currentComparison, !Self.isNilTest(comparison) {
+                    // The column holds the stored form (a marker, then bytes or a file name), not the value.
+                    throw refusal(.externalBinaryStorage, subject: "'\(entity.name).\(key)' in a comparison")
+                }
                 return .value(SQLFragment("\(alias).\(column)"))
             case .toOne(let column, _, _, _):
                 if isLast { return .value(SQLFragment("\(alias).\(column)")) }
@@ -129,6 +134,15 @@ final class CompilationContext {
             }
         }
         return .value(SQLFragment("\(alias).Z_PK"))
+    }
+
+    /// Whether `comparison` is `x == nil` or `x != nil`, which the stored form of any value answers as the
+    /// value itself does (nil is NULL either way).
+    private static func isNilTest(_ comparison: QueryComparison) -> Bool {
+        guard comparison.op == .equal || comparison.op == .notEqual, comparison.options.isEmpty else { return false }
+        if case .constant(.null) = comparison.rhs { return true }
+        if case .constant(.null) = comparison.lhs { return true }
+        return false
     }
 
     /// A subquery scope over the members of a to-many relationship, with its correlation condition.

@@ -279,6 +279,44 @@ import Testing
         #expect(Self.files(stack).isEmpty)
     }
 
+    // MARK: Predicates
+
+    @Test func comparingAValueIsRefusedNamingTheAttributeAndNilTestsWork() throws {
+        let stack = try Self.stack(names: [])
+        let context = stack.context()
+        for (name, value) in [("small", Data("abc".utf8)), ("large", Self.bytes(200_000, seed: 14)), ("none", nil)] {
+            let photo = try context.insertNewObject(forEntityName: "Photo")
+            try photo.setValue(name, forKey: "name")
+            try photo.setValue(value, forKey: "image")
+            try photo.setValue(value, forKey: "plain")
+        }
+        try context.save()
+        func count(_ format: String, _ arguments: Any...) throws -> Int {
+            let request = OpenCoreData.FetchRequest<ManagedObject>(entityName: "Photo")
+            request.predicate = try QueryPredicate(format: format, argumentArray: arguments)
+            return try Self.freshContext(stack).count(for: request)
+        }
+        // The stored form answers nil tests as the value does.
+        #expect(try count("image == nil") == 1)
+        #expect(try count("image != nil") == 2)
+        #expect(try count("nil == image") == 1)
+        // A column without the flag compares its bytes.
+        #expect(try count("plain == %@", Data("abc".utf8)) == 1)
+        for format in ["image == %@", "image != %@", "image IN %@", "name == 'small' OR image == %@"] {
+            let argument: Any = format.contains("IN") ? [Data("abc".utf8)] : Data("abc".utf8)
+            #expect(Comment(rawValue: format)) { try count(format, argument) } throws: { error in
+                guard let refusal = error as? QueryDialectRefusal else { return false }
+                return refusal.construct == .externalBinaryStorage && refusal.description.contains("Photo.image")
+            }
+        }
+        // A batch request with such a predicate is refused before any row changes.
+        let update = BatchUpdateRequest(entityName: "Photo")
+        update.predicate = try QueryPredicate(format: "image == %@", Data("abc".utf8))
+        update.propertiesToUpdate = ["name": "changed"]
+        #expect(throws: QueryDialectRefusal.self) { try context.execute(update) }
+        #expect(try count("name == 'changed'") == 0)
+    }
+
     // MARK: Hostile columns
 
     @Test(arguments: ["../outside", "/etc/passwd", "..", "", "not-a-uuid", "AAAAAAAA-AAAA-AAAA-AAAA-AAAAAAAAAAAA/../x"])
