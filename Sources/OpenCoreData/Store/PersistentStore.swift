@@ -60,6 +60,9 @@ public struct StoreOptions: Sendable, Hashable {
     /// ``MappingModel/destinationModelVersionName`` is the model's is used, or a compiled one (`.cdm`) whose
     /// entity version hashes fit both versions (docs/MIGRATION.md).
     public var mappingModels: [MappingModel] = []
+    /// The `_EXTERNAL_DATA` folder of the values kept outside their rows; nil for the one next to the file.
+    /// A migration working on a copy of a store sets the original's, where the values are and must stay.
+    package var externalDataDirectory: URL?
 
     /// Options with each setting as its property documents it (the defaults: writable, a 5-second busy timeout,
     /// no history, automatic inferred migration).
@@ -260,7 +263,22 @@ public final class PersistentStore: @unchecked Sendable {
         // stores and in-memory stores have no second connection to open).
         keyedReader = KeyedRowReader.isEnabled && type == .sqlite && !options.readOnly && writer is DatabasePool
             ? KeyedRowReader(path: path, busyTimeout: options.busyTimeout) : nil
-        externalStorage = type == .sqlite ? ExternalBinaryStorage(storeURL: url, model: model) : nil
+        var externalStorage = type == .sqlite
+            ? ExternalBinaryStorage(storeURL: url, model: model, directory: options.externalDataDirectory) : nil
+        if let storage = externalStorage {
+            // A store written before the markers existed is marked now, before anything reads it (or read
+            // as it is when read-only).
+            do {
+                if try UnmarkedExternalData.prepare(writer, storage: storage, schema: model.schema,
+                                                    readOnly: options.readOnly) == .readsPlainBytes {
+                    externalStorage = ExternalBinaryStorage(storeURL: url, model: model, directory: options.externalDataDirectory,
+                                                            valuesArePlain: true)
+                }
+            } catch let error as DatabaseError {
+                throw StoreError.fromOpening(error, path: path)
+            }
+        }
+        self.externalStorage = externalStorage
         history = options.persistentHistoryTracking && !options.readOnly ? HistoryRecorder(model: model, remembersOwnTransactions: options.remoteChangeNotifications) : nil
     }
 

@@ -34,7 +34,14 @@ package struct StoreMetadata: Sendable, Equatable {
         static let versionHashesVersion = "NSStoreModelVersionHashesVersion"
         static let versionIdentifiers = "NSStoreModelVersionIdentifiers"
         static let frameworkVersion = "NSPersistenceFrameworkVersion"
+        static let maximumFrameworkVersion = "NSPersistenceMaximumFrameworkVersion"
         static let autoVacuumLevel = "_NSAutoVacuumLevel"
+        /// Ours: the store keeps external binary storage values in Core Data's marked form
+        /// (docs/INTEROP.md). Every store this library creates carries it; Core Data ignores it.
+        static let externalDataMarked = "_OCDExternalDataMarked"
+        /// Every key this library has written.
+        static let written: Set<String> = [storeType, storeUUID, versionHashes, versionHashesVersion, versionIdentifiers,
+                                           frameworkVersion, autoVacuumLevel, externalDataMarked]
     }
 
     /// `NSStoreType`: "SQLite" for the stores we write.
@@ -51,6 +58,15 @@ package struct StoreMetadata: Sendable, Equatable {
     var frameworkVersion: Int?
     /// `_NSAutoVacuumLevel`, if present (Core Data writes a string; a number is accepted too).
     var autoVacuumLevel: String?
+    /// `NSPersistenceMaximumFrameworkVersion`, if present: the newest Core Data that opened the store.
+    /// Read only (one of ``otherKeys``); this library never writes it.
+    var maximumFrameworkVersion: Int?
+    /// `_OCDExternalDataMarked`: true in every store this library created since it keeps external binary
+    /// storage values in Core Data's marked form.
+    var externalDataMarked: Bool
+    /// The keys of the property list that this library never writes (Core Data's checksums, maximum
+    /// framework version, an app's own keys), sorted. Read only; not written back.
+    var otherKeys: [String] = []
 
     /// `Z_UUID`: the store UUID as an uppercase string, as Core Data writes it.
     package var uuidString: String { storeUUID.uuidString.uppercased() }
@@ -64,6 +80,7 @@ package struct StoreMetadata: Sendable, Equatable {
         versionIdentifiers = model.versionIdentifiers.isEmpty ? [""] : model.versionIdentifiers
         frameworkVersion = Self.frameworkVersion
         autoVacuumLevel = Self.autoVacuumLevel
+        externalDataMarked = true
     }
 
     /// The binary property list for `Z_PLIST`.
@@ -77,6 +94,7 @@ package struct StoreMetadata: Sendable, Equatable {
         if let versionHashesVersion { plist[Key.versionHashesVersion] = versionHashesVersion }
         if let frameworkVersion { plist[Key.frameworkVersion] = frameworkVersion }
         if let autoVacuumLevel { plist[Key.autoVacuumLevel] = autoVacuumLevel }
+        if externalDataMarked { plist[Key.externalDataMarked] = true }
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
     }
 
@@ -118,6 +136,17 @@ package struct StoreMetadata: Sendable, Equatable {
         autoVacuumLevel = plist[Key.autoVacuumLevel].flatMap { value in
             value.string ?? value.integer.map { String($0) }
         }
+        externalDataMarked = plist[Key.externalDataMarked] == .boolean(true)
+        maximumFrameworkVersion = plist[Key.maximumFrameworkVersion]?.integer.flatMap { Int(exactly: $0) }
+        otherKeys = plist.keys.filter { !Key.written.contains($0) }.sorted()
+    }
+
+    /// Whether this library wrote the store before it kept external binary storage values marked: our
+    /// framework version, only keys we write, and not the flag. Core Data's stores since its framework
+    /// version passed ours carry keys we never write (`NSPersistenceMaximumFrameworkVersion`,
+    /// `NSStoreModelVersionHashesDigest`, `NSStoreModelVersionChecksumKey`), so they never match.
+    var mayHoldUnmarkedExternalData: Bool {
+        !externalDataMarked && frameworkVersion == Self.frameworkVersion && otherKeys.isEmpty
     }
 
     /// What differs between the store's entities and the model's, one readable line per entity, in name
