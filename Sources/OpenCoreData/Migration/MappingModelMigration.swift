@@ -35,17 +35,33 @@ public enum MappingModelMigration {
     ///   source store throws.
     public static func migrate(storeAt source: URL, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
                                mapping: MappingModel, into destination: URL, batchSize: Int = defaultBatchSize) throws {
+        try migrate(storeAt: source, sourceModel: sourceModel, destinationModel: destinationModel, mapping: mapping,
+                    into: destination, batchSize: batchSize, externalData: nil)
+    }
+
+    /// ``migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)`` with both stores' values kept
+    /// outside their rows in `externalData` instead of the folders next to their files (nil: those): a
+    /// migration in place works on copies of the store, whose values live in the original's folder. A
+    /// failed migration removes the files the destination wrote.
+    ///
+    /// - Throws: what the public `migrate` throws.
+    static func migrate(storeAt source: URL, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
+                        mapping: MappingModel, into destination: URL, batchSize: Int, externalData: URL?) throws {
         let plan = try MappingPlan(mapping: mapping, sourceModel: sourceModel, destinationModel: destinationModel)
         guard !FileManager.default.fileExists(atPath: destination.path) else {
             throw MigrationError.stepFailed(path: destination.path, step: "create the destination store",
                                             reason: "a file is already there")
         }
         let sourceCoordinator = PersistentStoreCoordinator(managedObjectModel: sourceModel)
-        try sourceCoordinator.addPersistentStore(type: .sqlite, at: source, options: StoreOptions(readOnly: true))
+        var sourceOptions = StoreOptions(readOnly: true)
+        sourceOptions.externalDataDirectory = externalData
+        try sourceCoordinator.addPersistentStore(type: .sqlite, at: source, options: sourceOptions)
         defer { sourceCoordinator.persistentStores.forEach(sourceCoordinator.remove) }
         let destinationCoordinator = PersistentStoreCoordinator(managedObjectModel: destinationModel)
         do {
-            try destinationCoordinator.addPersistentStore(type: .sqlite, at: destination)
+            var destinationOptions = StoreOptions()
+            destinationOptions.externalDataDirectory = externalData
+            try destinationCoordinator.addPersistentStore(type: .sqlite, at: destination, options: destinationOptions)
             // A store with persistent history keeps it (docs/HISTORY.md, "Migrations").
             let history = try MappingMigrationHistory.read(sourceAt: source.path)
             try history?.reserveKeys(inDestinationAt: destination.path)
@@ -58,6 +74,8 @@ public enum MappingModelMigration {
                                sourceModel: sourceModel, destinationModel: destinationModel)
         } catch {
             destinationCoordinator.persistentStores.forEach(destinationCoordinator.remove)
+            // The batches saved before the failure wrote files of their large values: they go with the store.
+            ExternalBinaryStorage.removeFiles(ofStoreAt: destination, model: destinationModel, directory: externalData)
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 try? FileManager.default.removeItem(atPath: destination.path + suffix)
             }
@@ -229,8 +247,20 @@ extension MappingModelMigration {
         }
         // Another connection may have migrated the store before the snapshot: its result is kept.
         guard try StoreMetadata.read(storeAt: snapshot.copyPath).versionHashes == sourceModel.entityVersionHashesByName else { return }
-        try migrate(storeAt: URL(fileURLWithPath: snapshot.copyPath), sourceModel: sourceModel, destinationModel: destinationModel,
-                    mapping: mapping, into: migrated)
-        try StoreFileReplacement.replaceContents(of: path, with: snapshot, from: migrated.path)
+        // The copies read and write the values kept outside rows in the store's own folder: the migrated
+        // values' files are there (under new names) before the rows naming them are written back.
+        let folder = ExternalBinaryStorage.directory(forStoreAt: url)
+        let copy = URL(fileURLWithPath: snapshot.copyPath)
+        try migrate(storeAt: copy, sourceModel: sourceModel, destinationModel: destinationModel,
+                    mapping: mapping, into: migrated, batchSize: defaultBatchSize, externalData: folder)
+        do {
+            try StoreFileReplacement.replaceContents(of: path, with: snapshot, from: migrated.path)
+        } catch {
+            ExternalBinaryStorage.removeFiles(ofStoreAt: migrated, model: destinationModel, directory: folder)
+            throw error
+        }
+        // Written back: the files of the values before the migration are no longer named by any row.
+        ExternalBinaryStorage.removeFiles(ofStoreAt: copy, model: sourceModel, directory: folder,
+                                          keeping: migrated, model: destinationModel)
     }
 }
