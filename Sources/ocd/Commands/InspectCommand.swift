@@ -3,8 +3,9 @@ import Foundation
 import OpenCoreDataImport
 import OpenCoreData
 
-/// `ocd inspect <store>`: entities, row counts and sample rows of a store in Core Data's layout, opened
-/// read-only (the file is never changed).
+/// `ocd inspect <store>`: the framework version that wrote the store, its persistent history and CloudKit
+/// tables, then entities, row counts and sample rows of a store in Core Data's layout, opened read-only (the
+/// file is never changed).
 struct InspectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
@@ -40,6 +41,7 @@ struct InspectCommand: AsyncParsableCommand {
         let context = opened.newContext()
         let entities = opened.coordinator.managedObjectModel.entities.sorted { $0.name < $1.name }
         Console.line("\(opened.url.path) (model: \(modelName), store UUID \(opened.coordinator.persistentStores.first?.identifier ?? "?"))")
+        for line in StoreSummaryText.lines(forStoreAt: opened.url) { Console.line(line) }
         for line in UnreadModelKeys.note(for: opened.coordinator.managedObjectModel) { Console.line(line) }
         try context.performAndWait {
             for entity in entities {
@@ -73,6 +75,7 @@ struct InspectCommand: AsyncParsableCommand {
     private func printOutline(_ outline: StoreOutline) {
         Console.line("\(store) (no model: entities, rows and columns from the store's own tables; "
             + "pass --model for attribute names, types and relationships)")
+        for line in StoreSummaryText.lines(forStoreAt: URL(fileURLWithPath: store)) { Console.line(line) }
         for entity in outline.entities {
             let parent = entity.superentityName.map { " : \(TerminalText.escaped($0))" } ?? ""
             Console.line("")
