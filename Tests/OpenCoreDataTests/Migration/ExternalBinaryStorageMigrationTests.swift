@@ -156,4 +156,41 @@ import Testing
         #expect(try Self.images(ofStoreAt: store, model: sourceModel, entity: "Photo", key: "name") == expected)
         #expect(try Self.hiddenEntries(in: directory) == [".photos_SUPPORT"])
     }
+
+    @Test func anInferredMigrationOnOpenKeepsEveryValueAndFile() throws {
+        let directory = TemporaryDirectory()
+        let old = try ExternalBinaryStorageTests.model()
+        let new = try ManagedObjectModel(xmlData: InteropFixtures.modelXML("""
+            <entity name="Photo" representedClassName="Photo">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <attribute name="image" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+                <attribute name="plain" optional="YES" attributeType="Binary"/>
+                <attribute name="info" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromData" allowsExternalBinaryDataStorage="YES"/>
+                <attribute name="caption" optional="YES" attributeType="String"/>
+            </entity>
+            """), source: "photos 2")
+        let bundle = directory.file("Photos.xcdatamodeld")
+        try ManagedObjectModel.writeModelBundle(versions: [("Photos", old), ("Photos 2", new)], currentVersion: "Photos 2", to: bundle)
+        let store = directory.file("photos.sqlite")
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: old)
+            try coordinator.addPersistentStore(type: .sqlite, at: store)
+            defer { coordinator.persistentStores.forEach(coordinator.remove) }
+            let context = ManagedObjectContext(concurrencyType: .confinement)
+            context.persistentStoreCoordinator = coordinator
+            for (name, image) in Self.images {
+                let photo = try context.insertNewObject(forEntityName: "Photo")
+                try photo.setValue(name, forKey: "name")
+                try photo.setValue(image, forKey: "image")
+            }
+            try context.save()
+        }
+        let before = Self.files(of: store)
+        #expect(before.count == 2)
+
+        let current = try ManagedObjectModel(contentsOf: bundle)
+        #expect(try Self.images(ofStoreAt: store, model: current, entity: "Photo", key: "name") == Self.images)
+        #expect(try ModelVersionBundle(contentsOf: bundle).version(ofStoreAt: store)?.name == "Photos 2")
+        #expect(Self.files(of: store) == before)
+    }
 }
