@@ -301,7 +301,10 @@ extension PersistentStore {
         let attributeSlots = entity.storage.indices.filter {
             if case .attribute = entity.storage[$0] { return true } else { return false }
         }
-        return try writeRecordingHistory({ _ in
+        // An upsert replaces stored values: the files of those in external storage go after the commit.
+        let replacedColumns = upsert == nil ? [] : externalStorage?.columnNames(ofTable: table.name, schema: schema) ?? []
+        var released: [String] = []
+        let result: (count: Int, ids: [ManagedObjectID]) = try writeRecordingHistory({ _ in
             guard upsert != nil else {
                 return (0..<count).map { HistoryEntry.Change(type: .insert, entityNumber: entity.entityNumber,
                                                              primaryKey: firstKey + Int64($0)) }
@@ -313,6 +316,9 @@ extension PersistentStore {
         }) { db in
             let first = try reservePrimaryKeys(root: entity.rootEntity, count: count, in: db)
             firstKey = first
+            if !replacedColumns.isEmpty {
+                try ExternalBinaryStorage.noteUpsertReplacements(db, table: table.name, columns: replacedColumns)
+            }
             let insert = try BoundWrite(db, sql: insertSQL(table: table.name) + (upsert ?? ""))
             var ids: [ManagedObjectID] = []
             if returningIDs { ids.reserveCapacity(count) }
@@ -329,8 +335,11 @@ extension PersistentStore {
                 }
                 if returningIDs { ids.append(ManagedObjectID(entity: entity, primaryKey: key, store: identity)) }
             }
+            if !replacedColumns.isEmpty { released = try ExternalBinaryStorage.filesReplacedByUpserts(db, table: table.name) }
             return (count, ids)
         }
+        externalStorage?.remove(released)
+        return result
     }
 
     /// The `ON CONFLICT … DO UPDATE` clauses (one per uniqueness constraint that covers the entity, each

@@ -3,8 +3,9 @@ import GRDB
 import Testing
 @testable import OpenCoreData
 
-/// Batch updates and deletes let go of values kept in `_EXTERNAL_DATA` files: the files go once the batch
-/// has committed, the files of rows it did not touch stay, and a batch that fails removes nothing.
+/// Batch updates, deletes and upserting inserts let go of values kept in `_EXTERNAL_DATA` files: the files
+/// go once the batch has committed, the files of rows it did not touch stay, and a batch that fails removes
+/// nothing.
 @Suite struct ExternalBinaryStorageBatchTests {
     typealias Fixture = ExternalBinaryStorageTests
 
@@ -102,5 +103,35 @@ import Testing
         }
         #expect(try Self.image(stack, of: "a") == Fixture.bytes(200_000, seed: UInt8(200_000 % 251)))
         #expect(try Self.image(stack, of: "b") == Fixture.bytes(210_000, seed: UInt8(210_000 % 251)))
+    }
+
+    @Test func anUpsertingBatchInsertRemovesTheFilesOfTheValuesItReplaced() throws {
+        let model = try ManagedObjectModel(xmlData: InteropFixtures.modelXML("""
+            <entity name="Photo" representedClassName="Photo">
+                <attribute name="name" attributeType="String"/>
+                <attribute name="image" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+                <uniquenessConstraints><uniquenessConstraint><constraint value="name"/></uniquenessConstraint></uniquenessConstraints>
+            </entity>
+            """), source: "unique photos")
+        let stack = try TestStack(model: model)
+        let context = stack.context()
+        for name in ["a", "b"] {
+            let photo = try context.insertNewObject(forEntityName: "Photo")
+            try photo.setValue(name, forKey: "name")
+            try photo.setValue(Fixture.bytes(200_000, seed: name == "a" ? 41 : 42), forKey: "image")
+        }
+        try context.save()
+        let before = Fixture.files(stack)
+        let kept = try #require(try Fixture.raw(stack, of: "b"))
+        #expect(before.count == 2)
+
+        // "a" is upserted (its value replaced), "c" is new.
+        try context.execute(BatchInsertRequest(entityName: "Photo", objects: [
+            ["name": "a", "image": Data("new".utf8)], ["name": "c", "image": Data("c".utf8)],
+        ]))
+        #expect(Fixture.files(stack) == [String(decoding: kept.dropFirst().dropLast(), as: UTF8.self)])
+        #expect(try Self.image(stack, of: "a") == Data("new".utf8))
+        #expect(try Self.image(stack, of: "b") == Fixture.bytes(200_000, seed: 42))
+        #expect(try Self.image(stack, of: "c") == Data("c".utf8))
     }
 }
