@@ -142,9 +142,10 @@ package struct StoreMetadata: Sendable, Equatable {
     }
 
     /// Whether this library wrote the store before it kept external binary storage values marked: our
-    /// framework version, only keys we write, and not the flag. Core Data's stores since its framework
-    /// version passed ours carry keys we never write (`NSPersistenceMaximumFrameworkVersion`,
-    /// `NSStoreModelVersionHashesDigest`, `NSStoreModelVersionChecksumKey`), so they never match.
+    /// framework version, only keys we write, and not the flag. Core Data writes keys we never wrote
+    /// (`NSPersistenceMaximumFrameworkVersion`, `NSStoreModelVersionHashesDigest`,
+    /// `NSStoreModelVersionChecksumKey`) in stores of framework versions well below ours, so a store it
+    /// wrote with our number would carry them and never match.
     var mayHoldUnmarkedExternalData: Bool {
         !externalDataMarked && frameworkVersion == Self.frameworkVersion && otherKeys.isEmpty
     }
