@@ -33,12 +33,14 @@ enum ArchivedPredicate {
         9: "ENDSWITH", 10: "IN", 99: "CONTAINS", 100: "BETWEEN",
     ]
 
-    /// The archived predicate at `reference`, parsed.
+    /// The archived predicate at `reference`, parsed. `walk` bounds the reading: pass one walk to every read
+    /// of an archive, so that they share its allowance.
     ///
-    /// - Throws: ``Failure`` when the archive part is damaged, holds a class or key not read, or its text
-    ///   does not parse.
-    static func predicate(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> QueryPredicate {
-        let text = try format(in: archive, at: reference)
+    /// - Throws: ``Failure`` when the archive part is damaged, holds a class or key not read, its text
+    ///   does not parse, or the walk's allowance is spent.
+    static func predicate(in archive: KeyedArchive, at reference: KeyedArchive.Reference,
+                          walk: inout KeyedArchive.Walk) throws -> QueryPredicate {
+        let text = try format(in: archive, at: reference, walk: &walk)
         do {
             return try QueryPredicate(format: text)
         } catch {
@@ -48,12 +50,13 @@ enum ArchivedPredicate {
 
     /// The format text of the archived predicate at `reference`.
     ///
-    /// - Throws: see ``predicate(in:at:)``.
-    static func format(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> String {
+    /// - Throws: see ``predicate(in:at:walk:)``.
+    static func format(in archive: KeyedArchive, at reference: KeyedArchive.Reference,
+                       walk: inout KeyedArchive.Walk) throws -> String {
         try readable {
-            // Resolving first bounds everything below: no cycles, a limited depth, and at most the archive's
+            // Resolving first bounds everything below: no cycles, a limited depth, and at most the walk's
             // visit allowance of nodes, so shared references cannot expand into an enormous text.
-            _ = try archive.resolved(reference)
+            _ = try archive.resolved(reference, within: &walk)
             return try text(reference, in: archive, depth: 0)
         }
     }
@@ -61,9 +64,10 @@ enum ArchivedPredicate {
     /// The text of the archived expression at `reference` (a derived attribute's), bounded as predicates are.
     ///
     /// - Throws: ``Failure`` as ``format(in:at:)`` does.
-    static func expressionFormat(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> String {
+    static func expressionFormat(in archive: KeyedArchive, at reference: KeyedArchive.Reference,
+                                 walk: inout KeyedArchive.Walk) throws -> String {
         try readable {
-            _ = try archive.resolved(reference)
+            _ = try archive.resolved(reference, within: &walk)
             return try ArchivedMappingExpression.format(in: archive, at: reference)
         }
     }

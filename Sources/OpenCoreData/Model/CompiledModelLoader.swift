@@ -121,10 +121,26 @@ struct CompiledModelLoader {
 
     /// What was archived and not read, as "owner: what".
     private var unread: [String] = []
+    /// The one walk every archived predicate and expression of the model is read with: they share its visit
+    /// allowance, so many of them sharing a large part of the archive are refused rather than read at length.
+    private var predicateWalk: KeyedArchive.Walk?
+
+    private mutating func archivedPredicate(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> QueryPredicate {
+        var walk = predicateWalk ?? KeyedArchive.Walk(archive)
+        defer { predicateWalk = walk }
+        return try ArchivedPredicate.predicate(in: archive, at: reference, walk: &walk)
+    }
+
+    private mutating func archivedExpressionFormat(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> String {
+        var walk = predicateWalk ?? KeyedArchive.Walk(archive)
+        defer { predicateWalk = walk }
+        return try ArchivedPredicate.expressionFormat(in: archive, at: reference, walk: &walk)
+    }
 
     /// The entities, version identifiers and unread keys of the archived model in `data`.
     mutating func contents(from data: Data) throws -> CompiledModelContents {
         unread = []
+        predicateWalk = nil
         do {
             let archive = try KeyedArchive(data: data)
             let root = try archive.topObject()
@@ -319,7 +335,7 @@ struct CompiledModelLoader {
             let warning = position < warnings.count ? try warningText(warnings[position], in: archive) : "none"
             let rule: QueryPredicate
             do {
-                rule = try ArchivedPredicate.predicate(in: archive, at: predicateReference)
+                rule = try archivedPredicate(in: archive, at: predicateReference)
             } catch let failure as ArchivedPredicate.Failure {
                 unread.append("\(owner): validation predicate \(position + 1) (warning \(warning)) not read: \(failure.reason)")
                 continue
@@ -375,7 +391,7 @@ struct CompiledModelLoader {
         let fetched = FetchedPropertyDescription(name: name, entityName: entityName)
         do {
             if let predicate = try archive.reference("NSPredicate", of: request) {
-                fetched.predicate = try ArchivedPredicate.predicate(in: archive, at: predicate)
+                fetched.predicate = try archivedPredicate(in: archive, at: predicate)
             }
             fetched.sortDescriptors = try sortDescriptors(archive.reference("NSSortDescriptors", of: request), in: archive)
         } catch let failure as ArchivedPredicate.Failure {
@@ -471,7 +487,7 @@ struct CompiledModelLoader {
     }
 
     /// A derived attribute (`NSDerivedAttributeDescription`): `NSDerivationExpression`, read by
-    /// ``ArchivedPredicate/expressionFormat(in:at:)`` and parsed as the XML loader parses `derivationExpression`,
+    /// ``ArchivedPredicate/expressionFormat(in:at:walk:)`` and parsed as the XML loader parses `derivationExpression`,
     /// so its version hash takes the expression as the XML form's does. An expression not read leaves a plain
     /// attribute, recorded as unread (its hash then differs); so does a filtering predicate (`NSFilteringPredicate`)
     /// other than TRUEPREDICATE, which the model has no place for.
@@ -479,7 +495,7 @@ struct CompiledModelLoader {
                                      owner: String, in archive: KeyedArchive) throws {
         guard let expression = try archive.reference("NSDerivationExpression", of: reference) else { return }
         do {
-            let text = try ArchivedPredicate.expressionFormat(in: archive, at: expression)
+            let text = try archivedExpressionFormat(in: archive, at: expression)
             do {
                 attribute.derivationExpression = try QueryExpression(format: text)
             } catch {
@@ -491,7 +507,7 @@ struct CompiledModelLoader {
         }
         guard let filter = try archive.reference("NSFilteringPredicate", of: reference) else { return }
         do {
-            let predicate = try ArchivedPredicate.predicate(in: archive, at: filter)
+            let predicate = try archivedPredicate(in: archive, at: filter)
             if predicate != .truePredicate {
                 unread.append("\(owner): NSFilteringPredicate '\(predicate.predicateFormat)' of the derivation, not applied")
             }

@@ -94,7 +94,8 @@ import Testing
             guard let object = ArchivedObjectFixture.object(predicate) else { continue }
             archived += 1
             let archive = try KeyedArchive(data: ArchivedObjectFixture.archive(object))
-            let read = try ArchivedPredicate.predicate(in: archive, at: archive.topObject())
+            var walk = KeyedArchive.Walk(archive)
+            let read = try ArchivedPredicate.predicate(in: archive, at: archive.topObject(), walk: &walk)
             #expect(Self.normalized(read) == Self.normalized(predicate), "\(format)")
         }
         #expect(archived > 100, "only \(archived) of 300 predicates had an archived form")
@@ -179,6 +180,32 @@ import Testing
             #expect(loaded.unreadCompiledModelKeys.first?.hasPrefix("Ingredient.related: a fetched property whose fetch request is not read") == true,
                     "\(label): \(loaded.unreadCompiledModelKeys)")
         }
+    }
+
+    /// Many predicates sharing one large part of the archive share one visit allowance: the first is read,
+    /// the rest are listed as not read instead of each being expanded at length.
+    @Test func predicatesSharingALargePartShareOneAllowance() throws {
+        let original = try ManagedObjectModel(xmlData: Self.rulesXML, source: "rules")
+        var shared = ArchivedObjectFixture.object(try QueryPredicate(format: "name == 'a'"))!
+        for _ in 0..<9 {
+            shared = MomFixtureObject(["NSCompoundPredicate", "NSPredicate"], objects: ["NSSubpredicates": NSArray(array: [shared, shared])],
+                                      integers: ["NSCompoundPredicateType": 2])
+        }
+        let rules = (0..<300).map { index in
+            MomFixtureObject(["NSCompoundPredicate", "NSPredicate"],
+                             objects: ["NSSubpredicates": NSArray(array: [ArchivedObjectFixture.object(try! QueryPredicate(format: "length > %d", index))!, shared])],
+                             integers: ["NSCompoundPredicateType": 1])
+        }
+        let data = CompiledModelFixture.momData(original) { model in
+            let name = model.entities["Ingredient"]!.properties["name"] as! MomFixtureAttribute
+            name.base.extraKeys["NSValidationPredicates"] = NSArray(array: rules)
+        }
+        let loaded = try ManagedObjectModel(compiledModelData: data, source: "shared.mom")
+        let refused = loaded.unreadCompiledModelKeys.filter { $0.contains("not read") && $0.contains("visits more than") }
+        #expect(refused.count >= 298, "\(refused.count) refused of 300")
+        // What comes after in the archive is listed too once the allowance is spent: never read at length.
+        #expect(loaded.unreadCompiledModelKeys.allSatisfy { $0.hasPrefix("Ingredient.name: validation predicate") || $0.contains("visits more than") },
+                "\(loaded.unreadCompiledModelKeys.filter { !$0.contains("visits more than") })")
     }
 
     /// Damaged archives holding rules, fetched properties and derivations are a ModelError or read, never a crash.
