@@ -53,6 +53,10 @@ import Testing
         #expect(sameTitle.predicate == original.entitiesByName["Recipe"]?.fetchedProperty(named: "sameTitle")?.predicate)
         #expect(loaded.entitiesByName["Ingredient"]?.fetchedProperty(named: "related")?.predicate
                 == original.entitiesByName["Ingredient"]?.fetchedProperty(named: "related")?.predicate)
+        // Converted back to Xcode's form (`ocd model convert`), it keeps all of it.
+        let converted = try XcodeModelWriterTests.roundTrip(loaded)
+        #expect(lines(converted) == lines(original))
+        #expect(converted.entityVersionHashesByName == original.entityVersionHashesByName)
     }
 
     /// The derivation enters the version hash: a compiled model that did not read it would differ.
