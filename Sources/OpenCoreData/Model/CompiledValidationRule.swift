@@ -5,8 +5,9 @@ import Foundation
 /// takes a comparison `>=` (a minimum) or `<=` (a maximum) against a constant, whose left side is `length` for
 /// a string, `timeIntervalSinceReferenceDate` for a date and `SELF` for a number). `SELF MATCHES "pattern"` on a
 /// string is the regular expression (our reading: Core Data evaluates that one as a predicate, with the same
-/// outcome). These are the rules Xcode's model compiler writes for the XML form's `minValueString`,
-/// `maxValueString` (`min/maxDateTimeInterval`) and `regularExpressionString`.
+/// outcome). A public reimplementation of Xcode's model compiler writes the number and date forms for the XML
+/// form's `minValueString`/`maxValueString` (`min/maxDateTimeInterval`); the string forms and the pattern
+/// follow Core Data's reading above (no `.mom` from Xcode was checked here).
 enum CompiledValidationRule {
     /// Sets the limit or pattern `rule` states on `attribute`; false when it states none of them (the rule is
     /// then the caller's to record).
