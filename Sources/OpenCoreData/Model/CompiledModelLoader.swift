@@ -94,7 +94,7 @@ struct CompiledModelLoader {
 
     /// The keys read from each kind of archived object (back references such as `NSEntity` need nothing).
     /// Any other key holding something is recorded as unread.
-    static let modelKeys: Set<String> = ["NSEntities", "NSVersionIdentifiers"]
+    static let modelKeys: Set<String> = ["NSEntities", "NSVersionIdentifiers", "NSFetchRequestTemplates"]
     static let entityKeys: Set<String> = [
         "NSEntityName", "NSClassNameForEntity", "NSManagedObjectModel", "NSSuperentity", "NSSubentities",
         "NSProperties", "NSUserInfo", "NSVersionHashModifier", "NSRenamingIdentifier", "NSIsAbstract",
@@ -102,23 +102,45 @@ struct CompiledModelLoader {
     ]
     static let propertyKeys: Set<String> = [
         "NSPropertyName", "NSEntity", "_P", "NSIsOptional", "NSIsTransient", "NSIsReadOnly",
-        "NSRenamingIdentifier", "NSUserInfo", "NSVersionHashModifier",
+        "NSRenamingIdentifier", "NSUserInfo", "NSVersionHashModifier", "NSValidationPredicates", "NSValidationWarnings",
     ]
     static let attributeKeys = propertyKeys.union([
         "NSAttributeType", "NSAttributeValueClassName", "NSDefaultValue", "NSValueTransformerName",
-        "NSFlagsKey", "NSMaxValueName", "NSMinValueName",
+        "NSFlagsKey", "NSMaxValueName", "NSMinValueName", "NSDerivationExpression", "NSFilteringPredicate",
     ])
     static let relationshipKeys = propertyKeys.union([
         "NSDestinationEntity", "_NSDestinationEntityName", "NSInverseRelationship", "_NSInverseRelationshipName",
         "NSMinCount", "NSMaxCount", "NSDeleteRule", "NSIsOrdered",
     ])
+    static let fetchedPropertyKeys = propertyKeys.union(["NSFetchRequest", "_NSFetchRequestEntityName"])
+    /// The keys of a fetched property's `NSFetchRequest` read, or holding only what a fetched property does
+    /// anyway (`NSFetchRequestFlags` is checked on its own).
+    static let fetchRequestKeys: Set<String> = [
+        "NSEntity", "NSPredicate", "NSSortDescriptors", "NSHasFetchRequestFlags", "NSFetchRequestFlags", "NSAllocationType",
+    ]
 
     /// What was archived and not read, as "owner: what".
     private var unread: [String] = []
+    /// The one walk every archived predicate and expression of the model is read with: they share its visit
+    /// allowance, so many of them sharing a large part of the archive are refused rather than read at length.
+    private var predicateWalk: KeyedArchive.Walk?
+
+    private mutating func archivedPredicate(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> QueryPredicate {
+        var walk = predicateWalk ?? KeyedArchive.Walk(archive)
+        defer { predicateWalk = walk }
+        return try ArchivedPredicate.predicate(in: archive, at: reference, walk: &walk)
+    }
+
+    private mutating func archivedExpressionFormat(in archive: KeyedArchive, at reference: KeyedArchive.Reference) throws -> String {
+        var walk = predicateWalk ?? KeyedArchive.Walk(archive)
+        defer { predicateWalk = walk }
+        return try ArchivedPredicate.expressionFormat(in: archive, at: reference, walk: &walk)
+    }
 
     /// The entities, version identifiers and unread keys of the archived model in `data`.
     mutating func contents(from data: Data) throws -> CompiledModelContents {
         unread = []
+        predicateWalk = nil
         do {
             let archive = try KeyedArchive(data: data)
             let root = try archive.topObject()
@@ -134,6 +156,11 @@ struct CompiledModelLoader {
             let identifiers = try archive.elements(archive.reference("NSVersionIdentifiers", of: root)).compactMap {
                 try archive.string($0)
             }.filter { !$0.isEmpty }
+            // A template is a fetch request stored by name on the model (`fetchRequestTemplate(forName:)`); the
+            // model here has no such store, and the XML loader passes `<fetchRequest>` elements by too.
+            for name in try archive.stringKeyedEntries(archive.reference("NSFetchRequestTemplates", of: root)).keys.sorted() {
+                unread.append("model: fetch request template '\(name)' (NSFetchRequestTemplates; templates are not kept)")
+            }
             try noteUnreadKeys(of: root, instance: model, known: Self.modelKeys, owner: "model", in: archive)
             return CompiledModelContents(entities: entities, versionIdentifiers: identifiers.sorted(),
                                          unreadKeys: unread.sorted())
@@ -254,8 +281,8 @@ struct CompiledModelLoader {
         throw failure("\(what) names a property by neither a string nor a property description")
     }
 
-    /// An attribute or relationship; nil for the kinds the model has no storage for (fetched properties),
-    /// which are recorded as unread.
+    /// An attribute, relationship or fetched property; nil for other kinds, and for a fetched property whose
+    /// fetch is not read, which are recorded as unread.
     private mutating func property(_ reference: KeyedArchive.Reference, named key: String, entity: String,
                                    in archive: KeyedArchive) throws -> PropertyDescription? {
         guard let instance = try archive.instance(reference) else { throw failure("'\(entity).\(key)' is null") }
@@ -271,6 +298,11 @@ struct CompiledModelLoader {
         } else if instance.isKind(of: "NSRelationshipDescription") {
             property = try relationship(reference, named: name, entity: entity, flags: flags, in: archive)
             known = Self.relationshipKeys
+        } else if instance.isKind(of: "NSFetchedPropertyDescription") {
+            guard let fetched = try fetchedProperty(reference, named: name, entity: entity, in: archive) else { return nil }
+            fetched.isOptional = flags.isOptional
+            property = fetched
+            known = Self.fetchedPropertyKeys
         } else {
             unread.append("\(owner): a \(instance.className), not read")
             return nil
@@ -282,8 +314,121 @@ struct CompiledModelLoader {
         }
         property.renamingIdentifier = try archive.string(archive.reference("NSRenamingIdentifier", of: reference))
         if !flags.omitsUserInfo { property.userInfo = try userInfo(of: reference, owner: owner, in: archive) }
+        try validationRules(of: reference, for: property, entity: entity, in: archive)
         try noteUnreadKeys(of: reference, instance: instance, known: known, owner: owner, in: archive)
         return property
+    }
+
+    /// `NSValidationPredicates`, each with the `NSValidationWarnings` entry at its position (an error code or
+    /// a message). Core Data turns the limit forms into an attribute's limits itself (its decompiled
+    /// `_canConvertPredicate:andWarning:`): `length >= n` / `length <= n` on strings,
+    /// `timeIntervalSinceReferenceDate >= t` / `<= t` on dates, `SELF >= x` / `SELF <= x` on numbers. They
+    /// become the same limits here, and `SELF MATCHES "pattern"` on a string the regular expression (our
+    /// reading: the rule it states). Any other rule has no counterpart and is recorded as unread, with its
+    /// text; the warnings of rules read are not kept (validation errors here carry their own message).
+    private mutating func validationRules(of reference: KeyedArchive.Reference, for property: PropertyDescription,
+                                          entity: String, in archive: KeyedArchive) throws {
+        let owner = "\(entity).\(property.name)"
+        let predicates = try archive.elements(archive.reference("NSValidationPredicates", of: reference))
+        let warnings = try archive.elements(archive.reference("NSValidationWarnings", of: reference))
+        for (position, predicateReference) in predicates.enumerated() {
+            let warning = position < warnings.count ? try warningText(warnings[position], in: archive) : "none"
+            let rule: QueryPredicate
+            do {
+                rule = try archivedPredicate(in: archive, at: predicateReference)
+            } catch let failure as ArchivedPredicate.Failure {
+                unread.append("\(owner): validation predicate \(position + 1) (warning \(warning)) not read: \(failure.reason)")
+                continue
+            }
+            if let attribute = property as? AttributeDescription, try CompiledValidationRule.apply(rule, to: attribute, entity: entity) {
+                continue
+            }
+            unread.append("\(owner): validation predicate '\(rule.predicateFormat)' (warning \(warning)), not enforced")
+        }
+        if warnings.count > predicates.count {
+            unread.append("\(owner): \(warnings.count - predicates.count) NSValidationWarnings without a predicate")
+        }
+    }
+
+    /// A validation warning as text: an error code or a message.
+    private func warningText(_ reference: KeyedArchive.Reference, in archive: KeyedArchive) throws -> String {
+        switch try archive.resolved(reference) {
+        case .integer(let code): return String(code)
+        case .string(let message): return "'\(message)'"
+        case .null: return "none"
+        default: return "of another kind"
+        }
+    }
+
+    /// A fetched property: its `NSFetchRequest` names the entity (`NSEntity`: the entity description, or its
+    /// name; else the property's `_NSFetchRequestEntityName`), the predicate (`NSPredicate`, read by
+    /// ``ArchivedPredicate``) and the order (`NSSortDescriptors`: `NSKey`, `NSAscending`, `NSSelector`). A
+    /// fetch whose predicate or order is not read leaves the property out, recorded as unread; request
+    /// settings a fetched property has no counterpart for (limits, offsets, result types) are recorded too.
+    ///
+    /// - Throws: ``ModelError/invalidFetchedProperty(entity:property:reason:)`` when there is no fetch
+    ///   request or it names no entity.
+    private mutating func fetchedProperty(_ reference: KeyedArchive.Reference, named name: String, entity: String,
+                                          in archive: KeyedArchive) throws -> FetchedPropertyDescription? {
+        let owner = "\(entity).\(name)"
+        guard let request = try archive.reference("NSFetchRequest", of: reference),
+              let requestInstance = try archive.instance(request), requestInstance.isKind(of: "NSFetchRequest") else {
+            throw ModelError.invalidFetchedProperty(entity: entity, property: name,
+                                                    reason: "the compiled model holds no NSFetchRequest for it")
+        }
+        var target: String?
+        if let entityReference = try archive.reference("NSEntity", of: request) {
+            if case .instance(let described) = try archive.object(entityReference), described.isKind(of: "NSEntityDescription") {
+                target = try archive.string(archive.reference("NSEntityName", of: entityReference))
+            } else {
+                target = try archive.string(entityReference)
+            }
+        }
+        guard let entityName = try target ?? archive.string(archive.reference("_NSFetchRequestEntityName", of: reference)),
+              !entityName.isEmpty else {
+            throw ModelError.invalidFetchedProperty(entity: entity, property: name, reason: "its fetch request names no entity")
+        }
+        let fetched = FetchedPropertyDescription(name: name, entityName: entityName)
+        do {
+            if let predicate = try archive.reference("NSPredicate", of: request) {
+                fetched.predicate = try archivedPredicate(in: archive, at: predicate)
+            }
+            fetched.sortDescriptors = try sortDescriptors(archive.reference("NSSortDescriptors", of: request), in: archive)
+        } catch let failure as ArchivedPredicate.Failure {
+            unread.append("\(owner): a fetched property whose fetch request is not read (\(failure.reason)); left out")
+            return nil
+        }
+        // Bits of NSFetchRequestFlags (Core Data's coder): 0x1 distinct results, 0x2 sub-entities included,
+        // 0x10 pending changes included. A fetched property here includes both and is not distinct.
+        if try bool("NSHasFetchRequestFlags", of: request, in: archive) {
+            let bits = try archive.field("NSFetchRequestFlags", of: request)?.integer ?? 0
+            for (bit, set, meaning) in [(Int64(0x1), true, "returns distinct results"), (0x2, false, "leaves out sub-entities"),
+                                        (0x10, false, "leaves out pending changes")] where (bits & bit != 0) == set {
+                unread.append("\(owner): its fetch request \(meaning) (NSFetchRequestFlags), read as a plain fetch")
+            }
+        }
+        try noteUnreadKeys(of: request, instance: requestInstance, known: Self.fetchRequestKeys,
+                           owner: "\(owner): fetch request", in: archive)
+        return fetched
+    }
+
+    /// Archived `NSSortDescriptor`s.
+    private func sortDescriptors(_ reference: KeyedArchive.Reference?, in archive: KeyedArchive) throws -> [QuerySortDescriptor] {
+        try archive.elements(reference).map { descriptor in
+            guard try archive.instance(descriptor)?.isKind(of: "NSSortDescriptor") == true,
+                  let key = try archive.string(archive.reference("NSKey", of: descriptor)), !key.isEmpty else {
+                throw ArchivedPredicate.Failure(reason: "a sort descriptor (\(descriptor)) is not an NSSortDescriptor with an NSKey")
+            }
+            let ascending = try bool("NSAscending", of: descriptor, in: archive)
+            guard let selector = try archive.string(archive.reference("NSSelector", of: descriptor)) else {
+                return QuerySortDescriptor(key: key, ascending: ascending)
+            }
+            do {
+                return try QuerySortDescriptor(key: key, ascending: ascending, selector: selector)
+            } catch {
+                throw ArchivedPredicate.Failure(reason: "the sort descriptor on '\(key)' compares with \(selector), which is not read")
+            }
+        }
     }
 
     /// The property's flags: from `_P` when it is set (Core Data then ignores the boolean keys), else from
@@ -335,9 +480,40 @@ struct CompiledModelLoader {
             unread.append("\(entity).\(name): NSFlagsKey bits 0x\(String(flags.unreadBits, radix: 16))")
         }
         let owner = "\(entity).\(name)"
+        try derivation(of: reference, for: attribute, owner: owner, in: archive)
         if flags.hasMinimum { try applyLimit("NSMinValueName", isMinimum: true, to: attribute, owner: owner, of: reference, in: archive) }
         if flags.hasMaximum { try applyLimit("NSMaxValueName", isMinimum: false, to: attribute, owner: owner, of: reference, in: archive) }
         return attribute
+    }
+
+    /// A derived attribute (`NSDerivedAttributeDescription`): `NSDerivationExpression`, read by
+    /// ``ArchivedPredicate/expressionFormat(in:at:walk:)`` and parsed as the XML loader parses `derivationExpression`,
+    /// so its version hash takes the expression as the XML form's does. An expression not read leaves a plain
+    /// attribute, recorded as unread (its hash then differs); so does a filtering predicate (`NSFilteringPredicate`)
+    /// other than TRUEPREDICATE, which the model has no place for.
+    private mutating func derivation(of reference: KeyedArchive.Reference, for attribute: AttributeDescription,
+                                     owner: String, in archive: KeyedArchive) throws {
+        guard let expression = try archive.reference("NSDerivationExpression", of: reference) else { return }
+        do {
+            let text = try archivedExpressionFormat(in: archive, at: expression)
+            do {
+                attribute.derivationExpression = try QueryExpression(format: text)
+            } catch {
+                throw ArchivedPredicate.Failure(reason: "'\(text)' does not parse: \(error)")
+            }
+        } catch let failure as ArchivedPredicate.Failure {
+            unread.append("\(owner): NSDerivationExpression not read (\(failure.reason)); read as a plain attribute")
+            return
+        }
+        guard let filter = try archive.reference("NSFilteringPredicate", of: reference) else { return }
+        do {
+            let predicate = try archivedPredicate(in: archive, at: filter)
+            if predicate != .truePredicate {
+                unread.append("\(owner): NSFilteringPredicate '\(predicate.predicateFormat)' of the derivation, not applied")
+            }
+        } catch let failure as ArchivedPredicate.Failure {
+            unread.append("\(owner): NSFilteringPredicate of the derivation not read (\(failure.reason))")
+        }
     }
 
     /// A limit archived beside `NSFlagsKey`: an Int64 for integer types (a value) and strings (a length), a

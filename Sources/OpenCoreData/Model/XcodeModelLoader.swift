@@ -15,7 +15,8 @@ extension ManagedObjectModel {
     /// - Throws: ``ModelError`` for unreadable files, malformed XML (with line and column), unknown types, and
     ///   every inconsistency ``init(entities:versionIdentifiers:entityNumbers:)`` checks:
     ///   ``ModelError/malformedModelFile(path:reason:)`` when the path, the bundle's current version or its
-    ///   `contents` file is missing or cannot be read.
+    ///   `contents` file is missing or cannot be read; ``ModelError/xcode3BinaryModel(folder:)`` for a
+    ///   `.xcdatamodel` in Xcode 3's binary form (`elements`, no `contents`), which is not read.
     public convenience init(contentsOf url: URL) throws {
         try self.init(contentsOf: url, version: nil)
     }
@@ -140,6 +141,13 @@ struct XcodeModelLoader {
         }
         let contents = url.appendingPathComponent("contents")
         guard fileManager.fileExists(atPath: contents.path) else {
+            // Xcode 3 kept the model in `elements` (and the diagram in `layout`): named as what it is, so the
+            // user learns how to convert it rather than that a file is missing.
+            var elementsIsFolder: ObjCBool = false
+            if fileManager.fileExists(atPath: url.appendingPathComponent("elements").path, isDirectory: &elementsIsFolder),
+               !elementsIsFolder.boolValue {
+                throw ModelError.xcode3BinaryModel(folder: url.path)
+            }
             throw ModelError.malformedModelFile(path: url.path, reason: "the folder has no 'contents' file")
         }
         return contents

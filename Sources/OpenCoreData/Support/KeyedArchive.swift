@@ -259,6 +259,15 @@ struct KeyedArchive: Sendable {
         return try resolve(reference, depth: 0, walk: &walk)
     }
 
+    /// As ``resolved(_:)``, counting the visits in `walk`: reads of many parts of one archive (a compiled
+    /// model's predicates) share one allowance, so parts that share a large subgraph cannot each spend a
+    /// whole allowance of their own.
+    ///
+    /// - Throws: as ``resolved(_:)``, also when the walk's allowance was spent by earlier reads.
+    func resolved(_ reference: Reference, within walk: inout Walk) throws -> Value {
+        try resolve(reference, depth: 0, walk: &walk)
+    }
+
     /// The limits of one walk down the graph: a depth, a visit budget, no object inside itself.
     struct Walk {
         let allowance: Int

@@ -7,9 +7,14 @@ import Testing
 final class MomFixtureModel: NSObject, NSCoding {
     var entities: [String: MomFixtureEntity] = [:]
     var versionIdentifiers: [String] = []
+    /// Archived `NSFetchRequest`s by name (`NSFetchRequestTemplates`).
+    var fetchRequestTemplates: [String: NSObject] = [:]
     func encode(with coder: NSCoder) {
         coder.encode(NSDictionary(dictionary: entities), forKey: "NSEntities")
         coder.encode(NSSet(array: versionIdentifiers), forKey: "NSVersionIdentifiers")
+        if !fetchRequestTemplates.isEmpty {
+            coder.encode(NSDictionary(dictionary: fetchRequestTemplates), forKey: "NSFetchRequestTemplates")
+        }
     }
     override init() {}
     required init?(coder: NSCoder) { nil }
@@ -115,7 +120,13 @@ final class MomFixtureAttribute: NSObject, NSCoding {
     var minimum: NSNumber?, maximum: NSNumber?
     /// Further `NSFlagsKey` bits (ones the loader does not read).
     var extraFlagBits: Int32 = 0
+    /// Another class than `NSAttributeDescription` (`NSDerivedAttributeDescription`), put in place by
+    /// ``ArchivedObjectFixture/retagged(_:)``.
+    var archivedClassNames: [String]?
     func encode(with coder: NSCoder) {
+        if let archivedClassNames {
+            coder.encode(archivedClassNames.joined(separator: ","), forKey: ArchivedObjectFixture.classKey)
+        }
         base.encode(with: coder, entity: entity)
         coder.encode(typeCode, forKey: "NSAttributeType")
         coder.encode(defaultValue, forKey: "NSDefaultValue")
@@ -153,13 +164,14 @@ final class MomFixtureRelationship: NSObject, NSCoding {
     required init?(coder: NSCoder) { nil }
 }
 
-/// A property kind the loader does not read (Core Data's fetched property).
+/// Core Data's fetched property: an archived `NSFetchRequest` (``ArchivedObjectFixture/fetchRequest(entity:predicate:sort:integers:)``).
 final class MomFixtureFetchedProperty: NSObject, NSCoding {
     let base = MomFixturePropertyBase()
     var entity: MomFixtureEntity?
+    var request: NSObject?
     func encode(with coder: NSCoder) {
         base.encode(with: coder, entity: entity)
-        coder.encode("a fetch request", forKey: "NSFetchRequest")
+        coder.encode(request, forKey: "NSFetchRequest")
     }
     override init() {}
     required init?(coder: NSCoder) { nil }
@@ -169,12 +181,65 @@ final class MomFixtureFetchedProperty: NSObject, NSCoding {
 /// Writes a model as a compiled `.mom`: an NSKeyedArchiver archive with Core Data's class names and keys
 /// (docs/INTEROP.md), made with Foundation's archiver from a model loaded from XML.
 enum CompiledModelFixture {
+    /// How an attribute's limits and pattern are archived: in `NSFlagsKey` with `NSMinValueName`/`NSMaxValueName`
+    /// (Core Data's coder), as validation predicates with warnings (Xcode's model compiler, and Core Data's
+    /// coder for rules it keeps as predicates), or both.
+    enum Limits { case flags, predicates, both }
+
     /// `model` archived as a compiled model.
-    static func momData(_ model: ManagedObjectModel) -> Data { momData(model, adjust: { _ in }) }
+    static func momData(_ model: ManagedObjectModel) -> Data { momData(model, limits: .flags, adjust: { _ in }) }
+
+    /// `model` archived as a compiled model, its limits as `limits` says.
+    static func momData(_ model: ManagedObjectModel, limits: Limits) -> Data {
+        momData(model, limits: limits, adjust: { _ in })
+    }
+
+    /// The validation predicates and warnings (error codes) Xcode's model compiler writes for `attribute`'s
+    /// limits and pattern.
+    static func validationRules(_ attribute: AttributeDescription) -> [(QueryPredicate, Int)] {
+        var rules: [(String, Double?, Int)] = []
+        switch attribute.attributeType {
+        case .string:
+            rules = [("length >= %@", attribute.minLength.map(Double.init), 1670), ("length <= %@", attribute.maxLength.map(Double.init), 1660)]
+        case .date:
+            rules = [("timeIntervalSinceReferenceDate >= %@", attribute.minDate?.timeIntervalSinceReferenceDate, 1640),
+                     ("timeIntervalSinceReferenceDate <= %@", attribute.maxDate?.timeIntervalSinceReferenceDate, 1630)]
+        case _ where attribute.attributeType.isNumeric:
+            rules = [("SELF >= %@", attribute.minValue, 1620), ("SELF <= %@", attribute.maxValue, 1610)]
+        default: break
+        }
+        var result = rules.compactMap { format, limit, code -> (QueryPredicate, Int)? in
+            guard let limit else { return nil }
+            let value: Any = [.integer16, .integer32, .integer64, .string].contains(attribute.attributeType) ? Int64(limit) : limit
+            return (try! QueryPredicate(format: format, value), code)
+        }
+        if let pattern = attribute.regularExpression {
+            result.append((try! QueryPredicate(format: "SELF MATCHES %@", pattern), 1680))
+        }
+        return result
+    }
+
+    /// How many of `rounds` damaged copies of `data` are refused with a ModelError; any other error fails,
+    /// and a crash ends the run.
+    ///
+    /// - Throws: any error but a ModelError that loading a copy throws.
+    static func refusedDamagedCopies(of data: Data, rounds: Int, seed: UInt64) throws -> Int {
+        var generator = InteropFixtures.SeededGenerator(seed: seed)
+        var refused = 0
+        for round in 0..<rounds {
+            let damaged = InteropFixtures.damaged(data, round: round, using: &generator)
+            do {
+                _ = try ManagedObjectModel(compiledModelData: damaged, source: "damaged \(round)")
+            } catch is ModelError {
+                refused += 1
+            }
+        }
+        return refused
+    }
 
     /// `model` archived as a compiled model; `adjust` may change the archived objects first (to write keys
     /// the model cannot express).
-    static func momData(_ model: ManagedObjectModel, adjust: (MomFixtureModel) -> Void) -> Data {
+    static func momData(_ model: ManagedObjectModel, limits: Limits = .flags, adjust: (MomFixtureModel) -> Void) -> Data {
         let archived = MomFixtureModel()
         archived.versionIdentifiers = model.versionIdentifiers
         for source in model.entities {
@@ -221,10 +286,21 @@ enum CompiledModelFixture {
                     archivedAttribute.transformer = attribute.valueTransformerName
                     archivedAttribute.flags.allowsExternalBinaryDataStorage = attribute.allowsExternalBinaryDataStorage
                     archivedAttribute.flags.preservesValueInHistoryOnDeletion = attribute.preservesValueInHistoryOnDeletion
-                    let minimum = attribute.minValue ?? attribute.minLength.map(Double.init) ?? attribute.minDate?.timeIntervalSinceReferenceDate
-                    let maximum = attribute.maxValue ?? attribute.maxLength.map(Double.init) ?? attribute.maxDate?.timeIntervalSinceReferenceDate
-                    archivedAttribute.minimum = minimum.map { NSNumber(value: $0) }
-                    archivedAttribute.maximum = maximum.map { NSNumber(value: $0) }
+                    if limits != .predicates {
+                        let minimum = attribute.minValue ?? attribute.minLength.map(Double.init) ?? attribute.minDate?.timeIntervalSinceReferenceDate
+                        let maximum = attribute.maxValue ?? attribute.maxLength.map(Double.init) ?? attribute.maxDate?.timeIntervalSinceReferenceDate
+                        archivedAttribute.minimum = minimum.map { NSNumber(value: $0) }
+                        archivedAttribute.maximum = maximum.map { NSNumber(value: $0) }
+                    }
+                    let rules = validationRules(attribute).filter { limits != .flags || $0.1 == 1680 }
+                    if !rules.isEmpty {
+                        archivedAttribute.base.extraKeys["NSValidationPredicates"] = NSArray(array: rules.map { ArchivedObjectFixture.object($0.0)! })
+                        archivedAttribute.base.extraKeys["NSValidationWarnings"] = NSArray(array: rules.map { NSNumber(value: $0.1) })
+                    }
+                    if let derivation = attribute.derivationExpression {
+                        archivedAttribute.archivedClassNames = ["NSDerivedAttributeDescription", "NSAttributeDescription", "NSPropertyDescription"]
+                        archivedAttribute.base.extraKeys["NSDerivationExpression"] = ArchivedObjectFixture.expression(derivation)!
+                    }
                     switch attribute.defaultValue {
                     case let value as Int16: archivedAttribute.defaultValue = NSNumber(value: value)
                     case let value as Int32: archivedAttribute.defaultValue = NSNumber(value: value)
@@ -255,6 +331,14 @@ enum CompiledModelFixture {
                     }
                     entity.properties[relationship.name] = archivedRelationship
                 }
+            }
+            for fetched in source.fetchedProperties {
+                let archivedFetched = MomFixtureFetchedProperty()
+                fill(archivedFetched.base, from: fetched)
+                archivedFetched.entity = entity
+                archivedFetched.request = ArchivedObjectFixture.fetchRequest(
+                    entity: archived.entities[fetched.entityName]!, predicate: fetched.predicate, sort: fetched.sortDescriptors)
+                entity.properties[fetched.name] = archivedFetched
             }
         }
         adjust(archived)
@@ -288,7 +372,7 @@ enum CompiledModelFixture {
                 }
             }
         }
-        return Data(bytes)
+        return ArchivedObjectFixture.retagged(Data(bytes))
     }
 }
 
@@ -474,31 +558,39 @@ enum CompiledModelFixture {
     /// the model still loads.
     @Test func keysNotReadAreListed() throws {
         let original = try ManagedObjectModel(xmlData: Data(Self.flaggedFeaturesXML.utf8), source: "flagged")
+        let rule = try QueryPredicate(format: "SELF != 'x'")
         let data = CompiledModelFixture.momData(original) { model in
             let photo = model.entities["Photo"]!
             photo.extraKeys["NSCoreSpotlightDisplayName"] = NSString(string: "caption")
             let caption = photo.properties["caption"] as! MomFixtureAttribute
-            caption.base.extraKeys["NSValidationPredicates"] = NSArray(array: [NSString(string: "SELF MATCHES 'x'")])
+            // A rule with no counterpart in the model: not a limit or pattern.
+            caption.base.extraKeys["NSValidationPredicates"] = NSArray(array: [ArchivedObjectFixture.object(rule)!])
             caption.base.extraKeys["NSValidationWarnings"] = NSArray(array: [NSString(string: "no match")])
             caption.extraFlagBits = 0x20
             let fetched = MomFixtureFetchedProperty()
             fetched.base.name = "sameAlbum"
             fetched.entity = photo
+            fetched.request = ArchivedObjectFixture.fetchRequest(
+                entity: photo, predicate: try! QueryPredicate(format: "album == $FETCH_SOURCE.album"), integers: ["NSFetchLimit": 5])
             photo.properties["sameAlbum"] = fetched
             photo.indexes[1].elements[0].isAscending = false
             photo.indexes[0].elements[0].type = 1
+            model.fetchRequestTemplates["recent"] = ArchivedObjectFixture.fetchRequest(entity: NSString(string: "Photo"), predicate: nil)
         }
         let loaded = try ManagedObjectModel(compiledModelData: data, source: "extra.mom")
         #expect(loaded.unreadCompiledModelKeys == [
             "Photo.caption: NSFlagsKey bits 0x20",
-            "Photo.caption: NSValidationPredicates",
-            "Photo.caption: NSValidationWarnings",
-            "Photo.sameAlbum: a NSFetchedPropertyDescription, not read",
+            "Photo.caption: validation predicate '\(rule.predicateFormat)' (warning 'no match'), not enforced",
+            "Photo.sameAlbum: fetch request: NSFetchLimit",
             "Photo: NSCoreSpotlightDisplayName",
             "Photo: index 'byCaption': element 'caption' has NSFetchIndexElementType 1 (R-tree), read as a plain index",
             "Photo: index 'byTakenAndRating': element 'taken' is descending (NSAscending), read as ascending",
+            "model: fetch request template 'recent' (NSFetchRequestTemplates; templates are not kept)",
         ])
         #expect(loaded.entityVersionHashesByName == original.entityVersionHashesByName)
+        // The fetched property itself is read.
+        #expect(loaded.entitiesByName["Photo"]?.fetchedProperty(named: "sameAlbum")?.predicate
+                == (try QueryPredicate(format: "album == $FETCH_SOURCE.album")))
 
         // An archive from before fetch index descriptions: NSCompoundIndexes alone, named as the XML loader names them.
         let older = try ManagedObjectModel(compiledModelData: CompiledModelFixture.momData(original) { model in
@@ -516,17 +608,7 @@ enum CompiledModelFixture {
     @Test func damagedCompiledModelsNeverCrash() throws {
         let original = CompiledModelFixture.momData(
             try ManagedObjectModel(contentsOf: InteropFixtures.url("FailedBanks.xcdatamodeld")))
-        var generator = InteropFixtures.SeededGenerator(seed: 2024)
-        var refused = 0
-        for round in 0..<1000 {
-            let damaged = InteropFixtures.damaged(original, round: round, using: &generator)
-            do {
-                _ = try ManagedObjectModel(compiledModelData: damaged, source: "damaged \(round)")
-            } catch is ModelError {
-                refused += 1
-            }
-        }
-        #expect(refused > 0)
+        #expect(try CompiledModelFixture.refusedDamagedCopies(of: original, rounds: 1000, seed: 2024) > 0)
         #expect(throws: ModelError.self) { try ManagedObjectModel(compiledModelData: Data("plain".utf8), source: "text") }
     }
 }
@@ -596,13 +678,11 @@ enum CompiledModelFixture {
         let directory = TemporaryDirectory()
         let model = try ManagedObjectModel(xmlData: RenumberedStoreFixture.xml, source: "xml")
         let store = try storeWithCache(in: directory, content: StoredDeflate.compress(CompiledModelFixture.momData(model) { archived in
-            let book = archived.entities["Book"]!
-            let fetched = MomFixtureFetchedProperty()
-            fetched.base.name = "sameTitle"
-            fetched.entity = book
-            book.properties["sameTitle"] = fetched
+            archived.fetchRequestTemplates["byTitle"] = ArchivedObjectFixture.fetchRequest(
+                entity: archived.entities["Book"]!, predicate: try! QueryPredicate(format: "title == $TITLE"))
         }))
-        let expected = ["Not read from the compiled model", "  Book.sameTitle: a NSFetchedPropertyDescription, not read"]
+        let expected = ["Not read from the compiled model",
+                        "  model: fetch request template 'byTitle' (NSFetchRequestTemplates; templates are not kept)"]
         let inspect = try OcdBinary.run(["inspect", store.path], binary: binary)
         #expect(inspect.status == 0, "\(inspect.stderr)")
         for line in expected { #expect(inspect.stdout.contains(line), "\(inspect.stdout)") }
