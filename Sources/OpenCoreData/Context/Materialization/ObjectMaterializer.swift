@@ -48,12 +48,14 @@ struct ObjectMaterializer {
     }
 
     /// A new registered object for a saved key of `table` (from ``ObjectRegistry/table(rootEntityNumber:storeIndex:)``).
+    /// It takes two references to the entity, both handed over: the initializer's argument (which it takes
+    /// owned, and lets go) and its ID's.
     @inline(__always)
-    private func makeNew(_ objectClass: ManagedObject.Type, entity: EntityDescription, key: Int64, storeIndex: UInt32,
-                         table: Int, entityReference: consuming EntityDescription,
+    private func makeNew(_ objectClass: ManagedObject.Type, key: Int64, storeIndex: UInt32, table: Int,
+                         entityArgument: consuming EntityDescription, entityReference: consuming EntityDescription,
                          contextReference: consuming ContextReference) -> ManagedObject {
-        let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: consume entityReference, primaryKey: key,
-                                                                          storeIndex: storeIndex))
+        let object = objectClass.init(entity: consume entityArgument,
+                                      id: ManagedObjectID(entity: consume entityReference, primaryKey: key, storeIndex: storeIndex))
         enroll(object, contextReference: consume contextReference, table: table)
         return object
     }
@@ -257,31 +259,36 @@ struct ObjectMaterializer {
         func position(_ rank: Int) -> Int { byKey?[rank] ?? rank }
         let objectClass = entity.managedObjectClass
         let table = context.registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
-        // Each object made new holds the entity (in its ID) and the context: their references are added for
-        // the whole batch at once (one atomic increment each, not one an object), each new object takes one,
-        // and those no object took (spares reused, keys a failed read never reached) are given back at the
-        // end. Kept as constants and counted from the pool's reuse count: a counter or `SharedReferences`
+        // Each object made new takes two references to the entity (its initializer's argument and its ID's)
+        // and one to the context: they are added for the whole batch at once (one atomic increment each, not
+        // one or two an object), each new object takes its own, and those no object took (spares reused,
+        // context references a freed spare handed over, keys a failed read never reached) are given back at
+        // the end. Kept as constants and counted from the pool's counts: a counter or `SharedReferences`
         // captured by `make`, which the row closure calls, is checked for exclusive access on every use.
+        let contextReference = context.reference
         let entityReferences = Unmanaged.passUnretained(entity)
-        let contextReferences = Unmanaged.passUnretained(context.reference)
-        entityReferences.retain(count: keys.count)
+        let contextReferences = Unmanaged.passUnretained(contextReference)
+        entityReferences.retain(count: 2 * keys.count)
         contextReferences.retain(count: keys.count)
-        let reusedBefore = context.spares.reusedCount
+        let reusedBefore = context.spares.reusedCount, handedOverBefore = context.spares.handedOverCount
         /// Gives back the references not taken once `made` objects are made (spares given a row among them).
         func giveBackReferences(made: Int) {
-            let unused = keys.count - (made - (context.spares.reusedCount &- reusedBefore))
-            entityReferences.release(count: unused)
-            contextReferences.release(count: unused)
+            let madeNew = made - (context.spares.reusedCount &- reusedBefore)
+            entityReferences.release(count: 2 * (keys.count - madeNew))
+            contextReferences.release(count: keys.count - madeNew + (context.spares.handedOverCount &- handedOverBefore))
         }
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
             let object: ManagedObject
-            if let spare = context.spares.take(objectClass, entity: entity, storeIndex: storeIndex) {
+            var handedOver: ContextReference?
+            if let spare = context.spares.take(objectClass, entity: entity, storeIndex: storeIndex,
+                                               handingOver: &handedOver, to: contextReference) {
                 reuse(spare, key: key, table: table)
                 object = spare
             } else {
-                object = makeNew(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table,
+                object = makeNew(objectClass, key: key, storeIndex: storeIndex, table: table,
+                                 entityArgument: entityReferences.takeRetainedValue(),
                                  entityReference: entityReferences.takeRetainedValue(),
-                                 contextReference: contextReferences.takeRetainedValue())
+                                 contextReference: handedOver.take() ?? contextReferences.takeRetainedValue())
             }
             object.row = consume row
             // Handed over, not shared: the slot keeps this reference (no retain and release).
@@ -452,8 +459,9 @@ struct ObjectMaterializer {
                 entityReferences.finish()
                 entityReferences = SharedReferences(to: rowEntity)
             }
-            let object = makeNew(objectClass, entity: rowEntity, key: row.primaryKey, storeIndex: storeIndex, table: table,
-                                 entityReference: entityReferences.take(expecting: range.upperBound - index),
+            let object = makeNew(objectClass, key: row.primaryKey, storeIndex: storeIndex, table: table,
+                                 entityArgument: entityReferences.take(expecting: 2 * (range.upperBound - index)),
+                                 entityReference: entityReferences.take(expecting: 2 * (range.upperBound - index)),
                                  contextReference: contextReferences.take(expecting: range.upperBound - index))
             object.row = consume row
             objects.append(object)
@@ -485,9 +493,11 @@ struct ObjectMaterializer {
                 entityReferences.finish()
                 entityReferences = SharedReferences(to: entity)
             }
+            // Two references each: the initializer's argument (taken owned) and the ID's.
             let object = entity.managedObjectClass.init(
-                entity: entity, id: ManagedObjectID(entity: entityReferences.take(expecting: rows.count - index),
-                                                    primaryKey: row.primaryKey, storeIndex: storeIndex))
+                entity: entityReferences.take(expecting: 2 * (rows.count - index)),
+                id: ManagedObjectID(entity: entityReferences.take(expecting: 2 * (rows.count - index)),
+                                    primaryKey: row.primaryKey, storeIndex: storeIndex))
             object.row = row
             prepared.append(object)
         }
