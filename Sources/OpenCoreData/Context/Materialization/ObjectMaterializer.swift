@@ -231,7 +231,9 @@ struct ObjectMaterializer {
     /// registered yet (the usual case), reads their rows and registers objects as the rows arrive (no list of
     /// IDs or rows in between), spares first, writing each into `slots` at its position in `keys` (memory the
     /// caller owns, outside any access scope: awake hooks may read the holder). `slotsHoldNothing`: every slot
-    /// is nil, so each is initialized without releasing what it held. Returns false, having done nothing, when
+    /// is nil, so each is initialized without releasing what it held. `slotsAreOnlyHere`: no awake hook can
+    /// reach the slots (memory of this read's own), so none can let go of the object it runs on and the hooks
+    /// are called without retaining it. Returns false, having done nothing, when
     /// the batch needs the general path (``loadBatch(_:into:slotsHoldNothing:)``).
     ///
     /// `beforeMaking` runs once, after the rows are read and before the first object is made: a holder
@@ -243,7 +245,7 @@ struct ObjectMaterializer {
     ///   objects made before are registered and awoken).
     func loadFreshBatch(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>,
                         into slots: UnsafeMutablePointer<ManagedObject?>, slotsHoldNothing: Bool,
-                        beforeMaking: () -> Void = {}) throws -> Bool {
+                        slotsAreOnlyHere: Bool = false, beforeMaking: () -> Void = {}) throws -> Bool {
         let context = self.context
         guard context.parent == nil, storeIndex != 0, let coordinator = context.persistentStoreCoordinator,
               !context.registry.containsAny(entity: entity, storeIndex: storeIndex, keys: keys) else { return false }
@@ -303,7 +305,14 @@ struct ObjectMaterializer {
             for rank in 0..<ranks {
                 let at = position(rank)
                 if let skipped, skipped.contains(at) { continue }
-                slots[at].unsafelyUnwrapped.awakeFromFetch()
+                if slotsAreOnlyHere {
+                    // Nothing but this read reaches the slots while the hooks run, so each object stays held by its
+                    // slot throughout its hook: it is called without a retain and a release around it.
+                    let bits = UnsafeRawPointer(slots + at).load(as: UnsafeRawPointer.self)
+                    Unmanaged<ManagedObject>.fromOpaque(bits)._withUnsafeGuaranteedRef { $0.awakeFromFetch() }
+                } else {
+                    slots[at].unsafelyUnwrapped.awakeFromFetch()
+                }
             }
         }
         do {
@@ -354,7 +363,7 @@ struct ObjectMaterializer {
         // The array is this function's alone until it returns: awake hooks cannot reach it.
         let fresh = try loaded.withUnsafeMutableBufferPointer { slots in
             try loadFreshBatch(entity: entity, storeIndex: storeIndex, keys: keys, into: slots.baseAddress.unsafelyUnwrapped,
-                               slotsHoldNothing: true, beforeMaking: beforeMaking)
+                               slotsHoldNothing: true, slotsAreOnlyHere: true, beforeMaking: beforeMaking)
         }
         return fresh ? loaded : nil
     }
