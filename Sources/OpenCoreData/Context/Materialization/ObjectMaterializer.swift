@@ -352,20 +352,20 @@ struct ObjectMaterializer {
         return true
     }
 
-    /// ``loadFreshBatch(entity:storeIndex:keys:into:slotsHoldNothing:beforeMaking:)`` into a new array, in
-    /// the keys' order; nil when the batch needs the general path.
+    /// ``loadFreshBatch(entity:storeIndex:keys:into:slotsHoldNothing:beforeMaking:)`` into `loaded`, in the
+    /// keys' order: an array of the caller's alone (a local, which awake hooks cannot reach), all nil, used as
+    /// it is when it has one slot per key and made anew otherwise. Returns false, `loaded` all nil, when the
+    /// batch needs the general path.
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore``; ``StoreError`` when the rows cannot be read.
     func loadFreshBatch(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>,
-                        beforeMaking: () -> Void) throws -> [ManagedObject?]? {
-        guard !keys.isEmpty else { return nil }
-        var loaded = [ManagedObject?](repeating: nil, count: keys.count)
-        // The array is this function's alone until it returns: awake hooks cannot reach it.
-        let fresh = try loaded.withUnsafeMutableBufferPointer { slots in
+                        into loaded: inout [ManagedObject?], beforeMaking: () -> Void) throws -> Bool {
+        guard !keys.isEmpty else { return false }
+        if loaded.count != keys.count { loaded = [ManagedObject?](repeating: nil, count: keys.count) }
+        return try loaded.withUnsafeMutableBufferPointer { slots in
             try loadFreshBatch(entity: entity, storeIndex: storeIndex, keys: keys, into: slots.baseAddress.unsafelyUnwrapped,
                                slotsHoldNothing: true, slotsAreOnlyHere: true, beforeMaking: beforeMaking)
         }
-        return fresh ? loaded : nil
     }
 
     // MARK: Letting go
