@@ -78,6 +78,9 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// The objects of the batch loaded before it, kept while the screen may still move back to them (a row
     /// on either side of a batch boundary then costs no reload), and let go when the next batch comes.
     @exclusivity(unchecked) private var previousBatchObjects: [ManagedObject?] = []
+    /// The array of the batch let go last, all nil, kept to hold the next batch read: a batch's array is then
+    /// neither allocated and filled with nils nor emptied and freed.
+    @exclusivity(unchecked) private var spareBatchSlots: [ManagedObject?] = []
 
     /// The object at `indexPath` if the recent batch holds it, still registered and not turned into a fault.
     @inline(__always)
@@ -374,8 +377,12 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         if let request, batchSize > 0, request.relationshipKeyPathsForPrefetching.isEmpty,
            let batch = tracker?.uniformKeys(in: start..<(start + batchSize)), let storeIndex = tracker?.storeIdentity.index {
             let materializer = context.materializer
-            if let loaded = try materializer.loadFreshBatch(
-                entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...],
+            // Moved out, not shared: an awake hook that reads another batch of this controller meanwhile finds
+            // no spare array and makes its own.
+            var loaded = spareBatchSlots
+            spareBatchSlots = []
+            if try materializer.loadFreshBatch(
+                entity: batch.entity, storeIndex: storeIndex, keys: batch.keys[...], into: &loaded,
                 beforeMaking: { materializer.letGo(of: &previousBatchObjects, keepingSpares: true) }) {
                 rememberBatch(loaded, start: start, askedFor: indexPath)
                 let offset = position - start
@@ -411,6 +418,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     private func rememberBatch(_ objects: [ManagedObject?], start: Int, askedFor indexPath: IndexPath) {
         managedObjectContext.materializer.letGo(of: &previousBatchObjects)
         swap(&previousBatchObjects, &recentObjects)
+        // The batch before is all nil now: its array holds the next batch read.
+        swap(&spareBatchSlots, &recentObjects)
         recentObjects = []
         recentSection = -1
         let section = indexPath.count > 0 ? indexPath[0] : 0
@@ -429,6 +438,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         recentSection = -1
         recentObjects = []
         previousBatchObjects = []
+        spareBatchSlots = []
     }
 
     /// The index path of an object, or nil when it is not in the results. O(log n).

@@ -353,6 +353,39 @@ final class LifeLoggedItem: ManagedObject {
         #expect(context.registry.invariantViolations() == [])
     }
 
+    /// A plain object freed right before a new one is made hands its context reference to that object
+    /// (see ``SparePool``), and the spares a short batch leaves over are freed: the references still balance.
+    /// The context's reference object stays while any object names it, and goes with the last one.
+    @Test(arguments: [7, 10, 16])
+    func contextReferencesHandedOverBalance(batchSize: Int) throws {
+        let (stack, expected) = try Self.seededStack()
+        weak var reference: ContextReference?
+        var held: [ManagedObject] = []
+        do {
+            let context = stack.context()
+            reference = context.reference
+            let controller = try FetchedResultsController(fetchRequest: FetchRequest.itemsByName(batchSize: batchSize),
+                                                          managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
+            try controller.performFetch()
+            // Forwards, then backwards: a short last batch leaves spares over in both directions.
+            let positions = Array(expected.indices) + expected.indices.reversed()
+            for (step, position) in positions.enumerated() {
+                let object = try controller.object(at: IndexPath(item: position, section: 0))
+                #expect(object.objectID == expected[position].0, "step \(step)")
+                #expect(object.managedObjectContext === context, "step \(step)")
+                if step % 29 == 0 { held.append(object) }
+            }
+            #expect(context.spares.handedOverCount > 0)
+            #expect(context.spares.isEmpty)
+            for object in held { #expect(object.managedObjectContext === context) }
+        }
+        // The context is gone; the objects still held keep its reference object, which now names no context.
+        #expect(reference != nil)
+        for object in held { #expect(object.managedObjectContext == nil) }
+        held = []
+        #expect(reference == nil, "references to the context were added and never given back")
+    }
+
     @Test func reuseIsForClassesThatOptInOnly() {
         #expect(!ManagedObject.allowsInstanceReuse)
         #expect(ScratchedItem.allowsInstanceReuse)

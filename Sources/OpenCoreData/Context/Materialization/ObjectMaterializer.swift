@@ -48,12 +48,14 @@ struct ObjectMaterializer {
     }
 
     /// A new registered object for a saved key of `table` (from ``ObjectRegistry/table(rootEntityNumber:storeIndex:)``).
+    /// It takes two references to the entity, both handed over: the initializer's argument (which it takes
+    /// owned, and lets go) and its ID's.
     @inline(__always)
-    private func makeNew(_ objectClass: ManagedObject.Type, entity: EntityDescription, key: Int64, storeIndex: UInt32,
-                         table: Int, entityReference: consuming EntityDescription,
+    private func makeNew(_ objectClass: ManagedObject.Type, key: Int64, storeIndex: UInt32, table: Int,
+                         entityArgument: consuming EntityDescription, entityReference: consuming EntityDescription,
                          contextReference: consuming ContextReference) -> ManagedObject {
-        let object = objectClass.init(entity: entity, id: ManagedObjectID(entity: consume entityReference, primaryKey: key,
-                                                                          storeIndex: storeIndex))
+        let object = objectClass.init(entity: consume entityArgument,
+                                      id: ManagedObjectID(entity: consume entityReference, primaryKey: key, storeIndex: storeIndex))
         enroll(object, contextReference: consume contextReference, table: table)
         return object
     }
@@ -229,7 +231,9 @@ struct ObjectMaterializer {
     /// registered yet (the usual case), reads their rows and registers objects as the rows arrive (no list of
     /// IDs or rows in between), spares first, writing each into `slots` at its position in `keys` (memory the
     /// caller owns, outside any access scope: awake hooks may read the holder). `slotsHoldNothing`: every slot
-    /// is nil, so each is initialized without releasing what it held. Returns false, having done nothing, when
+    /// is nil, so each is initialized without releasing what it held. `slotsAreOnlyHere`: no awake hook can
+    /// reach the slots (memory of this read's own), so none can let go of the object it runs on and the hooks
+    /// are called without retaining it. Returns false, having done nothing, when
     /// the batch needs the general path (``loadBatch(_:into:slotsHoldNothing:)``).
     ///
     /// `beforeMaking` runs once, after the rows are read and before the first object is made: a holder
@@ -241,7 +245,7 @@ struct ObjectMaterializer {
     ///   objects made before are registered and awoken).
     func loadFreshBatch(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>,
                         into slots: UnsafeMutablePointer<ManagedObject?>, slotsHoldNothing: Bool,
-                        beforeMaking: () -> Void = {}) throws -> Bool {
+                        slotsAreOnlyHere: Bool = false, beforeMaking: () -> Void = {}) throws -> Bool {
         let context = self.context
         guard context.parent == nil, storeIndex != 0, let coordinator = context.persistentStoreCoordinator,
               !context.registry.containsAny(entity: entity, storeIndex: storeIndex, keys: keys) else { return false }
@@ -257,31 +261,36 @@ struct ObjectMaterializer {
         func position(_ rank: Int) -> Int { byKey?[rank] ?? rank }
         let objectClass = entity.managedObjectClass
         let table = context.registry.table(rootEntityNumber: entity.rootEntityNumber, storeIndex: storeIndex)
-        // Each object made new holds the entity (in its ID) and the context: their references are added for
-        // the whole batch at once (one atomic increment each, not one an object), each new object takes one,
-        // and those no object took (spares reused, keys a failed read never reached) are given back at the
-        // end. Kept as constants and counted from the pool's reuse count: a counter or `SharedReferences`
+        // Each object made new takes two references to the entity (its initializer's argument and its ID's)
+        // and one to the context: they are added for the whole batch at once (one atomic increment each, not
+        // one or two an object), each new object takes its own, and those no object took (spares reused,
+        // context references a freed spare handed over, keys a failed read never reached) are given back at
+        // the end. Kept as constants and counted from the pool's counts: a counter or `SharedReferences`
         // captured by `make`, which the row closure calls, is checked for exclusive access on every use.
+        let contextReference = context.reference
         let entityReferences = Unmanaged.passUnretained(entity)
-        let contextReferences = Unmanaged.passUnretained(context.reference)
-        entityReferences.retain(count: keys.count)
+        let contextReferences = Unmanaged.passUnretained(contextReference)
+        entityReferences.retain(count: 2 * keys.count)
         contextReferences.retain(count: keys.count)
-        let reusedBefore = context.spares.reusedCount
+        let reusedBefore = context.spares.reusedCount, handedOverBefore = context.spares.handedOverCount
         /// Gives back the references not taken once `made` objects are made (spares given a row among them).
         func giveBackReferences(made: Int) {
-            let unused = keys.count - (made - (context.spares.reusedCount &- reusedBefore))
-            entityReferences.release(count: unused)
-            contextReferences.release(count: unused)
+            let madeNew = made - (context.spares.reusedCount &- reusedBefore)
+            entityReferences.release(count: 2 * (keys.count - madeNew))
+            contextReferences.release(count: keys.count - madeNew + (context.spares.handedOverCount &- handedOverBefore))
         }
         func make(_ key: Int64, at position: Int, row: consuming RowValues?) {
             let object: ManagedObject
-            if let spare = context.spares.take(objectClass, entity: entity, storeIndex: storeIndex) {
+            var handedOver: ContextReference?
+            if let spare = context.spares.take(objectClass, entity: entity, storeIndex: storeIndex,
+                                               handingOver: &handedOver, to: contextReference) {
                 reuse(spare, key: key, table: table)
                 object = spare
             } else {
-                object = makeNew(objectClass, entity: entity, key: key, storeIndex: storeIndex, table: table,
+                object = makeNew(objectClass, key: key, storeIndex: storeIndex, table: table,
+                                 entityArgument: entityReferences.takeRetainedValue(),
                                  entityReference: entityReferences.takeRetainedValue(),
-                                 contextReference: contextReferences.takeRetainedValue())
+                                 contextReference: handedOver.take() ?? contextReferences.takeRetainedValue())
             }
             object.row = consume row
             // Handed over, not shared: the slot keeps this reference (no retain and release).
@@ -296,7 +305,14 @@ struct ObjectMaterializer {
             for rank in 0..<ranks {
                 let at = position(rank)
                 if let skipped, skipped.contains(at) { continue }
-                slots[at].unsafelyUnwrapped.awakeFromFetch()
+                if slotsAreOnlyHere {
+                    // Nothing but this read reaches the slots while the hooks run, so each object stays held by its
+                    // slot throughout its hook: it is called without a retain and a release around it.
+                    let bits = UnsafeRawPointer(slots + at).load(as: UnsafeRawPointer.self)
+                    Unmanaged<ManagedObject>.fromOpaque(bits)._withUnsafeGuaranteedRef { $0.awakeFromFetch() }
+                } else {
+                    slots[at].unsafelyUnwrapped.awakeFromFetch()
+                }
             }
         }
         do {
@@ -336,20 +352,20 @@ struct ObjectMaterializer {
         return true
     }
 
-    /// ``loadFreshBatch(entity:storeIndex:keys:into:slotsHoldNothing:beforeMaking:)`` into a new array, in
-    /// the keys' order; nil when the batch needs the general path.
+    /// ``loadFreshBatch(entity:storeIndex:keys:into:slotsHoldNothing:beforeMaking:)`` into `loaded`, in the
+    /// keys' order: an array of the caller's alone (a local, which awake hooks cannot reach), all nil, used as
+    /// it is when it has one slot per key and made anew otherwise. Returns false, `loaded` all nil, when the
+    /// batch needs the general path.
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore``; ``StoreError`` when the rows cannot be read.
     func loadFreshBatch(entity: EntityDescription, storeIndex: UInt32, keys: ArraySlice<Int64>,
-                        beforeMaking: () -> Void) throws -> [ManagedObject?]? {
-        guard !keys.isEmpty else { return nil }
-        var loaded = [ManagedObject?](repeating: nil, count: keys.count)
-        // The array is this function's alone until it returns: awake hooks cannot reach it.
-        let fresh = try loaded.withUnsafeMutableBufferPointer { slots in
+                        into loaded: inout [ManagedObject?], beforeMaking: () -> Void) throws -> Bool {
+        guard !keys.isEmpty else { return false }
+        if loaded.count != keys.count { loaded = [ManagedObject?](repeating: nil, count: keys.count) }
+        return try loaded.withUnsafeMutableBufferPointer { slots in
             try loadFreshBatch(entity: entity, storeIndex: storeIndex, keys: keys, into: slots.baseAddress.unsafelyUnwrapped,
-                               slotsHoldNothing: true, beforeMaking: beforeMaking)
+                               slotsHoldNothing: true, slotsAreOnlyHere: true, beforeMaking: beforeMaking)
         }
-        return fresh ? loaded : nil
     }
 
     // MARK: Letting go
@@ -452,8 +468,9 @@ struct ObjectMaterializer {
                 entityReferences.finish()
                 entityReferences = SharedReferences(to: rowEntity)
             }
-            let object = makeNew(objectClass, entity: rowEntity, key: row.primaryKey, storeIndex: storeIndex, table: table,
-                                 entityReference: entityReferences.take(expecting: range.upperBound - index),
+            let object = makeNew(objectClass, key: row.primaryKey, storeIndex: storeIndex, table: table,
+                                 entityArgument: entityReferences.take(expecting: 2 * (range.upperBound - index)),
+                                 entityReference: entityReferences.take(expecting: 2 * (range.upperBound - index)),
                                  contextReference: contextReferences.take(expecting: range.upperBound - index))
             object.row = consume row
             objects.append(object)
@@ -485,9 +502,11 @@ struct ObjectMaterializer {
                 entityReferences.finish()
                 entityReferences = SharedReferences(to: entity)
             }
+            // Two references each: the initializer's argument (taken owned) and the ID's.
             let object = entity.managedObjectClass.init(
-                entity: entity, id: ManagedObjectID(entity: entityReferences.take(expecting: rows.count - index),
-                                                    primaryKey: row.primaryKey, storeIndex: storeIndex))
+                entity: entityReferences.take(expecting: 2 * (rows.count - index)),
+                id: ManagedObjectID(entity: entityReferences.take(expecting: 2 * (rows.count - index)),
+                                    primaryKey: row.primaryKey, storeIndex: storeIndex))
             object.row = row
             prepared.append(object)
         }
