@@ -74,11 +74,21 @@ final class PostgreSQLSession {
     }
 
     /// A postgres-nio error as the store's.
+    ///
+    /// A server error that ends the session is a lost connection, not a refused statement: the server says
+    /// so (FATAL or PANIC) as it closes the connection, when it shuts down (SQLSTATE 57P01 for a fast
+    /// shutdown or restart, 57P02 after a crash), when an administrator terminates the backend
+    /// (`pg_terminate_backend`, 57P01 too), or for a connection exception (class 08). Either way the
+    /// transaction did not commit and the connection is gone, which is what callers need to know.
     static func storeError(_ error: any Error, server: String, statement: String) -> any Error {
         guard let error = error as? PSQLError else { return error }
         if error.code == .server, let info = error.serverInfo {
-            return PostgreSQLStoreError.serverError(sqlState: info[.sqlState] ?? "?", message: info[.message] ?? "\(error)",
-                                                    statement: statement)
+            let state = info[.sqlState] ?? "?", message = info[.message] ?? "\(error)"
+            let severity = info[.severity] ?? info[.localizedSeverity] ?? ""
+            if ["FATAL", "PANIC"].contains(severity) || state.hasPrefix("08") || state.hasPrefix("57P") {
+                return PostgreSQLStoreError.connectionLost(server: server, reason: "\(message) (SQLSTATE \(state))")
+            }
+            return PostgreSQLStoreError.serverError(sqlState: state, message: message, statement: statement)
         }
         return PostgreSQLStoreError.connectionLost(server: server, reason: "\(error.code)")
     }
