@@ -50,6 +50,7 @@ let package = Package(
             dependencies: [
                 "OpenCoreData",
                 "OpenCoreDataImport",
+                "OpenCoreDataPostgreSQL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: [.copy("Resources")]
