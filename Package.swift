@@ -59,6 +59,8 @@ let package = Package(
             name: "ocd-bench",
             dependencies: [
                 "OpenCoreData",
+                "OpenCoreDataPostgreSQL",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
