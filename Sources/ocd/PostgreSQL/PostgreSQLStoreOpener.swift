@@ -19,7 +19,6 @@ enum PostgreSQLStoreOpener {
         let model = try ModelLocator.load(modelPath: modelPath)
         var settings = configuration
         settings.poolSize = min(settings.poolSize, 2)
-        settings.applicationName = "ocd"
         let server = configuration.redactedURL
         do {
             let presence = try PostgreSQLStorePresence.find(configuration: settings)
