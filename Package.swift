@@ -50,6 +50,7 @@ let package = Package(
             dependencies: [
                 "OpenCoreData",
                 "OpenCoreDataImport",
+                "OpenCoreDataPostgreSQL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             resources: [.copy("Resources")]
@@ -58,6 +59,8 @@ let package = Package(
             name: "ocd-bench",
             dependencies: [
                 "OpenCoreData",
+                "OpenCoreDataPostgreSQL",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

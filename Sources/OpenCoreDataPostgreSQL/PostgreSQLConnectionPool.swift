@@ -30,7 +30,8 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
     func withSession<Result>(_ body: (PostgreSQLSession) throws -> Result) throws -> Result {
         let connection = try checkOut()
         defer { checkIn(connection) }
-        return try body(PostgreSQLSession(connection: connection, server: configuration.redactedURL, logger: logger))
+        return try body(PostgreSQLSession(connection: connection, server: configuration.redactedURL, logger: logger,
+                                          queryTimeout: configuration.queryTimeout))
     }
 
     /// Closes every connection; later checkouts fail.
@@ -136,7 +137,8 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
         }
         if let schema = configuration.schema {
             // The schema name was checked to be a plain name (PostgreSQLStoreConfiguration.isSchemaName).
-            let session = PostgreSQLSession(connection: connection, server: server, logger: logger)
+            let session = PostgreSQLSession(connection: connection, server: server, logger: logger,
+                                            queryTimeout: configuration.queryTimeout)
             do {
                 try session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
                 try session.execute("SET search_path TO \(schema)")

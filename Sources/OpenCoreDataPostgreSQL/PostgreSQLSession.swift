@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// One connection, checked out of the store's pool for the length of one piece of work, used by one thread.
 ///
@@ -13,12 +14,15 @@ final class PostgreSQLSession {
     /// The server, for error messages.
     let server: String
     private let logger: Logger
+    /// Seconds a statement may wait for its reply before the connection is closed (nil: no limit).
+    private let queryTimeout: Double?
     private var transactionDepth = 0
 
-    init(connection: PostgresConnection, server: String, logger: Logger) {
+    init(connection: PostgresConnection, server: String, logger: Logger, queryTimeout: Double? = nil) {
         self.connection = connection
         self.server = server
         self.logger = logger
+        self.queryTimeout = queryTimeout
     }
 
     /// Runs one statement and returns how many rows it wrote (0 for statements that write none).
@@ -66,20 +70,50 @@ final class PostgreSQLSession {
         let (text, count) = PostgreSQLStatementText.numberingPlaceholders(sql)
         precondition(count == arguments.count, "statement has \(count) placeholders for \(arguments.count) values")
         let query = PostgresQuery(unsafeSQL: text, binds: PostgreSQLValueCoding.bindings(arguments))
+        // A server that stops answering without closing the connection would leave the wait below blocked for
+        // as long as TCP keeps the connection: past the timeout the connection is closed, which fails it.
+        let timedOut = TimeoutFlag()
+        let deadline = queryTimeout.map { seconds in
+            connection.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { [connection] in
+                timedOut.raised.store(true, ordering: .sequentiallyConsistent)
+                let _: EventLoopFuture<Void> = connection.close()
+            }
+        }
+        defer { deadline?.cancel() }
         do {
             return try connection.query(query, logger: logger).wait()
         } catch {
+            if timedOut.raised.load(ordering: .sequentiallyConsistent), let queryTimeout {
+                let seconds = queryTimeout == queryTimeout.rounded() ? "\(Int(queryTimeout))" : "\(queryTimeout)"
+                throw PostgreSQLStoreError.connectionLost(
+                    server: server, reason: "no reply within \(seconds) s (query_timeout); the connection was closed")
+            }
             throw Self.storeError(error, server: server, statement: text)
         }
     }
 
     /// A postgres-nio error as the store's.
+    ///
+    /// A server error that ends the session is a lost connection, not a refused statement: the server says
+    /// so (FATAL or PANIC) as it closes the connection, when it shuts down (SQLSTATE 57P01 for a fast
+    /// shutdown or restart, 57P02 after a crash), when an administrator terminates the backend
+    /// (`pg_terminate_backend`, 57P01 too), or for a connection exception (class 08). Either way the
+    /// transaction did not commit and the connection is gone, which is what callers need to know.
     static func storeError(_ error: any Error, server: String, statement: String) -> any Error {
         guard let error = error as? PSQLError else { return error }
         if error.code == .server, let info = error.serverInfo {
-            return PostgreSQLStoreError.serverError(sqlState: info[.sqlState] ?? "?", message: info[.message] ?? "\(error)",
-                                                    statement: statement)
+            let state = info[.sqlState] ?? "?", message = info[.message] ?? "\(error)"
+            let severity = info[.severity] ?? info[.localizedSeverity] ?? ""
+            if ["FATAL", "PANIC"].contains(severity) || state.hasPrefix("08") || state.hasPrefix("57P") {
+                return PostgreSQLStoreError.connectionLost(server: server, reason: "\(message) (SQLSTATE \(state))")
+            }
+            return PostgreSQLStoreError.serverError(sqlState: state, message: message, statement: statement)
         }
         return PostgreSQLStoreError.connectionLost(server: server, reason: "\(error.code)")
     }
+}
+
+/// Whether a statement's timeout fired: set on the event loop, read by the waiting thread.
+private final class TimeoutFlag: Sendable {
+    let raised = Atomic<Bool>(false)
 }

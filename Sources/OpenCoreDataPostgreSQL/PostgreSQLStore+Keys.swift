@@ -13,7 +13,7 @@ extension PostgreSQLStore {
     /// - Throws: ``StoreError/primaryKeysExhausted(path:entity:maximum:)`` when the keys would pass 2^63 - 1;
     ///   ``StoreError/corrupt(path:reason:)`` when `Z_PRIMARYKEY` has no row for `root`; the connection's
     ///   errors (``PostgreSQLStoreError``).
-    func reservePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
+    package func reservePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
         precondition(count > 0, "reserve at least one key")
         keyLock.lock()
         if let block = takeFromBlock(root: root.entityNumber, count: count) {

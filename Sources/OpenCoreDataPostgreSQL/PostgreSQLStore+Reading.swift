@@ -51,7 +51,7 @@ extension PostgreSQLStore {
     ///
     /// - Throws: ``StoreError/corrupt(path:reason:)`` when the row or its property list is missing or
     ///   unreadable; the connection's errors.
-    func metadata() throws -> StoreMetadata {
+    package func metadata() throws -> StoreMetadata {
         let server = configuration.redactedURL
         let row = try pool.withSession { session in
             try session.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1").first

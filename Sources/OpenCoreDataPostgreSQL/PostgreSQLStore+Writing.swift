@@ -20,7 +20,7 @@ extension PostgreSQLStore {
     /// - Throws: `StoreConflicts` as above; ``PostgreSQLStoreError`` when the server refuses a statement or the
     ///   connection drops (nothing is written: the transaction did not commit).
     @discardableResult
-    func apply(_ changes: StoreChangeSet, history: HistoryEntry? = nil,
+    package func apply(_ changes: StoreChangeSet, history: HistoryEntry? = nil,
                resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)? = nil) throws -> StoreChangeSet {
         try pool.withSession { session in
             try session.transaction {

@@ -13,7 +13,8 @@ import Foundation
 ///
 /// URL parameters: `schema` (the schema the store's tables live in; created when missing; default `public`),
 /// `sslmode` (`disable`, `prefer` or `require`; default `prefer`), `pool_size` (connections the store may
-/// open, 1–100; default 4), `connect_timeout` (seconds; default 10), `application_name`. Any other parameter
+/// open, 1–100; default 4), `connect_timeout` (seconds; default 10), `query_timeout` (seconds a statement may
+/// wait for the server's reply before its connection is given up; default none), `application_name`. Any other parameter
 /// is refused by name rather than ignored, so a misspelt option never silently does nothing.
 public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
     /// Whether the connection is encrypted.
@@ -44,13 +45,18 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
     public var poolSize: Int
     /// How long opening one connection may take, in seconds.
     public var connectTimeout: Double
+    /// How long one statement may wait for the server's reply, in seconds, before its connection is closed
+    /// and the statement fails with ``PostgreSQLStoreError/connectionLost(server:reason:)``; `nil` waits as
+    /// long as the connection lives. It is what ends the wait on a server that stops answering without
+    /// closing the connection (a network partition, a frozen host), so set it above the longest statement.
+    public var queryTimeout: Double?
     /// The name the server shows for the store's connections (`pg_stat_activity.application_name`).
     public var applicationName: String
 
     /// A configuration from its parts.
     public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
                 schema: String? = nil, transportSecurity: TransportSecurity = .prefer, poolSize: Int = 4,
-                connectTimeout: Double = 10, applicationName: String = "OpenCoreData") {
+                connectTimeout: Double = 10, queryTimeout: Double? = nil, applicationName: String = "OpenCoreData") {
         self.host = host
         self.port = port
         self.username = username
@@ -60,11 +66,13 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
         self.transportSecurity = transportSecurity
         self.poolSize = poolSize
         self.connectTimeout = connectTimeout
+        self.queryTimeout = queryTimeout
         self.applicationName = applicationName
     }
 
     /// The URL parameters the store understands.
-    static let knownParameters: Set<String> = ["schema", "sslmode", "pool_size", "connect_timeout", "application_name"]
+    static let knownParameters: Set<String> = ["schema", "sslmode", "pool_size", "connect_timeout", "query_timeout",
+                                                    "application_name"]
 
     /// Reads a `postgresql://` (or `postgres://`) URL.
     ///
@@ -113,6 +121,11 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
                     throw invalid("connect_timeout '\(value)' is not a number of seconds from 0 to 3600")
                 }
                 connectTimeout = seconds
+            case "query_timeout":
+                guard let seconds = Double(value), seconds > 0, seconds <= 86_400 else {
+                    throw invalid("query_timeout '\(value)' is not a number of seconds from 0 to 86400")
+                }
+                queryTimeout = seconds
             default:
                 applicationName = value
             }

@@ -9,9 +9,9 @@ import PostgresNIO
 /// `DOUBLE PRECISION`, `NUMERIC` (decimal attributes, read back as SQLite's NUMERIC affinity gives them: an
 /// integer when the value is whole and fits, a double otherwise), `TEXT` and `BYTEA`. Reading any other type
 /// is a typed error naming the column, never a guess.
-enum PostgreSQLValueCoding {
+package enum PostgreSQLValueCoding {
     /// `values` as a statement's bindings, in order.
-    static func bindings(_ values: [DatabaseValue]) -> PostgresBindings {
+    package static func bindings(_ values: [DatabaseValue]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { append(value, to: &bindings) }
         return bindings

@@ -44,6 +44,19 @@ struct BenchCommand: ParsableCommand {
     @Flag(name: .long, help: "Also print the results as a Markdown table.")
     var markdown = false
 
+    @Option(name: .long, help: "A postgresql:// URL: run the PostgreSQL scenarios (pg-multi-writer) against that server instead of the SQLite ones.")
+    var store: String?
+
+    @Option(name: .long, help: "With --store: the writer process counts (default: 1,2,4,8).")
+    var processes: String?
+
+    // A copy of the bench started by pg-multi-writer as one of its writers (PostgreSQLWriterWorker).
+    @Option(name: .long, help: .hidden) var worker: String?
+    @Option(name: .long, help: .hidden) var workerSchema: String?
+    @Option(name: .long, help: .hidden) var workerBatch = 1_000
+    @Option(name: .long, help: .hidden) var workerIndex = 0
+    @Option(name: .long, help: .hidden) var workerBarrier: String?
+
     /// The sizes to run, after the checks in `validate()`.
     func resolvedSizes() throws -> [Int] {
         if let rows { return [rows] }
@@ -87,7 +100,31 @@ struct BenchCommand: ParsableCommand {
         return Scenarios.all.filter { $0.name.localizedCaseInsensitiveContains(scenario) }
     }
 
+    /// The writer process counts of pg-multi-writer.
+    func resolvedProcessCounts() throws -> [Int] {
+        guard let processes else { return [1, 2, 4, 8] }
+        return try processes.split(separator: ",").map { part in
+            guard let count = Int(part.trimmingCharacters(in: .whitespaces)), (1...64).contains(count) else {
+                throw ValidationError("--processes: '\(part)' is not a process count from 1 to 64")
+            }
+            return count
+        }
+    }
+
     func validate() throws {
+        if let worker {
+            guard PostgreSQLWriterWorker.Side(rawValue: worker) != nil, store != nil, workerSchema != nil, rows != nil,
+                  workerBarrier != nil else {
+                throw ValidationError("--worker is ocd-bench's own (pg-multi-writer starts its writers with it)")
+            }
+            return
+        }
+        if let store {
+            guard store.lowercased().hasPrefix("postgresql://") || store.lowercased().hasPrefix("postgres://") else {
+                throw ValidationError("--store takes a postgresql:// URL")
+            }
+            _ = try resolvedProcessCounts()
+        }
         if let rows, rows <= 0 { throw ValidationError("--rows must be a positive number of rows, not \(rows)") }
         if rows != nil && sizes != nil { throw ValidationError("use either --rows or --sizes, not both") }
         if let sizes { _ = try Self.parseSizes(sizes) }
@@ -102,6 +139,15 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let worker, let side = PostgreSQLWriterWorker.Side(rawValue: worker), let store, let workerSchema, let rows,
+           let workerBarrier {
+            return try PostgreSQLWriterWorker(side: side, url: store, schema: workerSchema, rows: rows, batch: workerBatch,
+                                              writer: workerIndex, barrier: URL(fileURLWithPath: workerBarrier)).run()
+        }
+        if let store {
+            return try PostgreSQLMultiWriter(url: store, objects: rows ?? (quick ? Self.quickSize : 100_000),
+                                             processCounts: try resolvedProcessCounts()).run()
+        }
         let sizes = try resolvedSizes()
         let scenarios = selectedScenarios()
         let ownsDirectory = workDirectory == nil

@@ -82,4 +82,64 @@ struct PostgreSQLConnectionLossTests {
         let written = try store.pool.withSession { try $0.rows("SELECT count(*) FROM ZTAG") }
         #expect(written.first.flatMap { Int.fromDatabaseValue($0[0]) } == count)
     }
+
+    /// The server ends the connection of a fetch while its rows stream in (`pg_terminate_backend`, as an
+    /// administrator or a failover would): the fetch fails with ``PostgreSQLStoreError/connectionLost`` rather
+    /// than hanging or returning part of the rows, and the store's next fetches run on fresh connections.
+    @Test func fetchCutWhileRowsStreamFailsTypedAndTheStoreRecovers() throws {
+        var configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        configuration.applicationName = "ocd-fetch-cut-" + UUID().uuidString.prefix(8).lowercased()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let model = try LibraryModel.make()
+        let tag = model.entitiesByName["Tag"]!
+        let store = try PostgreSQLStore(model: model, configuration: configuration)
+        defer { store.close() }
+        // Written by the server itself: 100,000 rows of half a kilobyte, some 50 MB to stream.
+        let count = 100_000
+        try store.pool.withSession { session in
+            try session.execute("""
+                INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZLABEL)
+                SELECT g, ?, 1, repeat('x', 500) || g FROM generate_series(1, ?) AS g
+                """, [Int64(tag.entityNumber).databaseValue, Int64(count).databaseValue])
+        }
+
+        let outcome = Mutex<Result<Int, any Error>?>(nil)
+        let fetchDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { try store.fetchRows(entity: tag, predicate: nil).count }
+            outcome.withLock { $0 = result }
+            fetchDone.signal()
+        }
+        // Terminated while its query is running, that is before the last row has been sent.
+        var admin = configuration
+        admin.applicationName = "ocd-fetch-cut-admin"
+        let killer = PostgreSQLConnectionPool(configuration: admin)
+        defer { killer.close() }
+        var cut = false
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while !cut, Date() < deadline, outcome.withLock({ $0 }) == nil {
+            cut = try killer.withSession { session in
+                try session.rows("""
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE application_name = ? AND state = 'active' AND pid <> pg_backend_pid()
+                    """, [configuration.applicationName.databaseValue])
+            }.contains { Bool.fromDatabaseValue($0[0]) == true }
+            if !cut { Thread.sleep(forTimeInterval: 0.002) }
+        }
+        #expect(cut, "the fetch was never seen running: the test did not test")
+        #expect(fetchDone.wait(timeout: .now() + 120) == .success, "the fetch hung after its connection was cut")
+
+        let result = try #require(outcome.withLock { $0 })
+        switch result {
+        case .success(let rows):
+            Issue.record("the cut fetch reported success with \(rows) of \(count) rows")
+        case .failure(let error):
+            guard case PostgreSQLStoreError.connectionLost = error else {
+                Issue.record("the cut fetch failed with \(error), not PostgreSQLStoreError.connectionLost")
+                return
+            }
+        }
+        #expect(try store.count(entity: tag, predicate: nil) == count)
+        #expect(try store.fetchRows(entity: tag, predicate: nil, limit: 5).count == 5)
+    }
 }

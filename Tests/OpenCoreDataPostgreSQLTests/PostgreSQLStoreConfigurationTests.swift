@@ -6,7 +6,7 @@ import Testing
 struct PostgreSQLStoreConfigurationTests {
     @Test func readsEveryPartOfAURL() throws {
         let configuration = try PostgreSQLStoreConfiguration(
-            url: "postgresql://app%40eu:p%2Fss@db.example.com:6432/shop%20one?schema=tenant_1&sslmode=require&pool_size=12&connect_timeout=2.5&application_name=web")
+            url: "postgresql://app%40eu:p%2Fss@db.example.com:6432/shop%20one?schema=tenant_1&sslmode=require&pool_size=12&connect_timeout=2.5&query_timeout=30&application_name=web")
         #expect(configuration.username == "app@eu")
         #expect(configuration.password == "p/ss")
         #expect(configuration.host == "db.example.com")
@@ -16,6 +16,7 @@ struct PostgreSQLStoreConfigurationTests {
         #expect(configuration.transportSecurity == .require)
         #expect(configuration.poolSize == 12)
         #expect(configuration.connectTimeout == 2.5)
+        #expect(configuration.queryTimeout == 30)
         #expect(configuration.applicationName == "web")
         #expect(!configuration.redactedURL.contains("p/ss"))
     }
@@ -43,6 +44,7 @@ struct PostgreSQLStoreConfigurationTests {
         ("postgresql://a@h/d?pool_size=0", "pool_size '0'"),
         ("postgresql://a@h/d?pool_size=x", "pool_size 'x'"),
         ("postgresql://a@h/d?connect_timeout=-1", "connect_timeout '-1'"),
+        ("postgresql://a@h/d?query_timeout=0", "query_timeout '0'"),
         ("postgresql://a@h/d?schema=a;drop", "schema 'a;drop'"),
         ("postgresql://a@h/d?schema=1abc", "schema '1abc'"),
         ("postgresql://a@h/d?schema=a&schema=b", "given twice"),

@@ -8,7 +8,7 @@ struct FetchCommand: AsyncParsableCommand {
         commandName: "fetch",
         abstract: "Run a fetch request against a store (read-only) and print the results.")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file, or a postgresql:// URL (then --model is required).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
@@ -53,6 +53,7 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if case .postgreSQL(let configuration) = try StoreLocation(store) { return try fetch(configuration) }
         if sqlDebug { SQLLog.enable(visible: true) }
         let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
         guard let description = opened.coordinator.managedObjectModel.entitiesByName[entity] else {
@@ -60,20 +61,11 @@ struct FetchCommand: AsyncParsableCommand {
             throw OCDError("the model has no entity '\(entity)' (it has \(names))")
         }
         let request = FetchRequest<ManagedObject>(entityName: entity)
-        request.sortDescriptors = sort.map { key in
-            let parts = key.split(separator: ":")
-            return QuerySortDescriptor(key: String(parts[0]), ascending: parts.count < 2 || parts[1] != "desc")
-        }
+        request.sortDescriptors = sortDescriptors
         request.fetchLimit = limit ?? 0
         request.fetchOffset = offset ?? 0
         request.fetchBatchSize = 200   // results are streamed out, so read them a batch at a time
-        if let predicate {
-            do {
-                request.predicate = try QueryPredicate(format: predicate)
-            } catch {
-                throw OCDError("--predicate '\(predicate)': \(error)")
-            }
-        }
+        request.predicate = try parsedPredicate()
         let keyPaths = try (keys.map { $0.split(separator: ",", omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) } }
             ?? description.allProperties.compactMap { $0 as? AttributeDescription }.map(\.name))
@@ -86,16 +78,39 @@ struct FetchCommand: AsyncParsableCommand {
                     return
                 }
                 for object in try context.fetch(request) {
-                    let values = try keyPaths.map { ($0.path, try $0.value(of: object)) }
-                    if json {
-                        Console.line("{" + values.map { "\(ValueText.quoted($0.0)):\(ValueText.json($0.1))" }.joined(separator: ",") + "}")
-                    } else {
-                        Console.line(values.map { "\($0.0)=\(ValueText.plain($0.1))" }.joined(separator: "  "))
-                    }
+                    printResult(try keyPaths.map { ($0.path, try $0.value(of: object)) })
                 }
             } catch {
                 throw OCDError("fetch failed: \(error)")
             }
+        }
+    }
+
+    /// The `--sort` keys as sort descriptors (checked by `validate()`).
+    var sortDescriptors: [QuerySortDescriptor] {
+        sort.map { key in
+            let parts = key.split(separator: ":")
+            return QuerySortDescriptor(key: String(parts[0]), ascending: parts.count < 2 || parts[1] != "desc")
+        }
+    }
+
+    /// `--predicate` read, nil when none is given.
+    /// - Throws: `OCDError` naming the predicate and what is wrong with it.
+    func parsedPredicate() throws -> QueryPredicate? {
+        guard let predicate else { return nil }
+        do {
+            return try QueryPredicate(format: predicate)
+        } catch {
+            throw OCDError("--predicate '\(predicate)': \(error)")
+        }
+    }
+
+    /// Prints one result: `key=value` pairs, or one JSON object with `--json`.
+    func printResult(_ values: [(key: String, value: Any?)]) {
+        if json {
+            Console.line("{" + values.map { "\(ValueText.quoted($0.key)):\(ValueText.json($0.value))" }.joined(separator: ",") + "}")
+        } else {
+            Console.line(values.map { "\($0.key)=\(ValueText.plain($0.value))" }.joined(separator: "  "))
         }
     }
 }

@@ -47,6 +47,9 @@ struct HistoryCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if case .postgreSQL = try StoreLocation(store) {
+            throw StoreLocation.notOnPostgreSQL("history", because: "history requests run on contexts, not on that store yet; ocd watch prints its feed")
+        }
         let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
         let entityDescription = try TransactionText.entity(named: entity, in: opened.coordinator.managedObjectModel)
         guard try PersistentStore.hasPersistentHistory(at: opened.url) else {

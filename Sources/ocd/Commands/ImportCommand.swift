@@ -53,6 +53,10 @@ struct ImportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if case .postgreSQL = try StoreLocation(store) {
+            throw StoreLocation.notOnPostgreSQL("import", because: "imported rows are checked by a context's save "
+                + "(required values, ranges, uniqueness constraints), and contexts do not run on that store yet")
+        }
         if sqlDebug { SQLLog.enable(visible: true) }
         // An existing store may number its entities differently from ours: its numbers are used.
         let loaded = FileManager.default.fileExists(atPath: store)

@@ -11,7 +11,7 @@ struct InspectCommand: AsyncParsableCommand {
         commandName: "inspect",
         abstract: "Show the entities, row counts and a sample of rows of a store (read-only).")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file, or a postgresql:// URL (then --model is required).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
@@ -28,6 +28,7 @@ struct InspectCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if case .postgreSQL(let configuration) = try StoreLocation(store) { return try inspect(configuration) }
         if sqlDebug { SQLLog.enable(visible: true) }
         let opened: OpenedStore, modelName: String
         do {

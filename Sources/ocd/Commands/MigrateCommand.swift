@@ -29,6 +29,9 @@ struct MigrateCommand: AsyncParsableCommand {
     var dryRun = false
 
     func run() async throws {
+        if case .postgreSQL = try StoreLocation(store) {
+            throw StoreLocation.notOnPostgreSQL("migrate", because: "migration runs on SQLite stores only so far")
+        }
         let url = URL(fileURLWithPath: store)
         do {
             let bundle = try ModelVersionBundle(contentsOf: URL(fileURLWithPath: model))

@@ -9,7 +9,7 @@ struct WatchCommand: AsyncParsableCommand {
         abstract: "Print each transaction any process commits to a store, as it happens (read-only; Ctrl-C stops).",
         discussion: "With persistent history in the store, each line says who committed and what changed; without it, only that the store changed.")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file, or a postgresql:// URL (then --model is required).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
@@ -29,6 +29,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if case .postgreSQL(let configuration) = try StoreLocation(store) { return try await watch(configuration) }
         let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model, watch: true)
         let entityDescription = try TransactionText.entity(named: entity, in: opened.coordinator.managedObjectModel)
         let changes = opened.coordinator.remoteChanges

@@ -12,6 +12,13 @@ struct StoreArguments: ParsableArguments {
     @Flag(name: .long, help: "Record persistent history in the store (kept on for stores that already have it).")
     var history = false
 
+    /// Refuses a PostgreSQL URL: the `todo` and `banks` commands run contexts, which that store has not yet.
+    func validate() throws {
+        if let store, case .postgreSQL = try StoreLocation(store) {
+            throw ValidationError("--store: the todo and banks commands run contexts, which do not run on a PostgreSQL store yet")
+        }
+    }
+
     /// The store path, or `defaultName` in the current folder.
     func path(defaultName: String) -> String {
         store ?? FileManager.default.currentDirectoryPath + "/" + defaultName

@@ -1,0 +1,33 @@
+import Foundation
+import GRDB
+import OpenCoreDataPostgreSQL
+import PostgresNIO
+
+/// postgres-nio alone, no store: the "raw" side of the PostgreSQL scenarios, and the checks that count
+/// what a run wrote. One connection, each statement waited for on the calling thread (as the store does).
+final class RawPostgreSQL {
+    let connection: PostgresConnection
+    private let logger = Logger(label: "ocd-bench.raw")
+
+    /// Connects with the store URL's settings, its `schema` as the search path.
+    init(_ configuration: PostgreSQLStoreConfiguration) throws {
+        let tls: PostgresConnection.Configuration.TLS = configuration.transportSecurity == .disable
+            ? .disable : .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        var settings = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: tls)
+        var parameters = [("application_name", configuration.applicationName)]
+        if let schema = configuration.schema { parameters.append(("search_path", schema)) }
+        settings.options.additionalStartupParameters = parameters
+        connection = try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
+                                                    configuration: settings, id: 1, logger: logger).wait()
+    }
+
+    /// Runs one statement with `$1…` placeholders and the values bound, and returns its rows.
+    @discardableResult
+    func run(_ sql: String, _ values: [DatabaseValue] = []) throws -> PostgresQueryResult {
+        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostgreSQLValueCoding.bindings(values)), logger: logger).wait()
+    }
+
+    func close() { try? (connection.close() as EventLoopFuture<Void>).wait() }
+}
