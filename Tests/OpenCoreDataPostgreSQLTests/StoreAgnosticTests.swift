@@ -293,12 +293,16 @@ struct StoreAgnosticTests {
         #expect(recorder.changes.contains { $0.type == .insert })
         #expect(recorder.changes.contains { $0.type == .update })
         #expect(recorder.changes.contains { $0.type == .delete })
-        // A new controller reads the saved state from the store.
-        let fresh = try location.context()
-        let reread = try FetchedResultsController(fetchRequest: try bookRequest("pages < 150"), managedObjectContext: fresh,
-                                                  sectionNameKeyPath: nil, cacheName: nil)
-        try reread.performFetch()
-        #expect(try titles(reread.fetchedObjects.map(Array.init) ?? []) == ["Book 00a", "Book 01", "Book 02", "Book 03", "Book 04"])
+        // New controllers read the saved state from the store, the second one (same cache name) from the cache
+        // file the first wrote, whose token the store computes in the same snapshot as the keys.
+        let cacheName = "agnostic-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(at: ResultsCache.fileURL(forName: cacheName)) }
+        for _ in 0..<2 {
+            let reread = try FetchedResultsController(fetchRequest: try bookRequest("pages < 150"), managedObjectContext: location.context(),
+                                                      sectionNameKeyPath: nil, cacheName: cacheName)
+            try reread.performFetch()
+            #expect(try titles(reread.fetchedObjects.map(Array.init) ?? []) == ["Book 00a", "Book 01", "Book 02", "Book 03", "Book 04"])
+        }
     }
 
     /// Random predicates, sorts, limits and offsets over the same random objects saved to both stores
@@ -370,8 +374,8 @@ struct StoreAgnosticTests {
         }
     }
 
-    /// Batch requests and asynchronous fetches are refused on PostgreSQL by name, with nothing changed.
-    @Test func postgreSQLRefusesBatchRequestsAndAsynchronousFetchesByName() throws {
+    /// Batch requests are refused on PostgreSQL by name, with nothing changed.
+    @Test func postgreSQLRefusesBatchRequestsByName() throws {
         let location = try SharedStoreLocation(.postgreSQL, model: ShelfModel.make())
         try ShelfModel.seed(location.context())
         let context = try location.context()
@@ -388,6 +392,22 @@ struct StoreAgnosticTests {
         update.propertiesToUpdate = ["pages": Int64(1)]
         #expect(throws: PostgreSQLStoreError.self) { _ = try context.execute(update) }
         #expect(try context.count(for: bookRequest("pages == 1")) == 0)
+    }
+
+    /// An asynchronous fetch (which needs a server-side cancel) is refused by name.
+    @Test func postgreSQLRefusesAsynchronousFetchesByName() async throws {
+        let location = try SharedStoreLocation(.postgreSQL, model: ShelfModel.make())
+        try ShelfModel.seed(location.context())
+        let context = try location.context(.privateQueue)
+        let request = try bookRequest()
+        do {
+            _ = try await context.fetchInBackground(request)
+            Issue.record("an asynchronous fetch ran on PostgreSQL")
+        } catch PostgreSQLStoreError.unsupported(let request, _) {
+            #expect(request.contains("asynchronous fetch") && request.contains("Book"))
+        }
+        // The synchronous fetch on the same context still works.
+        #expect(try context.performAndWait { try context.fetch(request).count } == 12)
     }
 }
 
