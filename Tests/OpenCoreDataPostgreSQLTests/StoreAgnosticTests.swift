@@ -374,6 +374,35 @@ struct StoreAgnosticTests {
         }
     }
 
+    /// What the coordinator lists: `persistentStores` the SQLite stores, `postgreSQLStores` the PostgreSQL
+    /// ones, `persistentStoreCount` both; a PostgreSQL store opened from a URL serves contexts, and once
+    /// removed they have no store.
+    @Test func coordinatorListsAndRemovesAPostgreSQLStore() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ShelfModel.make())
+        var components = try #require(URLComponents(string: PostgreSQLTestServer.url!))
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "schema", value: configuration.schema)]
+        let url = try #require(components.url)
+        let store = try coordinator.addPersistentStore(type: .postgreSQL, at: url)
+        #expect(coordinator.persistentStores.isEmpty)
+        #expect(coordinator.postgreSQLStores.map(ObjectIdentifier.init) == [ObjectIdentifier(store)])
+        #expect(coordinator.persistentStoreCount == 1)
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let author = try context.insertNewObject(forEntityName: "Author")
+        try author.setValue("Ada", forKey: "name")
+        try context.save()
+        #expect(author.objectID.uriRepresentation().host?.caseInsensitiveCompare(store.identifier) == .orderedSame)
+        #expect(coordinator.managedObjectID(forURIRepresentation: author.objectID.uriRepresentation()) == author.objectID)
+        coordinator.remove(store)
+        #expect(coordinator.persistentStoreCount == 0)
+        do {
+            _ = try context.count(for: FetchRequest<ManagedObject>(entityName: "Author"))
+            Issue.record("a context counted without a store")
+        } catch ObjectGraphError.noPersistentStore {}
+    }
+
     /// Batch requests are refused on PostgreSQL by name, with nothing changed.
     @Test func postgreSQLRefusesBatchRequestsByName() throws {
         let location = try SharedStoreLocation(.postgreSQL, model: ShelfModel.make())

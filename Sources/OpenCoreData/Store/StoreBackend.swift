@@ -9,12 +9,12 @@ import GRDB
 ///
 /// ``PersistentStore`` (SQLite) and the PostgreSQL store (module `OpenCoreDataPostgreSQL`) conform
 /// (docs/ARCHITECTURE.md, "The store boundary"); `package` so that module can. Everything above `Store/`
-/// holds `any StoreBackend`: a call through it is made once per fetch, per batch of rows or per save, never
-/// per row or per column (rows are handed to closures; a ``SteppedRow`` is a concrete struct).
+/// holds `any StoreBackend`: a call through it is made once per fetch, per batch of rows, per fault fired
+/// or per save, never per row or per column (rows are handed to closures; a ``SteppedRow`` is a concrete
+/// struct).
 ///
 /// What still crosses the line today, below this protocol's surface: values as GRDB's `DatabaseValue`
-/// (rows, constraint values, batch arguments), ``SteppedRow`` (an SQLite statement's current row, read
-/// per column), a batch update's `column = SQL` assignments and follow-up statements (written by
+/// (rows, constraint values, batch arguments), a batch update's `column = SQL` assignments and follow-up statements (written by
 /// `BatchDerivations` and `BatchValueCompiler`), and a batch insert's ``BoundWrite``.
 package protocol StoreBackend: AnyObject, Sendable {
     // MARK: Identity
