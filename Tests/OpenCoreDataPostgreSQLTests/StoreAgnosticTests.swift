@@ -236,6 +236,32 @@ struct StoreAgnosticTests {
         #expect(counts == [2, 6, 4])
     }
 
+    /// A uniqueness constraint met against a row another coordinator saved is merged by the policy: one tag
+    /// stays, holding the saving context's values (object trump).
+    @Test(arguments: agnosticKinds)
+    func uniquenessConstraintMergedAgainstAStoredRow(kind: StoreKind) throws {
+        let tag = EntityDescription(name: "Tag", properties: [
+            AttributeDescription(name: "label", type: .string),
+            AttributeDescription(name: "weight", type: .integer64),
+        ])
+        tag.uniquenessConstraints = [["label"]]
+        let location = try SharedStoreLocation(kind, model: try ManagedObjectModel(entities: [tag]))
+        let first = try location.context()
+        let stored = try first.insertNewObject(forEntityName: "Tag")
+        try stored.setValue("red", forKey: "label")
+        try stored.setValue(Int64(1), forKey: "weight")
+        try first.save()
+        let second = try location.context()
+        second.mergePolicy = .mergeByPropertyObjectTrump
+        let duplicate = try second.insertNewObject(forEntityName: "Tag")
+        try duplicate.setValue("red", forKey: "label")
+        try duplicate.setValue(Int64(2), forKey: "weight")
+        try second.save()
+        let tags = try location.context().fetch(FetchRequest<ManagedObject>(entityName: "Tag"))
+        #expect(tags.count == 1)
+        #expect(try tags.first?.value(forKey: "weight") as? Int64 == 2)
+    }
+
     /// Two coordinators edit the same book; the second save meets the first one's version.
     @Test(arguments: agnosticKinds)
     func optimisticLockingWithEveryMergePolicy(kind: StoreKind) throws {
