@@ -429,7 +429,7 @@ struct StoreAgnosticTests {
         } catch ObjectGraphError.noPersistentStore {}
     }
 
-    /// Batch requests are refused on PostgreSQL by name, with nothing changed.
+    /// Batch requests are refused on PostgreSQL by name, with nothing changed; so are queries it cannot answer.
     @Test func postgreSQLRefusesBatchRequestsByName() throws {
         let location = try SharedStoreLocation(.postgreSQL, model: ShelfModel.make())
         try ShelfModel.seed(location.context())
@@ -447,6 +447,12 @@ struct StoreAgnosticTests {
         update.propertiesToUpdate = ["pages": Int64(1)]
         #expect(throws: PostgreSQLStoreError.self) { _ = try context.execute(update) }
         #expect(try context.count(for: bookRequest("pages == 1")) == 0)
+        // Constructs PostgreSQL cannot answer as memory does stay typed refusals through a context.
+        #expect(throws: QueryDialectRefusal.self) { try context.fetch(bookRequest("title ==[cd] 'book 01'")) }
+        let median = FetchRequest<[String: Any]>(entityName: "Book")
+        median.resultType = .dictionary
+        median.propertiesToFetch = [ExpressionDescription(name: "middle", expression: try QueryExpression(format: "median:(pages)"))]
+        #expect(throws: QueryDialectRefusal.self) { try context.fetch(median) }
     }
 
     /// An asynchronous fetch (which needs a server-side cancel) is refused by name.
