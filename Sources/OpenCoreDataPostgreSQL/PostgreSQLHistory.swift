@@ -117,8 +117,9 @@ enum PostgreSQLHistory {
     /// The transactions numbered above `number`, oldest first, at most `limit`, each with its changes.
     ///
     /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    /// `identity` names the store in the changes' object IDs (a new one when nil: IDs that match no context's).
     static func transactions(after number: Int64, limit: Int, model: ManagedObjectModel, storeIdentifier: String,
-                             in session: PostgreSQLSession) throws -> [PersistentHistoryTransaction] {
+                             identity: StoreIdentity? = nil, in session: PostgreSQLSession) throws -> [PersistentHistoryTransaction] {
         let rows = try session.rows("""
             SELECT t.Z_PK, t.ZTIMESTAMP, a.ZNAME, c.ZNAME, b.ZNAME, p.ZNAME FROM ATRANSACTION t
             LEFT JOIN ATRANSACTIONSTRING a ON a.Z_PK = t.ZAUTHORTS LEFT JOIN ATRANSACTIONSTRING c ON c.Z_PK = t.ZCONTEXTNAMETS
@@ -127,7 +128,7 @@ enum PostgreSQLHistory {
             """, [number.databaseValue, Int64(limit).databaseValue])
         guard let first = rows.first.flatMap({ Int64.fromDatabaseValue($0[0]) }),
               let last = rows.last.flatMap({ Int64.fromDatabaseValue($0[0]) }) else { return [] }
-        let identity = StoreIdentity(uuid: storeIdentifier)
+        let identity = identity ?? StoreIdentity(uuid: storeIdentifier)
         var changesByTransaction: [Int64: [PersistentHistoryChange]] = [:]
         for row in try session.rows("""
             SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS FROM ACHANGE

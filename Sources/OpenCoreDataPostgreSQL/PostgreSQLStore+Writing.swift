@@ -35,9 +35,11 @@ extension PostgreSQLStore {
                             let found = try write(attempt, in: session)
                             if !found.isEmpty { throw AttemptConflicts(found: found) }
                         }
-                        if recordsHistory, let history {
-                            try PostgreSQLHistory.record(history, deletes: attempt.deletes, storeIdentifier: identifier,
-                                                         channel: historyChannel, in: session)
+                        if recordsHistory, let history,
+                           let number = try PostgreSQLHistory.record(history, deletes: attempt.deletes, storeIdentifier: identifier,
+                                                                     channel: historyChannel, in: session) {
+                            // Kept even if the commit then fails: a number never committed is never reported.
+                            ownTransactions.withLock { _ = $0.insert(number) }
                         }
                         return attempt
                     } catch let rolledBack as AttemptConflicts {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import OpenCoreData
+import Synchronization
 
 /// A store kept in a PostgreSQL database, in Core Data's layout, shared by every process that opens it.
 ///
@@ -29,6 +30,19 @@ public final class PostgreSQLStore: @unchecked Sendable {
     /// Whether saves record persistent history (Core Data's `NSPersistentHistoryTrackingKey`) and announce
     /// their transactions to listeners (``PostgreSQLChangeListener``).
     public let recordsHistory: Bool
+    /// The options it was opened with (``StoreOptions/readOnly``, ``StoreOptions/remoteChangeNotifications``
+    /// and the row cache's capacity apply; the SQLite file's own options do not).
+    public let options: StoreOptions
+    /// The store as object IDs name it.
+    package let identity: StoreIdentity
+    /// History transactions this store object wrote, until the coordinator takes them (its own saves are
+    /// not merged again when the change feed reports them).
+    let ownTransactions = Mutex<Set<Int64>>([])
+    /// Commits the change watch heard of, and how many watches run (``externalChangeToken()``).
+    let heardCommits = Atomic<Int>(0)
+    let watchCount = Atomic<Int>(0)
+    /// Counts token requests made without a watch, each answered with a new token.
+    let unwatchedReads = Atomic<Int>(0)
     /// The `NOTIFY` channel the store's transactions are announced on.
     var historyChannel: String { PostgreSQLHistory.channel(schema: configuration.schema) }
     let keyLock = NSLock()
@@ -41,7 +55,9 @@ public final class PostgreSQLStore: @unchecked Sendable {
 
     /// Opens the store, creating its layout in an empty database or schema (and, with `recordsHistory`, the
     /// history tables where missing). `keyBlockSize` is how many primary keys one trip to `Z_PRIMARYKEY`
-    /// reserves for this process.
+    /// reserves for this process. Of `options`, ``StoreOptions/readOnly`` refuses saves,
+    /// ``StoreOptions/remoteChangeNotifications`` makes a coordinator listen to the change feed (with
+    /// `recordsHistory`), and ``StoreOptions/rowCacheCapacity`` sizes its row cache.
     ///
     /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
     ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the database holds a store of
@@ -50,9 +66,10 @@ public final class PostgreSQLStore: @unchecked Sendable {
     ///   ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server refuses a statement
     ///   (for example for lack of privileges).
     public init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, recordsHistory: Bool = false,
-                keyBlockSize: Int = 100) throws {
+                keyBlockSize: Int = 100, options: StoreOptions = StoreOptions()) throws {
         self.configuration = configuration
         self.recordsHistory = recordsHistory
+        self.options = options
         self.model = model
         self.keyBlockSize = max(1, keyBlockSize)
         let schema = model.schema
@@ -71,10 +88,15 @@ public final class PostgreSQLStore: @unchecked Sendable {
             pool.close()
             throw error
         }
+        identity = StoreIdentity(uuid: identifier)
     }
 
     /// Closes the store's connections. Work started afterwards fails with a typed error.
     public func close() { pool.close() }
+
+    // A store let go without `close()` (a coordinator released with its stores) closes its connections:
+    // postgres-nio requires every connection to be closed before it is released.
+    deinit { pool.close() }
 
     /// Creates the layout in an empty schema, or checks the one there; returns the store's UUID.
     private static func prepareLayout(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,

@@ -15,6 +15,9 @@ public enum PostgreSQLStoreError: Error, Sendable, Equatable, CustomStringConver
     case incompatibleStore(server: String, differences: [String])
     /// A value the store reads back has a type the layout does not use (column, type name).
     case unexpectedValue(column: String, type: String)
+    /// A request the PostgreSQL store cannot run yet (a batch request, an asynchronous fetch, history
+    /// readers), refused before anything runs; the request names its entity or operation.
+    case unsupported(request: String, server: String)
 
     /// A sentence saying what went wrong.
     public var description: String {
@@ -27,6 +30,7 @@ public enum PostgreSQLStoreError: Error, Sendable, Equatable, CustomStringConver
         case .incompatibleStore(let server, let differences):
             "the store at \(server) was written with a different model: \(differences.joined(separator: "; "))"
         case .unexpectedValue(let column, let type): "column \(column) holds a value of type \(type), which the layout never writes"
+        case .unsupported(let request, let server): "\(request) is not supported on a PostgreSQL store yet (\(server))"
         }
     }
 }

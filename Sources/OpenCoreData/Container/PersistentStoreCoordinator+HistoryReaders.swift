@@ -54,7 +54,7 @@ extension PersistentStoreCoordinator {
     /// The registered history readers of the store, by name (empty when none ever registered).
     /// - Throws: ``ObjectGraphError/noPersistentStore`` without a store; `StoreError` when it cannot be read.
     public func persistentHistoryReaders() throws -> [PersistentHistoryReaderRegistration] {
-        let store: any StoreBackend = try primaryStore()
+        let store: any StoreBackend = try primaryBackend()
         return try store.historyReaders().map {
             PersistentHistoryReaderRegistration(
                 name: $0.name, seenThrough: PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: $0.seen),
@@ -64,7 +64,7 @@ extension PersistentStoreCoordinator {
 
     /// The store, if it records history (the only stores whose registry may be written).
     private func storeKeepingHistoryReaders() throws -> any StoreBackend {
-        let store: any StoreBackend = try primaryStore()
+        let store: any StoreBackend = try primaryBackend()
         guard store.options.persistentHistoryTracking else { throw PersistentHistoryError.trackingOff(path: store.displayPath) }
         return store
     }

@@ -15,12 +15,12 @@ public struct RemoteChange: Sendable, Hashable {
 final class RemoteChangeState: @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`.
     private let lock = NSLock()
-    private var watchers: [ObjectIdentifier: RemoteChangeWatcher] = [:]
+    private var watchers: [ObjectIdentifier: any StoreChangeWatch] = [:]
     /// Per store: the newest transaction already merged (or made here).
     private var merged: [ObjectIdentifier: Int64] = [:]
     let continuations = ContinuationStore<RemoteChange>()
 
-    func add(_ watcher: RemoteChangeWatcher, for store: PersistentStore, startingAt transaction: Int64) {
+    func add(_ watcher: any StoreChangeWatch, for store: any StoreBackend, startingAt transaction: Int64) {
         lock.withLock {
             watchers[ObjectIdentifier(store)] = watcher
             merged[ObjectIdentifier(store)] = transaction
@@ -28,8 +28,8 @@ final class RemoteChangeState: @unchecked Sendable {
     }
 
     /// Stops and forgets the store's watcher, if it has one.
-    func remove(_ store: PersistentStore) {
-        let watcher = lock.withLock { () -> RemoteChangeWatcher? in
+    func remove(_ store: any StoreBackend) {
+        let watcher = lock.withLock { () -> (any StoreChangeWatch)? in
             merged.removeValue(forKey: ObjectIdentifier(store))
             return watchers.removeValue(forKey: ObjectIdentifier(store))
         }
@@ -37,7 +37,7 @@ final class RemoteChangeState: @unchecked Sendable {
     }
 
     func removeAll() {
-        let all = lock.withLock { () -> [RemoteChangeWatcher] in
+        let all = lock.withLock { () -> [any StoreChangeWatch] in
             defer { watchers = [:]; merged = [:] }
             return Array(watchers.values)
         }
@@ -46,7 +46,7 @@ final class RemoteChangeState: @unchecked Sendable {
     }
 
     /// The newest transaction merged for `store`, replaced by `newest`.
-    func advance(_ store: PersistentStore, to newest: Int64) -> Int64? {
+    func advance(_ store: any StoreBackend, to newest: Int64) -> Int64? {
         lock.withLock {
             guard let previous = merged[ObjectIdentifier(store)] else { return nil }
             merged[ObjectIdentifier(store)] = max(previous, newest)
@@ -72,7 +72,7 @@ extension PersistentStoreCoordinator {
     public var remoteChanges: AsyncStream<RemoteChange> { remoteChangeState.continuations.makeStream() }
 
     /// Starts watching a store opened with remote-change notifications.
-    func startWatching(_ store: PersistentStore) throws {
+    func startWatching(_ store: any StoreBackend) throws {
         guard store.options.remoteChangeNotifications, store.canNoticeCommitsElsewhere else { return }
         let start = try store.currentHistoryToken().transactionNumber
         guard let watcher = try store.watchCommitsElsewhere({ [weak self, weak store] in
@@ -85,7 +85,7 @@ extension PersistentStoreCoordinator {
     /// A commit was noticed on `store`: drop cached rows, merge what the history says changed into the
     /// contexts that merge automatically (skipping this coordinator's own commits, already merged), and
     /// tell the app.
-    private func storeChangedElsewhere(_ store: PersistentStore) {
+    private func storeChangedElsewhere(_ store: any StoreBackend) {
         rowCache.removeAll()
         // A store with history (tracked here or by whoever wrote it) says what changed; one without can
         // only say that something did.

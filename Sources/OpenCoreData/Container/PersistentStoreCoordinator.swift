@@ -16,7 +16,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The model every store of this coordinator follows.
     public let managedObjectModel: ManagedObjectModel
     private let lock = NSLock()
-    private var stores: [PersistentStore] = []
+    /// Every open store, SQLite or another kind (``StoreBackend``), in the order they were added.
+    private var stores: [any StoreBackend] = []
     private var automaticMergeContexts: [ObjectIdentifier: WeakContext] = [:]
     private(set) var rowCache = RowCache(capacity: 100_000)
     /// Watchers of stores opened with remote-change notifications.
@@ -29,8 +30,16 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         self.managedObjectModel = managedObjectModel
     }
 
-    /// The open stores.
-    public var persistentStores: [PersistentStore] { lock.withLock { stores } }
+    /// The open SQLite and in-memory stores, in the order they were added. A store of another kind (a
+    /// PostgreSQL store, module `OpenCoreDataPostgreSQL`) is not a ``PersistentStore`` and is listed by its
+    /// own module (`postgreSQLStores`); ``persistentStoreCount`` counts every kind.
+    public var persistentStores: [PersistentStore] { lock.withLock { stores.compactMap { $0 as? PersistentStore } } }
+
+    /// How many stores are open, of every kind.
+    public var persistentStoreCount: Int { lock.withLock { stores.count } }
+
+    /// Every open store, of every kind, in the order they were added.
+    package var storeBackends: [any StoreBackend] { lock.withLock { stores } }
 
     /// Opens (creating if needed) a store. A file store that was written with another model, or that is
     /// not a store at all, is refused with a ``StoreError`` and left as it was.
@@ -52,9 +61,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             throw ObjectGraphError.invalidRequest("an SQLite store needs a file URL")
         }
         let store = try PersistentStore(type: type, url: url, model: managedObjectModel, options: options)
+        try add(store)
+        return store
+    }
+
+    /// Adds a store opened elsewhere (a PostgreSQL store, by its module), and starts watching it for
+    /// commits made elsewhere when its options ask for that.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when the store was opened with another model;
+    ///   the errors of starting the watch (the store is not added then).
+    package func add(_ store: any StoreBackend) throws {
+        guard store.schema.tables.map(\.name) == managedObjectModel.schema.tables.map(\.name) else {
+            throw ObjectGraphError.invalidRequest("the store at \(store.displayPath) was opened with another model than the coordinator's")
+        }
         lock.withLock {
             stores.append(store)
-            if stores.count == 1 { rowCache = RowCache(capacity: options.rowCacheCapacity) }
+            if stores.count == 1 { rowCache = RowCache(capacity: store.options.rowCacheCapacity) }
         }
         do {
             try startWatching(store)
@@ -62,11 +84,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             lock.withLock { stores.removeAll { $0 === store } }
             throw error
         }
-        return store
     }
 
     /// Closes a store.
     public func remove(_ store: PersistentStore) {
+        remove(store as any StoreBackend)
+    }
+
+    /// Takes a store of any kind out of the coordinator (its watch stopped); the store itself stays open.
+    package func remove(_ store: any StoreBackend) {
         remoteChangeState.remove(store)
         lock.withLock { stores.removeAll { $0 === store } }
         rowCache.removeAll()
@@ -77,9 +103,21 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// The store that objects are read from and saved to.
-    func primaryStore() throws -> PersistentStore {
+    func primaryBackend() throws -> any StoreBackend {
         guard let store = lock.withLock({ stores.first }) else { throw ObjectGraphError.noPersistentStore }
         return store
+    }
+
+    /// The store that objects are read from and saved to, as the SQLite store (for SQLite-only code and tests).
+    ///
+    /// - Throws: ``ObjectGraphError/noPersistentStore`` without a store; ``ObjectGraphError/invalidRequest(_:)``
+    ///   when it is a store of another kind.
+    func primaryStore() throws -> PersistentStore {
+        let store = try primaryBackend()
+        guard let sqlite = store as? PersistentStore else {
+            throw ObjectGraphError.invalidRequest("the store at \(store.displayPath) is not an SQLite store")
+        }
+        return sqlite
     }
 
     /// The ID for a URI from ``ManagedObjectID/uriRepresentation()``, if it names an object of this
@@ -89,7 +127,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         let parts = uri.path.split(separator: "/")
         guard parts.count == 2, let entity = managedObjectModel.entitiesByName[String(parts[0])],
               parts[1].first == "p", let key = Int64(parts[1].dropFirst()), key > 0 else { return nil }
-        guard let store = persistentStores.first(where: { $0.identifier.caseInsensitiveCompare(host) == .orderedSame })
+        guard let store = storeBackends.first(where: { $0.identifier.caseInsensitiveCompare(host) == .orderedSame })
         else { return nil }
         return ManagedObjectID(entity: entity, primaryKey: key, store: store.identity)
     }
@@ -116,12 +154,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 extension PersistentStoreCoordinator {
     /// Rows by ID, from the store.
     func rows(for ids: [ManagedObjectID]) throws -> [RowValues] {
-        try primaryStore().rows(for: ids)
+        try primaryBackend().rows(for: ids)
     }
 
     /// The IDs a to-many relationship of one object holds in the store.
     func relatedIDs(of id: ManagedObjectID, relationship: RelationshipDescription,
                     storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID] {
-        try primaryStore().relatedIDs(of: id, relationship: relationship, storage: storage)
+        try primaryBackend().relatedIDs(of: id, relationship: relationship, storage: storage)
     }
 }

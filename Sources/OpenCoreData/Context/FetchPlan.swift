@@ -6,7 +6,8 @@ struct FetchPlan<T> {
     let context: ManagedObjectContext
     let entity: EntityDescription
     let coordinator: PersistentStoreCoordinator
-    let store: PersistentStore
+    /// The store, reached through the boundary: one dynamic call per fetch or per batch of rows, never per row.
+    let store: any StoreBackend
     let compiled: PredicateSQLCompiler.Compiled
     /// Unsaved objects of this entity that may change the result.
     let pendingInserted: [ManagedObject]
@@ -27,10 +28,10 @@ struct FetchPlan<T> {
         self.context = context
         self.entity = entity
         self.coordinator = coordinator
-        self.store = try coordinator.primaryStore()
+        self.store = try coordinator.primaryBackend()
         self.compiled = try PredicateSQLCompiler.compile(model: coordinator.managedObjectModel, entity: entity,
                                                          predicate: request.predicate,
-                                                         sortDescriptors: request.sortDescriptors)
+                                                         sortDescriptors: request.sortDescriptors, dialect: store.dialect)
 
         var inserted: [ManagedObject] = []
         var updated: [ManagedObject] = []
@@ -222,7 +223,7 @@ struct FetchPlan<T> {
             default: throw ObjectGraphError.invalidRequest("propertiesToGroupBy holds a \(type(of: item))")
             }
         }
-        let compiler = PredicateSQLCompiler(model: coordinator.managedObjectModel, entity: entity)
+        let compiler = PredicateSQLCompiler(model: coordinator.managedObjectModel, entity: entity, dialect: store.dialect)
         let entityNumbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
         transformables.addRowKeys(to: &expressions, groupedOrDistinct: !groups.isEmpty || request.returnsDistinctResults)
         let query = try compiler.compileDictionaryQuery(

@@ -12,7 +12,7 @@ extension BatchUpdateRequest: ContextExecutable {
             throw ObjectGraphError.invalidRequest("a batch update of \(entityName) needs propertiesToUpdate")
         }
         // Once per request: the store is held through the boundary.
-        let store: any StoreBackend = try coordinator.primaryStore()
+        let store: any StoreBackend = try coordinator.primaryBackend()
         // Everything is checked before any row changes.
         var assignments: [(column: String, sql: String, arguments: [DatabaseValue])] = []
         for key in propertiesToUpdate.keys.sorted() {
@@ -57,7 +57,7 @@ extension BatchDeleteRequest: ContextExecutable {
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
         let model = coordinator.managedObjectModel
         // Once per request: the store is held through the boundary.
-        let store: any StoreBackend = try coordinator.primaryStore()
+        let store: any StoreBackend = try coordinator.primaryBackend()
         let derivations = try BatchDerivations.statementsAfterDelete(model: model)
         let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
         if let ids = objectIDs {
@@ -94,7 +94,7 @@ extension BatchInsertRequest: ContextExecutable {
             throw ObjectGraphError.invalidRequest("entity '\(entityName)' is abstract; batch-insert one of its sub-entities")
         }
         // Once per request: the store is held through the boundary.
-        let store: any StoreBackend = try coordinator.primaryStore()
+        let store: any StoreBackend = try coordinator.primaryBackend()
         guard let table = store.schema.table(named: entity.tableName) else { throw ObjectGraphError.unknownEntity(entityName) }
         let template = BatchRowTemplate(entity: entity, columnCount: table.columns.count)
         // New rows get their derived attributes computed here, as a save would (BatchDerivations).

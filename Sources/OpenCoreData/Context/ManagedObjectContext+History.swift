@@ -3,7 +3,7 @@ import Foundation
 extension PersistentHistoryChangeRequest: ContextExecutable {
     func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        return try coordinator.primaryStore().execute(self)
+        return try coordinator.primaryBackend().execute(self)
     }
 }
 

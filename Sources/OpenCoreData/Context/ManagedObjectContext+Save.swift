@@ -25,7 +25,7 @@ extension ManagedObjectContext {
         for object in insertedInOrder + Array(updatedSet) + Array(deletedSet) { object.willSave() }
         // Uniqueness conflicts are settled against the store the changes go to, before anything is written.
         if parent == nil, let coordinator = persistentStoreCoordinator {
-            try resolveConstraintConflicts(store: try coordinator.primaryStore())
+            try resolveConstraintConflicts(store: try coordinator.primaryBackend())
         }
         var saving = insertedInOrder + Array(updatedSet) + Array(deletedSet)
         // After willSave and the constraint merges, which may edit what a derivation reads (docs/FEATURES.md,
@@ -40,7 +40,7 @@ extension ManagedObjectContext {
             return
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        let store = try coordinator.primaryStore()
+        let store = try coordinator.primaryBackend()
         // Keys are handed out in insertion order, so rows go into each table in key order and new objects'
         // keys follow the order they were made in.
         let insertOrder = insertedInOrder
@@ -87,7 +87,7 @@ extension ManagedObjectContext {
         let pending = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !pending.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        let store = try coordinator.primaryStore()
+        let store = try coordinator.primaryBackend()
         // One block of keys per root entity (its table), handed out in the objects' order. Saves touch
         // few entities, so a short list searched by identity beats hashing every object.
         var roots: [(root: EntityDescription, count: Int, next: Int64)] = []
@@ -300,7 +300,7 @@ extension ManagedObjectContext {
 
     // MARK: Building the change set
 
-    func makeChangeSet(store: PersistentStore, insertOrder: [ManagedObject]) throws -> StoreChangeSet {
+    func makeChangeSet(store: any StoreBackend, insertOrder: [ManagedObject]) throws -> StoreChangeSet {
         var changes = StoreChangeSet()
         changes.inserts.reserveCapacity(insertOrder.count)
         for object in insertOrder where object.isInserted {

@@ -551,7 +551,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             return
         }
         guard let coordinator = persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        if stalenessInterval != 0, !coordinator.rowCache.isEmpty, let store = try? coordinator.primaryStore(),
+        if stalenessInterval != 0, !coordinator.rowCache.isEmpty, let store = try? coordinator.primaryBackend(),
            let cached = coordinator.rowCache.row(for: object.objectID, token: store.externalChangeToken(),
                                                  maximumAge: stalenessInterval > 0 ? .seconds(stalenessInterval) : nil) {
             materializer.fill(object, row: cached)

@@ -94,7 +94,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The names of ``allProperties``, in slot order (see `slot(forKey:)`).
     @exclusivity(unchecked) private(set) var slotNames: [String] = []
     /// This entity and all its descendants' entity numbers.
-    @exclusivity(unchecked) var entityNumbersIncludingSubentities: [Int] = []
+    @exclusivity(unchecked) package var entityNumbersIncludingSubentities: [Int] = []
     /// Where each property (by slot) lives in the store; set with the model's schema.
     @exclusivity(unchecked) var storage: [StoreSchema.PropertyStorage] = []
     /// For each slot, where a stored attribute's value sits in the row, with its type (nil for other

@@ -3,9 +3,9 @@ import GRDB
 
 /// Compiling a dictionary fetch: computed columns, grouping and order share one set of joins.
 extension PredicateSQLCompiler {
-    struct CompiledDictionaryQuery {
-        var sql: String
-        var arguments: [DatabaseValue]
+    package struct CompiledDictionaryQuery {
+        package var sql: String
+        package var arguments: [DatabaseValue]
     }
 
     /// `columns` are per-row values or aggregates; `groupBy` per-row values. Rows are those of
@@ -19,7 +19,12 @@ extension PredicateSQLCompiler {
         var selected: [SQLFragment] = []
         for column in columns {
             if case .function(let function, let arguments) = column, let sqlFunction = aggregates[function], arguments.count == 1 {
-                selected.append(sqlFunction + "(" + (try context.value(arguments[0], in: root)) + ")")
+                let argument = try context.value(arguments[0], in: root)
+                if dialect == .postgreSQL {
+                    selected.append(try Self.postgreSQLAggregate(function, of: argument, expression: column))
+                    continue
+                }
+                selected.append(sqlFunction + "(" + argument + ")")
             } else {
                 selected.append(try context.value(column, in: root))
             }
@@ -42,7 +47,23 @@ extension PredicateSQLCompiler {
         if !groups.isEmpty { query = query + " GROUP BY " + SQLFragment.joined(groups, separator: ", ") }
         if !orderings.isEmpty { query = query + " ORDER BY " + SQLFragment.joined(orderings, separator: ", ") }
         if limit > 0 { query = query + " LIMIT \(limit)" }
-        if offset > 0 { query = query + (limit > 0 ? "" : " LIMIT -1") + " OFFSET \(offset)" }
+        if offset > 0 { query = query + (limit > 0 || dialect == .postgreSQL ? "" : " LIMIT -1") + " OFFSET \(offset)" }
         return CompiledDictionaryQuery(sql: query.sql, arguments: query.arguments)
+    }
+
+    /// An aggregate column spelled for PostgreSQL with SQLite's answer: a sum is a double and 0 over no rows
+    /// (SQLite's `TOTAL`), an average is taken in double precision.
+    ///
+    /// - Throws: ``QueryDialectRefusal`` (`median`) for `median:`, which has no exact PostgreSQL aggregate here.
+    private static func postgreSQLAggregate(_ function: QueryFunction, of argument: SQLFragment,
+                                            expression: QueryExpression) throws -> SQLFragment {
+        switch function {
+        case .sum: "COALESCE(SUM(CAST(" + argument + " AS DOUBLE PRECISION)), 0.0)"
+        case .average: "AVG(CAST(" + argument + " AS DOUBLE PRECISION))"
+        case .count: "COUNT(" + argument + ")"
+        case .min: "MIN(" + argument + ")"
+        case .max: "MAX(" + argument + ")"
+        default: throw QueryDialectRefusal(.median, in: .postgreSQL, expression: expression)
+        }
     }
 }

@@ -6,9 +6,11 @@ import GRDB
 extension PredicateSQLCompiler {
     typealias Compiled = CompiledQuery
 
+    /// - Throws: ``QueryLanguageError`` for what the model cannot answer; ``QueryDialectRefusal`` for a
+    ///   construct `dialect` cannot answer as memory does.
     static func compile(model: ManagedObjectModel, entity: EntityDescription, predicate: QueryPredicate?,
-                        sortDescriptors: [QuerySortDescriptor]) throws -> CompiledQuery {
-        let compiler = PredicateSQLCompiler(model: model, entity: entity)
+                        sortDescriptors: [QuerySortDescriptor], dialect: SQLDialect = .sqlite) throws -> CompiledQuery {
+        let compiler = PredicateSQLCompiler(model: model, entity: entity, dialect: dialect)
         return try compiler.compile(predicate: predicate, sortDescriptors: sortDescriptors, includesEntityFilter: false)
     }
 }

@@ -9,7 +9,7 @@ struct ResultsQuery: @unchecked Sendable {
     // request is the controller's own copy, never edited).
     /// The request as it was when the query was made: the controller follows it until its next fetch.
     let request: FetchRequest<ManagedObject>
-    let store: PersistentStore
+    let store: any StoreBackend
     /// The IDs and sort keys of every matching row, in order (the store builds its SQL).
     let keys: SortKeyQuery
     let ordering: ResultsOrdering

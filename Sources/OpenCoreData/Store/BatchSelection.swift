@@ -4,7 +4,7 @@ import GRDB
 /// The rows a batch update or delete acts on, in store terms: the compiled predicate's FROM clause
 /// (aliased t0), the WHERE clause with the entity filter for shared tables, and its bound values. Built
 /// from the query compiler's output; every name comes from the schema.
-struct BatchSelection {
+package struct BatchSelection {
     let fromClause: String
     /// ` WHERE …`, or empty for every row of the table.
     let whereSQL: String

@@ -7,7 +7,7 @@ import GRDB
 /// (`0x02`, an uppercase UUID string ending in NUL) in `.<store name>_SUPPORT/_EXTERNAL_DATA/` next to the
 /// store. Rows reach the rest of the library with the plain bytes: the store decodes the columns as rows are
 /// read and encodes them as a save writes them. Every file this library touches is handled here.
-final class ExternalBinaryStorage: Sendable {
+package final class ExternalBinaryStorage: Sendable {
     /// The column holds the value after the marker.
     static let inlineMarker: UInt8 = 0x01
     /// The column holds a file name after the marker.

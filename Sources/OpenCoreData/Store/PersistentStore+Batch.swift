@@ -6,7 +6,7 @@ import GRDBSQLite
 extension PersistentStore {
     /// `UPDATE` of the rows `selection` names. `assignments` are `column = SQL` pairs with their
     /// arguments (from the query compiler).
-    func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+    package func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
                      selection: BatchSelection,
                      returningIDs: Bool, followUps: [(sql: String, arguments: [DatabaseValue])] = [])
         throws -> (count: Int, ids: [ManagedObjectID]) {
@@ -71,7 +71,7 @@ extension PersistentStore {
     /// Deletes rows and keeps the store consistent: cascades, nulls foreign keys that pointed at them,
     /// clears join rows, and refuses the whole delete when a `deny` rule would break.
     /// `initial` lists the objects to delete, or `selection` names the rows.
-    func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection,
+    package func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection,
                      needsIDs: Bool = true,
                      followUps: [(sql: String, arguments: [DatabaseValue])] = [])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
@@ -265,7 +265,7 @@ extension PersistentStore {
     /// back and nothing is inserted), after reserving their keys in one block. `fillRow` gets the row index
     /// and one buffer of the table's width, reused from row to row (its first column is overwritten with
     /// the reserved key).
-    func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+    package func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
                      fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID]) {
         let width = schema.table(named: entity.tableName)?.columns.count ?? 0
         var row = RowValues(repeating: .null, count: width)
@@ -289,7 +289,7 @@ extension PersistentStore {
     /// Core Data's batch insert is: a row whose constraint values a stored row (or an earlier row of the
     /// batch) has updates that row's attributes instead, which keeps its key; the IDs returned and the
     /// history name that row.
-    func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+    package func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
                      bindRow: (_ index: Int, _ key: Int64, _ insert: BoundWrite) throws -> Void)
         throws -> (count: Int, ids: [ManagedObjectID]) {
         guard let table = schema.table(named: entity.tableName), count > 0 else { return (0, []) }

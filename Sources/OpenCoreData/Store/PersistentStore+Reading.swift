@@ -9,7 +9,7 @@ extension PersistentStore {
     }
 
     /// Reads rows by primary key, any entity of the model.
-    func rows(for ids: [ManagedObjectID]) throws -> [RowValues] {
+    package func rows(for ids: [ManagedObjectID]) throws -> [RowValues] {
         // A batch is nearly always one entity's saved objects: checked by identity first, then by table.
         var byTable: [(table: String, keys: [Int64])] = []
         if let first = ids.first?.entity,
@@ -30,7 +30,7 @@ extension PersistentStore {
 
     /// Reads the rows of `keys` in one table, handing each to `body` in key order (SQLite's order for
     /// `Z_PK IN (…)`). Keys without a row are skipped.
-    func rows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (consuming RowValues) throws -> Void) throws {
+    package func rows(inTable tableName: String, keys: ArraySlice<Int64>, _ body: (consuming RowValues) throws -> Void) throws {
         if Self.sqlDebug {
             let start = ContinuousClock.now
             var count = 0
@@ -69,23 +69,10 @@ extension PersistentStore {
     }
 
     /// Reads the IDs a to-many relationship of one object holds.
-    func relatedIDs(of id: ManagedObjectID, relationship: RelationshipDescription,
+    package func relatedIDs(of id: ManagedObjectID, relationship: RelationshipDescription,
                     storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID] {
-        let destination = relationship.destinationEntity!
-        let numbers = destination.entityNumbersIncludingSubentities
-        let entityFilter = schema.mapping(for: destination).sharesTable
-            ? " AND d.Z_ENT IN (\(numbers.map(String.init).joined(separator: ",")))" : ""
-        let sql: String
-        switch storage {
-        case .toManyByForeignKey(let table, let column, let orderColumn):
-            sql = "SELECT d.Z_ENT, d.Z_PK FROM \(table) d WHERE d.\(column) = ?\(entityFilter) ORDER BY "
-                + (orderColumn.map { "d.\($0), " } ?? "") + "d.Z_PK"
-        case .toManyByJoinTable(let join):
-            sql = "SELECT d.Z_ENT, d.Z_PK FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) = ?\(entityFilter) ORDER BY "
-                + (join.orderColumn.map { "j.\($0), " } ?? "") + "d.Z_PK"
-        default:
-            return []
-        }
+        guard let destination = relationship.destinationEntity,
+              let sql = schema.relatedIDsSQL(relationship: relationship, storage: storage) else { return [] }
         let model = self.model
         let store = identity
         return try read { db in
@@ -103,7 +90,7 @@ extension PersistentStore {
     /// A number that changes when another connection (another process, or another coordinator on the same
     /// file) commits: SQLite's `data_version` as the writer connection sees it. Our own saves, made on that
     /// connection, leave it alone. In-memory stores have no other writers.
-    func externalChangeToken() -> Int {
+    package func externalChangeToken() -> Int {
         guard type == .sqlite, !isReadOnly else { return 0 }
         if let pool = writer as? DatabasePool {
             return (try? pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA data_version") ?? 0 }) ?? -1
@@ -141,7 +128,7 @@ extension PersistentStore {
     /// - Throws: ``StoreError/primaryKeysExhausted(path:entity:maximum:)`` when an entity's keys would pass
     ///   2^63 - 1 (nothing is reserved then: the transaction rolls back); ``StoreError/corrupt(path:reason:)``
     ///   when `Z_PRIMARYKEY` has no row for a root; ``StoreError`` when the store cannot be written.
-    func reservePrimaryKeys(_ counts: [(root: EntityDescription, count: Int)]) throws -> [Int64] {
+    package func reservePrimaryKeys(_ counts: [(root: EntityDescription, count: Int)]) throws -> [Int64] {
         try write { db in
             try counts.map { try reservePrimaryKeys(root: $0.root, count: $0.count, in: db) }
         }

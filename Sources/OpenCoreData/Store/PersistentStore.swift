@@ -138,7 +138,7 @@ public final class PersistentStore: @unchecked Sendable {
     /// A read-only open of a file with a hot journal reads a private, rolled-back copy (see `init`); this
     /// is its folder, removed with the store.
     private let recoveredCopyFolder: URL?
-    let identity: StoreIdentity
+    package let identity: StoreIdentity
     /// How many reads this store has run (for tests that check a path reads nothing).
     let readCount = Atomic<Int>(0)
     /// Write transactions under way; reads by key go through the pool meanwhile (a read inside a write
@@ -150,9 +150,9 @@ public final class PersistentStore: @unchecked Sendable {
     let history: HistoryRecorder?
     /// Core Data's external binary storage of the model's flagged attributes (file stores whose model has
     /// some; nil otherwise).
-    let externalStorage: ExternalBinaryStorage?
-    var schema: StoreSchema { model.schema }
-    var displayPath: String { url?.path ?? ":memory:" }
+    package let externalStorage: ExternalBinaryStorage?
+    package var schema: StoreSchema { model.schema }
+    package var displayPath: String { url?.path ?? ":memory:" }
 
     static let sqlLogger = Logger(label: "OpenCoreData.SQL")
     /// Set `OCD_SQL_DEBUG=1` (like Core Data's SQLDebug launch argument) to log every statement.

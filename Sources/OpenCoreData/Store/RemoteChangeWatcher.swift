@@ -12,7 +12,7 @@ import Darwin
 /// changes when someone else commits. On Linux the watcher sleeps until the file's folder changes
 /// (inotify: a commit writes the WAL) and checks then, with a slow timer as a backstop; elsewhere it checks
 /// on a short timer. Idle, it costs a blocked thread.
-final class RemoteChangeWatcher: @unchecked Sendable {
+final class RemoteChangeWatcher: StoreChangeWatch, @unchecked Sendable {
     // @unchecked Sendable: `stopped` is atomic; the connection and descriptors are used by the watching
     // thread only, and closed by it.
 
@@ -74,7 +74,7 @@ final class RemoteChangeWatcher: @unchecked Sendable {
     /// Stops watching and waits for the watching thread to end (no `onChange` runs after this returns,
     /// unless called from `onChange` itself). The watching thread holds the watcher until then: its owner
     /// must call this.
-    func stop() {
+    package func stop() {
         let wasStopped = stopped.withLock { value in
             defer { value = true }
             return value
@@ -128,14 +128,14 @@ final class RemoteChangeWatcher: @unchecked Sendable {
 extension PersistentStore {
     /// Whether commits made elsewhere (another process, another coordinator on the same file) can be
     /// noticed: file stores only (an in-memory store has no other writers).
-    var canNoticeCommitsElsewhere: Bool { type == .sqlite && url != nil }
+    package var canNoticeCommitsElsewhere: Bool { type == .sqlite && url != nil }
 
     /// Starts watching for commits made elsewhere; `onChange` runs on the watching thread after each one
     /// it notices. Nil for a store that cannot have them (``canNoticeCommitsElsewhere``). The caller must
     /// `stop()` the watcher.
     ///
     /// - Throws: ``StoreError`` when the file cannot be opened for reading.
-    func watchCommitsElsewhere(_ onChange: @escaping @Sendable () -> Void) throws -> RemoteChangeWatcher? {
+    package func watchCommitsElsewhere(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreChangeWatch)? {
         guard canNoticeCommitsElsewhere, let url else { return nil }
         return try RemoteChangeWatcher(path: url.path, onChange: onChange)
     }

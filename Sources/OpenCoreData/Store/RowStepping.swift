@@ -3,13 +3,13 @@ import GRDB
 import GRDBSQLite
 
 /// Checked while rows are stepped, so a long fetch stops when asked.
-final class CancellationFlag: @unchecked Sendable {
+package final class CancellationFlag: @unchecked Sendable {
     // @unchecked Sendable: a single atomic-enough Bool read by the SQLite progress handler; a stale read
     // only delays the stop by one handler call.
     private let lock = NSLock()
     private var cancelled = false
     private var handlers: [@Sendable () -> Void] = []
-    var isCancelled: Bool { lock.lock(); defer { lock.unlock() }; return cancelled }
+    package var isCancelled: Bool { lock.lock(); defer { lock.unlock() }; return cancelled }
     func cancel() {
         lock.lock()
         let wasCancelled = cancelled
@@ -167,7 +167,7 @@ func bindText(_ value: String, to handle: SQLiteStatement, at index: Int32) -> I
 
 /// A cached write statement, looked up once and then bound and stepped row after row: per-row writes
 /// pay neither the statement-cache lookup (a hash of the SQL text) nor argument containers.
-struct BoundWrite {
+package struct BoundWrite {
     private let statement: Statement
     private let database: Database
     private var handle: SQLiteStatement { statement.sqliteStatement }

@@ -4,10 +4,10 @@ import GRDB
 /// A results controller's one query: `Z_ENT, Z_PK` (`Z_PK` alone for an entity alone in its table) and
 /// the sort-key values of every row a fetch selects, in the fetch's order with the primary key last.
 /// Holds no object: built on a context's queue, run on any thread.
-struct SortKeyQuery: @unchecked Sendable {
+package struct SortKeyQuery: @unchecked Sendable {
     // @unchecked Sendable: every member is an immutable value; DatabaseValue arguments are values.
-    let sql: String
-    let arguments: [DatabaseValue]
+    package let sql: String
+    package let arguments: [DatabaseValue]
     /// The entity number of every row when the entity is alone in its table (then not selected: a
     /// narrower row for SQLite to sort).
     let soleEntityNumber: Int32?
@@ -62,7 +62,8 @@ struct SortKeyQuery: @unchecked Sendable {
         parts.append(current)
         let expressions = parts.map { part -> String in
             var expression = part.trimmingCharacters(in: .whitespaces)
-            for suffix in [" DESC", " ASC", " desc", " asc"] where expression.hasSuffix(suffix) {
+            // PostgreSQL's orderings name where NULLs go (memory's order), before or after the direction.
+            for suffix in [" NULLS FIRST", " NULLS LAST", " DESC", " ASC", " desc", " asc"] where expression.hasSuffix(suffix) {
                 expression = String(expression.dropLast(suffix.count)).trimmingCharacters(in: .whitespaces)
             }
             return expression

@@ -6,35 +6,70 @@ import GRDBSQLite
 /// row out: what the layers above the store read per row instead of SQLite's statement. Valid only inside
 /// the closure it is handed to.
 ///
-/// A concrete struct over the statement, not a protocol: it is read once per column of every row, and
-/// each read compiles to the one SQLite call it wraps.
-struct SteppedRow {
-    private let statement: SQLiteStatement
+/// A concrete struct, not a protocol: it is read once per column of every row. On SQLite each read compiles
+/// to the one SQLite call it wraps; a store that has its rows as values already (PostgreSQL, whose rows
+/// arrive decoded) hands them over as a buffer, and a read is one branch and an index.
+package struct SteppedRow {
+    private enum Source {
+        case statement(SQLiteStatement)
+        case values(UnsafeBufferPointer<DatabaseValue>)
+    }
+    private let source: Source
 
-    fileprivate init(_ statement: SQLiteStatement) { self.statement = statement }
+    fileprivate init(_ statement: SQLiteStatement) { source = .statement(statement) }
+
+    /// A row whose values are already read, in column order; valid only while `values` is.
+    package init(values: UnsafeBufferPointer<DatabaseValue>) { source = .values(values) }
 
     /// The column's value as stored.
     @inline(__always)
     func value(at index: Int32) -> DatabaseValue {
-        DatabaseValue(sqliteStatement: statement, index: index)
+        switch source {
+        case .statement(let statement): DatabaseValue(sqliteStatement: statement, index: index)
+        case .values(let values): values[Int(index)]
+        }
     }
 
     /// The column as an integer (SQLite's conversion: 0 for NULL).
     @inline(__always)
     func integer(at index: Int32) -> Int64 {
-        sqlite3_column_int64(statement, index)
+        switch source {
+        case .statement(let statement): sqlite3_column_int64(statement, index)
+        case .values(let values): Self.integer(values[Int(index)])
+        }
     }
 
     /// The column's integer when it is stored as one, else nil.
     @inline(__always)
     func storedInteger(at index: Int32) -> Int64? {
-        sqlite3_column_type(statement, index) == SQLITE_INTEGER ? sqlite3_column_int64(statement, index) : nil
+        switch source {
+        case .statement(let statement):
+            sqlite3_column_type(statement, index) == SQLITE_INTEGER ? sqlite3_column_int64(statement, index) : nil
+        case .values(let values):
+            if case .int64(let value) = values[Int(index)].storage { value } else { nil }
+        }
     }
 
     /// The column's real when it is stored as one, else nil.
     @inline(__always)
     func storedReal(at index: Int32) -> Double? {
-        sqlite3_column_type(statement, index) == SQLITE_FLOAT ? sqlite3_column_double(statement, index) : nil
+        switch source {
+        case .statement(let statement):
+            sqlite3_column_type(statement, index) == SQLITE_FLOAT ? sqlite3_column_double(statement, index) : nil
+        case .values(let values):
+            if case .double(let value) = values[Int(index)].storage { value } else { nil }
+        }
+    }
+
+    /// SQLite's conversion of a value to an integer (`sqlite3_column_int64`): reals truncated, text read
+    /// as its leading number, NULL and blobs 0.
+    private static func integer(_ value: DatabaseValue) -> Int64 {
+        switch value.storage {
+        case .int64(let integer): integer
+        case .double(let real): real.isNaN ? 0 : real >= 9.223372036854775807e18 ? .max : real <= -9.223372036854775808e18 ? .min : Int64(real)
+        case .string(let text): Int64(text.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber || $0 == "-" || $0 == "+" }) ?? 0
+        case .blob, .null: 0
+        }
     }
 }
 
@@ -54,7 +89,7 @@ extension PersistentStore {
     /// handing each result row to `body` in order.
     ///
     /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
-    func readRows(of query: PredicateSQLCompiler.CompiledDictionaryQuery, _ body: (SteppedRow) throws -> Void) throws {
+    package func readRows(of query: PredicateSQLCompiler.CompiledDictionaryQuery, _ body: (SteppedRow) throws -> Void) throws {
         try read { db in try db.forEachRow(sql: query.sql, arguments: query.arguments, body) }
     }
 }

@@ -7,21 +7,19 @@ import GRDB
 /// and noticing commits made elsewhere. No SQL text, GRDB connection or statement crosses it; SQL is
 /// written below it (or by the query compiler, whose output only the store runs).
 ///
-/// ``PersistentStore`` (SQLite) conforms; the PostgreSQL store is to conform too (docs/ARCHITECTURE.md,
-/// "The store boundary"). Callers that are not on a per-row path hold `any StoreBackend`; paths that run
-/// per fetch, per row or per object (``FetchPlan``, the materializer, ``StoreQuery``) keep the concrete
-/// ``PersistentStore`` so nothing there pays for dynamic dispatch.
+/// ``PersistentStore`` (SQLite) and the PostgreSQL store (module `OpenCoreDataPostgreSQL`) conform
+/// (docs/ARCHITECTURE.md, "The store boundary"); `package` so that module can. Everything above `Store/`
+/// holds `any StoreBackend`: a call through it is made once per fetch, per batch of rows, per fault fired
+/// or per save, never per row or per column (rows are handed to closures; a ``SteppedRow`` is a concrete
+/// struct).
 ///
 /// What still crosses the line today, below this protocol's surface: values as GRDB's `DatabaseValue`
-/// (rows, constraint values, batch arguments), ``SteppedRow`` (an SQLite statement's current row, read
-/// per column), a batch update's `column = SQL` assignments and follow-up statements (written by
+/// (rows, constraint values, batch arguments), a batch update's `column = SQL` assignments and follow-up statements (written by
 /// `BatchDerivations` and `BatchValueCompiler`), and a batch insert's ``BoundWrite``.
-protocol StoreBackend: AnyObject, Sendable {
+package protocol StoreBackend: AnyObject, Sendable {
     // MARK: Identity
 
-    /// The kind of store (file or memory).
-    var type: StoreType { get }
-    /// The file, for a file store.
+    /// The file, for a file store (nil for a PostgreSQL store, whose server ``displayPath`` names).
     var url: URL? { get }
     /// The store's UUID (`NSStoreUUID`).
     var identifier: String { get }
@@ -31,12 +29,15 @@ protocol StoreBackend: AnyObject, Sendable {
     var options: StoreOptions { get }
     /// Whether it was opened read-only.
     var isReadOnly: Bool { get }
-    /// The file's path, or `:memory:`, for messages.
+    /// The file's path, `:memory:`, or the server's URL without its password, for messages.
     var displayPath: String { get }
     /// The tables and columns of the model's layout.
     var schema: StoreSchema { get }
     /// Where values kept in Core Data's external binary storage form live (a file store), or nil.
     var externalStorage: ExternalBinaryStorage? { get }
+
+    /// How the query compiler spells SQL for this store.
+    var dialect: SQLDialect { get }
 
     // MARK: Rows by key
 
@@ -56,6 +57,18 @@ protocol StoreBackend: AnyObject, Sendable {
     /// How many rows `query` selects.
     /// - Throws: ``StoreError`` when the store cannot be read.
     func count(of query: StoreQuery) throws -> Int
+    /// Full rows of `query`, in order, each handed to `body` as it is read, all in one read (one snapshot).
+    /// Cancelling `cancellation` stops the statement.
+    /// - Throws: ``StoreError`` when the store cannot be read; ``ObjectGraphError/cancelled`` when cancelled;
+    ///   what `body` throws; a store that cannot cancel on the server refuses a `cancellation` with a typed error.
+    func readRows(of query: StoreQuery, cancellation: CancellationFlag?, _ body: (consuming RowValues) throws -> Void) throws
+    /// The primary keys `query` selects, in order, each handed to `body` (for an entity alone in its table).
+    /// - Throws: as ``readRows(of:cancellation:_:)``.
+    func readPrimaryKeys(of query: StoreQuery, cancellation: CancellationFlag?, _ body: (Int64) throws -> Void) throws
+    /// The entity numbers and primary keys `query` selects, in order, each handed to `body`.
+    /// - Throws: as ``readRows(of:cancellation:_:)``.
+    func readEntityKeys(of query: StoreQuery, cancellation: CancellationFlag?,
+                        _ body: (_ entityNumber: Int, _ primaryKey: Int64) throws -> Void) throws
     /// Runs a dictionary-result query, handing each result row to `body` in order.
     /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
     func readRows(of query: PredicateSQLCompiler.CompiledDictionaryQuery, _ body: (SteppedRow) throws -> Void) throws
@@ -129,17 +142,22 @@ protocol StoreBackend: AnyObject, Sendable {
     var canNoticeCommitsElsewhere: Bool { get }
     /// Starts watching for commits made elsewhere (nil when the store cannot have them).
     /// - Throws: ``StoreError`` when the watch cannot start.
-    func watchCommitsElsewhere(_ onChange: @escaping @Sendable () -> Void) throws -> RemoteChangeWatcher?
+    func watchCommitsElsewhere(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreChangeWatch)?
+}
+
+/// A running watch for commits made elsewhere (``StoreBackend/watchCommitsElsewhere(_:)``).
+package protocol StoreChangeWatch: AnyObject, Sendable {
+    /// Stops watching; no change is reported once it returns.
+    func stop()
 }
 
 extension PersistentStore: StoreBackend {
-    var recordsHistory: Bool { history != nil }
+    package var recordsHistory: Bool { history != nil }
 
-    func takeOwnTransactions(through number: Int64) -> Set<Int64> {
+    package func takeOwnTransactions(through number: Int64) -> Set<Int64> {
         history?.takeRecorded(through: number) ?? []
     }
 
-    func count(of query: StoreQuery) throws -> Int {
-        try query.count()
-    }
+    /// SQLite's: the library's functions and collations are registered on every connection.
+    package var dialect: SQLDialect { .sqlite }
 }

@@ -99,7 +99,7 @@ extension PersistentStore {
     /// With history tracking on, `history` lists the save's inserts and updates for the store's history,
     /// recorded in the same transaction.
     @discardableResult
-    func apply(_ changes: StoreChangeSet, history: [HistoryEntry.Change] = [],
+    package func apply(_ changes: StoreChangeSet, history: [HistoryEntry.Change] = [],
                resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)? = nil) throws -> StoreChangeSet {
         // Values kept outside their rows: new files are written before the commit, the files of replaced
         // and deleted values removed only after it; a failed save removes its new files instead.

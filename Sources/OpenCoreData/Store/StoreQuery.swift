@@ -3,36 +3,40 @@ import GRDB
 import GRDBSQLite
 
 /// A compiled fetch in store terms only (no context, no objects): runs on any thread, for example on a
-/// background reader during an asynchronous fetch.
-struct StoreQuery: @unchecked Sendable {
+/// background reader during an asynchronous fetch. Its SQL is in the store's dialect; the store runs it
+/// (``StoreBackend/readRows(of:cancellation:_:)`` and its siblings), so one dynamic call is made per fetch
+/// and rows reach the caller through a closure.
+package struct StoreQuery: @unchecked Sendable {
     // @unchecked Sendable: every member is immutable; the store and model are Sendable; DatabaseValue
     // arguments are values.
-    let store: PersistentStore
-    let model: ManagedObjectModel
-    let entity: EntityDescription
+    package let store: any StoreBackend
+    package let model: ManagedObjectModel
+    package let entity: EntityDescription
     /// Full rows: the table's columns in table order.
-    let rowsSQL: String
+    package let rowsSQL: String
     /// IDs: the entity column and the primary key.
-    let idsSQL: String
+    package let idsSQL: String
     /// Primary keys only (for an entity alone in its table).
-    let primaryKeysSQL: String
+    package let primaryKeysSQL: String
     /// The number of rows the query selects (offset and limit applied).
-    var countSQL: String {
-        limitSQL.isEmpty ? "SELECT COUNT(*) \(selectionSQL)" : "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(selectionSQL)\(limitSQL))"
+    package var countSQL: String {
+        limitSQL.isEmpty ? "SELECT COUNT(*) \(selectionSQL)"
+            : "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(selectionSQL)\(limitSQL)) AS selected"
     }
     /// ` LIMIT … OFFSET …`, or empty.
     private let limitSQL: String
     /// `FROM … WHERE …`: the rows the query selects, before order, offset and limit.
-    let selectionSQL: String
+    package let selectionSQL: String
     /// The compiled sort order (`t1.ZCLOSEDATE DESC, …`); nil without sort descriptors.
-    let orderByClause: String?
-    let arguments: [DatabaseValue]
-    let columnCount: Int
+    package let orderByClause: String?
+    package let arguments: [DatabaseValue]
+    package let columnCount: Int
 
-    /// A fetch of `entity`'s rows matching `compiled` (made without the entity filter), its own rows only
-    /// or its sub-entities' too, in `compiled`'s order, skipping `offset` rows and keeping at most `limit`
-    /// (0: no limit). Every name in the SQL comes from the schema and the compiler; values are bound.
-    init(store: PersistentStore, model: ManagedObjectModel, entity: EntityDescription,
+    /// A fetch of `entity`'s rows matching `compiled` (made without the entity filter, in the store's
+    /// dialect), its own rows only or its sub-entities' too, in `compiled`'s order, skipping `offset` rows
+    /// and keeping at most `limit` (0: no limit). Every name in the SQL comes from the schema and the
+    /// compiler; values are bound.
+    init(store: any StoreBackend, model: ManagedObjectModel, entity: EntityDescription,
          compiled: PredicateSQLCompiler.Compiled, includesSubentities: Bool, limit: Int, offset: Int) {
         self.store = store
         self.model = model
@@ -48,10 +52,11 @@ struct StoreQuery: @unchecked Sendable {
             + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
         var limitSQL = ""
         if limit > 0 { limitSQL += " LIMIT \(limit)" }
-        if offset > 0 { limitSQL += (limit > 0 ? "" : " LIMIT -1") + " OFFSET \(offset)" }
+        // SQLite needs a LIMIT before an OFFSET (-1: none); PostgreSQL takes an OFFSET alone.
+        if offset > 0 { limitSQL += (limit > 0 || store.dialect == .postgreSQL ? "" : " LIMIT -1") + " OFFSET \(offset)" }
         let tail = selection + (compiled.orderByClause.map { " ORDER BY \($0)" } ?? "") + limitSQL
         let table = model.schema.table(named: entity.tableName)
-        let rowColumns = table.map { store.selectList(for: $0) } ?? "t0.Z_PK"
+        let rowColumns = table.map { $0.columns.map { "t0." + $0.name }.joined(separator: ", ") } ?? "t0.Z_PK"
         rowsSQL = "SELECT \(rowColumns) \(tail)"
         idsSQL = "SELECT t0.Z_ENT, t0.Z_PK \(tail)"
         primaryKeysSQL = "SELECT t0.Z_PK \(tail)"
@@ -66,22 +71,19 @@ struct StoreQuery: @unchecked Sendable {
     ///
     /// - Throws: ``StoreError`` when the store cannot be read.
     func count() throws -> Int {
-        let sql = countSQL, arguments = self.arguments
-        return try store.read { db in try db.fetchInteger(sql: sql, arguments: arguments) ?? 0 }
+        try store.count(of: self)
     }
 
     /// Full rows, in order. `progress` is called with the running row count every `progressInterval` rows.
+    ///
+    /// - Throws: as ``readRows(cancellation:_:)``.
     func readRows(cancellation: CancellationFlag? = nil, progressInterval: Int = 0,
                   progress: ((Int) -> Void)? = nil) throws -> [RowValues] {
         let start = ContinuousClock.now
-        let rows: [RowValues] = try store.read { db in
-            var rows: [RowValues] = []
-            try db.fetchRowValues(sql: rowsSQL, arguments: arguments, columnCount: columnCount,
-                                  cancellation: cancellation, external: externalColumns) { row in
-                rows.append(row)
-                if progressInterval > 0, rows.count % progressInterval == 0 { progress?(rows.count) }
-            }
-            return rows
+        var rows: [RowValues] = []
+        try store.readRows(of: self, cancellation: cancellation) { row in
+            rows.append(row)
+            if progressInterval > 0, rows.count % progressInterval == 0 { progress?(rows.count) }
         }
         progress?(rows.count)
         PersistentStore.logFetch(rows: rows.count, since: start)
@@ -98,75 +100,110 @@ struct StoreQuery: @unchecked Sendable {
     /// snapshot). Cancelling `cancellation` stops the statement.
     ///
     /// - Throws: ``StoreError`` when the store cannot be read; ``ObjectGraphError/cancelled`` when cancelled;
-    ///   what `body` throws.
+    ///   what `body` throws; a store that cannot cancel on its server refuses a `cancellation` with a typed error.
     func readRows(cancellation: CancellationFlag?, _ body: (consuming RowValues) throws -> Void) throws {
-        try store.read { db in
-            try db.fetchRowValues(sql: rowsSQL, arguments: arguments, columnCount: columnCount,
-                                  cancellation: cancellation, external: externalColumns, body)
-        }
+        try store.readRows(of: self, cancellation: cancellation, body)
     }
 
     /// Whether every row of the entity's table is of the entity (no entity column to read).
     private var isAloneInTable: Bool { !model.schema.mapping(for: entity).sharesTable }
 
     /// Primary keys only, in order (for an entity alone in its table).
+    ///
+    /// - Throws: as ``readRows(cancellation:_:)``.
     func readPrimaryKeys() throws -> [Int64] {
         let start = ContinuousClock.now
-        let sql = primaryKeysSQL
-        let keys: [Int64] = try store.read { db in
-            var keys: [Int64] = []
-            try db.stepRows(sql: sql, arguments: arguments) { handle in keys.append(sqlite3_column_int64(handle, 0)) }
-            return keys
-        }
+        var keys: [Int64] = []
+        try store.readPrimaryKeys(of: self, cancellation: nil) { keys.append($0) }
         PersistentStore.logFetch(rows: keys.count, since: start)
         return keys
     }
 
     /// IDs only, in order.
+    ///
+    /// - Throws: as ``readRows(cancellation:_:)``.
     func readIDs(cancellation: CancellationFlag? = nil, progressInterval: Int = 0,
                  progress: ((Int) -> Void)? = nil) throws -> [ManagedObjectID] {
         let start = ContinuousClock.now
         let identity = store.identity
         let entity = self.entity
-        let aloneInTable = isAloneInTable
-        let ids: [ManagedObjectID] = try store.read { db in
-            var ids: [ManagedObjectID] = []
-            var nextReport = progressInterval > 0 ? progressInterval : Int.max
-            if aloneInTable {
-                // An entity alone in its table needs no entity column: every row is one of its objects. The
-                // keys are collected first (8 bytes each), so the IDs (32 bytes each) are allocated once at
-                // their final size instead of being copied at every doubling.
-                var keys: [Int64] = []
-                try db.stepRows(sql: primaryKeysSQL, arguments: arguments, cancellation: cancellation) { handle in
-                    keys.append(sqlite3_column_int64(handle, 0))
-                    if keys.count == nextReport {
-                        progress?(keys.count)
-                        nextReport += progressInterval
-                    }
+        let model = self.model
+        var ids: [ManagedObjectID] = []
+        var nextReport = progressInterval > 0 ? progressInterval : Int.max
+        if isAloneInTable {
+            // An entity alone in its table needs no entity column: every row is one of its objects. The
+            // keys are collected first (8 bytes each), so the IDs (32 bytes each) are allocated once at
+            // their final size instead of being copied at every doubling.
+            var keys: [Int64] = []
+            try store.readPrimaryKeys(of: self, cancellation: cancellation) { key in
+                keys.append(key)
+                if keys.count == nextReport {
+                    progress?(keys.count)
+                    nextReport += progressInterval
                 }
-                ids.reserveCapacity(keys.count)
-                let storeIndex = identity.index
-                // Every ID holds the entity: its references are added at once, and each ID takes one.
-                let sharedEntity = Unmanaged.passUnretained(entity)
-                sharedEntity.retain(count: keys.count)
-                for key in keys {
-                    ids.append(ManagedObjectID(entity: sharedEntity.takeRetainedValue(), primaryKey: key, storeIndex: storeIndex))
-                }
-                return ids
             }
-            try db.stepRows(sql: idsSQL, arguments: arguments, cancellation: cancellation) { handle in
-                let number = Int(sqlite3_column_int64(handle, 0))
-                ids.append(ManagedObjectID(entity: model.entity(number: number) ?? entity,
-                                           primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+            ids.reserveCapacity(keys.count)
+            let storeIndex = identity.index
+            // Every ID holds the entity: its references are added at once, and each ID takes one.
+            let sharedEntity = Unmanaged.passUnretained(entity)
+            sharedEntity.retain(count: keys.count)
+            for key in keys {
+                ids.append(ManagedObjectID(entity: sharedEntity.takeRetainedValue(), primaryKey: key, storeIndex: storeIndex))
+            }
+        } else {
+            try store.readEntityKeys(of: self, cancellation: cancellation) { number, key in
+                ids.append(ManagedObjectID(entity: model.entity(number: number) ?? entity, primaryKey: key, store: identity))
                 if ids.count == nextReport {
                     progress?(ids.count)
                     nextReport += progressInterval
                 }
             }
-            return ids
         }
         progress?(ids.count)
         PersistentStore.logFetch(rows: ids.count, since: start)
         return ids
+    }
+}
+
+extension PersistentStore {
+    /// Runs ``StoreQuery/countSQL``.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    package func count(of query: StoreQuery) throws -> Int {
+        try read { db in try db.fetchInteger(sql: query.countSQL, arguments: query.arguments) ?? 0 }
+    }
+
+    /// Steps ``StoreQuery/rowsSQL`` in one read, decoding external binary storage as rows are read.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read; ``ObjectGraphError/cancelled``; what `body` throws.
+    package func readRows(of query: StoreQuery, cancellation: CancellationFlag?,
+                          _ body: (consuming RowValues) throws -> Void) throws {
+        try read { db in
+            try db.fetchRowValues(sql: query.rowsSQL, arguments: query.arguments, columnCount: query.columnCount,
+                                  cancellation: cancellation, external: query.externalColumns, body)
+        }
+    }
+
+    /// Steps ``StoreQuery/primaryKeysSQL`` in one read.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read; ``ObjectGraphError/cancelled``; what `body` throws.
+    package func readPrimaryKeys(of query: StoreQuery, cancellation: CancellationFlag?, _ body: (Int64) throws -> Void) throws {
+        try read { db in
+            try db.stepRows(sql: query.primaryKeysSQL, arguments: query.arguments, cancellation: cancellation) { handle in
+                try body(sqlite3_column_int64(handle, 0))
+            }
+        }
+    }
+
+    /// Steps ``StoreQuery/idsSQL`` in one read.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read; ``ObjectGraphError/cancelled``; what `body` throws.
+    package func readEntityKeys(of query: StoreQuery, cancellation: CancellationFlag?,
+                                _ body: (_ entityNumber: Int, _ primaryKey: Int64) throws -> Void) throws {
+        try read { db in
+            try db.stepRows(sql: query.idsSQL, arguments: query.arguments, cancellation: cancellation) { handle in
+                try body(Int(sqlite3_column_int64(handle, 0)), sqlite3_column_int64(handle, 1))
+            }
+        }
     }
 }

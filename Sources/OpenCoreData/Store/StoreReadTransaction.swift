@@ -2,22 +2,46 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Several reads that must agree, run in one read transaction (one snapshot): what
-/// ``PersistentStore/readInOneTransaction(_:)`` hands its closure. Valid only inside that closure.
-struct StoreReadTransaction {
-    private let db: Database
-    private let storeIdentifier: String
+/// What a store does inside one read transaction: the two reads a results controller needs to agree.
+/// Each store has its own (SQLite's over a GRDB connection, PostgreSQL's over a session in a
+/// `REPEATABLE READ` transaction); ``StoreReadTransaction`` hands them to the layers above `Store/`.
+package protocol StoreSnapshotReads {
+    /// See ``StoreReadTransaction/dataToken(tables:)``.
+    func dataToken(tables: [String]) throws -> String
+    /// See ``StoreReadTransaction/stepRows(of:cancellation:_:)``.
+    func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws
+}
 
-    fileprivate init(db: Database, storeIdentifier: String) {
-        self.db = db
-        self.storeIdentifier = storeIdentifier
-    }
+/// Several reads that must agree, run in one read transaction (one snapshot): what
+/// ``StoreBackend/readInOneTransaction(_:)`` hands its closure. Valid only inside that closure. Each call
+/// is made once per load (rows reach `body` as ``SteppedRow``s), so the store's reads sit behind an existential.
+package struct StoreReadTransaction {
+    private let reads: any StoreSnapshotReads
+
+    package init(_ reads: any StoreSnapshotReads) { self.reads = reads }
 
     /// A token that changes whenever the rows of `tables` may have: the store's identifier, every
     /// entity's `Z_MAX`, and each table's row count, highest key and sum of `Z_OPT` (a row changed in
     /// place bumps its `Z_OPT`). Table names come from the schema.
     ///
-    /// - Throws: GRDB's `DatabaseError` (mapped to ``StoreError`` by the enclosing read).
+    /// - Throws: the store's read errors (mapped to ``StoreError`` by the enclosing read on SQLite).
+    func dataToken(tables: [String]) throws -> String {
+        try reads.dataToken(tables: tables)
+    }
+
+    /// Steps `query`, handing each row to `body` in order. Cancelling `cancellation` stops the statement.
+    ///
+    /// - Throws: ``ObjectGraphError/cancelled`` when cancelled; the store's read errors; what `body` throws.
+    func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws {
+        try reads.stepRows(of: query, cancellation: cancellation, body)
+    }
+}
+
+/// SQLite's reads in one transaction, on one GRDB connection.
+private struct SQLiteSnapshotReads: StoreSnapshotReads {
+    let db: Database
+    let storeIdentifier: String
+
     func dataToken(tables: [String]) throws -> String {
         var parts = [storeIdentifier]
         for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
@@ -31,10 +55,6 @@ struct StoreReadTransaction {
         return parts.joined(separator: "|")
     }
 
-    /// Steps `query`, handing each row to `body` in order. Cancelling `cancellation` stops the statement.
-    ///
-    /// - Throws: ``ObjectGraphError/cancelled`` when cancelled; GRDB's `DatabaseError` (mapped to
-    ///   ``StoreError`` by the enclosing read); what `body` throws.
     func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws {
         try db.forEachRow(sql: query.sql, arguments: query.arguments, cancellation: cancellation, body)
     }
@@ -45,10 +65,10 @@ extension PersistentStore {
     /// comes from one snapshot of the store.
     ///
     /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
-    func readInOneTransaction<T>(_ body: (StoreReadTransaction) throws -> T) throws -> T {
+    package func readInOneTransaction<T>(_ body: (StoreReadTransaction) throws -> T) throws -> T {
         let identifier = self.identifier
         return try read { db in
-            let transaction = StoreReadTransaction(db: db, storeIdentifier: identifier)
+            let transaction = StoreReadTransaction(SQLiteSnapshotReads(db: db, storeIdentifier: identifier))
             if db.isInsideTransaction { return try body(transaction) }
             var result: T?
             try db.inTransaction(.deferred) {

@@ -42,7 +42,7 @@ package struct StoreSchema: Sendable {
     }
 
     /// Where one property's value lives.
-    enum PropertyStorage: Sendable {
+    package enum PropertyStorage: Sendable {
         /// An attribute in the entity's own table.
         case attribute(column: String, columnIndex: Int)
         /// A to-one relationship: the destination's Z_PK in this entity's table, plus its entity number

@@ -249,7 +249,7 @@ struct ObjectMaterializer {
         let context = self.context
         guard context.parent == nil, storeIndex != 0, let coordinator = context.persistentStoreCoordinator,
               !context.registry.containsAny(entity: entity, storeIndex: storeIndex, keys: keys) else { return false }
-        let store = try coordinator.primaryStore()
+        let store = try coordinator.primaryBackend()
         guard store.identity.index == storeIndex else { return false }
         // As `register(row:id:)` does per object: trim before the batch would take the registry past the threshold.
         if context.registry.count + keys.count > context.registryTrimThreshold { context.trimRegistry() }
@@ -398,7 +398,7 @@ struct ObjectMaterializer {
     /// objects made off the queue for those rows by ``makeUnregistered(for:query:cancellation:)``) without
     /// copying either array.
     func register(_ rows: [RowValues], range: Range<Int>, prepared: [ManagedObject]?, entity: EntityDescription,
-                  store: PersistentStore, model: ManagedObjectModel) -> [ManagedObject] {
+                  store: any StoreBackend, model: ManagedObjectModel) -> [ManagedObject] {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(range.count)
         context.prepareRegistry(forAdding: range.count)
@@ -443,7 +443,7 @@ struct ObjectMaterializer {
     /// registry table looked up per row, or the context's reference found through the context: about a
     /// dozen retains and releases fewer an object.
     private func registerIntoEmptyRegistry(_ rows: [RowValues], range: Range<Int>, entity: EntityDescription,
-                                           store: PersistentStore, model: ManagedObjectModel,
+                                           store: any StoreBackend, model: ManagedObjectModel,
                                            into objects: inout [ManagedObject]) {
         let storeIndex = store.identity.index
         var entityNumber = -1

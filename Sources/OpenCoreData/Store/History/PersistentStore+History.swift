@@ -3,11 +3,44 @@ import GRDB
 
 /// Who is committing: the context's author and name, set around a save or a batch request so the store's
 /// history can say who made each transaction without every write path passing them along.
-struct HistoryAuthorship: Sendable {
-    var author: String?
-    var contextName: String?
+package struct HistoryAuthorship: Sendable {
+    package var author: String?
+    package var contextName: String?
 
-    @TaskLocal static var current = HistoryAuthorship()
+    @TaskLocal package static var current = HistoryAuthorship()
+}
+
+extension PersistentHistoryChangeRequest {
+    /// This fetch's result from the transactions its scope selects (with their changes when the result type
+    /// needs them): the predicates applied, then shaped by ``resultType``. Shared by every store.
+    ///
+    /// - Throws: what evaluating ``predicate`` or ``changePredicate`` throws.
+    package func result(from transactions: [PersistentHistoryTransaction]) throws -> PersistentHistoryResult {
+        var transactions = transactions
+        let withChanges = resultType == .transactionsAndChanges || resultType == .changesOnly
+        if let predicate {
+            transactions = try transactions.filter { try predicate.evaluate(with: $0) }
+        }
+        if let changePredicate, withChanges {
+            transactions = try transactions.map { transaction in
+                try transaction.keepingChanges { try changePredicate.evaluate(with: $0) }
+            }
+        }
+        switch resultType {
+        case .transactionsAndChanges, .transactionsOnly:
+            return PersistentHistoryResult(resultType: resultType, transactions: transactions, count: transactions.count)
+        case .changesOnly:
+            let changes = transactions.flatMap { $0.changes ?? [] }
+            return PersistentHistoryResult(resultType: .changesOnly, changes: changes, count: changes.count)
+        case .count:
+            return PersistentHistoryResult(resultType: .count, count: transactions.count)
+        case .transactionIDs:
+            return PersistentHistoryResult(resultType: .transactionIDs, count: transactions.count,
+                                           transactionNumbers: transactions.map(\.transactionNumber))
+        case .statusOnly:
+            return PersistentHistoryResult(resultType: .statusOnly, count: transactions.count)
+        }
+    }
 }
 
 extension PersistentStore {
@@ -28,48 +61,26 @@ extension PersistentStore {
 
     /// Runs a fetch or a delete of history.
     /// - Throws: `StoreError` when the store cannot be read or written.
-    func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
+    package func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
         let reader = HistoryReader(model: model, identity: identity)
         if request.operation == .delete {
             let pruning = try write { db in try reader.delete(db, scope: request.scope) }
             return PersistentHistoryResult(resultType: .count, count: pruning.deleted, heldBackByReaders: pruning.heldBackBy)
         }
         let withChanges = request.resultType == .transactionsAndChanges || request.resultType == .changesOnly
-        var transactions = try read { db in
+        let transactions = try read { db in
             try reader.transactions(db, scope: request.scope, withChanges: withChanges, limit: request.fetchLimit)
         }
-        if let predicate = request.predicate {
-            transactions = try transactions.filter { try predicate.evaluate(with: $0) }
-        }
-        if let changePredicate = request.changePredicate, withChanges {
-            transactions = try transactions.map { transaction in
-                try transaction.keepingChanges { try changePredicate.evaluate(with: $0) }
-            }
-        }
-        switch request.resultType {
-        case .transactionsAndChanges, .transactionsOnly:
-            return PersistentHistoryResult(resultType: request.resultType, transactions: transactions, count: transactions.count)
-        case .changesOnly:
-            let changes = transactions.flatMap { $0.changes ?? [] }
-            return PersistentHistoryResult(resultType: .changesOnly, changes: changes, count: changes.count)
-        case .count:
-            return PersistentHistoryResult(resultType: .count, count: transactions.count)
-        case .transactionIDs:
-            return PersistentHistoryResult(resultType: .transactionIDs, count: transactions.count,
-                                           transactionNumbers: transactions.map(\.transactionNumber))
-        case .statusOnly:
-            return PersistentHistoryResult(resultType: .statusOnly, count: transactions.count)
-        }
+        return try request.result(from: transactions)
     }
 
     /// The token of the newest transaction in the store's history (transaction 0 when there is none).
     /// - Throws: `StoreError` when the store cannot be read.
-    func currentHistoryToken() throws -> PersistentHistoryToken {
+    package func currentHistoryToken() throws -> PersistentHistoryToken {
         let reader = HistoryReader(model: model, identity: identity)
         return PersistentHistoryToken(storeIdentifier: identifier,
                                       transactionNumber: try read { try reader.lastTransactionNumber($0) })
     }
-
     /// Whether the store file at `url` has persistent-history tables (written by this library or by Core
     /// Data), read without changing the file. Tools use it to keep tracking history on stores that have it.
     /// - Throws: `StoreError` when the file exists but cannot be read as SQLite.

@@ -7,14 +7,14 @@ extension PersistentStore {
     /// transaction.
     ///
     /// - Throws: ``StoreError`` when the store cannot be written (read-only, busy, SQLite refuses).
-    func registerHistoryReader(_ name: String, seen: Int64) throws {
+    package func registerHistoryReader(_ name: String, seen: Int64) throws {
         try write { db in try HistoryReaderRegistry.register(name, seen: seen, in: db) }
     }
 
     /// Removes the reader `name`; returns whether it was registered.
     ///
     /// - Throws: ``StoreError`` when the store cannot be written.
-    func unregisterHistoryReader(_ name: String) throws -> Bool {
+    package func unregisterHistoryReader(_ name: String) throws -> Bool {
         try write { db in try HistoryReaderRegistry.unregister(name, in: db) }
     }
 
@@ -22,7 +22,7 @@ extension PersistentStore {
     /// reference date), by name; empty when none ever registered.
     ///
     /// - Throws: ``StoreError`` when the store cannot be read.
-    func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)] {
+    package func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)] {
         try read { db in try HistoryReaderRegistry.all(in: db) }
     }
 }

@@ -1,0 +1,297 @@
+import Foundation
+import GRDB
+import OpenCoreData
+import Synchronization
+
+/// The PostgreSQL store behind the library's store boundary (``StoreBackend``): what contexts, fetch
+/// requests, results controllers and the coordinator use, so they never ask which store they have.
+///
+/// Statements are the ones the layers above compile in the `.postgreSQL` dialect (``StoreQuery``,
+/// ``SortKeyQuery``, dictionary queries); rows come back as ``RowValues`` or ``SteppedRow``s over decoded
+/// values. What PostgreSQL cannot do yet is refused with ``PostgreSQLStoreError/unsupported(request:server:)``
+/// before anything runs: batch update, delete and insert, asynchronous fetches (they need a server-side
+/// cancel), history fetches other than "after a token", history deletes and history readers.
+extension PostgreSQLStore: StoreBackend {
+    // MARK: Identity
+
+    /// Nil: a PostgreSQL store has no file; ``displayPath`` names its server.
+    package var url: URL? { nil }
+    /// Whether saves are refused (``StoreOptions/readOnly``).
+    package var isReadOnly: Bool { options.readOnly }
+    /// The server's URL without its password.
+    package var displayPath: String { configuration.redactedURL }
+    package var schema: StoreSchema { model.schema }
+    /// Nil: external binary storage is a file store's.
+    package var externalStorage: ExternalBinaryStorage? { nil }
+    package var dialect: SQLDialect { .postgreSQL }
+
+    // MARK: Rows by key
+
+    package func rows(for ids: [ManagedObjectID]) throws -> [RowValues] {
+        var keysByTable: [(table: String, keys: [Int64])] = []
+        for id in ids where !id.isTemporaryID {
+            let table = id.entity.tableName
+            if let index = keysByTable.firstIndex(where: { $0.table == table }) {
+                keysByTable[index].keys.append(id.primaryKey)
+            } else {
+                keysByTable.append((table, [id.primaryKey]))
+            }
+        }
+        return try keysByTable.flatMap { try rows(ofTable: $0.table, primaryKeys: $0.keys) }
+    }
+
+    package func rows(inTable tableName: String, keys: ArraySlice<Int64>,
+                      _ body: (consuming RowValues) throws -> Void) throws {
+        for row in try rows(ofTable: tableName, primaryKeys: Array(keys)) { try body(row) }
+    }
+
+    package func relatedIDs(of id: ManagedObjectID, relationship: RelationshipDescription,
+                            storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID] {
+        guard let destination = relationship.destinationEntity,
+              let sql = model.schema.relatedIDsSQL(relationship: relationship, storage: storage) else { return [] }
+        let rows = try pool.withSession { try $0.rows(sql, [id.primaryKey.databaseValue]) }
+        return rows.compactMap { row in
+            guard let number = Int.fromDatabaseValue(row[0]), let key = Int64.fromDatabaseValue(row[1]) else { return nil }
+            return ManagedObjectID(entity: model.entity(number: number) ?? destination, primaryKey: key, store: identity)
+        }
+    }
+
+    // MARK: Queries
+
+    package func count(of query: StoreQuery) throws -> Int {
+        let rows = try pool.withSession { try $0.rows(query.countSQL, query.arguments) }
+        return rows.first.flatMap { $0.first }.flatMap(Int.fromDatabaseValue) ?? 0
+    }
+
+    package func readRows(of query: StoreQuery, cancellation: CancellationFlag?,
+                          _ body: (consuming RowValues) throws -> Void) throws {
+        try refuseCancellable(cancellation, query: query)
+        for row in try pool.withSession({ try $0.rows(query.rowsSQL, query.arguments) }) {
+            try body(RowValues(values: row))
+        }
+    }
+
+    package func readPrimaryKeys(of query: StoreQuery, cancellation: CancellationFlag?,
+                                 _ body: (Int64) throws -> Void) throws {
+        try refuseCancellable(cancellation, query: query)
+        for row in try pool.withSession({ try $0.rows(query.primaryKeysSQL, query.arguments) }) {
+            try body(Int64.fromDatabaseValue(row[0]) ?? 0)
+        }
+    }
+
+    package func readEntityKeys(of query: StoreQuery, cancellation: CancellationFlag?,
+                                _ body: (_ entityNumber: Int, _ primaryKey: Int64) throws -> Void) throws {
+        try refuseCancellable(cancellation, query: query)
+        for row in try pool.withSession({ try $0.rows(query.idsSQL, query.arguments) }) {
+            try body(Int.fromDatabaseValue(row[0]) ?? 0, Int64.fromDatabaseValue(row[1]) ?? 0)
+        }
+    }
+
+    /// A read that may be cancelled is an asynchronous fetch's: stopping it needs a server-side cancel
+    /// (`pg_cancel_backend`), which the store does not have yet, so it is refused rather than left running.
+    private func refuseCancellable(_ cancellation: CancellationFlag?, query: StoreQuery) throws {
+        guard cancellation != nil else { return }
+        throw PostgreSQLStoreError.unsupported(request: "an asynchronous fetch of '\(query.entity.name)' (cancelling it needs a server-side cancel)",
+                                               server: displayPath)
+    }
+
+    package func readRows(of query: PredicateSQLCompiler.CompiledDictionaryQuery, _ body: (SteppedRow) throws -> Void) throws {
+        for row in try pool.withSession({ try $0.rows(query.sql, query.arguments) }) {
+            try row.withUnsafeBufferPointer { try body(SteppedRow(values: $0)) }
+        }
+    }
+
+    package func readInOneTransaction<T>(_ body: (StoreReadTransaction) throws -> T) throws -> T {
+        try pool.withSession { session in
+            try session.transaction {
+                // One snapshot for every statement of the transaction (READ COMMITTED takes one per statement).
+                try session.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                return try body(StoreReadTransaction(PostgreSQLSnapshotReads(session: session, storeIdentifier: identifier)))
+            }
+        }
+    }
+
+    package func rowIDs(of entity: EntityDescription, holding values: [DatabaseValue],
+                        forKeys keys: [String]) throws -> [ManagedObjectID] {
+        guard let sql = StoreSchema.constraintLookupSQL(entity: entity, keys: keys) else { return [] }
+        return try pool.withSession { try $0.rows(sql, values) }.compactMap { row in
+            guard let key = Int64.fromDatabaseValue(row[0]), let number = Int.fromDatabaseValue(row[1]) else { return nil }
+            return ManagedObjectID(entity: model.entity(number: number) ?? entity, primaryKey: key, store: identity)
+        }
+    }
+
+    // MARK: Writing
+
+    package func reservePrimaryKeys(_ counts: [(root: EntityDescription, count: Int)]) throws -> [Int64] {
+        try refuseIfReadOnly()
+        return try counts.map { try reservePrimaryKeys(root: $0.root, count: $0.count) }
+    }
+
+    @discardableResult
+    package func apply(_ changes: StoreChangeSet, history: [HistoryEntry.Change],
+                       resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)?) throws -> StoreChangeSet {
+        try refuseIfReadOnly()
+        let authorship = HistoryAuthorship.current
+        let entry = recordsHistory
+            ? HistoryEntry(author: authorship.author, contextName: authorship.contextName, changes: history) : nil
+        return try apply(changes, history: entry, resolvingConflicts: resolve)
+    }
+
+    private func refuseIfReadOnly() throws {
+        if options.readOnly { throw StoreError.readOnly(path: displayPath) }
+    }
+
+    // MARK: Batch requests (not yet)
+
+    package func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+                             selection: BatchSelection, returningIDs: Bool,
+                             followUps: [(sql: String, arguments: [DatabaseValue])]) throws -> (count: Int, ids: [ManagedObjectID]) {
+        throw unsupported("a batch update of '\(entity.name)'")
+    }
+
+    package func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
+                             followUps: [(sql: String, arguments: [DatabaseValue])])
+        throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
+        throw unsupported("a batch delete of '\(entity.name)'")
+    }
+
+    package func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+                             fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID]) {
+        throw unsupported("a batch insert of '\(entity.name)'")
+    }
+
+    package func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+                             bindRow: (_ index: Int, _ key: Int64, _ insert: BoundWrite) throws -> Void)
+        throws -> (count: Int, ids: [ManagedObjectID]) {
+        throw unsupported("a batch insert of '\(entity.name)'")
+    }
+
+    private func unsupported(_ request: String) -> PostgreSQLStoreError {
+        .unsupported(request: request, server: displayPath)
+    }
+
+    // MARK: History
+
+    /// Fetches history after a token (what the coordinator merges from), with the request's predicates and
+    /// result type; deletes and the other scopes are refused.
+    package func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
+        guard request.operation == .fetch, case .afterToken(let token) = request.scope else {
+            throw unsupported("a history \(request.operation) of \(request.scope)")
+        }
+        guard recordsHistory else { throw PersistentHistoryError.trackingOff(path: displayPath) }
+        if let token, token.storeIdentifier != identifier {
+            throw PersistentHistoryError.tokenOfAnotherStore(token: token.description, store: displayPath)
+        }
+        var transactions: [PersistentHistoryTransaction] = []
+        var after = token?.transactionNumber ?? 0
+        let limit = request.fetchLimit > 0 ? request.fetchLimit : Int.max
+        while transactions.count < limit {
+            let batch = try pool.withSession { session in
+                try PostgreSQLHistory.transactions(after: after, limit: min(PostgreSQLChangeListener.batchSize, limit - transactions.count),
+                                                   model: model, storeIdentifier: identifier, identity: identity, in: session)
+            }
+            guard let last = batch.last else { break }
+            transactions += batch
+            after = last.transactionNumber
+        }
+        return try request.result(from: transactions)
+    }
+
+    package func currentHistoryToken() throws -> PersistentHistoryToken {
+        guard recordsHistory else { return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: 0) }
+        let rows = try pool.withSession { try $0.rows("SELECT COALESCE(MAX(Z_PK), 0) FROM ATRANSACTION") }
+        return PersistentHistoryToken(storeIdentifier: identifier,
+                                      transactionNumber: rows.first.flatMap { Int64.fromDatabaseValue($0[0]) } ?? 0)
+    }
+
+    package func takeOwnTransactions(through number: Int64) -> Set<Int64> {
+        ownTransactions.withLock { own in
+            let taken = own.filter { $0 <= number }
+            own.subtract(taken)
+            return taken
+        }
+    }
+
+    package func registerHistoryReader(_ name: String, seen: Int64) throws {
+        throw unsupported("registering the history reader '\(name)'")
+    }
+
+    package func unregisterHistoryReader(_ name: String) throws -> Bool {
+        throw unsupported("removing the history reader '\(name)'")
+    }
+
+    package func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)] {
+        throw unsupported("listing history readers")
+    }
+
+    // MARK: Commits made elsewhere
+
+    /// The number of commits made elsewhere the store's change watch has heard of; without a watch a new
+    /// number every time, so the coordinator's row cache never hands out a row another process may have
+    /// changed since.
+    package func externalChangeToken() -> Int {
+        if watchCount.load(ordering: .relaxed) > 0 { return heardCommits.load(ordering: .relaxed) }
+        return -1 - unwatchedReads.add(1, ordering: .relaxed).newValue
+    }
+
+    /// Whether commits made elsewhere can be noticed: with history, through ``PostgreSQLChangeListener``.
+    package var canNoticeCommitsElsewhere: Bool { recordsHistory }
+
+    package func watchCommitsElsewhere(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreChangeWatch)? {
+        guard canNoticeCommitsElsewhere else { return nil }
+        let start = try currentHistoryToken()
+        let listener = try PostgreSQLChangeListener(store: self, after: start) { [weak self] _ in
+            self?.heardCommits.add(1, ordering: .relaxed)
+            onChange()
+        }
+        watchCount.add(1, ordering: .relaxed)
+        return PostgreSQLChangeWatch(listener: listener) { [weak self] in self?.watchCount.subtract(1, ordering: .relaxed) }
+    }
+}
+
+/// A running ``PostgreSQLChangeListener`` as the coordinator's watch for commits made elsewhere.
+final class PostgreSQLChangeWatch: StoreChangeWatch, Sendable {
+    private let listener: PostgreSQLChangeListener
+    private let stopped = Mutex(false)
+    private let onStop: @Sendable () -> Void
+
+    init(listener: PostgreSQLChangeListener, onStop: @escaping @Sendable () -> Void) {
+        self.listener = listener
+        self.onStop = onStop
+    }
+
+    func stop() {
+        guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
+        listener.stop()
+        onStop()
+    }
+}
+
+/// A results controller's reads on PostgreSQL, in one `REPEATABLE READ` transaction on one session.
+private struct PostgreSQLSnapshotReads: StoreSnapshotReads {
+    let session: PostgreSQLSession
+    let storeIdentifier: String
+
+    func dataToken(tables: [String]) throws -> String {
+        var parts = [storeIdentifier]
+        for row in try session.rows("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
+            parts.append("\(Int64.fromDatabaseValue(row[0]) ?? 0):\(Int64.fromDatabaseValue(row[1]) ?? 0)")
+        }
+        for table in tables {
+            // The table name comes from the schema.
+            guard let row = try session.rows("SELECT COUNT(*), COALESCE(MAX(Z_PK), 0), COALESCE(SUM(Z_OPT), 0) FROM \(table)").first
+            else { continue }
+            parts.append("\(table):" + row.map { value in Int64.fromDatabaseValue(value).map(String.init) ?? "\(value)" }
+                .joined(separator: ":"))
+        }
+        return parts.joined(separator: "|")
+    }
+
+    /// The rows arrive whole, so a cancel is noticed between rows, after the statement has run.
+    func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws {
+        for row in try session.rows(query.sql, query.arguments) {
+            if cancellation?.isCancelled == true { throw ObjectGraphError.cancelled }
+            try row.withUnsafeBufferPointer { try body(SteppedRow(values: $0)) }
+        }
+    }
+}
