@@ -74,6 +74,22 @@ extension ManagedObjectModel {
         return request
     }
 
+    /// ``fetchRequestFromTemplate(withName:substitutionVariables:)`` as a request for `type`: what the template's
+    /// result type gives (`ManagedObjectID.self` for IDs, `[String: Any].self` for dictionaries, a managed object
+    /// class for objects), so that templates of every result type can be run with
+    /// ``ManagedObjectContext/fetch(_:)``.
+    ///
+    /// ```swift
+    /// let ids = try context.fetch(model.fetchRequestFromTemplate(withName: "longBooks", substitutionVariables: [:],
+    ///                                                             as: ManagedObjectID.self)!)
+    /// ```
+    ///
+    /// - Throws: what ``fetchRequestFromTemplate(withName:substitutionVariables:)`` throws.
+    public func fetchRequestFromTemplate<Result>(withName name: String, substitutionVariables variables: [String: Any],
+                                                 as type: Result.Type) throws -> FetchRequest<Result>? {
+        try fetchRequestFromTemplate(withName: name, substitutionVariables: variables)?.copy(as: type)
+    }
+
     /// Stores a copy of `request` as the template named `name` (replacing one of that name), or removes the
     /// template when `request` is nil.
     ///

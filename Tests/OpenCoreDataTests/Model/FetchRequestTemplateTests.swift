@@ -165,8 +165,9 @@ import Testing
             #expect(titles == Set(books.filter { $0.author == name && $0.pages >= minimum }.map(\.title)), "\(name) \(minimum)")
         }
         // A template's settings apply: sub-entities left out, IDs, at most five.
-        let longIDs = try #require(stack.model.fetchRequestTemplate(forName: "longIDs"))
-        let ids: [ManagedObjectID] = try context.fetch(longIDs.copy(as: ManagedObjectID.self))
+        let longIDs = try #require(try stack.model.fetchRequestFromTemplate(withName: "longIDs", substitutionVariables: [:],
+                                                                            as: ManagedObjectID.self))
+        let ids: [ManagedObjectID] = try context.fetch(longIDs)
         #expect(ids.count == min(5, books.enumerated().filter { $0.offset % 4 != 0 && $0.element.pages > 300 }.count))
     }
 
