@@ -25,9 +25,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     private struct WeakContext { weak var context: ManagedObjectContext? }
 
-    /// Creates a coordinator for a model.
+    /// Creates a coordinator for a model. The model is in use from now on: its fetch request templates can
+    /// no longer change (``ManagedObjectModel/setFetchRequestTemplate(_:forName:)``).
     public init(managedObjectModel: ManagedObjectModel) {
         self.managedObjectModel = managedObjectModel
+        managedObjectModel.markInUse()
     }
 
     /// The open SQLite and in-memory stores, in the order they were added. A store of another kind (a

@@ -37,6 +37,7 @@ extension ManagedObjectModel {
         try self.init(entities: contents.entities, versionIdentifiers: contents.versionIdentifiers,
                       entityNumbers: entityNumbers)
         unreadCompiledModelKeys = contents.unreadKeys
+        try addLoadedTemplates(contents.fetchRequestTemplates)
     }
 }
 
@@ -47,6 +48,8 @@ struct CompiledModelContents {
     /// "Entity.property: key" (or "Entity: key", "model: key") for each archived key holding something this
     /// library does not read, sorted.
     var unreadKeys: [String]
+    /// The fetch request templates, by name in name order (checked against the entities when the model is built).
+    var fetchRequestTemplates: [(name: String, request: FetchRequest<ManagedObject>)] = []
 }
 
 /// Maps the objects of a compiled model's keyed archive to entity, attribute and relationship descriptions.
@@ -156,14 +159,14 @@ struct CompiledModelLoader {
             let identifiers = try archive.elements(archive.reference("NSVersionIdentifiers", of: root)).compactMap {
                 try archive.string($0)
             }.filter { !$0.isEmpty }
-            // A template is a fetch request stored by name on the model (`fetchRequestTemplate(forName:)`); the
-            // model here has no such store, and the XML loader passes `<fetchRequest>` elements by too.
-            for name in try archive.stringKeyedEntries(archive.reference("NSFetchRequestTemplates", of: root)).keys.sorted() {
-                unread.append("model: fetch request template '\(name)' (NSFetchRequestTemplates; templates are not kept)")
+            var templates: [(name: String, request: FetchRequest<ManagedObject>)] = []
+            for (name, reference) in try archive.stringKeyedEntries(archive.reference("NSFetchRequestTemplates", of: root))
+                .sorted(by: { $0.key < $1.key }) {
+                templates.append((name, try fetchRequestTemplate(reference, named: name, in: archive)))
             }
             try noteUnreadKeys(of: root, instance: model, known: Self.modelKeys, owner: "model", in: archive)
             return CompiledModelContents(entities: entities, versionIdentifiers: identifiers.sorted(),
-                                         unreadKeys: unread.sorted())
+                                         unreadKeys: unread.sorted(), fetchRequestTemplates: templates)
         } catch let failure as KeyedArchive.Failure {
             throw self.failure("damaged compiled model: \(failure.reason)")
         }
@@ -376,15 +379,8 @@ struct CompiledModelLoader {
             throw ModelError.invalidFetchedProperty(entity: entity, property: name,
                                                     reason: "the compiled model holds no NSFetchRequest for it")
         }
-        var target: String?
-        if let entityReference = try archive.reference("NSEntity", of: request) {
-            if case .instance(let described) = try archive.object(entityReference), described.isKind(of: "NSEntityDescription") {
-                target = try archive.string(archive.reference("NSEntityName", of: entityReference))
-            } else {
-                target = try archive.string(entityReference)
-            }
-        }
-        guard let entityName = try target ?? archive.string(archive.reference("_NSFetchRequestEntityName", of: reference)),
+        guard let entityName = try requestEntityName(request, in: archive)
+                ?? archive.string(archive.reference("_NSFetchRequestEntityName", of: reference)),
               !entityName.isEmpty else {
             throw ModelError.invalidFetchedProperty(entity: entity, property: name, reason: "its fetch request names no entity")
         }
@@ -410,6 +406,68 @@ struct CompiledModelLoader {
         try noteUnreadKeys(of: request, instance: requestInstance, known: Self.fetchRequestKeys,
                            owner: "\(owner): fetch request", in: archive)
         return fetched
+    }
+
+    /// The entity an archived `NSFetchRequest` names in `NSEntity`: an entity description, or its name.
+    private func requestEntityName(_ request: KeyedArchive.Reference, in archive: KeyedArchive) throws -> String? {
+        guard let entityReference = try archive.reference("NSEntity", of: request) else { return nil }
+        if case .instance(let described) = try archive.object(entityReference), described.isKind(of: "NSEntityDescription") {
+            return try archive.string(archive.reference("NSEntityName", of: entityReference))
+        }
+        return try archive.string(entityReference)
+    }
+
+    /// The keys of a template's `NSFetchRequest` read; others holding something are recorded as unread.
+    static let templateRequestKeys = fetchRequestKeys.union(["NSFetchLimit", "NSFetchOffset", "NSBatchSize", "NSResultType"])
+
+    /// A fetch request template (`NSFetchRequestTemplates[name]`): the entity, predicate and order as a fetched
+    /// property's request is read, `NSFetchLimit`, `NSFetchOffset`, `NSBatchSize`, `NSResultType` (Core Data's
+    /// numbers) and the confirmed bits of `NSFetchRequestFlags` (0x1 distinct results, 0x2 sub-entities, 0x10
+    /// pending changes); without `NSHasFetchRequestFlags` the request keeps Core Data's defaults. Other keys
+    /// (properties to fetch or group by, prefetching) are recorded as unread.
+    ///
+    /// - Throws: ``ModelError/invalidFetchRequestTemplate(name:reason:)`` when the entry is not a fetch request,
+    ///   names no entity, or holds a predicate, order or result type that is not read: run without it, the
+    ///   template would fetch something else.
+    private mutating func fetchRequestTemplate(_ request: KeyedArchive.Reference, named name: String,
+                                               in archive: KeyedArchive) throws -> FetchRequest<ManagedObject> {
+        func refuse(_ reason: String) -> ModelError { .invalidFetchRequestTemplate(name: name, reason: reason) }
+        guard let instance = try archive.instance(request), instance.isKind(of: "NSFetchRequest") else {
+            throw refuse("the compiled model holds no NSFetchRequest for it")
+        }
+        guard let entityName = try requestEntityName(request, in: archive), !entityName.isEmpty else {
+            throw refuse("its fetch request names no entity")
+        }
+        let template = FetchRequest<ManagedObject>(entityName: entityName)
+        do {
+            if let predicate = try archive.reference("NSPredicate", of: request) {
+                template.predicate = try archivedPredicate(in: archive, at: predicate)
+            }
+            template.sortDescriptors = try sortDescriptors(archive.reference("NSSortDescriptors", of: request), in: archive)
+        } catch let failure as ArchivedPredicate.Failure {
+            throw refuse("its fetch request is not read (\(failure.reason))")
+        }
+        for (key, apply) in [("NSFetchLimit", { template.fetchLimit = $0 }), ("NSFetchOffset", { template.fetchOffset = $0 }),
+                             ("NSBatchSize", { template.fetchBatchSize = $0 })] as [(String, (Int) -> Void)] {
+            guard let value = try archive.field(key, of: request)?.integer else { continue }
+            guard let count = Int(exactly: value), count >= 0 else { throw refuse("its \(key) \(value) is not a count") }
+            apply(count)
+        }
+        if let code = try archive.field("NSResultType", of: request)?.integer {
+            guard let type = Int(exactly: code).flatMap(FetchRequestResultType.init(coreDataCode:)) else {
+                throw refuse("its NSResultType \(code) is not 0, 1, 2 or 4")
+            }
+            template.resultType = type
+        }
+        if try bool("NSHasFetchRequestFlags", of: request, in: archive) {
+            let bits = try archive.field("NSFetchRequestFlags", of: request)?.integer ?? 0
+            template.returnsDistinctResults = bits & 0x1 != 0
+            template.includesSubentities = bits & 0x2 != 0
+            template.includesPendingChanges = bits & 0x10 != 0
+        }
+        try noteUnreadKeys(of: request, instance: instance, known: Self.templateRequestKeys,
+                           owner: "model: fetch request template '\(name)'", in: archive)
+        return template
     }
 
     /// Archived `NSSortDescriptor`s.

@@ -48,7 +48,6 @@ extension ManagedObjectModel {
             throw ModelError.malformedModelFile(path: contentsURL.path, reason: "the file cannot be read")
         }
         let root = try XcodeModelXMLNode.parse(data, source: contentsURL.path)
-        let (entities, identifiers) = try XcodeModelLoader(source: contentsURL.path).entities(fromModel: root)
-        return CompiledModelContents(entities: entities, versionIdentifiers: identifiers, unreadKeys: [])
+        return try XcodeModelLoader(source: contentsURL.path).contents(fromModel: root)
     }
 }

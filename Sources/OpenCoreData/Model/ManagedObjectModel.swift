@@ -17,7 +17,8 @@ import Foundation
 /// ```
 public final class ManagedObjectModel: @unchecked Sendable {
     // @unchecked Sendable: entities are frozen in `init`; nothing mutates after (`versionName` and
-    // `versionBundleURL` are set by the loading initializer, before the model is handed out).
+    // `versionBundleURL` are set by the loading initializer, before the model is handed out) but the
+    // fetch request templates, which are behind a lock.
 
     /// The entities, in the order given.
     public let entities: [EntityDescription]
@@ -38,6 +39,9 @@ public final class ManagedObjectModel: @unchecked Sendable {
     /// holds that was not read, one "Entity.property: key" (or "Entity: …", "model: …") entry each, sorted;
     /// empty when everything was read and for other models. docs/INTEROP.md lists what is read.
     public internal(set) var unreadCompiledModelKeys: [String] = []
+    /// The named fetch request templates (the one part of a model that may change after it is built, until
+    /// a coordinator uses it).
+    let fetchRequestTemplateStore = FetchRequestTemplateStore()
     /// What saves need to know of the derived attributes; nil when the model has none.
     private(set) var derivationPlan: DerivationPlan?
     /// Entities in entity-number order. Our numbers run 1 to the entity count; a store's may have gaps

@@ -58,6 +58,13 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     /// Entity numbers given for a model (a store's, from its `Z_PRIMARYKEY`) that do not number each entity
     /// once, 1 to the entity count; `reason` names the entity.
     case unusableEntityNumbers(reason: String)
+    /// A fetch request template (``ManagedObjectModel/setFetchRequestTemplate(_:forName:)``, a model file's
+    /// `<fetchRequest>` or `NSFetchRequestTemplates`) that cannot be kept: no name, an entity the model does
+    /// not have, a predicate that does not parse or is not read, a setting out of range; `reason` says which.
+    case invalidFetchRequestTemplate(name: String, reason: String)
+    /// ``ManagedObjectModel/fetchRequestFromTemplate(withName:substitutionVariables:)`` was given no value for a
+    /// `$variable` the template's predicate uses.
+    case missingTemplateVariable(template: String, variable: String)
 
     /// The message naming the entity and property at fault.
     public var description: String {
@@ -113,6 +120,10 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
             return "The model \(bundle) has no version '\(version)': \(known)."
         case .unusableEntityNumbers(let reason):
             return "The entity numbers cannot number this model: \(reason)."
+        case .invalidFetchRequestTemplate(let name, let reason):
+            return "Fetch request template '\(name)': \(reason)."
+        case .missingTemplateVariable(let template, let variable):
+            return "Fetch request template '\(template)' uses $\(variable), and no value was given for it."
         }
     }
 

@@ -109,9 +109,7 @@ extension ManagedObjectModel {
     ///   ``init(entities:versionIdentifiers:entityNumbers:)``.
     public convenience init(xmlData: Data, source: String) throws {
         let root = try XcodeModelXMLNode.parse(xmlData, source: source)
-        let loader = XcodeModelLoader(source: source)
-        let (entities, versionIdentifiers) = try loader.entities(fromModel: root)
-        try self.init(entities: entities, versionIdentifiers: versionIdentifiers)
+        try self.init(compiled: try XcodeModelLoader(source: source).contents(fromModel: root))
     }
 }
 
@@ -223,6 +221,15 @@ struct XcodeModelLoader {
     }
 
     // MARK: Mapping elements
+
+    /// The entities, version identifiers and fetch request templates of a `<model>` element.
+    func contents(fromModel root: XcodeModelXMLNode) throws -> CompiledModelContents {
+        let (entities, versionIdentifiers) = try self.entities(fromModel: root)
+        var templates: [(name: String, request: FetchRequest<ManagedObject>)] = []
+        for node in root.children(named: "fetchRequest") { templates.append(try fetchRequestTemplate(from: node)) }
+        return CompiledModelContents(entities: entities, versionIdentifiers: versionIdentifiers, unreadKeys: [],
+                                     fetchRequestTemplates: templates)
+    }
 
     func entities(fromModel root: XcodeModelXMLNode) throws -> ([EntityDescription], [String]) {
         guard root.name == "model" else {
@@ -448,6 +455,52 @@ struct XcodeModelLoader {
         property.renamingIdentifier = nonEmpty(node["renamingIdentifier"]) ?? nonEmpty(node["elementID"])
         property.userInfo = userInfo(in: node)
         return property
+    }
+
+    /// A template at the model's top level: `<fetchRequest name entity predicateString fetchLimit fetchBatchSize
+    /// resultType includeSubentities includePropertyValues includePendingChanges returnObjectsAsFaults
+    /// returnDistinctResults/>`. The flags are read in the spelling public model parsers use and in the
+    /// `includes…`/`returns…` one some tools write; an absent flag keeps ``FetchRequest``'s default (Core Data's).
+    /// `resultType` holds Core Data's number (0 objects, 1 IDs, 2 dictionaries, 4 a count);
+    /// `includePropertyValues` has no counterpart here (rows are read whole) and is passed by.
+    ///
+    /// - Throws: ``ModelError/invalidFetchRequestTemplate(name:reason:)`` for a predicate that does not parse, a
+    ///   limit, batch size or result type that is not one; ``ModelError/malformedModelFile(path:reason:)`` for
+    ///   a template without a name or an entity.
+    private func fetchRequestTemplate(from node: XcodeModelXMLNode) throws -> (name: String, request: FetchRequest<ManagedObject>) {
+        guard let name = nonEmpty(node["name"]) else { throw malformed("a <fetchRequest> has no name", at: node) }
+        guard let entity = nonEmpty(node["entity"]) else {
+            throw malformed("<fetchRequest> '\(name)' names no entity", at: node)
+        }
+        func refuse(_ reason: String) -> ModelError { .invalidFetchRequestTemplate(name: name, reason: reason) }
+        let request = FetchRequest<ManagedObject>(entityName: entity)
+        if let text = nonEmpty(node["predicateString"]) {
+            do {
+                request.predicate = try QueryPredicate(format: text)
+            } catch let error as QueryLanguageError {
+                throw refuse("predicate '\(text)' does not parse: \(error)")
+            }
+        }
+        for (key, apply) in [("fetchLimit", { request.fetchLimit = $0 }), ("fetchBatchSize", { request.fetchBatchSize = $0 })]
+        as [(String, (Int) -> Void)] {
+            guard let text = nonEmpty(node[key]) else { continue }
+            guard let value = Int(text), value >= 0 else { throw refuse("\(key) '\(text)' is not a count") }
+            apply(value)
+        }
+        if let text = nonEmpty(node["resultType"]) {
+            guard let code = Int(text), let type = FetchRequestResultType(coreDataCode: code) else {
+                throw refuse("resultType '\(text)' is not 0, 1, 2 or 4")
+            }
+            request.resultType = type
+        }
+        func setting(_ names: String...) -> Bool? {
+            names.lazy.compactMap { self.nonEmpty(node[$0]) }.first.map { self.flag($0) }
+        }
+        if let value = setting("includeSubentities", "includesSubentities") { request.includesSubentities = value }
+        if let value = setting("includePendingChanges", "includesPendingChanges") { request.includesPendingChanges = value }
+        if let value = setting("returnObjectsAsFaults", "returnsObjectsAsFaults") { request.returnsObjectsAsFaults = value }
+        if let value = setting("returnDistinctResults", "returnsDistinctResults") { request.returnsDistinctResults = value }
+        return (name, request)
     }
 
     private func applyCommonProperties(from node: XcodeModelXMLNode, to property: PropertyDescription) throws {

@@ -122,6 +122,8 @@ struct XcodeModelWriter {
         if let identifier = model.versionIdentifiers.first { root.append(("userDefinedModelVersionIdentifier", identifier)) }
         lines.append("<model\(Self.attributes(root))>")
         for entity in model.entities { lines += self.entity(entity).map { "    " + $0 } }
+        let templates = model.fetchRequestTemplatesByName
+        for name in templates.keys.sorted() { lines.append("    " + Self.fetchRequestTemplate(templates[name]!, named: name)) }
         for (name, composite) in compositeTypes {
             lines.append("    <composite name=\"\(Self.escaped(name))\">")
             for element in composite.elements { lines += attribute(element).map { "        " + $0 } }
@@ -245,6 +247,24 @@ struct XcodeModelWriter {
         if let renaming = property.renamingIdentifier { fields.append(("renamingIdentifier", renaming)) }
         fields.append(("syncable", "YES"))
         return fields
+    }
+
+    /// A template as a top-level `<fetchRequest>`, the attributes ``XcodeModelLoader`` reads. Its flags are
+    /// written whether or not they differ from the defaults, so no reader's guess of a default matters. The
+    /// XML form has no place for an order, an offset or properties to fetch or group by: they are not written.
+    private static func fetchRequestTemplate(_ request: FetchRequest<ManagedObject>, named name: String) -> String {
+        var fields: [(String, String)] = [("name", name), ("entity", request.entityName)]
+        if let predicate = request.predicate { fields.append(("predicateString", predicate.predicateFormat)) }
+        if request.fetchLimit > 0 { fields.append(("fetchLimit", String(request.fetchLimit))) }
+        if request.fetchBatchSize > 0 { fields.append(("fetchBatchSize", String(request.fetchBatchSize))) }
+        if request.resultType != .managedObject { fields.append(("resultType", String(request.resultType.coreDataCode))) }
+        for (key, value) in [("includeSubentities", request.includesSubentities),
+                             ("includePendingChanges", request.includesPendingChanges),
+                             ("returnObjectsAsFaults", request.returnsObjectsAsFaults),
+                             ("returnDistinctResults", request.returnsDistinctResults)] {
+            fields.append((key, value ? "YES" : "NO"))
+        }
+        return "<fetchRequest\(attributes(fields))/>"
     }
 
     private static func element(_ name: String, _ fields: [(String, String)], children: [String]) -> [String] {

@@ -8,6 +8,9 @@ struct QuerySubstitution {
     let values: [String: QueryValue]
     /// Variables whose key paths (`$FETCH_SOURCE.city`) are read here, each by its closure, into constants.
     var variableKeyPaths: [String: ([String]) throws -> QueryValue] = [:]
+    /// Whether a free variable with no value is an error (``UnknownVariable``) rather than left in place: a
+    /// fetch request template must come out with every variable given (Core Data refuses it too).
+    var refusesUnknownVariables = false
     /// How deep the walk is: a level is added by each call that recurses.
     private var depth = 0
 
@@ -20,6 +23,11 @@ struct QuerySubstitution {
             converted[name] = constant
         }
         values = converted
+    }
+
+    /// A free `$variable` with no value, when ``refusesUnknownVariables`` is set.
+    struct UnknownVariable: Error {
+        let name: String
     }
 
     /// The substitution one level down, or the nesting error beyond the limit.
@@ -52,7 +60,9 @@ struct QuerySubstitution {
         case .constant, .evaluatedObject: return expression
         case .variable(let name):
             if bound.contains(name) { return expression }
-            return values[name].map(QueryExpression.constant) ?? expression
+            if let value = values[name] { return .constant(value) }
+            if refusesUnknownVariables { throw UnknownVariable(name: name) }
+            return expression
         case .keyPath(let base, let components):
             if case .variable(let name) = base, !bound.contains(name), let read = variableKeyPaths[name] {
                 return .constant(try read(components))
