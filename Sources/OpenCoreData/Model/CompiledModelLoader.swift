@@ -162,7 +162,13 @@ struct CompiledModelLoader {
             var templates: [(name: String, request: FetchRequest<ManagedObject>)] = []
             for (name, reference) in try archive.stringKeyedEntries(archive.reference("NSFetchRequestTemplates", of: root))
                 .sorted(by: { $0.key < $1.key }) {
-                templates.append((name, try fetchRequestTemplate(reference, named: name, in: archive)))
+                // Left out and listed, as a fetched property that is not read is: one exotic template must not
+                // stop a model from an app bundle loading.
+                do {
+                    templates.append((name, try fetchRequestTemplate(reference, named: name, in: archive)))
+                } catch ModelError.invalidFetchRequestTemplate(_, let reason) {
+                    unread.append("model: fetch request template '\(name)' left out: \(reason)")
+                }
             }
             try noteUnreadKeys(of: root, instance: model, known: Self.modelKeys, owner: "model", in: archive)
             return CompiledModelContents(entities: entities, versionIdentifiers: identifiers.sorted(),
@@ -428,7 +434,7 @@ struct CompiledModelLoader {
     ///
     /// - Throws: ``ModelError/invalidFetchRequestTemplate(name:reason:)`` when the entry is not a fetch request,
     ///   names no entity, or holds a predicate, order or result type that is not read: run without it, the
-    ///   template would fetch something else.
+    ///   template would fetch something else (the caller leaves such a template out and lists it as unread).
     private mutating func fetchRequestTemplate(_ request: KeyedArchive.Reference, named name: String,
                                                in archive: KeyedArchive) throws -> FetchRequest<ManagedObject> {
         func refuse(_ reason: String) -> ModelError { .invalidFetchRequestTemplate(name: name, reason: reason) }
