@@ -28,9 +28,10 @@ enum BatchDerivations {
     ///
     /// - Throws: ``ObjectGraphError/derivedAttribute(entity:key:)`` when `updates` sets a derived attribute,
     ///   ``ObjectGraphError/derivedAttributeNotRecomputable(entity:key:reason:)`` for a derivation that reads an
-    ///   updated attribute and a related object too (SQLite's `UPDATE` cannot join), or one that does not compile.
+    ///   updated attribute and a related object too (SQLite's `UPDATE` cannot join), or one that does not compile
+    ///   in `dialect`.
     static func assignments(entity: EntityDescription, includesSubentities: Bool, updates: [String: Any],
-                            model: ManagedObjectModel) throws -> [(column: String, sql: String, arguments: [DatabaseValue])] {
+                            model: ManagedObjectModel, dialect: SQLDialect = .sqlite) throws -> [(column: String, sql: String, arguments: [DatabaseValue])] {
         guard model.derivationPlan != nil else { return [] }
         for key in updates.keys.sorted() where entity.attributesByName[key]?.isDerived == true {
             throw ObjectGraphError.derivedAttribute(entity: entity.name, key: key)
@@ -70,7 +71,7 @@ enum BatchDerivations {
             let substituted = substitute(derivation, replacements)
             let compiled: PredicateSQLCompiler.CompiledExpression
             do {
-                compiled = try PredicateSQLCompiler(model: model, entity: owner).compile(expression: substituted)
+                compiled = try PredicateSQLCompiler(model: model, entity: owner, dialect: dialect).compile(expression: substituted)
             } catch {
                 throw refuse("its derivation does not compile to SQL (\(error))")
             }
@@ -113,9 +114,10 @@ enum BatchDerivations {
     /// - Throws: ``ObjectGraphError/derivedAttributeNotRecomputable(entity:key:reason:)`` for a derivation
     ///   that also reads `now()` (every row would change) or does not compile.
     static func relatedStatements(entity: EntityDescription, updatedKeys: Set<String>,
-                                  model: ManagedObjectModel) throws -> [Statement] {
+                                  model: ManagedObjectModel, dialect: SQLDialect = .sqlite) throws -> [Statement] {
         let table = entity.tableName
-        return try relatedStatements(model: model, change: "an attribute the batch update changes on related rows") { relationship, key in
+        return try relatedStatements(model: model, dialect: dialect,
+                                     change: "an attribute the batch update changes on related rows") { relationship, key in
             relationship.destinationEntity?.tableName == table && updatedKeys.contains(key)
         }
     }
@@ -126,12 +128,12 @@ enum BatchDerivations {
     ///
     /// - Throws: ``ObjectGraphError/derivedAttributeNotRecomputable(entity:key:reason:)`` as
     ///   ``relatedStatements(entity:updatedKeys:model:)`` does.
-    static func statementsAfterDelete(model: ManagedObjectModel) throws -> [Statement] {
-        try relatedStatements(model: model, change: "related objects, which a batch delete may remove") { _, _ in true }
+    static func statementsAfterDelete(model: ManagedObjectModel, dialect: SQLDialect = .sqlite) throws -> [Statement] {
+        try relatedStatements(model: model, dialect: dialect, change: "related objects, which a batch delete may remove") { _, _ in true }
     }
 
     /// The statements for the derived attributes with a key path (relationship, last key) that `reads` accepts.
-    private static func relatedStatements(model: ManagedObjectModel, change: String,
+    private static func relatedStatements(model: ManagedObjectModel, dialect: SQLDialect, change: String,
                                           reads: (RelationshipDescription, String) -> Bool) throws -> [Statement] {
         guard model.derivationPlan != nil else { return [] }
         var statements: [Statement] = []
@@ -152,7 +154,7 @@ enum BatchDerivations {
                 }
                 let compiled: PredicateSQLCompiler.CompiledExpression
                 do {
-                    compiled = try PredicateSQLCompiler(model: model, entity: owner).compile(expression: derivation)
+                    compiled = try PredicateSQLCompiler(model: model, entity: owner, dialect: dialect).compile(expression: derivation)
                 } catch {
                     throw refuse("its derivation does not compile to SQL (\(error))")
                 }
@@ -162,8 +164,10 @@ enum BatchDerivations {
                 let ownerTable = owner.tableName
                 let value = "(SELECT \(compiled.sql) FROM \(compiled.fromClause) WHERE t0.Z_PK = \(ownerTable).Z_PK)"
                 let numbers = owner.entityNumbersIncludingSubentities.map(String.init).joined(separator: ", ")
+                // "Differs, NULL included": SQLite's `IS NOT`, PostgreSQL's `IS DISTINCT FROM`.
+                let differs = dialect == .postgreSQL ? "IS DISTINCT FROM" : "IS NOT"
                 let sql = "UPDATE \(ownerTable) SET \(column) = \(value), Z_OPT = Z_OPT + 1 "
-                    + "WHERE \(ownerTable).Z_ENT IN (\(numbers)) AND \(ownerTable).\(column) IS NOT \(value)"
+                    + "WHERE \(ownerTable).Z_ENT IN (\(numbers)) AND \(ownerTable).\(column) \(differs) \(value)"
                 statements.append((sql, compiled.arguments + compiled.arguments))
             }
         }

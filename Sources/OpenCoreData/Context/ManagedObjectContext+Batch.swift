@@ -25,7 +25,7 @@ extension BatchUpdateRequest: ContextExecutable {
                     "'\(entity.name).\(key)' is a relationship or transient; a batch update changes stored attributes only")
             }
             var (sql, arguments) = try BatchValueCompiler.compile(propertiesToUpdate[key] as Any, for: attribute,
-                                                                  entity: entity, model: model)
+                                                                  entity: entity, model: model, dialect: store.dialect)
             if store.externalStorage != nil, ExternalBinaryStorage.usesExternalStorage(attribute) {
                 // Kept in external binary storage form: a new value is written inline with its marker; an
                 // expression would compute over the stored form, so only constants are taken.
@@ -39,10 +39,11 @@ extension BatchUpdateRequest: ContextExecutable {
         }
         // Derived attributes that read what changes are rewritten in the same transaction (BatchDerivations).
         assignments += try BatchDerivations.assignments(entity: entity, includesSubentities: includesSubentities,
-                                                        updates: propertiesToUpdate, model: model)
+                                                        updates: propertiesToUpdate, model: model, dialect: store.dialect)
         let related = try BatchDerivations.relatedStatements(entity: entity, updatedKeys: Set(propertiesToUpdate.keys),
-                                                             model: model)
-        let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [])
+                                                             model: model, dialect: store.dialect)
+        let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [],
+                                                        dialect: store.dialect)
         let outcome = try store.batchUpdate(entity: entity, assignments: assignments,
                                             selection: BatchSelection(entity: entity, includesSubentities: includesSubentities,
                                                                       compiled: compiled),
@@ -58,7 +59,7 @@ extension BatchDeleteRequest: ContextExecutable {
         let model = coordinator.managedObjectModel
         // Once per request: the store is held through the boundary.
         let store: any StoreBackend = try coordinator.primaryBackend()
-        let derivations = try BatchDerivations.statementsAfterDelete(model: model)
+        let derivations = try BatchDerivations.statementsAfterDelete(model: model, dialect: store.dialect)
         let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
         if let ids = objectIDs {
             guard let first = ids.first else { return BatchResult(resultType: resultType, count: 0, objectIDs: []) }
@@ -69,7 +70,7 @@ extension BatchDeleteRequest: ContextExecutable {
                 throw ObjectGraphError.unknownEntity(fetchRequest.entityName)
             }
             let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: fetchRequest.predicate,
-                                                            sortDescriptors: [])
+                                                            sortDescriptors: [], dialect: store.dialect)
             let selection = BatchSelection(entity: entity, includesSubentities: fetchRequest.includesSubentities,
                                            compiled: compiled)
             outcome = try store.batchDelete(initial: nil, entity: entity, selection: selection,
@@ -108,7 +109,9 @@ extension BatchInsertRequest: ContextExecutable {
                 // Rows are made and written one at a time inside the transaction: a bad row throws and
                 // the transaction rolls back, so nothing is inserted, without holding every row at once.
                 // Rows with values in external binary storage form are encoded as rows (PersistentStore+Batch).
-                if template.bindsDirectly && store.externalStorage?.columns(forTable: entity.tableName) == nil {
+                // A ``BoundWrite`` is an SQLite statement: other stores take filled rows.
+                if template.bindsDirectly && store.dialect == .sqlite
+                    && store.externalStorage?.columns(forTable: entity.tableName) == nil {
                     // Values go from the dictionaries straight to the statement: no row in between.
                     outcome = try store.batchInsert(entity: entity, count: objects.count,
                                                     returningIDs: resultType == .objectIDs) { index, key, insert in

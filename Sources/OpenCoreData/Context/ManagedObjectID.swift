@@ -71,7 +71,7 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         self.storeIndex = storeIndex
     }
 
-    init(temporaryFor entity: EntityDescription) {
+    package init(temporaryFor entity: EntityDescription) {
         self.entity = entity
         self.primaryKey = 0
         self.temporaryKey = Self.temporaryCounter.add(1, ordering: .relaxed).newValue

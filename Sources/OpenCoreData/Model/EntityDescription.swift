@@ -90,13 +90,13 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The entity number (`Z_ENT`) in the store.
     @exclusivity(unchecked) public internal(set) var entityNumber = 0
     /// Position of each property in ``allProperties``.
-    @exclusivity(unchecked) var slotByName: [String: Int] = [:]
+    @exclusivity(unchecked) package var slotByName: [String: Int] = [:]
     /// The names of ``allProperties``, in slot order (see `slot(forKey:)`).
     @exclusivity(unchecked) private(set) var slotNames: [String] = []
     /// This entity and all its descendants' entity numbers.
     @exclusivity(unchecked) package var entityNumbersIncludingSubentities: [Int] = []
     /// Where each property (by slot) lives in the store; set with the model's schema.
-    @exclusivity(unchecked) var storage: [StoreSchema.PropertyStorage] = []
+    @exclusivity(unchecked) package var storage: [StoreSchema.PropertyStorage] = []
     /// For each slot, where a stored attribute's value sits in the row, with its type (nil for other
     /// properties): what reading an attribute needs, without copying ``storage``'s strings.
     @exclusivity(unchecked) var attributeColumns: [StoredAttributeColumn?] = []

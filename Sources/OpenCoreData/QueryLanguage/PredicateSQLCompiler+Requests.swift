@@ -19,12 +19,12 @@ extension PredicateSQLCompiler {
 /// attribute, checking constants against the attribute's type before any row changes.
 enum BatchValueCompiler {
     static func compile(_ value: Any, for attribute: AttributeDescription, entity: EntityDescription,
-                        model: ManagedObjectModel) throws -> (String, [DatabaseValue]) {
+                        model: ManagedObjectModel, dialect: SQLDialect = .sqlite) throws -> (String, [DatabaseValue]) {
         if let expression = value as? QueryExpression {
             if case .constant(let constant) = expression {
                 return ("?", [try ValueConversion.storeValue(constant.swiftValue, for: attribute)])
             }
-            let compiled = try PredicateSQLCompiler(model: model, entity: entity).compile(expression: expression)
+            let compiled = try PredicateSQLCompiler(model: model, entity: entity, dialect: dialect).compile(expression: expression)
             guard compiled.fromClause == "\(entity.tableName) t0" else {
                 throw ObjectGraphError.invalidRequest(
                     "the new value of '\(entity.name).\(attribute.name)' reaches through a relationship; a batch update reads only the row's own columns")

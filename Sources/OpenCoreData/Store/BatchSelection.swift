@@ -5,10 +5,10 @@ import GRDB
 /// (aliased t0), the WHERE clause with the entity filter for shared tables, and its bound values. Built
 /// from the query compiler's output; every name comes from the schema.
 package struct BatchSelection {
-    let fromClause: String
+    package let fromClause: String
     /// ` WHERE …`, or empty for every row of the table.
-    let whereSQL: String
-    let arguments: [DatabaseValue]
+    package let whereSQL: String
+    package let arguments: [DatabaseValue]
 
     /// The rows of `entity` (and its sub-entities' with `includesSubentities`) that `compiled` (made
     /// without the entity filter) selects.

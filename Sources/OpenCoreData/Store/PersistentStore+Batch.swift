@@ -347,28 +347,13 @@ extension PersistentStore {
     /// `RETURNING Z_PK` for the row written; nil for an entity without constraints. The update writes the
     /// entity's attribute columns and moves `Z_OPT` on; the stored row's key and entity stay.
     private func upsertClause(for entity: EntityDescription) -> String? {
-        var clauses: [String] = []
-        var declaring: EntityDescription? = entity
-        while let current = declaring {
-            for position in current.uniquenessConstraints.indices {
-                let name = "Z_\(current.name.uppercased())_UNIQUE_\(position)"
-                guard let index = schema.indexes.first(where: { $0.name == name }) else { continue }
-                let target = index.columns.joined(separator: ", ") + ")" + (index.whereClause.map { " WHERE " + $0 } ?? "")
-                clauses.append(" ON CONFLICT (" + target)
-            }
-            declaring = current.superentity
-        }
-        guard !clauses.isEmpty else { return nil }
+        guard let plan = BatchUpsertPlan(entity: entity, schema: schema) else { return nil }
         // Names come from the schema (checked plain names).
-        // A derived attribute that reads related objects keeps the stored row's value: the batch row has no
-        // related objects, and the stored row's have not changed.
-        var assignments = entity.storage.indices.compactMap { slot -> String? in
-            guard case .attribute(let column, _) = entity.storage[slot] else { return nil }
-            if let derivation = (entity.allProperties[slot] as? AttributeDescription)?.derivationExpression,
-               !DerivationCheck.relationships(readBy: derivation, of: entity).isEmpty { return nil }
-            return "\(column) = excluded.\(column)"
+        let clauses = plan.constraints.map { constraint in
+            " ON CONFLICT (" + constraint.columns.joined(separator: ", ") + ")"
+                + (constraint.whereClause.map { " WHERE " + $0 } ?? "")
         }
-        assignments.append("Z_OPT = Z_OPT + 1")
+        let assignments = plan.updatedColumns.map { "\($0) = excluded.\($0)" } + ["Z_OPT = Z_OPT + 1"]
         let update = " DO UPDATE SET " + assignments.joined(separator: ", ")
         return clauses.map { $0 + update }.joined() + " RETURNING Z_PK"
     }
