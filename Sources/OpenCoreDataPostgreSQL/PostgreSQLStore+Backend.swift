@@ -9,8 +9,8 @@ import Synchronization
 /// Statements are the ones the layers above compile in the `.postgreSQL` dialect (``StoreQuery``,
 /// ``SortKeyQuery``, dictionary queries); rows come back as ``RowValues`` or ``SteppedRow``s over decoded
 /// values. What PostgreSQL cannot do yet is refused with ``PostgreSQLStoreError/unsupported(request:server:)``
-/// before anything runs: batch update, delete and insert, asynchronous fetches (they need a server-side
-/// cancel), history fetches other than "after a token", history deletes and history readers.
+/// before anything runs: asynchronous fetches (they need a server-side cancel), history fetches other than
+/// "after a token", history deletes and history readers. Batch requests run in `PostgreSQLStore+Batch.swift`.
 extension PostgreSQLStore: StoreBackend {
     // MARK: Identity
 
@@ -141,29 +141,32 @@ extension PostgreSQLStore: StoreBackend {
         if options.readOnly { throw StoreError.readOnly(path: displayPath) }
     }
 
-    // MARK: Batch requests (not yet)
+    // MARK: Batch requests (PostgreSQLStore+Batch.swift)
 
     package func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
                              selection: BatchSelection, returningIDs: Bool,
                              followUps: [(sql: String, arguments: [DatabaseValue])]) throws -> (count: Int, ids: [ManagedObjectID]) {
-        throw unsupported("a batch update of '\(entity.name)'")
+        try runBatchUpdate(entity: entity, assignments: assignments, selection: selection, returningIDs: returningIDs,
+                           followUps: followUps)
     }
 
+    /// The deleted IDs are always read: the history and the nullified rows need them.
     package func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
                              followUps: [(sql: String, arguments: [DatabaseValue])])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
-        throw unsupported("a batch delete of '\(entity.name)'")
+        try runBatchDelete(initial: initial, entity: entity, selection: selection, followUps: followUps)
     }
 
     package func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
                              fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID]) {
-        throw unsupported("a batch insert of '\(entity.name)'")
+        try runBatchInsert(entity: entity, count: count, returningIDs: returningIDs, fillRow: fillRow)
     }
 
+    /// Refused: a ``BoundWrite`` is an SQLite statement (contexts hand this store filled rows instead).
     package func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
                              bindRow: (_ index: Int, _ key: Int64, _ insert: BoundWrite) throws -> Void)
         throws -> (count: Int, ids: [ManagedObjectID]) {
-        throw unsupported("a batch insert of '\(entity.name)'")
+        throw unsupported("a batch insert of '\(entity.name)' bound to an SQLite statement")
     }
 
     private func unsupported(_ request: String) -> PostgreSQLStoreError {

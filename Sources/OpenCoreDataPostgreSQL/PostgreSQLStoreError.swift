@@ -15,7 +15,7 @@ public enum PostgreSQLStoreError: Error, Sendable, Equatable, CustomStringConver
     case incompatibleStore(server: String, differences: [String])
     /// A value the store reads back has a type the layout does not use (column, type name).
     case unexpectedValue(column: String, type: String)
-    /// A request the PostgreSQL store cannot run yet (a batch request, an asynchronous fetch, history
+    /// A request the PostgreSQL store cannot run yet (an asynchronous fetch, history
     /// readers), refused before anything runs; the request names its entity or operation.
     case unsupported(request: String, server: String)
 

@@ -1,0 +1,358 @@
+import Foundation
+import GRDB
+import OpenCoreData
+
+/// Batch update, delete and insert on PostgreSQL, with the SQLite store's meaning (`PersistentStore+Batch`):
+/// SQL straight on the tables, each request in one transaction, which also writes its history rows and
+/// queues the change feed's `NOTIFY` as a save does (``PostgreSQLHistory``), so other coordinators on the
+/// database hear it. Statements use the names the schema made and take values only as bound parameters.
+extension PostgreSQLStore {
+    /// How many keys go into one `IN (…)` list (PostgreSQL takes at most 65,535 parameters a statement).
+    private static let keysPerStatement = 500
+
+    // MARK: Batch update
+
+    /// `UPDATE` of the rows `selection` names, `Z_OPT` moved on for each so optimistic locking sees the
+    /// change; `followUps` (derived attributes of related rows) run after it in the same transaction.
+    ///
+    /// - Throws: ``StoreError/readOnly(path:)``; ``ObjectGraphError/validationFailed(_:)`` with a
+    ///   ``ValidationFailure/Rule/uniquenessViolation`` naming the entity and keys when the new values meet a
+    ///   uniqueness constraint (nothing is updated); ``PostgreSQLStoreError`` when the server refuses a
+    ///   statement or the connection drops (nothing is updated).
+    func runBatchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+                        selection: BatchSelection, returningIDs: Bool,
+                        followUps: [(sql: String, arguments: [DatabaseValue])]) throws -> (count: Int, ids: [ManagedObjectID]) {
+        let table = entity.tableName
+        // Names come from the schema; the compiled values reach the statement as parameters.
+        let setClause = (assignments.map { "\($0.column) = \($0.sql)" } + ["Z_OPT = Z_OPT + 1"]).joined(separator: ", ")
+        var sql: String
+        if selection.fromClause != "\(table) t0" {
+            // Through the keys the joined query selects, as on SQLite (one statement shape for both).
+            sql = "UPDATE \(table) AS t0 SET \(setClause) WHERE t0.Z_PK IN (SELECT t0.Z_PK FROM \(selection.fromClause)\(selection.whereSQL))"
+        } else {
+            sql = "UPDATE \(table) AS t0 SET \(setClause)\(selection.whereSQL)"
+        }
+        let arguments = assignments.flatMap(\.arguments) + selection.arguments
+        // The history lists every row changed, so it needs their keys even when the caller does not.
+        let needsIDs = returningIDs || recordsHistory
+        if needsIDs { sql += " RETURNING t0.Z_ENT, t0.Z_PK" }
+        let slots = assignments.compactMap { assignment in
+            entity.storage.firstIndex { storage in
+                if case .attribute(let column, _) = storage { return column == assignment.column }
+                return false
+            }
+        }
+        return try inBatchTransaction(entity: entity) { session in
+            let outcome: (count: Int, ids: [ManagedObjectID])
+            if needsIDs {
+                let ids = try session.rows(sql, arguments).map { objectID($0, default: entity) }
+                outcome = (ids.count, ids)
+            } else {
+                outcome = (try session.execute(sql, arguments), [])
+            }
+            for statement in followUps { try session.execute(statement.sql, statement.arguments) }
+            let history = outcome.ids.map {
+                HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey, updatedSlots: slots)
+            }
+            return (outcome, history)
+        }
+    }
+
+    // MARK: Batch delete
+
+    /// Deletes `initial`, or the rows `selection` names, and keeps the store consistent as the SQLite store
+    /// does: cascades (breadth first), nulls the to-one foreign keys that pointed at deleted rows (moving
+    /// their `Z_OPT` on), removes join-table rows, and refuses the whole delete when a `deny` rule would
+    /// break. Returns the deleted IDs and those of the rows whose foreign keys were cleared.
+    ///
+    /// - Throws: ``StoreError/readOnly(path:)``; ``ObjectGraphError/validationFailed(_:)`` with
+    ///   ``ValidationFailure/Rule/deleteDenied`` when a deny rule refuses (nothing is deleted);
+    ///   ``PostgreSQLStoreError`` when the server refuses a statement or the connection drops.
+    func runBatchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection,
+                        followUps: [(sql: String, arguments: [DatabaseValue])])
+        throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
+        try inBatchTransaction(entity: entity) { session in
+            // 1. The rows the request names.
+            var named: [ManagedObjectID]
+            if let initial {
+                named = initial.filter { !$0.isTemporaryID }
+            } else {
+                named = try session.rows("SELECT t0.Z_ENT, t0.Z_PK FROM \(selection.fromClause)\(selection.whereSQL)",
+                                         selection.arguments).map { objectID($0, default: entity) }
+            }
+            // 2. Cascades, breadth first; every ID once (a joined selection may name a row more than once).
+            var seen = Set<ManagedObjectID>()
+            var deleted = named.filter { seen.insert($0).inserted }
+            var frontier = deleted
+            while !frontier.isEmpty {
+                var next: [ManagedObjectID] = []
+                for (source, ids) in Dictionary(grouping: frontier, by: { $0.entity }) {
+                    for (slot, property) in source.allProperties.enumerated() {
+                        guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .cascade else { continue }
+                        for id in try relatedIDs(of: ids, relationship: relationship, storage: source.storage[slot], in: session)
+                        where seen.insert(id).inserted {
+                            next.append(id)
+                            deleted.append(id)
+                        }
+                    }
+                }
+                frontier = next
+            }
+            // 3. Deny rules: related rows that are not themselves going away refuse the whole request.
+            for (source, ids) in Dictionary(grouping: deleted, by: { $0.entity }) {
+                for (slot, property) in source.allProperties.enumerated() {
+                    guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .deny else { continue }
+                    let related = try relatedIDs(of: ids, relationship: relationship, storage: source.storage[slot], in: session)
+                    if let survivor = related.first(where: { !seen.contains($0) }) {
+                        throw ObjectGraphError.validationFailed([ValidationFailure(
+                            objectID: ids[0], entity: source.name, key: relationship.name, rule: .deleteDenied,
+                            message: "delete denied: \(survivor) is still related")])
+                    }
+                }
+            }
+            // 4. Foreign keys and join rows pointing at the deleted rows, then the rows themselves, table by table.
+            var updated: [ManagedObjectID] = []
+            var keysByTable: [String: [Int64]] = [:]
+            var tableOrder: [String] = []
+            for id in deleted {
+                let table = id.entity.tableName
+                if keysByTable[table] == nil { tableOrder.append(table) }
+                keysByTable[table, default: []].append(id.primaryKey)
+            }
+            for table in tableOrder {
+                let keys = Array(Set(keysByTable[table] ?? [])).sorted()
+                for start in stride(from: 0, to: keys.count, by: Self.keysPerStatement) {
+                    let chunk = keys[start..<min(start + Self.keysPerStatement, keys.count)].map(\.databaseValue)
+                    let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+                    // Foreign keys elsewhere that point into this table's deleted rows.
+                    for other in model.entitiesByNumber {
+                        for property in other.properties {
+                            guard let relationship = property as? RelationshipDescription,
+                                  relationship.destinationEntity.tableName == table,
+                                  let otherSlot = other.slotByName[relationship.name] else { continue }
+                            switch other.storage[otherSlot] {
+                            case .toOne(let column, _, let entityColumn, _):
+                                var assignments = "\(column) = NULL"
+                                if let entityColumn { assignments += ", \(entityColumn) = NULL" }
+                                updated += try session.rows(
+                                    "UPDATE \(other.tableName) SET \(assignments), Z_OPT = Z_OPT + 1 WHERE \(column) IN \(list) RETURNING Z_ENT, Z_PK",
+                                    chunk).map { objectID($0, default: other) }
+                            case .toManyByJoinTable(let join):
+                                try session.execute("DELETE FROM \(join.name) WHERE \(join.destinationColumn) IN \(list)", chunk)
+                            default: break
+                            }
+                        }
+                    }
+                    // This table's own to-many links.
+                    for owner in model.entitiesByNumber where owner.tableName == table {
+                        for storage in owner.storage {
+                            switch storage {
+                            case .toManyByJoinTable(let join):
+                                try session.execute("DELETE FROM \(join.name) WHERE \(join.sourceColumn) IN \(list)", chunk)
+                            case .toManyByForeignKey(let destination, let column, _):
+                                try session.execute("UPDATE \(destination) SET \(column) = NULL WHERE \(column) IN \(list)", chunk)
+                            default: break
+                            }
+                        }
+                    }
+                    try session.execute("DELETE FROM \(table) WHERE Z_PK IN \(list)", chunk)
+                }
+            }
+            for statement in followUps { try session.execute(statement.sql, statement.arguments) }
+            let nullified = updated.filter { !seen.contains($0) }
+            // Deletes, then the rows whose foreign keys were cleared (which key changed is not tracked, as on SQLite).
+            let history = deleted.map { HistoryEntry.Change(type: .delete, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
+                + nullified.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
+            return ((deleted.count, deleted, nullified), history)
+        }
+    }
+
+    /// The IDs related to some rows of one entity through one relationship, read in the batch's transaction.
+    private func relatedIDs(of ids: [ManagedObjectID], relationship: RelationshipDescription,
+                            storage: StoreSchema.PropertyStorage, in session: PostgreSQLSession) throws -> [ManagedObjectID] {
+        guard let first = ids.first, let destination = relationship.destinationEntity else { return [] }
+        var result: [ManagedObjectID] = []
+        for start in stride(from: 0, to: ids.count, by: Self.keysPerStatement) {
+            let chunk = ids[start..<min(start + Self.keysPerStatement, ids.count)]
+            let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+            let sql: String
+            switch storage {
+            case .toOne(let column, _, _, _):
+                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(first.entity.tableName) s JOIN \(destination.tableName) d ON d.Z_PK = s.\(column) WHERE s.Z_PK IN \(list)"
+            case .toManyByForeignKey(let table, let column, _):
+                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(table) d WHERE d.\(column) IN \(list)"
+            case .toManyByJoinTable(let join):
+                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) IN \(list)"
+            default:
+                return []
+            }
+            result += try session.rows(sql, chunk.map(\.primaryKey.databaseValue)).map { objectID($0, default: destination) }
+        }
+        return result
+    }
+
+    // MARK: Batch insert
+
+    /// Inserts `count` rows made one at a time by `fillRow` (a buffer of the table's width reused from row
+    /// to row; its first column is overwritten with the row's key), with keys from the store's key blocks
+    /// (``reservePrimaryKeys(root:count:)``), so concurrent writers never collide.
+    ///
+    /// For an entity with uniqueness constraints (its own or a super-entity's) the insert is an upsert, as
+    /// on SQLite: a row whose constraint values a stored row (or an earlier row of the batch) holds updates
+    /// that row's attributes instead, which keeps its key; the IDs returned and the history name that row.
+    /// With one constraint that is PostgreSQL's `ON CONFLICT … DO UPDATE`, which holds under concurrent
+    /// writers; with several (PostgreSQL takes one conflict target a statement) each row looks its
+    /// constraints up in order, and a row another writer commits meanwhile is a uniqueness violation.
+    ///
+    /// - Throws: ``StoreError/readOnly(path:)``; what `fillRow` throws (nothing is inserted then);
+    ///   ``ObjectGraphError/validationFailed(_:)`` with ``ValidationFailure/Rule/uniquenessViolation`` naming
+    ///   the entity and keys when a row meets a constraint it cannot update through; ``PostgreSQLStoreError``
+    ///   when the server refuses a statement or the connection drops (nothing is inserted).
+    func runBatchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
+                        fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID]) {
+        guard let table = model.schema.table(named: entity.tableName), count > 0 else { return (0, []) }
+        if options.readOnly { throw StoreError.readOnly(path: displayPath) }
+        let first = try reservePrimaryKeys(root: entity.rootEntity, count: count)
+        let width = table.columns.count
+        let columns = table.columns.map(\.name).joined(separator: ", ")
+        let rowPlaceholders = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        let insertSQL = "INSERT INTO \(table.name) (\(columns)) VALUES "
+        let upsert = BatchUpsertPlan(entity: entity, schema: model.schema)
+        let attributeSlots = entity.storage.indices.filter {
+            if case .attribute = entity.storage[$0] { return true } else { return false }
+        }
+        var row = RowValues(values: [DatabaseValue](repeating: .null, count: width))
+        return try inBatchTransaction(entity: entity) { session in
+            guard let upsert else {
+                // Plain inserts, many rows a statement.
+                let rowsPerStatement = max(1, min(Self.keysPerStatement, 30_000 / max(width, 1)))
+                var pending: [DatabaseValue] = [], pendingRows = 0
+                func flush() throws {
+                    guard pendingRows > 0 else { return }
+                    try session.execute(insertSQL + Array(repeating: rowPlaceholders, count: pendingRows).joined(separator: ", "), pending)
+                    pending.removeAll(keepingCapacity: true)
+                    pendingRows = 0
+                }
+                for offset in 0..<count {
+                    try fillRow(offset, &row)
+                    row[0] = (first + Int64(offset)).databaseValue
+                    pending += Array(row)
+                    pendingRows += 1
+                    if pendingRows == rowsPerStatement { try flush() }
+                }
+                try flush()
+                let keys = (0..<count).map { first + Int64($0) }
+                let ids = returningIDs ? keys.map { ManagedObjectID(entity: entity, primaryKey: $0, store: identity) } : []
+                let history = keys.map { HistoryEntry.Change(type: .insert, entityNumber: entity.entityNumber, primaryKey: $0) }
+                return ((count, ids), history)
+            }
+            // Upserts, one row a statement, so a later row of the batch meets an earlier one.
+            var written: [(key: Int64, inserted: Bool)] = []
+            written.reserveCapacity(count)
+            for offset in 0..<count {
+                try fillRow(offset, &row)
+                let reserved = first + Int64(offset)
+                row[0] = reserved.databaseValue
+                let key = try upsertRow(Array(row), plan: upsert, insertSQL: insertSQL + rowPlaceholders, table: table, in: session)
+                written.append((key, key == reserved))
+            }
+            let ids = returningIDs ? written.map { ManagedObjectID(entity: entity, primaryKey: $0.key, store: identity) } : []
+            let history = written.map {
+                HistoryEntry.Change(type: $0.inserted ? .insert : .update, entityNumber: entity.entityNumber,
+                                    primaryKey: $0.key, updatedSlots: $0.inserted ? [] : attributeSlots)
+            }
+            return ((count, ids), history)
+        }
+    }
+
+    /// Writes one batch row under `plan` and returns the key of the row written: the row's own when it was
+    /// inserted, the stored row's when it updated that one.
+    private func upsertRow(_ values: [DatabaseValue], plan: BatchUpsertPlan, insertSQL: String, table: StoreSchema.Table,
+                           in session: PostgreSQLSession) throws -> Int64 {
+        let tableName = table.name
+        if plan.constraints.count == 1, let constraint = plan.constraints.first {
+            // Names come from the schema; the index's partial WHERE is `Z_ENT IN (…)` with numbers it made.
+            let target = constraint.columns.joined(separator: ", ") + ")" + (constraint.whereClause.map { " WHERE " + $0 } ?? "")
+            let assignments = plan.updatedColumns.map { "\($0) = excluded.\($0)" } + ["Z_OPT = \(tableName).Z_OPT + 1"]
+            let sql = insertSQL + " ON CONFLICT (" + target + " DO UPDATE SET " + assignments.joined(separator: ", ") + " RETURNING Z_PK"
+            guard let key = try session.rows(sql, values).first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else {
+                throw StoreError.corrupt(path: displayPath, reason: "a batch insert into \(tableName) returned no key")
+            }
+            return key
+        }
+        // The first constraint a stored row meets decides, as SQLite's ON CONFLICT clauses in order do.
+        let columnIndex = Dictionary(table.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for constraint in plan.constraints {
+            let constraintValues = constraint.columns.map { values[columnIndex[$0] ?? 0] }
+            // A NULL never meets another row in a unique index.
+            guard !constraintValues.contains(where: \.isNull) else { continue }
+            let conditions = constraint.columns.map { "\($0) = ?" } + (constraint.whereClause.map { ["(\($0))"] } ?? [])
+            guard let stored = try session.rows("SELECT Z_PK FROM \(tableName) WHERE " + conditions.joined(separator: " AND ")
+                                                    + " FOR UPDATE", constraintValues)
+                .first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else { continue }
+            let assignments = plan.updatedColumns.map { "\($0) = ?" } + ["Z_OPT = Z_OPT + 1"]
+            try session.execute("UPDATE \(tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?",
+                                plan.updatedColumns.map { values[columnIndex[$0] ?? 0] } + [stored.databaseValue])
+            return stored
+        }
+        try session.execute(insertSQL, values)
+        return Int64.fromDatabaseValue(values[0]) ?? 0
+    }
+
+    // MARK: One transaction, with history
+
+    /// Runs `body` in one transaction on one session, records the history changes it returns as one
+    /// history transaction (announced to listeners when it commits), and turns a unique index's refusal
+    /// into the uniqueness violation it stands for.
+    private func inBatchTransaction<Result>(entity: EntityDescription,
+                                            _ body: (PostgreSQLSession) throws -> (Result, [HistoryEntry.Change])) throws -> Result {
+        if options.readOnly { throw StoreError.readOnly(path: displayPath) }
+        let authorship = HistoryAuthorship.current
+        do {
+            return try pool.withSession { session in
+                try session.transaction {
+                    let (result, changes) = try body(session)
+                    if recordsHistory,
+                       let number = try PostgreSQLHistory.record(
+                           HistoryEntry(author: authorship.author, contextName: authorship.contextName, changes: changes),
+                           deletes: [], storeIdentifier: identifier, channel: historyChannel, in: session) {
+                        // Kept even if the commit then fails: a number never committed is never reported.
+                        ownTransactions.withLock { _ = $0.insert(number) }
+                    }
+                    return result
+                }
+            }
+        } catch PostgreSQLStoreError.serverError(let state, let message, let statement) where state == "23505" {
+            if let violation = uniquenessViolation(message: message, entity: entity) { throw violation }
+            throw PostgreSQLStoreError.serverError(sqlState: state, message: message, statement: statement)
+        }
+    }
+
+    /// The uniqueness violation a unique index's refusal (`duplicate key value violates unique constraint
+    /// "z_tag_unique_0"`) stands for, naming the constraint's entity and keys; nil for another index.
+    private func uniquenessViolation(message: String, entity: EntityDescription) -> ObjectGraphError? {
+        var declaring: EntityDescription? = entity
+        // The requested entity's constraints, its super-entities', then any other entity's (a cascade or
+        // a derived attribute may write elsewhere).
+        var candidates: [EntityDescription] = []
+        while let current = declaring { candidates.append(current); declaring = current.superentity }
+        candidates += model.entitiesByNumber.filter { candidate in !candidates.contains { $0 === candidate } }
+        let lowered = message.lowercased()
+        for candidate in candidates {
+            for (position, keys) in candidate.uniquenessConstraints.enumerated()
+            where lowered.contains("\"z_\(candidate.name.lowercased())_unique_\(position)\"") {
+                return .validationFailed([ValidationFailure(
+                    objectID: ManagedObjectID(temporaryFor: candidate), entity: candidate.name, key: keys.joined(separator: ","),
+                    rule: .uniquenessViolation, message: "a batch request would store two \(candidate.name) objects with the same \(keys.joined(separator: ", ")): \(message)")])
+            }
+        }
+        return nil
+    }
+
+    /// The object ID of a `(Z_ENT, Z_PK)` row.
+    private func objectID(_ row: [DatabaseValue], default entity: EntityDescription) -> ManagedObjectID {
+        let number = Int.fromDatabaseValue(row[0]) ?? entity.entityNumber
+        return ManagedObjectID(entity: model.entity(number: number) ?? entity, primaryKey: Int64.fromDatabaseValue(row[1]) ?? 0,
+                               store: identity)
+    }
+}
