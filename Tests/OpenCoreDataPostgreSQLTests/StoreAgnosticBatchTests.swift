@@ -183,6 +183,63 @@ struct StoreAgnosticBatchTests {
         #expect(try UniqueTagModel.snapshot(location.context()) == ["blue nil 2", "red nil 1"])
     }
 
+    /// Derived attributes kept right by batch requests as by saves: an author's book count and page total
+    /// (follow-up statements on related rows), a book's doubled pages (its own row).
+    @Test(arguments: agnosticKinds)
+    func batchRequestsKeepDerivedAttributesAsSavesDo(kind: StoreKind) throws {
+        func model() throws -> ManagedObjectModel {
+            let bookCount = AttributeDescription(name: "bookCount", type: .integer64)
+            bookCount.derivationExpression = try QueryExpression(format: "books.@count")
+            let totalPages = AttributeDescription(name: "totalPages", type: .integer64)
+            totalPages.derivationExpression = try QueryExpression(format: "books.@sum.pages")
+            let doublePages = AttributeDescription(name: "doublePages", type: .integer64)
+            doublePages.derivationExpression = try QueryExpression(format: "pages * 2")
+            return try ManagedObjectModel(entities: [
+                EntityDescription(name: "Author", properties: [
+                    AttributeDescription(name: "name", type: .string), AttributeDescription(name: "born", type: .integer64),
+                    bookCount, totalPages,
+                    RelationshipDescription(name: "books", destination: "Book", toMany: true, inverse: "author", deleteRule: .cascade),
+                ]),
+                EntityDescription(name: "Book", properties: [
+                    AttributeDescription(name: "title", type: .string), AttributeDescription(name: "pages", type: .integer64),
+                    AttributeDescription(name: "price", type: .double), doublePages,
+                    RelationshipDescription(name: "author", destination: "Author", inverse: "books"),
+                    RelationshipDescription(name: "tags", destination: "Tag", toMany: true, inverse: "books"),
+                ]),
+                EntityDescription(name: "Tag", properties: [
+                    AttributeDescription(name: "label", type: .string),
+                    RelationshipDescription(name: "books", destination: "Book", toMany: true, inverse: "tags"),
+                ]),
+            ])
+        }
+        func derived(_ context: ManagedObjectContext) throws -> [String] {
+            try context.fetch(FetchRequest<ManagedObject>(entityName: "Author")).map { author in
+                "\(try author.value(forKey: "name") as? String ?? "") \(try author.value(forKey: "bookCount") as? Int64 ?? -1) "
+                    + "\(try author.value(forKey: "totalPages") as? Int64 ?? -1)"
+            }.sorted() + context.fetch(bookRequest()).map { book in
+                "\(try book.value(forKey: "title") as? String ?? "") \(try book.value(forKey: "doublePages") as? Int64 ?? -1)"
+            }
+        }
+        let batched = try SharedStoreLocation(kind, model: model()), naive = try SharedStoreLocation(kind, model: model())
+        try ShelfModel.seed(batched.context())
+        try ShelfModel.seed(naive.context())
+        let update = BatchUpdateRequest(entityName: "Book")
+        update.predicate = try QueryPredicate(format: "pages > 150")
+        update.propertiesToUpdate = ["pages": try QueryExpression(format: "pages + 5")]
+        _ = try batched.context().execute(update)
+        _ = try batched.context().execute(BatchDeleteRequest(fetchRequest: try bookRequest("title == 'Book 04'")))
+        let context = try naive.context()
+        for book in try context.fetch(bookRequest("pages > 150")) {
+            try book.setValue((book.value(forKey: "pages") as! Int64) + 5, forKey: "pages")
+        }
+        for book in try context.fetch(bookRequest("title == 'Book 04'")) { context.delete(book) }
+        try context.save()
+        let expected = try derived(naive.context())
+        // Author 0: books 0, 3, 6, 9 with 100, 130, 165, 195 pages.
+        #expect(expected.first == "Author 0 4 590")
+        #expect(try derived(batched.context()) == expected)
+    }
+
     // MARK: Batch delete
 
     @Test(arguments: agnosticKinds)
