@@ -254,6 +254,43 @@ struct OcdPostgreSQLCommandTests {
         #expect(parts.last?.contains("ZZ — 1 bank\n") == true && parts.last?.contains("Demo Bank, Twin Peaks") == true)
     }
 
+    /// The two-browser demo as docs/POSTGRESQL.md gives it, in two tmux panes on one database: a bank
+    /// deleted in one browser (`d`) leaves the other's list with no key pressed, and the other way round.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux"))
+    func twoBrowsersSeeEachOthersEdits() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let url = Self.url(of: configuration)
+        let imported = try Self.ocd(["banks", "import", "--store", url])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let session = "ocd-pg-\(UUID().uuidString.prefix(8))"
+        // A tmux server of this test's own (its own socket), stopped at the end.
+        func tmux(_ arguments: [String]) throws -> String {
+            try TestProgram.run("/usr/bin/tmux", ["-L", session] + arguments, seconds: 30).stdout
+        }
+        defer { _ = try? tmux(["kill-server"]) }
+        let browse = "\(TestProgram.ocd!) banks browse --store '\(url)'"
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "20", browse])
+        _ = try tmux(["split-window", "-t", session, "-v", browse])
+        func waitFor(_ text: String, in pane: Int) throws -> String {
+            var last = ""
+            #expect(PostgreSQLChangeFeedTests.eventually(60) {
+                last = (try? tmux(["capture-pane", "-p", "-t", "\(session).\(pane)"])) ?? ""
+                return last.contains(text)
+            }, "pane \(pane) never showed '\(text)': \(last)")
+            return last
+        }
+        _ = try waitFor("bank 1 of 561", in: 0)
+        _ = try waitFor("bank 1 of 561", in: 1)
+        _ = try tmux(["send-keys", "-t", "\(session).0", "d"])
+        _ = try waitFor("of 560", in: 0)
+        _ = try waitFor("of 560", in: 1)
+        _ = try tmux(["send-keys", "-t", "\(session).1", "d"])
+        _ = try waitFor("of 559", in: 1)
+        _ = try waitFor("of 559", in: 0)
+        for pane in [0, 1] { _ = try? tmux(["send-keys", "-t", "\(session).\(pane)", "q"]) }
+    }
+
     /// ocd's banks model, declared as Sources/ocd/Models/BankModel.swift declares it (without the classes,
     /// which are not part of the version hashes): a second process writes the browser's store with it.
     static func bankModel() throws -> ManagedObjectModel {
