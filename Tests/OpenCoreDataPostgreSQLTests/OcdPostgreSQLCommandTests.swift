@@ -288,7 +288,12 @@ struct OcdPostgreSQLCommandTests {
         _ = try tmux(["send-keys", "-t", "\(session).1", "d"])
         _ = try waitFor("of 559", in: 1)
         _ = try waitFor("of 559", in: 0)
-        for pane in [0, 1] { _ = try? tmux(["send-keys", "-t", "\(session).\(pane)", "q"]) }
+        for pane in [0, 1] { _ = try tmux(["send-keys", "-t", "\(session).\(pane)", "q"]) }
+        // Both browsers quit (closing their store), which ends the session and its server; killing the
+        // server instead could leave a browser behind.
+        #expect(PostgreSQLChangeFeedTests.eventually(60) {
+            ((try? TestProgram.run("/usr/bin/tmux", ["-L", session, "has-session"], seconds: 30))?.status ?? 0) != 0
+        }, "the browsers did not quit on q")
     }
 
     /// ocd's banks model, declared as Sources/ocd/Models/BankModel.swift declares it (without the classes,
