@@ -288,7 +288,8 @@ struct OcdPostgreSQLCommandTests {
         _ = try tmux(["send-keys", "-t", "\(session).1", "d"])
         _ = try waitFor("of 559", in: 1)
         _ = try waitFor("of 559", in: 0)
-        for pane in [0, 1] { _ = try tmux(["send-keys", "-t", "\(session).\(pane)", "q"]) }
+        // Pane 1 first: once pane 0's browser quits, tmux renumbers the pane left to 0.
+        for pane in [1, 0] { _ = try tmux(["send-keys", "-t", "\(session).\(pane)", "q"]) }
         // Both browsers quit (closing their store), which ends the session and its server; killing the
         // server instead could leave a browser behind.
         #expect(PostgreSQLChangeFeedTests.eventually(60) {
