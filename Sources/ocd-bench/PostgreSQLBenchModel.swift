@@ -20,17 +20,24 @@ enum PostgreSQLBenchModel {
         return (table.name, table.columns.map(\.name))
     }
 
+    /// The attribute values of the object with `key`, written by `writer` (the same on both sides).
+    static func values(key: Int64, writer: Int) -> (name: String, value: Int64, created: Date) {
+        ("item \(key) of writer \(writer)", key &* 7919 % 1_000_003, Date(timeIntervalSinceReferenceDate: Double(key)))
+    }
+
     /// The row of the object with `key`, written by `writer`: Z_PK, Z_ENT, Z_OPT 1, then the attributes.
     static func row(_ model: ManagedObjectModel, key: Int64, writer: Int) -> RowValues {
         let item = model.entitiesByName["Item"]!
-        let columns = StoredAttributeColumns(entity: item, model: model)
-        var row = [DatabaseValue](repeating: .null, count: table(model).columns.count)
+        let columns = table(model).columns
+        func position(of attribute: String) -> Int { columns.firstIndex(of: model.schema.columnName(of: attribute, in: item)!)! }
+        let object = values(key: key, writer: writer)
+        var row = [DatabaseValue](repeating: .null, count: columns.count)
         row[0] = key.databaseValue
         row[1] = Int64(item.entityNumber).databaseValue
         row[2] = 1.databaseValue
-        row[columns.column(named: "name")!.columnIndex] = "item \(key) of writer \(writer)".databaseValue
-        row[columns.column(named: "value")!.columnIndex] = (key &* 7919 % 1_000_003).databaseValue
-        row[columns.column(named: "created")!.columnIndex] = Double(key).databaseValue
+        row[position(of: "name")] = object.name.databaseValue
+        row[position(of: "value")] = object.value.databaseValue
+        row[position(of: "created")] = object.created.timeIntervalSinceReferenceDate.databaseValue
         return RowValues(values: row)
     }
 }

@@ -10,7 +10,8 @@ import PostgresNIO
 /// processes' clocks).
 struct PostgreSQLWriterWorker {
     enum Side: String {
-        /// Through the store: keys reserved in blocks, each batch one `apply` of a change set.
+        /// Through the object graph: a coordinator on the store (keys reserved a batch at a time) and a
+        /// private-queue context inserting each batch's objects and saving them, with every check a save makes.
         case ours
         /// postgres-nio alone, the same statements: the key block's `UPDATE … RETURNING`, then per batch
         /// BEGIN, one INSERT per object, COMMIT.
@@ -36,7 +37,7 @@ struct PostgreSQLWriterWorker {
         let model = try PostgreSQLBenchModel.make()
         let result: (conflicts: Int, start: Double, end: Double)
         switch side {
-        case .ours: result = try writeThroughStore(model: model, configuration: configuration)
+        case .ours: result = try writeThroughContext(model: model, configuration: configuration)
         case .raw: result = try writeRaw(model: model, configuration: configuration)
         }
         print("\(rows) \(result.conflicts) \(result.start) \(result.end)")
@@ -53,30 +54,52 @@ struct PostgreSQLWriterWorker {
         return Date().timeIntervalSince1970
     }
 
-    private func writeThroughStore(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration) throws
+    private func writeThroughContext(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration) throws
         -> (conflicts: Int, start: Double, end: Double) {
+        // The store is made here rather than by `addPersistentStore(type:at:)` so its key block is one batch.
         let store = try PostgreSQLStore(model: model, configuration: configuration, keyBlockSize: batch)
-        defer { store.close() }
-        let item = model.entitiesByName["Item"]!
-        let table = PostgreSQLBenchModel.table(model).name
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        do {
+            try coordinator.add(store)
+        } catch {
+            store.close()
+            throw error
+        }
+        defer { coordinator.remove(store) }
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
         var conflicts = 0
         let start = try waitForStart()
         var written = 0
         while written < rows {
             let count = min(batch, rows - written)
-            let first = try store.reservePrimaryKeys(root: item, count: count)
-            let changes = StoreChangeSet(insertingRows: (first..<first + Int64(count)).map { key in
-                (ManagedObjectID(entity: item, primaryKey: key, store: nil), table, PostgreSQLBenchModel.row(model, key: key, writer: writer))
-            })
-            do {
-                try store.apply(changes)
-            } catch let found as StoreConflicts {
-                // Fresh keys never conflict; counted (and the batch not retried) if the store ever says so.
-                conflicts += found.conflicts.count
-            }
+            conflicts += try context.performAndWait { try saveBatch(of: count, in: context) }
             written += count
         }
         return (conflicts, start, Date().timeIntervalSince1970)
+    }
+
+    /// Inserts `count` objects into `context` and saves them, returning the conflicts the save reported
+    /// (fresh objects never conflict; counted, and the batch not retried, if the store ever says so). The
+    /// objects' values are the raw side's for the same key, so both sides write the same bytes; the context
+    /// is reset afterwards so it holds one batch at a time.
+    private func saveBatch(of count: Int, in context: ManagedObjectContext) throws -> Int {
+        defer { context.reset() }
+        let objects = try (0..<count).map { _ in try context.insertNewObject(forEntityName: "Item") }
+        try context.obtainPermanentIDs(for: objects)
+        for object in objects {
+            let key = object.objectID.primaryKey
+            let values = PostgreSQLBenchModel.values(key: key, writer: writer)
+            try object.setValue(values.name, forKey: "name")
+            try object.setValue(values.value, forKey: "value")
+            try object.setValue(values.created, forKey: "created")
+        }
+        do {
+            try context.save()
+            return 0
+        } catch ObjectGraphError.mergeConflict(let found) {
+            return found.count
+        }
     }
 
     private func writeRaw(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration) throws

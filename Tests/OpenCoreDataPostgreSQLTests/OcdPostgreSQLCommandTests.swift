@@ -5,8 +5,9 @@ import Testing
 @testable import OpenCoreDataPostgreSQL
 
 /// `ocd inspect`, `fetch` and `watch` given a `postgresql://` URL instead of a store file, run as the built
-/// binary against a store written through the store's own API; the commands that cannot work on that store
-/// yet refuse it by name instead of taking the URL for a file.
+/// binary against a store written through the store's own API or through contexts; `fetch` and `inspect`
+/// run contexts on it and answer as on a store file; the commands that cannot work on that store yet
+/// refuse it by name instead of taking the URL for a file.
 @Suite(.enabled(if: PostgreSQLTestServer.isAvailable && TestProgram.ocd != nil,
                 "needs a built ocd and OCD_POSTGRES_URL: export OCD_POSTGRES_URL=$(scripts/postgres-server.sh start) to run these"))
 struct OcdPostgreSQLCommandTests {
@@ -20,8 +21,7 @@ struct OcdPostgreSQLCommandTests {
 
         init() throws {
             configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
-            let base = PostgreSQLTestServer.url!
-            url = base + (base.contains("?") ? "&" : "?") + "schema=\(configuration.schema!)"
+            url = OcdPostgreSQLCommandTests.url(of: configuration)
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-pg-cli-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let model = try LibraryModel.make()
@@ -53,6 +53,52 @@ struct OcdPostgreSQLCommandTests {
 
     static func ocd(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         try TestProgram.run(TestProgram.ocd!, arguments)
+    }
+
+    /// The test server's URL with the schema of `configuration`, as a user passes it to ocd.
+    static func url(of configuration: PostgreSQLStoreConfiguration) -> String {
+        let base = PostgreSQLTestServer.url!
+        return base + (base.contains("?") ? "&" : "?") + "schema=\(configuration.schema!)"
+    }
+
+    /// The same library saved through contexts into a store file and into a PostgreSQL schema, and its model
+    /// as a bundle: what a command answers on one it must answer on the other.
+    struct TwinStores {
+        let folder: URL
+        let file: String
+        let configuration: PostgreSQLStoreConfiguration
+        let url: String
+        let modelPath: String
+        /// The stores' UUIDs (object URIs name them), the file's then the server's.
+        let identifiers: (file: String, server: String)
+
+        init() throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-pg-twins-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let model = try ShelfModel.make()
+            modelPath = folder.appendingPathComponent("Shelf.xcdatamodeld").path
+            try ManagedObjectModel.writeModelBundle(versions: [(name: "Shelf", model: model)], currentVersion: "Shelf",
+                                                    to: URL(fileURLWithPath: modelPath))
+            file = folder.appendingPathComponent("Shelf.sqlite").path
+            configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+            url = OcdPostgreSQLCommandTests.url(of: configuration)
+            let onFile = PersistentStoreCoordinator(managedObjectModel: model)
+            try onFile.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: file))
+            let onServer = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try onServer.addPersistentStore(configuration: configuration)
+            defer { onServer.remove(store) }
+            identifiers = (try #require(onFile.persistentStores.first).identifier, store.identifier)
+            for coordinator in [onFile, onServer] {
+                let context = ManagedObjectContext(concurrencyType: .confinement)
+                context.persistentStoreCoordinator = coordinator
+                try ShelfModel.seed(context)
+            }
+        }
+
+        func remove() {
+            PostgreSQLTestServer.drop(configuration)
+            try? FileManager.default.removeItem(at: folder)
+        }
     }
 
     @Test func inspectShowsEntitiesColumnsRowsAndHistory() throws {
@@ -87,6 +133,205 @@ struct OcdPostgreSQLCommandTests {
         #expect(count.stdout == "1\n", "\(count.stderr)")
     }
 
+    /// `ocd fetch` on a URL runs the same fetch request through a context as on a store file: key paths
+    /// through relationships, predicates across them, sorts, limits, counts and JSON come out the same.
+    @Test func fetchAnswersAsOnAStoreFile() throws {
+        let twins = try TwinStores()
+        defer { twins.remove() }
+        let cases: [[String]] = [
+            ["--entity", "Book", "--sort", "title"],
+            ["--entity", "Book", "--keys", "title,author.name,tags.@count", "--predicate", "ANY tags.label == 'red'",
+             "--sort", "pages:desc", "--json"],
+            ["--entity", "Book", "--keys", "title,price", "--predicate", "author.name ENDSWITH '1' AND pages > 120",
+             "--sort", "author.born", "--sort", "title:desc", "--limit", "3", "--offset", "1"],
+            ["--entity", "Author", "--keys", "name,books.@count,books.@sum.pages,books.@max.price", "--sort", "name:desc"],
+            ["--entity", "Tag", "--keys", "label,books.@avg.pages", "--sort", "label", "--json"],
+            ["--entity", "Book", "--count", "--predicate", "SUBQUERY(tags, $t, $t.label BEGINSWITH[c] 'G').@count > 0"],
+        ]
+        for arguments in cases {
+            let onFile = try Self.ocd(["fetch", twins.file, "--model", twins.modelPath] + arguments)
+            let onServer = try Self.ocd(["fetch", twins.url, "--model", twins.modelPath] + arguments)
+            #expect(onFile.status == 0 && onServer.status == 0, "\(arguments): \(onFile.stderr) \(onServer.stderr)")
+            #expect(!onFile.stdout.isEmpty)
+            #expect(onServer.stdout == onFile.stdout, "\(arguments)")
+        }
+    }
+
+    /// `ocd inspect` on a URL lists the entities as on a store file (counts, tables, columns, sample objects
+    /// with their relationships), between the store's own metadata and history lines.
+    @Test func inspectListsEntitiesAsOnAStoreFile() throws {
+        let twins = try TwinStores()
+        defer { twins.remove() }
+        let onFile = try Self.ocd(["inspect", twins.file, "--model", twins.modelPath, "--sample", "2"])
+        let onServer = try Self.ocd(["inspect", twins.url, "--model", twins.modelPath, "--sample", "2"])
+        #expect(onFile.status == 0 && onServer.status == 0, "\(onFile.stderr) \(onServer.stderr)")
+        func entityLines(_ text: String) -> [String] {
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let first = lines.firstIndex(where: { $0.hasPrefix("Author — ") }) else { return [] }
+            return Array(lines[first...].prefix { !$0.hasPrefix("History:") })
+                .filter { !$0.isEmpty }
+        }
+        let expected = entityLines(onFile.stdout)
+        #expect(expected.contains("Book — 12 rows in ZBOOK"), "\(onFile.stdout)")
+        #expect(expected.contains { $0.hasPrefix("  p") && $0.contains("author=") && $0.contains("tags=") }, "\(onFile.stdout)")
+        // Object URIs name their store: the same objects, as far as the stores' UUIDs.
+        #expect(entityLines(onServer.stdout.replacingOccurrences(of: twins.identifiers.server, with: twins.identifiers.file)) == expected,
+                "\(onServer.stdout)")
+        #expect(onServer.stdout.contains("NSStoreType PostgreSQL"))
+        #expect(onServer.stdout.hasSuffix("History: none (the store keeps no persistent history tables)\n"), "\(onServer.stdout)")
+    }
+
+    /// `ocd import` on a URL saves the rows through a context: into an empty schema (the store is created
+    /// there), with history when asked; a bad row refuses the whole file and nothing is saved.
+    @Test func importSavesRowsThroughAContext() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-pg-import-\(UUID().uuidString)")
+        defer {
+            PostgreSQLTestServer.drop(configuration)
+            try? FileManager.default.removeItem(at: folder)
+        }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let model = try ShelfModel.make()
+        let modelPath = folder.appendingPathComponent("Shelf.xcdatamodeld").path
+        try ManagedObjectModel.writeModelBundle(versions: [(name: "Shelf", model: model)], currentVersion: "Shelf",
+                                                to: URL(fileURLWithPath: modelPath))
+        let url = Self.url(of: configuration)
+        let good = folder.appendingPathComponent("good.csv")
+        try "title,pages,price\nDune,412,9.5\nEmma,474,\n".write(to: good, atomically: true, encoding: .utf8)
+        let imported = try Self.ocd(["import", url, "--model", modelPath, "--entity", "Book", "--csv", good.path,
+                                     "--history", "--author", "tester"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("Imported 2 rows into Book (postgresql://"), "\(imported.stdout)")
+        let bad = folder.appendingPathComponent("bad.csv")
+        try "title,pages\nFlop,1\nFlip,many\n".write(to: bad, atomically: true, encoding: .utf8)
+        let refused = try Self.ocd(["import", url, "--model", modelPath, "--entity", "Book", "--csv", bad.path])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("nothing was imported"), "\(refused.stderr)")
+
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(configuration: configuration)
+        defer { coordinator.remove(store) }
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let books = try context.fetch(bookRequest())
+        #expect(try titles(books) == ["Dune", "Emma"])
+        #expect(try books.map { try $0.value(forKey: "pages") as? Int64 } == [412, 474])
+        #expect(try books.map { try $0.value(forKey: "price") as? Double } == [9.5, nil])
+        let history = try #require(try store.historySummary())
+        #expect(history.transactions == 1, "one save, recorded with its author")
+    }
+
+    /// The two-browser demo without a terminal: `ocd banks browse --plain --follow 1` on a URL prints the
+    /// list and waits; another `ocd` process saves a bank into the same database; the browser merges that
+    /// save from the change feed and prints the list again with the bank in it.
+    @Test func aBrowserSeesAnotherProcessSave() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-pg-banks-\(UUID().uuidString)")
+        defer {
+            PostgreSQLTestServer.drop(configuration)
+            try? FileManager.default.removeItem(at: folder)
+        }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = Self.url(of: configuration)
+        let imported = try Self.ocd(["banks", "import", "--store", url])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("Imported 561 banks into postgresql://"), "\(imported.stdout)")
+
+        let browser = try TestProgram(TestProgram.ocd!, ["banks", "browse", "--store", url, "--plain", "--follow", "1"])
+        #expect(PostgreSQLChangeFeedTests.eventually(60) { browser.stderr.contains("Following") }, "\(browser.stderr)")
+        let bank = folder.appendingPathComponent("bank.csv")
+        try "name,city,state\nDemo Bank,Twin Peaks,ZZ\n".write(to: bank, atomically: true, encoding: .utf8)
+        let model = folder.appendingPathComponent("Banks.xcdatamodeld").path
+        try ManagedObjectModel.writeModelBundle(versions: [(name: "Banks", model: Self.bankModel())], currentVersion: "Banks",
+                                                to: URL(fileURLWithPath: model))
+        let saved = try Self.ocd(["import", url, "--model", model, "--entity", "FailedBankInfo", "--csv", bank.path])
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(try browser.wait(seconds: 60) == 0, "\(browser.stderr)")
+        let parts = browser.stdout.components(separatedBy: "\nChanged elsewhere: ")
+        #expect(parts.count == 2, "\(browser.stdout)")
+        #expect(parts[0].contains("TX — ") && !parts[0].contains("Demo Bank"), "\(parts[0])")
+        #expect(parts.last?.hasPrefix("+1 −0\n") == true, "\(parts.last ?? "")")
+        #expect(parts.last?.contains("ZZ — 1 bank\n") == true && parts.last?.contains("Demo Bank, Twin Peaks") == true)
+    }
+
+    /// The two-browser demo as docs/POSTGRESQL.md gives it, in two tmux panes on one database: a bank
+    /// deleted in one browser (`d`) leaves the other's list with no key pressed, and the other way round.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux"))
+    func twoBrowsersSeeEachOthersEdits() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let url = Self.url(of: configuration)
+        let imported = try Self.ocd(["banks", "import", "--store", url])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let session = "ocd-pg-\(UUID().uuidString.prefix(8))"
+        // A tmux server of this test's own (its own socket), stopped at the end.
+        func tmux(_ arguments: [String]) throws -> String {
+            try TestProgram.run("/usr/bin/tmux", ["-L", session] + arguments, seconds: 30).stdout
+        }
+        defer { _ = try? tmux(["kill-server"]) }
+        let browse = "\(TestProgram.ocd!) banks browse --store '\(url)'"
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "20", browse])
+        _ = try tmux(["split-window", "-t", session, "-v", browse])
+        func waitFor(_ text: String, in pane: Int) throws -> String {
+            var last = ""
+            #expect(PostgreSQLChangeFeedTests.eventually(60) {
+                last = (try? tmux(["capture-pane", "-p", "-t", "\(session).\(pane)"])) ?? ""
+                return last.contains(text)
+            }, "pane \(pane) never showed '\(text)': \(last)")
+            return last
+        }
+        _ = try waitFor("bank 1 of 561", in: 0)
+        _ = try waitFor("bank 1 of 561", in: 1)
+        _ = try tmux(["send-keys", "-t", "\(session).0", "d"])
+        _ = try waitFor("of 560", in: 0)
+        _ = try waitFor("of 560", in: 1)
+        _ = try tmux(["send-keys", "-t", "\(session).1", "d"])
+        _ = try waitFor("of 559", in: 1)
+        _ = try waitFor("of 559", in: 0)
+        // Pane 1 first: once pane 0's browser quits, tmux renumbers the pane left to 0.
+        for pane in [1, 0] { _ = try tmux(["send-keys", "-t", "\(session).\(pane)", "q"]) }
+        // Both browsers quit (closing their store), which ends the session and its server; killing the
+        // server instead could leave a browser behind.
+        #expect(PostgreSQLChangeFeedTests.eventually(60) {
+            ((try? TestProgram.run("/usr/bin/tmux", ["-L", session, "has-session"], seconds: 30))?.status ?? 0) != 0
+        }, "the browsers did not quit on q")
+    }
+
+    /// ocd's banks model, declared as Sources/ocd/Models/BankModel.swift declares it (without the classes,
+    /// which are not part of the version hashes): a second process writes the browser's store with it.
+    static func bankModel() throws -> ManagedObjectModel {
+        try ManagedObjectModel {
+            EntityDescription("FailedBankDetails") {
+                Attribute("closeDate", .date)
+                Attribute("updatedDate", .date)
+                Attribute("zip", .integer32, default: Int32(0))
+                ToOne("info", "FailedBankInfo", inverse: "details")
+            }
+            EntityDescription("FailedBankInfo") {
+                Attribute("city", .string)
+                Attribute("name", .string)
+                Attribute("state", .string)
+                ToOne("details", "FailedBankDetails", inverse: "info", deleteRule: .cascade)
+            }
+        }
+    }
+
+    /// ocd-bench's multi-writer scenario, its "ours" side through contexts: every process count on both
+    /// sides ends with every object's row there once and the keys below `Z_MAX`.
+    @Test func benchMultiWriterLosesNothing() throws {
+        let bench = TestProgram.packageRoot.appendingPathComponent(".build/debug/ocd-bench").path
+        try #require(FileManager.default.isExecutableFile(atPath: bench), "ocd-bench is not built")
+        let output = try TestProgram.run(bench, ["--store", PostgreSQLTestServer.url!, "--rows", "2500", "--processes", "1,2"],
+                                         seconds: 300)
+        #expect(output.status == 0, "\(output.stdout) \(output.stderr)")
+        let lines = output.stdout.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+        let results = lines.filter { $0.count == 9 && ["ours", "raw"].contains($0[1]) }
+        #expect(results.map { "\($0[0]) \($0[1])" } == ["1 ours", "1 raw", "2 ours", "2 raw"], "\(output.stdout)")
+        for line in results {
+            #expect(line[4] == "0" && line[5] == "2500" && line[6] == "2500" && line[7] == "0" && line[8] == "ok", "\(line)")
+        }
+    }
+
     /// Every mistake is one clear error line and a failing status, never a crash or a file named like the URL.
     @Test func mistakesAreNamed() throws {
         let fixture = try Fixture()
@@ -98,8 +343,8 @@ struct OcdPostgreSQLCommandTests {
             #expect(errors.count == 1 && errors[0].contains(text), "\(arguments): \(output.stderr)")
         }
         try refused(["fetch", fixture.url, "--entity", "Tag"], saying: "--model is required for a PostgreSQL store")
-        try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--keys", "books.@count"],
-                    saying: "only the attributes of Tag")
+        try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--keys", "books.nope"],
+                    saying: "--keys 'books.nope'")
         try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Nope"], saying: "the model has no entity 'Nope'")
         try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--predicate", "label MATCHES 'a.*'"],
                     saying: "fetch failed")
@@ -108,9 +353,10 @@ struct OcdPostgreSQLCommandTests {
         let base = PostgreSQLTestServer.url!
         try refused(["inspect", base + (base.contains("?") ? "&" : "?") + "schema=\(empty.schema!)", "--model", fixture.modelPath],
                     saying: "holds no store")
-        try refused(["import", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--csv", "/dev/null"],
-                    saying: "ocd import does not take a PostgreSQL store yet")
-        try refused(["banks", "import", "--store", fixture.url], saying: "do not run on a PostgreSQL store yet")
+        try refused(["history", fixture.url, "--model", fixture.modelPath], saying: "ocd history does not take a PostgreSQL store yet")
+        try refused(["import", fixture.url, "--model", fixture.modelPath, "--entity", "Nope", "--csv", "/dev/null"],
+                    saying: "the model has no entity 'Nope'")
+        try refused(["todo", "list", "--store", fixture.url], saying: "ocd todo list does not take a PostgreSQL store yet")
         #expect(!FileManager.default.fileExists(atPath: fixture.url), "a file was made under the URL's name")
     }
 

@@ -32,14 +32,15 @@ struct BanksImportCommand: AsyncParsableCommand {
         } catch {
             throw OCDError("\(csv ?? "failed-banks.csv"): \(error)")
         }
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: BanksCommand.defaultStoreName),
+        let store = try OpenedStore.open(storeArguments.location(defaultName: BanksCommand.defaultStoreName),
                                          model: BankModel.make(), history: storeArguments.history)
+        defer { store.close() }
         let context = store.newContext()
         context.transactionAuthor = "ocd banks import"   // what the store's history says made these changes
         let existing = try BankImporter.count(in: context)
         if existing > 0 {
             guard replace else {
-                throw OCDError("\(store.url.path) already holds \(existing) banks; pass --replace to import again")
+                throw OCDError("\(store.displayName) already holds \(existing) banks; pass --replace to import again")
             }
             try context.performAndWait {
                 let delete = BatchDeleteRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "FailedBankInfo"))
@@ -47,6 +48,6 @@ struct BanksImportCommand: AsyncParsableCommand {
             }
         }
         let count = try BankImporter.importRecords(records, into: context)
-        Console.line("Imported \(count) banks into \(store.url.path).")
+        Console.line("Imported \(count) banks into \(store.displayName).")
     }
 }

@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import OpenCoreData
 
-/// `ocd fetch <store> --model … --entity …`: a fetch request from the command line, read-only.
+/// `ocd fetch <store> --model … --entity …`: a fetch request from the command line, read-only, run by a
+/// context on a store file or a PostgreSQL store alike.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
@@ -53,9 +54,10 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if case .postgreSQL(let configuration) = try StoreLocation(store) { return try fetch(configuration) }
+        let location = try StoreLocation(store)
         if sqlDebug { SQLLog.enable(visible: true) }
-        let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
+        let (opened, _) = try OpenedStore.openReadOnly(location, modelPath: model)
+        defer { opened.close() }
         guard let description = opened.coordinator.managedObjectModel.entitiesByName[entity] else {
             let names = opened.coordinator.managedObjectModel.entities.map(\.name).sorted().joined(separator: ", ")
             throw OCDError("the model has no entity '\(entity)' (it has \(names))")

@@ -4,7 +4,7 @@ import OpenCoreDataImport
 import OpenCoreData
 
 /// `ocd import <store> --model … --entity … (--csv … | --jsonl …)`: rows of a CSV or JSON Lines file
-/// become objects of one entity, in one save. A bad row refuses the whole file unless
+/// become objects of one entity, in one save of a context (on a store file or a PostgreSQL store alike). A bad row refuses the whole file unless
 /// `--skip-bad-rows` is given; then the other rows are imported and each refused row is listed.
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,7 +18,7 @@ struct ImportCommand: AsyncParsableCommand {
             whole file unless --skip-bad-rows is given.
             """)
 
-    @Argument(help: "The store file (created if it does not exist).")
+    @Argument(help: "The store file (created if it does not exist), or a postgresql:// URL (a store is created in an empty schema).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom).")
@@ -53,14 +53,16 @@ struct ImportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if case .postgreSQL = try StoreLocation(store) {
-            throw StoreLocation.notOnPostgreSQL("import", because: "imported rows are checked by a context's save "
-                + "(required values, ranges, uniqueness constraints), and contexts do not run on that store yet")
-        }
+        let location = try StoreLocation(store)
         if sqlDebug { SQLLog.enable(visible: true) }
-        // An existing store may number its entities differently from ours: its numbers are used.
-        let loaded = FileManager.default.fileExists(atPath: store)
-            ? try ModelLocator.load(modelPath: model, numberedLike: store) : try ModelLocator.load(modelPath: model)
+        // An existing store file may number its entities differently from ours: its numbers are used. A
+        // PostgreSQL store numbers them as the model does (opening it refuses one that does not).
+        let loaded: ManagedObjectModel
+        if case .file(let path) = location, FileManager.default.fileExists(atPath: path) {
+            loaded = try ModelLocator.load(modelPath: model, numberedLike: path)
+        } else {
+            loaded = try ModelLocator.load(modelPath: model)
+        }
         guard let description = loaded.entitiesByName[entity] else {
             let names = loaded.entities.map(\.name).sorted().joined(separator: ", ")
             throw OCDError("the model has no entity '\(entity)' (it has \(names))")
@@ -89,7 +91,8 @@ struct ImportCommand: AsyncParsableCommand {
             let more = refused.count > 1 ? " (and \(refused.count - 1) more bad row\(refused.count == 2 ? "" : "s"))" : ""
             throw OCDError("\(first.description)\(more); nothing was imported (--skip-bad-rows imports the other rows)")
         }
-        let opened = try OpenedStore.open(path: store, model: loaded, history: history)
+        let opened = try OpenedStore.open(location, model: loaded, history: history)
+        defer { opened.close() }
         if !rows.isEmpty {
             let context = opened.newContext()
             context.transactionAuthor = author
@@ -97,7 +100,7 @@ struct ImportCommand: AsyncParsableCommand {
             try RecordImporter.insert(rows, entity: entity, into: context) { bar.update($0) }
             bar.finish()
         }
-        Console.line("Imported \(rows.count) row\(rows.count == 1 ? "" : "s") into \(entity) (\(opened.url.path)).")
+        Console.line("Imported \(rows.count) row\(rows.count == 1 ? "" : "s") into \(entity) (\(opened.displayName)).")
         if !refused.isEmpty {
             Console.line("Refused \(refused.count) row\(refused.count == 1 ? "" : "s"):")
             for row in refused { Console.line("  \(row.description)") }

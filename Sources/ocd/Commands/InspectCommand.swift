@@ -5,7 +5,8 @@ import OpenCoreData
 
 /// `ocd inspect <store>`: the framework version that wrote the store, its persistent history and CloudKit
 /// tables, then entities, row counts and sample rows of a store in Core Data's layout, opened read-only (the
-/// file is never changed).
+/// file is never changed). On a PostgreSQL store the entities are read the same way, through a context; the
+/// store's metadata and history tables come from the store itself.
 struct InspectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
@@ -28,22 +29,37 @@ struct InspectCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if case .postgreSQL(let configuration) = try StoreLocation(store) { return try inspect(configuration) }
+        let location = try StoreLocation(store)
         if sqlDebug { SQLLog.enable(visible: true) }
+        if case .postgreSQL(let configuration) = location {
+            let (opened, modelName) = try OpenedStore.openReadOnly(location, modelPath: model)
+            defer { opened.close() }
+            try printStoreSummary(of: opened, at: configuration, modelName: modelName)
+            try printEntities(of: opened)
+            try printHistorySummary(of: opened)
+            return
+        }
         let opened: OpenedStore, modelName: String
         do {
-            (opened, modelName) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
+            (opened, modelName) = try OpenedStore.openReadOnly(location, modelPath: model)
         } catch let error where model == nil {
             // No model fits: what the store's own tables tell is still worth showing.
             guard let outline = try? StoreOutline(storeAt: URL(fileURLWithPath: store)) else { throw error }
             printOutline(outline)
             return
         }
-        let context = opened.newContext()
-        let entities = opened.coordinator.managedObjectModel.entities.sorted { $0.name < $1.name }
         Console.line("\(opened.url.path) (model: \(modelName), store UUID \(opened.coordinator.persistentStores.first?.identifier ?? "?"))")
         for line in StoreSummaryText.lines(forStoreAt: opened.url) { Console.line(line) }
         for line in UnreadModelKeys.note(for: opened.coordinator.managedObjectModel) { Console.line(line) }
+        try printEntities(of: opened)
+    }
+
+    /// Prints each entity through a context, the same on every kind of store: its row count and table, its
+    /// properties (attributes with their type and column), and `--sample` objects with every property's value.
+    private func printEntities(of opened: OpenedStore) throws {
+        let context = opened.newContext()
+        let model = opened.coordinator.managedObjectModel
+        let entities = model.entities.sorted { $0.name < $1.name }
         try context.performAndWait {
             for entity in entities {
                 let request = FetchRequest<ManagedObject>(entityName: entity.name)
@@ -51,17 +67,22 @@ struct InspectCommand: AsyncParsableCommand {
                 let count = try context.count(for: request)
                 let parent = entity.superentity.map { " : \($0.name)" } ?? ""
                 Console.line("")
-                Console.line("\(entity.name)\(parent) — \(count) row\(count == 1 ? "" : "s")\(entity.isAbstract ? " (abstract)" : "")")
+                Console.line("\(entity.name)\(parent) — \(count) row\(count == 1 ? "" : "s") in \(entity.tableName)"
+                    + (entity.isAbstract ? " (abstract)" : ""))
                 let properties = entity.allProperties.map { property -> String in
-                    if let attribute = property as? AttributeDescription { return "\(property.name): \(attribute.attributeType.rawValue)" }
+                    if let attribute = property as? AttributeDescription {
+                        let column = model.schema.columnName(of: attribute.name, in: entity).map { " (\($0))" } ?? ""
+                        return "\(property.name): \(attribute.attributeType.rawValue)\(column)"
+                    }
                     if let relationship = property as? RelationshipDescription {
                         return "\(property.name) → \(relationship.isToMany ? "many " : "")\(relationship.destinationEntityName)"
                     }
                     return property.name
                 }
                 Console.line("  " + properties.joined(separator: ", "))
+                guard sample > 0, count > 0 else { continue }
                 request.fetchLimit = sample
-                for object in try context.fetch(request) where sample > 0 {
+                for object in try context.fetch(request) {
                     let values = try entity.allProperties.map { property -> String in
                         "\(property.name)=\(ValueText.plain(try object.value(forKey: property.name)))"
                     }

@@ -15,7 +15,7 @@ struct TodoDoneCommand: AsyncParsableCommand {
 
     func run() async throws {
         storeArguments.configureLogging()
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName),
+        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName, command: "todo done"),
                                          model: TodoModel.make(), history: storeArguments.history)
         try TodoDoneCommand.markAllRead(store, compare: compare, indent: "")
     }

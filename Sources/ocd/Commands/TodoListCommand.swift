@@ -10,7 +10,7 @@ struct TodoListCommand: AsyncParsableCommand {
 
     func run() async throws {
         storeArguments.configureLogging()
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName),
+        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName, command: "todo list"),
                                          model: TodoModel.make(), history: storeArguments.history)
         TodoListCommand.report(try await AsyncItemFetch.run(store, expected: try TodoListCommand.itemCount(store)))
     }

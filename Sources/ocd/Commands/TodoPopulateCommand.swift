@@ -17,7 +17,7 @@ struct TodoPopulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         storeArguments.configureLogging()
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName),
+        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName, command: "todo populate"),
                                          model: TodoModel.make(), history: storeArguments.history)
         let (items, sessions) = try TodoPopulation.populate(store, count: count,
                                                            progress: ProgressBar(title: "Inserting", total: count))

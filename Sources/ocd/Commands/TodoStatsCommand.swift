@@ -10,7 +10,7 @@ struct TodoStatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         storeArguments.configureLogging()
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName),
+        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName, command: "todo stats"),
                                          model: TodoModel.make(), history: storeArguments.history)
         await StatisticsSummary.run(store, indent: "")
     }

@@ -1,10 +1,14 @@
 import Foundation
 import OpenCoreData
 
-/// Opens a store file with a model and hands out contexts on it.
+/// An open store behind a coordinator, a file or a PostgreSQL database (``open(_:model:readOnly:history:watch:)``),
+/// handing out contexts on it.
 struct OpenedStore: Sendable {
     let coordinator: PersistentStoreCoordinator
+    /// The store file's URL, or the PostgreSQL store's URL without its password.
     let url: URL
+    /// The store as messages name it: the file's path, or the URL without its password.
+    let displayName: String
 
     /// Opens (creating if needed, unless read-only) the store at `path` for `model`. A writable open tracks
     /// persistent history when `history` asks for it or the store already has history, so every writer
@@ -27,7 +31,7 @@ struct OpenedStore: Sendable {
         } catch {
             throw OCDError("cannot open \(path): \(error)")
         }
-        return OpenedStore(coordinator: coordinator, url: url)
+        return OpenedStore(coordinator: coordinator, url: url, displayName: path)
     }
 
     /// A new private-queue context on the store (ocd's commands run off the main thread).

@@ -1,0 +1,41 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataPostgreSQL
+
+extension OpenedStore {
+    /// Opens the store at `location` with `model`: a file as ``open(path:model:readOnly:history:watch:)``
+    /// does, a PostgreSQL store as ``PostgreSQLStoreOpener/open(_:model:readOnly:history:watch:)`` does. The
+    /// one place the commands that run contexts tell the two apart; what follows is the same for both.
+    ///
+    /// - Throws: ``OCDError`` naming the store and what is wrong.
+    static func open(_ location: StoreLocation, model: ManagedObjectModel, readOnly: Bool = false, history: Bool = false,
+                     watch: Bool = false) throws -> OpenedStore {
+        switch location {
+        case .file(let path): try open(path: path, model: model, readOnly: readOnly, history: history, watch: watch)
+        case .postgreSQL(let configuration):
+            try PostgreSQLStoreOpener.open(configuration, model: model, readOnly: readOnly, history: history, watch: watch)
+        }
+    }
+
+    /// Opens the store at `location` read-only: a file with `--model` or the model ``ModelLocator`` finds
+    /// for it, a PostgreSQL store with `--model` (required there). Returns the name messages give the model.
+    ///
+    /// - Throws: ``OCDError`` naming the store or model and what is wrong.
+    static func openReadOnly(_ location: StoreLocation, modelPath: String?, watch: Bool = false) throws
+        -> (opened: OpenedStore, modelName: String) {
+        switch location {
+        case .file(let path):
+            let (opened, name) = try ModelLocator.openReadOnly(storePath: path, modelPath: modelPath, watch: watch)
+            return (opened, name)
+        case .postgreSQL(let configuration):
+            let (model, name) = try PostgreSQLStoreOpener.model(modelPath)
+            return (try PostgreSQLStoreOpener.open(configuration, model: model, readOnly: true, watch: watch), name)
+        }
+    }
+
+    /// Closes the coordinator's PostgreSQL stores (their connections and change feed); a file needs nothing
+    /// of the kind.
+    func close() {
+        for store in coordinator.postgreSQLStores { coordinator.remove(store) }
+    }
+}
