@@ -78,7 +78,8 @@ public final class PostgreSQLStore: @unchecked Sendable {
             identifier = try pool.withSession { session in
                 try session.transaction {
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.databaseValue])
-                    let identifier = try Self.prepareLayout(session, model: model, schema: schema, server: configuration.redactedURL)
+                    let identifier = try Self.prepareLayout(session, model: model, schema: schema, options: options,
+                                                            server: configuration.redactedURL)
                     try PostgreSQLCaseMapping.install(in: session, server: configuration.redactedURL)
                     if recordsHistory { try PostgreSQLHistory.create(in: session) }
                     return identifier
@@ -98,11 +99,12 @@ public final class PostgreSQLStore: @unchecked Sendable {
     // postgres-nio requires every connection to be closed before it is released.
     deinit { pool.close() }
 
-    /// Creates the layout in an empty schema, or checks the one there; returns the store's UUID.
+    /// Creates the layout in an empty schema, or checks the one there (migrating it first when it was
+    /// written by an earlier version of the model's bundle and `options` allow, ``PostgreSQLMigration``);
+    /// returns the store's UUID.
     private static func prepareLayout(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
-                                      server: String) throws -> String {
-        let existing = Set(try session.rows("SELECT upper(table_name) FROM information_schema.tables WHERE table_schema = current_schema()")
-            .compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } })
+                                      options: StoreOptions, server: String) throws -> String {
+        var existing = try tableNames(session)
         if existing.isEmpty {
             for statement in try PostgreSQLLayout.creationSQL(for: schema, server: server) { try session.execute(statement) }
             for entity in model.entitiesByNumber {
@@ -121,22 +123,40 @@ public final class PostgreSQLStore: @unchecked Sendable {
             throw PostgreSQLStoreError.incompatibleStore(
                 server: server, differences: ["the schema has tables but not Core Data's Z_METADATA and Z_PRIMARYKEY"])
         }
+        if let stored = try storedMetadata(session, server: server),
+           try !PostgreSQLMigration.migrateIfNeeded(session, model: model, metadata: stored, options: options,
+                                                     server: server, tables: existing).isEmpty {
+            existing = try tableNames(session)
+        }
         var differences = try layoutDifferences(session, model: model, schema: schema, tables: existing)
-        let metadataRow = try session.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1").first
-        let rowUUID = metadataRow.flatMap { String.fromDatabaseValue($0[0]) }
-        guard let plist = metadataRow.flatMap({ Data.fromDatabaseValue($0[1]) }) else {
+        guard let metadata = try storedMetadata(session, server: server) else {
             throw PostgreSQLStoreError.incompatibleStore(
                 server: server, differences: differences + ["Z_METADATA has no property list, so the store's model is unknown"])
         }
-        let metadata = try StoreMetadata(plistData: plist, rowUUID: rowUUID, storePath: server)
         differences += metadata.differences(from: model)
         guard differences.isEmpty else { throw PostgreSQLStoreError.incompatibleStore(server: server, differences: differences) }
         return metadata.uuidString
     }
 
+    /// The tables of the store's schema, their names in upper case as the layout spells them.
+    static func tableNames(_ session: PostgreSQLSession) throws -> Set<String> {
+        Set(try session.rows("SELECT upper(table_name) FROM information_schema.tables WHERE table_schema = current_schema()")
+            .compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } })
+    }
+
+    /// The metadata in `Z_METADATA`; nil when it holds no property list.
+    ///
+    /// - Throws: the errors of ``PostgreSQLSession/rows(_:_:)``, and ``StoreError`` for a property list that
+    ///   is not a store's metadata.
+    static func storedMetadata(_ session: PostgreSQLSession, server: String) throws -> StoreMetadata? {
+        let row = try session.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1").first
+        guard let plist = row.flatMap({ Data.fromDatabaseValue($0[1]) }) else { return nil }
+        return try StoreMetadata(plistData: plist, rowUUID: row.flatMap { String.fromDatabaseValue($0[0]) }, storePath: server)
+    }
+
     /// How the tables in the schema differ from what the model implies: entity numbering, tables, columns,
     /// text columns' collation.
-    private static func layoutDifferences(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
+    static func layoutDifferences(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
                                           tables: Set<String>) throws -> [String] {
         var differences: [String] = []
         var nameByNumber: [Int: String] = [:]

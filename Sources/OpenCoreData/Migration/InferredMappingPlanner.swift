@@ -18,6 +18,8 @@ final class InferredMappingPlanner {
     let storedEntityNumbers: [String: Int]
     /// The store's metadata, rewritten with the target's hashes (its UUID kept).
     let metadata: StoreMetadata
+    /// How the statements are written for the store's database.
+    let spelling: MigrationSQLSpelling
 
     /// Prefix of the tables of the new layout while they are filled.
     static let newTablePrefix = "_OCD_NEW_"
@@ -37,13 +39,22 @@ final class InferredMappingPlanner {
     private var linksByRelationship: [ObjectIdentifier: String?] = [:]
 
     init(source: ManagedObjectModel, sourceVersion: String, target: ManagedObjectModel, targetVersion: String,
-         storedEntityNumbers: [String: Int], metadata: StoreMetadata) {
+         storedEntityNumbers: [String: Int], metadata: StoreMetadata, spelling: MigrationSQLSpelling = .sqlite) {
         self.source = source
         self.target = target
         self.sourceVersion = sourceVersion
         self.targetVersion = targetVersion
         self.storedEntityNumbers = storedEntityNumbers
         self.metadata = metadata
+        self.spelling = spelling
+    }
+
+    /// A name the library made, quoted as the store's database quotes it.
+    private func q(_ name: String) -> String { spelling.name(name) }
+
+    /// The name of an index on a temporary table.
+    private func temporaryIndex(_ name: String) -> String {
+        spelling.qualifiesTemporaryIndexes ? spelling.temporary(name) : q(name)
     }
 
     /// The plan.
@@ -62,10 +73,10 @@ final class InferredMappingPlanner {
         // Entity tables.
         for table in targetSchema.tables {
             let entities = target.entitiesByNumber.filter { targetSchema.mapping(for: $0).tableName == table.name }
-            let columns = table.columns.map { "\(quoted($0.name)) \($0.sqlType)" }.joined(separator: ", ")
+            let columns = table.columns.map { "\(q($0.name)) \(spelling.columnDefinition($0.sqlType))" }.joined(separator: ", ")
             creates.append(SchemaStep(.createTable, subject: entities.first?.rootEntity.name,
                                       "create \(table.name) (\(table.columns.count) columns)",
-                                      [MigrationStatement(sql: "CREATE TABLE \(quoted(Self.newTablePrefix + table.name)) (\(columns))")]))
+                                      [MigrationStatement(sql: "CREATE TABLE \(q(Self.newTablePrefix + table.name)) (\(columns))")]))
             for entity in entities {
                 guard let sourceEntity = match(entity) else { continue }
                 copies.append(try copyRows(of: entity, from: sourceEntity, into: table))
@@ -74,9 +85,9 @@ final class InferredMappingPlanner {
         }
         // Join tables.
         for join in targetSchema.joinTables {
-            let columns = join.columns.map { "\(quoted($0)) INTEGER" }.joined(separator: ", ")
+            let columns = join.columns.map { "\(q($0)) \(spelling.columnDefinition("INTEGER"))" }.joined(separator: ", ")
             creates.append(SchemaStep(.createTable, subject: nil, "create join table \(join.name)", [MigrationStatement(
-                sql: "CREATE TABLE \(quoted(Self.newTablePrefix + join.name)) (\(columns), PRIMARY KEY (\(quoted(join.sourceColumn)), \(quoted(join.destinationColumn))))")]))
+                sql: "CREATE TABLE \(q(Self.newTablePrefix + join.name)) (\(columns), PRIMARY KEY (\(q(join.sourceColumn)), \(q(join.destinationColumn))))")]))
             if let fill = try fillJoinTable(join) { copies.append(fill) }
         }
         var steps = linkSteps + checks + creates + copies + entityColumnFills
@@ -84,23 +95,23 @@ final class InferredMappingPlanner {
         let sourceSchema = source.schema
         for name in sourceSchema.tables.map(\.name) + sourceSchema.joinTables.map(\.name) {
             steps.append(SchemaStep(.dropTable, subject: nil, "drop old \(name)",
-                                    [MigrationStatement(sql: "DROP TABLE \(quoted(name))")]))
+                                    [MigrationStatement(sql: "DROP TABLE \(q(name))")]))
         }
         for name in targetSchema.tables.map(\.name) + targetSchema.joinTables.map(\.name) {
             steps.append(SchemaStep(.renameTable, subject: nil, "rename new \(name)", [MigrationStatement(
-                sql: "ALTER TABLE \(quoted(Self.newTablePrefix + name)) RENAME TO \(quoted(name))")]))
+                sql: "ALTER TABLE \(q(Self.newTablePrefix + name)) RENAME TO \(q(name))")]))
         }
         for index in targetSchema.indexes {
             let unique = index.unique ? "UNIQUE " : ""
             let whereClause = index.whereClause.map { " WHERE \($0)" } ?? ""
-            let columns = index.columns.map(quoted).joined(separator: ", ")
+            let columns = index.columns.map(q).joined(separator: ", ")
             steps.append(SchemaStep(.createIndex, subject: nil, "index \(index.name)", [MigrationStatement(
-                sql: "CREATE \(unique)INDEX \(quoted(index.name)) ON \(quoted(index.table)) (\(columns))\(whereClause)")]))
+                sql: "CREATE \(unique)INDEX \(q(index.name)) ON \(q(index.table)) (\(columns))\(whereClause)")]))
         }
         steps.append(try writeMetadata())
         if !linkSteps.isEmpty {
             let drops = linksByRelationship.values.compactMap { $0 }.sorted().map {
-                MigrationStatement(sql: "DROP TABLE temp.\(quoted($0))")
+                MigrationStatement(sql: "DROP TABLE \(spelling.temporary($0))")
             }
             steps.append(SchemaStep(.cleanUp, subject: nil, "drop the collected links", drops))
         }
@@ -180,7 +191,7 @@ final class InferredMappingPlanner {
     /// SQL for the highest key an old table holds or handed out.
     private func highestKey(of table: String) -> (sql: String, arguments: [DatabaseValue]) {
         let names = source.entitiesByNumber.filter { sourceTable($0) == table }.map(\.name)
-        return ("MAX((SELECT COALESCE(MAX(\(quoted("Z_PK"))), 0) FROM \(quoted(table))), (SELECT COALESCE(MAX(\(quoted("Z_MAX"))), 0) FROM \(quoted("Z_PRIMARYKEY")) WHERE \(quoted("Z_NAME")) IN (\(placeholders(names)))))",
+        return ("\(spelling.greatest)((SELECT COALESCE(MAX(\(q("Z_PK"))), 0) FROM \(q(table))), (SELECT COALESCE(MAX(\(q("Z_MAX"))), 0) FROM \(q("Z_PRIMARYKEY")) WHERE \(q("Z_NAME")) IN (\(placeholders(names)))))",
                 names.map(\.databaseValue))
     }
 
@@ -213,8 +224,8 @@ final class InferredMappingPlanner {
         var arguments: [DatabaseValue] = []
         for table in byTable.keys.sorted() {
             let numbers = byTable[table]!.map(storedNumber)
-            let key = newKey(quoted("Z_PK"), of: table)
-            parts.append("SELECT \(key.sql) FROM \(quoted(table)) WHERE \(quoted("Z_ENT")) IN (\(placeholders(numbers)))")
+            let key = newKey(q("Z_PK"), of: table)
+            parts.append("SELECT \(key.sql) FROM \(q(table)) WHERE \(q("Z_ENT")) IN (\(placeholders(numbers)))")
             arguments += key.arguments + numbers.map(\.databaseValue)
         }
         return MigrationStatement(sql: parts.joined(separator: " UNION ALL "), arguments: arguments)
@@ -241,11 +252,11 @@ final class InferredMappingPlanner {
     private func copyRows(of entity: EntityDescription, from sourceEntity: EntityDescription,
                           into table: StoreSchema.Table) throws -> SchemaStep {
         let oldTable = sourceTable(sourceEntity)
-        let key = newKey("old.\(quoted("Z_PK"))", of: oldTable)
+        let key = newKey("old.\(q("Z_PK"))", of: oldTable)
         var assignments: [(column: String, sql: String, arguments: [DatabaseValue])] = [
             ("Z_PK", key.sql, key.arguments),
             ("Z_ENT", "?", [entity.entityNumber.databaseValue]),
-            ("Z_OPT", "old.\(quoted("Z_OPT"))", []),
+            ("Z_OPT", "old.\(q("Z_OPT"))", []),
         ]
         let mapping = target.schema.mapping(for: entity)
         for (slot, property) in entity.allProperties.enumerated() {
@@ -258,7 +269,7 @@ final class InferredMappingPlanner {
             case .toOne(let column, _, _, _):
                 let relationship = property as! RelationshipDescription
                 guard let links = try links(for: relationship) else { continue }
-                assignments.append((column, "(SELECT l.b FROM temp.\(quoted(links)) AS l WHERE l.a = \(key.sql))", key.arguments))
+                assignments.append((column, "(SELECT l.b FROM \(spelling.temporary(links)) AS l WHERE l.a = \(key.sql))", key.arguments))
             default:
                 break
             }
@@ -272,17 +283,17 @@ final class InferredMappingPlanner {
                       destinationTable == table.name, entity.isKind(of: relationship.destinationEntity),
                       let links = try links(for: relationship) else { continue }
                 if relationship.inverseRelationship == nil {
-                    assignments.append((column, "(SELECT l.a FROM temp.\(quoted(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
+                    assignments.append((column, "(SELECT l.a FROM \(spelling.temporary(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
                 }
                 if let orderColumn {
-                    assignments.append((orderColumn, "(SELECT l.pos FROM temp.\(quoted(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
+                    assignments.append((orderColumn, "(SELECT l.pos FROM \(spelling.temporary(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
                 }
             }
         }
-        let columns = assignments.map { quoted($0.column) }.joined(separator: ", ")
+        let columns = assignments.map { q($0.column) }.joined(separator: ", ")
         let values = assignments.map(\.sql).joined(separator: ", ")
         let statement = MigrationStatement(
-            sql: "INSERT INTO \(quoted(Self.newTablePrefix + table.name)) (\(columns)) SELECT \(values) FROM \(quoted(oldTable)) AS old WHERE old.\(quoted("Z_ENT")) = ?",
+            sql: "INSERT INTO \(q(Self.newTablePrefix + table.name)) (\(columns)) SELECT \(values) FROM \(q(oldTable)) AS old WHERE old.\(q("Z_ENT")) = ?",
             arguments: assignments.flatMap(\.arguments) + [storedNumber(sourceEntity).databaseValue])
         let from = sourceEntity.name == entity.name ? "" : " (from \(sourceEntity.name))"
         return SchemaStep(.copyRows, subject: entity.name, "copy rows of \(entity.name)\(from) from \(oldTable) into \(table.name)", [statement])
@@ -296,12 +307,12 @@ final class InferredMappingPlanner {
         for (slot, property) in entity.allProperties.enumerated() where property.entity === entity {
             guard case .toOne(let column, _, let entityColumn?, _) = mapping.storage[slot],
                   let destination = (property as? RelationshipDescription)?.destinationEntity else { continue }
-            let table = quoted(Self.newTablePrefix + mapping.tableName)
-            let destinationTable = quoted(Self.newTablePrefix + target.schema.mapping(for: destination).tableName)
+            let table = q(Self.newTablePrefix + mapping.tableName)
+            let destinationTable = q(Self.newTablePrefix + target.schema.mapping(for: destination).tableName)
             let numbers = entity.entityNumbersIncludingSubentities
             steps.append(SchemaStep(.fillEntityColumns, subject: "\(entity.name).\(property.name)",
                                     "set the destination entity numbers of \(entity.name).\(property.name)", [MigrationStatement(
-                sql: "UPDATE \(table) SET \(quoted(entityColumn)) = (SELECT d.\(quoted("Z_ENT")) FROM \(destinationTable) AS d WHERE d.\(quoted("Z_PK")) = \(table).\(quoted(column))) WHERE \(quoted(column)) IS NOT NULL AND \(quoted("Z_ENT")) IN (\(placeholders(numbers)))",
+                sql: "UPDATE \(table) SET \(q(entityColumn)) = (SELECT d.\(q("Z_ENT")) FROM \(destinationTable) AS d WHERE d.\(q("Z_PK")) = \(table).\(q(column))) WHERE \(q(column)) IS NOT NULL AND \(q("Z_ENT")) IN (\(placeholders(numbers)))",
                 arguments: numbers.map(\.databaseValue))]))
         }
         return steps
@@ -330,13 +341,13 @@ final class InferredMappingPlanner {
             if !attribute.isOptional {
                 addCheck(key: "\(declaring.name).\(attribute.name)", subject: "\(declaring.name).\(attribute.name)",
                          "rows that would lack required \(attribute.name)",
-                         sql: "SELECT COUNT(*) FROM \(quoted(oldTable)) WHERE \(quoted("Z_ENT")) IN (\(placeholders(numberPairs(declaring))))",
+                         sql: "SELECT COUNT(*) FROM \(q(oldTable)) WHERE \(q("Z_ENT")) IN (\(placeholders(numberPairs(declaring))))",
                          arguments: numberPairs(declaring).map { $0.old.databaseValue },
                          refusal: .missingRequiredValues(entity: declaring.name, attribute: attribute.name))
             }
             return nil
         }
-        guard let converted = Self.convert("old.\(quoted(oldColumn))", from: old.attributeType, to: attribute.attributeType) else {
+        guard let converted = Self.convert("old.\(q(oldColumn))", from: old.attributeType, to: attribute.attributeType, doubleType: spelling.doubleType) else {
             throw MigrationError.unsupportedTypeChange(entity: declaring.name, attribute: attribute.name,
                                                        from: old.attributeType, to: attribute.attributeType)
         }
@@ -345,7 +356,7 @@ final class InferredMappingPlanner {
         if old.isOptional {
             addCheck(key: "\(declaring.name).\(attribute.name)", subject: "\(declaring.name).\(attribute.name)",
                      "rows where required \(attribute.name) has no value",
-                     sql: "SELECT COUNT(*) FROM \(quoted(oldTable)) WHERE \(quoted("Z_ENT")) IN (\(placeholders(numberPairs(declaring)))) AND \(quoted(oldColumn)) IS NULL",
+                     sql: "SELECT COUNT(*) FROM \(q(oldTable)) WHERE \(q("Z_ENT")) IN (\(placeholders(numberPairs(declaring)))) AND \(q(oldColumn)) IS NULL",
                      arguments: numberPairs(declaring).map { $0.old.databaseValue },
                      refusal: .missingRequiredValues(entity: declaring.name, attribute: attribute.name))
         }
@@ -355,7 +366,7 @@ final class InferredMappingPlanner {
     /// `expression` (a value of type `from`) as a value of type `to`, for the type changes an inferred
     /// mapping accepts: integer widening, integers and booleans to floating point and decimal, Float to
     /// Double, booleans to integers, URI to String. Nil for every other change.
-    static func convert(_ expression: String, from: AttributeType, to: AttributeType) -> String? {
+    static func convert(_ expression: String, from: AttributeType, to: AttributeType, doubleType: String = "REAL") -> String? {
         if from == to { return expression }
         let widerInteger: [AttributeType: Int] = [.boolean: 0, .integer16: 1, .integer32: 2, .integer64: 3]
         switch (from, to) {
@@ -363,7 +374,7 @@ final class InferredMappingPlanner {
             return expression
         case (.boolean, .double), (.boolean, .float), (.integer16, .double), (.integer16, .float),
              (.integer32, .double), (.integer32, .float), (.integer64, .double):
-            return "CAST(\(expression) AS REAL)"
+            return "CAST(\(expression) AS \(doubleType))"
         case (.boolean, .decimal), (.integer16, .decimal), (.integer32, .decimal), (.integer64, .decimal),
              (.float, .double), (.uri, .string):
             return expression
@@ -402,7 +413,7 @@ final class InferredMappingPlanner {
             }
             try checkDestination(old.destinationEntity, becomes: owner, of: inverse)
             let inner = offsetPairs(sourcePairs(old, in: sourceInverseOwner), old, in: sourceInverseOwner)
-            pairs = ("SELECT b AS a, a AS b, io AS o, o AS io FROM (\(inner.sql))", inner.arguments)
+            pairs = ("SELECT b AS a, a AS b, io AS o, o AS io FROM \(spelling.derived(inner.sql, "inverse"))", inner.arguments)
             fromToMany = old.inverseRelationship?.isToMany ?? true
             fromManyToMany = old.isManyToMany
         }
@@ -412,14 +423,14 @@ final class InferredMappingPlanner {
         }
         let name = Self.linksPrefix + "\(linksByRelationship.count + 1)"
         linksByRelationship[key] = name
-        let table = quoted(name)
+        let table = q(name)
         linkSteps.append(SchemaStep(.collectLinks, subject: "\(owner.name).\(relationship.name)",
                                     "collect the links of \(owner.name).\(relationship.name)", [
             MigrationStatement(
-                sql: "CREATE TEMP TABLE \(table) AS SELECT a, b, ROW_NUMBER() OVER (PARTITION BY a ORDER BY o, b) * 1024 AS pos, ROW_NUMBER() OVER (PARTITION BY b ORDER BY io, a) * 1024 AS ipos FROM (\(pairs.sql)) WHERE a IN (\(ownerKeys.sql)) AND b IN (\(destinationKeys.sql))",
+                sql: "CREATE TEMP TABLE \(table) AS SELECT a, b, ROW_NUMBER() OVER (PARTITION BY a ORDER BY o, b) * 1024 AS pos, ROW_NUMBER() OVER (PARTITION BY b ORDER BY io, a) * 1024 AS ipos FROM \(spelling.derived(pairs.sql, "pairs")) WHERE a IN (\(ownerKeys.sql)) AND b IN (\(destinationKeys.sql))",
                 arguments: pairs.arguments + ownerKeys.arguments + destinationKeys.arguments),
-            MigrationStatement(sql: "CREATE INDEX temp.\(quoted(name + "_A")) ON \(table) (a)"),
-            MigrationStatement(sql: "CREATE INDEX temp.\(quoted(name + "_B")) ON \(table) (b)"),
+            MigrationStatement(sql: "CREATE INDEX \(temporaryIndex(name + "_A")) ON \(table) (a)"),
+            MigrationStatement(sql: "CREATE INDEX \(temporaryIndex(name + "_B")) ON \(table) (b)"),
         ]))
         // Links to objects that stay but leave the relationship's entities (an inheritance change) would
         // be dropped silently: refused instead. (Links to objects of removed entities go with them.)
@@ -433,7 +444,7 @@ final class InferredMappingPlanner {
         if !lost.isEmpty {
             addCheck(key: "lost \(name)", subject: "\(owner.name).\(relationship.name)",
                      "links to objects no longer of the relationship's entities",
-                     sql: "SELECT COUNT(*) FROM (\(pairs.sql)) WHERE \(lost.joined(separator: " OR "))",
+                     sql: "SELECT COUNT(*) FROM \(spelling.derived(pairs.sql, "pairs")) WHERE \(lost.joined(separator: " OR "))",
                      arguments: pairs.arguments + lostArguments,
                      refusal: .linksLost(entity: owner.name, relationship: relationship.name))
         }
@@ -441,14 +452,14 @@ final class InferredMappingPlanner {
         if !relationship.isToMany && fromToMany {
             addCheck(key: "links \(name)", subject: "\(owner.name).\(relationship.name)",
                      "objects holding several \(relationship.name) links",
-                     sql: "SELECT COUNT(*) FROM (SELECT a FROM temp.\(table) GROUP BY a HAVING COUNT(*) > 1)", arguments: [],
+                     sql: "SELECT COUNT(*) FROM \(spelling.derived("SELECT a FROM \(spelling.temporary(name)) GROUP BY a HAVING COUNT(*) > 1", "several"))", arguments: [],
                      refusal: .severalLinks(entity: owner.name, relationship: relationship.name))
         }
         if relationship.isToMany && !relationship.isManyToMany && fromManyToMany {
             let inverseName = relationship.inverseRelationship?.name ?? relationship.name
             addCheck(key: "inverse links \(name)", subject: "\(destination.name).\(inverseName)",
                      "objects linked from several \(owner.name) objects",
-                     sql: "SELECT COUNT(*) FROM (SELECT b FROM temp.\(table) GROUP BY b HAVING COUNT(*) > 1)", arguments: [],
+                     sql: "SELECT COUNT(*) FROM \(spelling.derived("SELECT b FROM \(spelling.temporary(name)) GROUP BY b HAVING COUNT(*) > 1", "several"))", arguments: [],
                      refusal: .severalLinks(entity: destination.name, relationship: inverseName))
         }
         return name
@@ -471,7 +482,7 @@ final class InferredMappingPlanner {
                              in entity: EntityDescription) -> (sql: String, arguments: [DatabaseValue]) {
         let a = newKey("a", of: sourceTable(entity)), b = newKey("b", of: sourceTable(relationship.destinationEntity))
         guard !a.arguments.isEmpty || !b.arguments.isEmpty else { return pairs }
-        return ("SELECT \(a.sql) AS a, \(b.sql) AS b, o, io FROM (\(pairs.sql))", a.arguments + b.arguments + pairs.arguments)
+        return ("SELECT \(a.sql) AS a, \(b.sql) AS b, o, io FROM \(spelling.derived(pairs.sql, "moved"))", a.arguments + b.arguments + pairs.arguments)
     }
 
     /// SQL selecting (a: source key, b: destination key, o: order in a's list, io: order in b's list)
@@ -479,18 +490,19 @@ final class InferredMappingPlanner {
     private func sourcePairs(_ relationship: RelationshipDescription, in entity: EntityDescription) -> (sql: String, arguments: [DatabaseValue]) {
         switch storage(of: relationship, in: entity, schema: source.schema) {
         case .toOne(let column, _, _, _):
-            var inverseOrder = "NULL"
+            var inverseOrder = spelling.nullNumber
             if let inverse = relationship.inverseRelationship, inverse.isOrdered, let inverseOwner = inverse.entity,
                case .toManyByForeignKey(_, _, let orderColumn?) = storage(of: inverse, in: inverseOwner, schema: source.schema) {
-                inverseOrder = quoted(orderColumn)
+                inverseOrder = q(orderColumn)
             }
-            return ("SELECT \(quoted("Z_PK")) AS a, \(quoted(column)) AS b, NULL AS o, \(inverseOrder) AS io FROM \(quoted(sourceTable(entity))) WHERE \(quoted(column)) IS NOT NULL", [])
+            return ("SELECT \(q("Z_PK")) AS a, \(q(column)) AS b, \(spelling.nullNumber) AS o, \(inverseOrder) AS io FROM \(q(sourceTable(entity))) WHERE \(q(column)) IS NOT NULL", [])
         case .toManyByForeignKey(let table, let column, let orderColumn):
-            return ("SELECT \(quoted(column)) AS a, \(quoted("Z_PK")) AS b, \(orderColumn.map(quoted) ?? "NULL") AS o, NULL AS io FROM \(quoted(table)) WHERE \(quoted(column)) IS NOT NULL", [])
+            return ("SELECT \(q(column)) AS a, \(q("Z_PK")) AS b, \(orderColumn.map(q) ?? spelling.nullNumber) AS o, \(spelling.nullNumber) AS io FROM \(q(table)) WHERE \(q(column)) IS NOT NULL", [])
         case .toManyByJoinTable(let join):
-            return ("SELECT \(quoted(join.sourceColumn)) AS a, \(quoted(join.destinationColumn)) AS b, \(join.orderColumn.map(quoted) ?? "NULL") AS o, \(join.inverseOrderColumn.map(quoted) ?? "NULL") AS io FROM \(quoted(join.name))", [])
+            return ("SELECT \(q(join.sourceColumn)) AS a, \(q(join.destinationColumn)) AS b, \(join.orderColumn.map(q) ?? spelling.nullNumber) AS o, \(join.inverseOrderColumn.map(q) ?? spelling.nullNumber) AS io FROM \(q(join.name))", [])
         case .attribute, .transient:
-            return ("SELECT NULL AS a, NULL AS b, NULL AS o, NULL AS io WHERE 0", [])
+            let null = spelling.nullNumber
+            return ("SELECT \(null) AS a, \(null) AS b, \(null) AS o, \(null) AS io WHERE \(spelling.never)", [])
         }
     }
 
@@ -507,7 +519,7 @@ final class InferredMappingPlanner {
                 if let inverseOrderColumn = join.inverseOrderColumn { columns.append(inverseOrderColumn); values.append("ipos") }
                 return SchemaStep(.fillJoinTable, subject: "\(owner.name).\(relationship.name)",
                                   "fill \(join.name) with the links of \(owner.name).\(relationship.name)", [MigrationStatement(
-                    sql: "INSERT INTO \(quoted(Self.newTablePrefix + join.name)) (\(columns.map(quoted).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM temp.\(quoted(links))")])
+                    sql: "INSERT INTO \(q(Self.newTablePrefix + join.name)) (\(columns.map(q).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(spelling.temporary(links))")])
             }
         }
         return nil
@@ -516,9 +528,9 @@ final class InferredMappingPlanner {
     // MARK: Bookkeeping
 
     private func rewritePrimaryKeys() -> SchemaStep {
-        let table = quoted(Self.newTablePrefix + "Z_PRIMARYKEY")
+        let table = q(Self.newTablePrefix + "Z_PRIMARYKEY")
         var statements = [MigrationStatement(
-            sql: "CREATE TABLE \(table) (\(quoted("Z_ENT")) INTEGER PRIMARY KEY, \(quoted("Z_NAME")) VARCHAR, \(quoted("Z_SUPER")) INTEGER, \(quoted("Z_MAX")) INTEGER)")]
+            sql: "CREATE TABLE \(table) (\(q("Z_ENT")) \(spelling.bookkeepingColumnDefinition("INTEGER PRIMARY KEY")), \(q("Z_NAME")) \(spelling.bookkeepingColumnDefinition("VARCHAR")), \(q("Z_SUPER")) \(spelling.bookkeepingColumnDefinition("INTEGER")), \(q("Z_MAX")) \(spelling.bookkeepingColumnDefinition("INTEGER")))")]
         for entity in target.entitiesByNumber {
             let row: [DatabaseValue] = [entity.entityNumber.databaseValue, entity.name.databaseValue,
                                         (entity.superentity?.entityNumber ?? 0).databaseValue]
@@ -529,21 +541,21 @@ final class InferredMappingPlanner {
             }
             // The root's row carries the table's highest key: never below what the old store handed out
             // (in each old table, moved up by its key offset).
-            let newTable = quoted(Self.newTablePrefix + target.schema.mapping(for: entity).tableName)
+            let newTable = q(Self.newTablePrefix + target.schema.mapping(for: entity).tableName)
             let tree = ([entity] + entity.allSubentities).compactMap(match)
-            var terms = ["COALESCE((SELECT MAX(\(quoted("Z_PK"))) FROM \(newTable)), 0)"]
+            var terms = ["COALESCE((SELECT MAX(\(q("Z_PK"))) FROM \(newTable)), 0)"]
             var arguments = row
             for (table, entities) in Dictionary(grouping: tree, by: sourceTable).sorted(by: { $0.key < $1.key }) {
                 let names = entities.map(\.name)
-                let handedOut = newKey("COALESCE((SELECT MAX(\(quoted("Z_MAX"))) FROM \(quoted("Z_PRIMARYKEY")) WHERE \(quoted("Z_NAME")) IN (\(placeholders(names)))), 0)", of: table)
+                let handedOut = newKey("COALESCE((SELECT MAX(\(q("Z_MAX"))) FROM \(q("Z_PRIMARYKEY")) WHERE \(q("Z_NAME")) IN (\(placeholders(names)))), 0)", of: table)
                 terms.append(handedOut.sql)
                 arguments += names.map(\.databaseValue) + handedOut.arguments
             }
-            statements.append(MigrationStatement(sql: "INSERT INTO \(table) VALUES (?, ?, ?, MAX(\(terms.joined(separator: ", "))))",
+            statements.append(MigrationStatement(sql: "INSERT INTO \(table) VALUES (?, ?, ?, \(spelling.greatest)(\(terms.joined(separator: ", "))))",
                                                  arguments: arguments))
         }
-        statements.append(MigrationStatement(sql: "DROP TABLE \(quoted("Z_PRIMARYKEY"))"))
-        statements.append(MigrationStatement(sql: "ALTER TABLE \(table) RENAME TO \(quoted("Z_PRIMARYKEY"))"))
+        statements.append(MigrationStatement(sql: "DROP TABLE \(q("Z_PRIMARYKEY"))"))
+        statements.append(MigrationStatement(sql: "ALTER TABLE \(table) RENAME TO \(q("Z_PRIMARYKEY"))"))
         return SchemaStep(.rewritePrimaryKeys, subject: nil,
                           "rewrite Z_PRIMARYKEY for \(target.entitiesByNumber.count) entities", statements)
     }
@@ -553,7 +565,7 @@ final class InferredMappingPlanner {
         updated.versionHashes = target.entityVersionHashesByName
         updated.versionIdentifiers = StoreMetadata(model: target).versionIdentifiers
         return SchemaStep(.writeMetadata, subject: nil, "write the version hashes of \(targetVersion)", [MigrationStatement(
-            sql: "UPDATE \(quoted("Z_METADATA")) SET \(quoted("Z_PLIST")) = ? WHERE \(quoted("Z_VERSION")) = (SELECT MIN(\(quoted("Z_VERSION"))) FROM \(quoted("Z_METADATA")))",
+            sql: "UPDATE \(q("Z_METADATA")) SET \(q("Z_PLIST")) = ? WHERE \(q("Z_VERSION")) = (SELECT MIN(\(q("Z_VERSION"))) FROM \(q("Z_METADATA")))",
             arguments: [try updated.plistData().databaseValue])])
     }
 

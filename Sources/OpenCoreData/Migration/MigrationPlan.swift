@@ -16,8 +16,8 @@ public struct MigrationPlan: Sendable, Equatable, CustomStringConvertible {
     public let steps: [SchemaStep]
     /// The entity version hashes of the source and target versions: the runner checks the store still
     /// carries the source's before it runs anything (another process may have migrated it meanwhile).
-    let sourceHashes: [String: Data]
-    let targetHashes: [String: Data]
+    package let sourceHashes: [String: Data]
+    package let targetHashes: [String: Data]
     /// The objects this plan gives new keys (rows of several old tables joined in one new table), for the
     /// history's old changes (``MigrationHistory``).
     var keyMoves: [KeyMove] = []

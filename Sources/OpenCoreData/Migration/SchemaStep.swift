@@ -42,9 +42,9 @@ public struct SchemaStep: Sendable, Equatable, CustomStringConvertible {
     /// One line saying what the step does.
     public let summary: String
     /// The statements, in order.
-    let statements: [MigrationStatement]
+    package let statements: [MigrationStatement]
     /// For a check: what the migration is refused with when the count is not zero.
-    let refusal: MigrationRefusal?
+    package let refusal: MigrationRefusal?
 
     init(_ kind: Kind, subject: String?, _ summary: String, _ statements: [MigrationStatement],
          refusal: MigrationRefusal? = nil) {
@@ -69,11 +69,11 @@ public struct SchemaStep: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// One SQL statement and its bound values.
-struct MigrationStatement: Sendable, Equatable, CustomStringConvertible {
-    var sql: String
-    var arguments: [DatabaseValue] = []
+package struct MigrationStatement: Sendable, Equatable, CustomStringConvertible {
+    package var sql: String
+    package var arguments: [DatabaseValue] = []
 
-    var description: String {
+    package var description: String {
         arguments.isEmpty ? sql : sql + "  -- values: " + arguments.map(Self.text).joined(separator: ", ")
     }
 
@@ -88,12 +88,12 @@ struct MigrationStatement: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What a check refuses the migration with, given the count it found.
-enum MigrationRefusal: Sendable, Equatable {
+package enum MigrationRefusal: Sendable, Equatable {
     case missingRequiredValues(entity: String, attribute: String)
     case severalLinks(entity: String, relationship: String)
     case linksLost(entity: String, relationship: String)
 
-    func error(rowCount: Int) -> MigrationError {
+    package func error(rowCount: Int) -> MigrationError {
         switch self {
         case .missingRequiredValues(let entity, let attribute):
             return .missingRequiredValues(entity: entity, attribute: attribute, rowCount: rowCount)

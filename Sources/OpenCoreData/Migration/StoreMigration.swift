@@ -103,6 +103,34 @@ public enum StoreMigration {
     static func plans(_ db: Database, path: String, bundle: ModelVersionBundle, target: ModelVersion,
                       targetModel: ManagedObjectModel) throws -> [MigrationPlan] {
         let metadata = try StoreMetadata.read(db, path: path)
+        let result = try plans(metadata: metadata, path: path, bundle: bundle, target: target, targetModel: targetModel,
+                               spelling: .sqlite, differences: { model in
+            let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { $0.uppercased() })
+            return try PersistentStore.schemaDifferences(db, model: model, tableSet: tables)
+        }, storedNumbers: {
+            var numbers: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT \(quoted("Z_NAME")), \(quoted("Z_ENT")) FROM \(quoted("Z_PRIMARYKEY"))") {
+                if let name = row[0] as String?, let number = row[1] as Int? { numbers[name] = number }
+            }
+            return numbers
+        })
+        if let first = result.first { try MigrationRunner.runChecks(of: first, in: db, path: path) }
+        return result
+    }
+
+    /// The plans from the version whose hashes `metadata` carries to `target`, for a store in any database:
+    /// `differences` says how its tables differ from those a model implies, `storedNumbers` reads the entity
+    /// numbers of its `Z_PRIMARYKEY` (once the tables are known to fit), and `spelling` writes the statements
+    /// for its database. Runs no check.
+    ///
+    /// - Throws: ``StoreError/incompatibleModel(path:differences:)`` when no version of `bundle` wrote the
+    ///   store, ``MigrationError/storeIsNewer(path:storeVersion:modelVersion:)``,
+    ///   ``MigrationError/storeDoesNotMatchItsVersion(path:version:differences:)``, and the planner's
+    ///   refusals (``MigrationError/unsupportedChange(entity:property:reason:)``, …).
+    package static func plans(metadata: StoreMetadata, path: String, bundle: ModelVersionBundle, target: ModelVersion,
+                              targetModel: ManagedObjectModel, spelling: MigrationSQLSpelling,
+                              differences: (ManagedObjectModel) throws -> [String],
+                              storedNumbers readNumbers: () throws -> [String: Int]) throws -> [MigrationPlan] {
         if metadata.versionHashes == targetModel.entityVersionHashesByName { return [] }
         guard let stored = bundle.version(withHashes: metadata.versionHashes) else {
             throw StoreError.incompatibleModel(path: path, differences: metadata.differences(from: targetModel))
@@ -112,15 +140,11 @@ public enum StoreMigration {
         if from > to {
             throw MigrationError.storeIsNewer(path: path, storeVersion: stored.name, modelVersion: target.name)
         }
-        let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { $0.uppercased() })
-        let differences = try PersistentStore.schemaDifferences(db, model: stored.model, tableSet: tables)
-        guard differences.isEmpty else {
-            throw MigrationError.storeDoesNotMatchItsVersion(path: path, version: stored.name, differences: differences)
+        let found = try differences(stored.model)
+        guard found.isEmpty else {
+            throw MigrationError.storeDoesNotMatchItsVersion(path: path, version: stored.name, differences: found)
         }
-        var storedNumbers: [String: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT \(quoted("Z_NAME")), \(quoted("Z_ENT")) FROM \(quoted("Z_PRIMARYKEY"))") {
-            if let name = row[0] as String?, let number = row[1] as Int? { storedNumbers[name] = number }
-        }
+        let storedNumbers = try readNumbers()
         func model(at index: Int) -> ManagedObjectModel { index == to ? targetModel : bundle.versions[index].model }
         func numbers(of model: ManagedObjectModel) -> [String: Int] {
             Dictionary(uniqueKeysWithValues: model.entitiesByNumber.map { ($0.name, $0.entityNumber) })
@@ -128,7 +152,7 @@ public enum StoreMigration {
         func direct() throws -> [MigrationPlan] {
             [try InferredMappingPlanner(
                 source: stored.model, sourceVersion: stored.name, target: targetModel, targetVersion: target.name,
-                storedEntityNumbers: storedNumbers, metadata: metadata).plan()]
+                storedEntityNumbers: storedNumbers, metadata: metadata, spelling: spelling).plan()]
         }
         // Step through every version in between first: renaming identifiers name elements of the version
         // before, so each step is the change its author described ("Shop 3" renames what "Shop 2" called
@@ -141,18 +165,12 @@ public enum StoreMigration {
                     source: model(at: index), sourceVersion: bundle.versions[index].name,
                     target: model(at: index + 1), targetVersion: bundle.versions[index + 1].name,
                     storedEntityNumbers: index == from ? storedNumbers : numbers(of: model(at: index)),
-                    metadata: stepMetadata).plan())
+                    metadata: stepMetadata, spelling: spelling).plan())
                 stepMetadata.versionHashes = model(at: index + 1).entityVersionHashesByName
             }
             return plans
         }
-        let result: [MigrationPlan]
-        if to - from > 1, let plans = try? stepwise() {
-            result = plans
-        } else {
-            result = try direct()
-        }
-        try MigrationRunner.runChecks(of: result[0], in: db, path: path)
-        return result
+        if to - from > 1, let plans = try? stepwise() { return plans }
+        return try direct()
     }
 }

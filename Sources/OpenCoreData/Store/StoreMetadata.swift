@@ -49,7 +49,7 @@ package struct StoreMetadata: Sendable, Equatable {
     /// `NSStoreUUID` (and `Z_UUID`): the store's identity, part of every object ID's URI.
     var storeUUID: UUID
     /// `NSStoreModelVersionHashes`: each entity's 32-byte version hash.
-    var versionHashes: [String: Data]
+    package var versionHashes: [String: Data]
     /// `NSStoreModelVersionHashesVersion` (3), if present.
     var versionHashesVersion: Int?
     /// `NSStoreModelVersionIdentifiers`: the model's identifiers, `[""]` for a model without one.

@@ -1,10 +1,12 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// `ocd migrate <store> --model <bundle> [--mapping <xcmappingmodel or cdm>] [--dry-run]`: says which version of the
 /// bundle wrote the store, prints the migration plan (each step, per entity, with its SQL; or the mapping
-/// model's entity mappings), then runs it with a progress bar.
+/// model's entity mappings), then runs it with a progress bar. Given a `postgresql://` URL, it migrates that
+/// store by the inferred plans in one PostgreSQL transaction (`PostgreSQLStore.migrate`).
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
@@ -13,7 +15,7 @@ struct MigrateCommand: AsyncParsableCommand {
             + "step and the SQL it runs), and runs it in one transaction: the store ends at the new version or "
             + "exactly as it was. A refused migration is one line naming the culprit and a non-zero exit.")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file, or a postgresql:// URL.")
     var store: String
 
     @Option(name: .long, help: "The model bundle (.xcdatamodeld) whose versions the store follows.")
@@ -29,8 +31,9 @@ struct MigrateCommand: AsyncParsableCommand {
     var dryRun = false
 
     func run() async throws {
-        if case .postgreSQL = try StoreLocation(store) {
-            throw StoreLocation.notOnPostgreSQL("migrate", because: "migration runs on SQLite stores only so far")
+        if case .postgreSQL(let configuration) = try StoreLocation(store) {
+            try migrate(configuration)
+            return
         }
         let url = URL(fileURLWithPath: store)
         do {
@@ -56,6 +59,31 @@ struct MigrateCommand: AsyncParsableCommand {
             try StoreMigration.migrate(storeAt: url, to: bundle, version: to) { done, _ in bar.update(done) }
             bar.finish()
             Console.line("Migrated \(store) to version '\(target)'.")
+        } catch let error as OCDError {
+            throw error
+        } catch {
+            throw OCDError("\(error)")
+        }
+    }
+
+    /// Migrates a PostgreSQL store by the inferred plans, in one transaction; a dry run runs them and rolls
+    /// them back.
+    private func migrate(_ configuration: PostgreSQLStoreConfiguration) throws {
+        if mapping != nil {
+            throw StoreLocation.notOnPostgreSQL("migrate --mapping", because: "migrations by a mapping model run on SQLite stores only so far")
+        }
+        do {
+            let bundle = try ModelVersionBundle(contentsOf: URL(fileURLWithPath: model))
+            let target = to ?? bundle.current.name
+            let outcome = try PostgreSQLStore.migrate(configuration: configuration, to: bundle, version: to, dryRun: dryRun)
+            Console.line("\(configuration.redactedURL) is at version '\(outcome.storeVersion ?? "unknown")'; target version '\(target)'.")
+            guard !outcome.plans.isEmpty else {
+                Console.line("Nothing to do.")
+                return
+            }
+            for plan in outcome.plans { Console.line(plan.description) }
+            Console.line(dryRun ? "Dry run: the plans ran and were rolled back; the store was not changed."
+                                : "Migrated \(configuration.redactedURL) to version '\(target)'.")
         } catch let error as OCDError {
             throw error
         } catch {

@@ -1,0 +1,1 @@
+../../OpenCoreDataTests/Migration/RandomInferredChange.swift
