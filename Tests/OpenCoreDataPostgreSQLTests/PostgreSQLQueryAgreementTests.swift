@@ -153,7 +153,7 @@ struct PostgreSQLQueryAgreementTests {
         let cases: [(String, [Any], QueryDialectRefusal.Construct)] = [
             ("name ==[cd] 'STRASSE'", [], .foldingOptions),
             ("name BEGINSWITH[d] 'E'", [], .foldingOptions),
-            ("name MATCHES '.*mile'", [], .regularExpression),
+            ("name MATCHES %@", ["\\d+"], .regularExpression),
             ("name LIKE nickname", [], .computedLikePattern),
             ("canonical:(name) == 'e'", [], .function),
             ("length:(age) == 4", [], .operandKind),

@@ -11,9 +11,9 @@ extension CompilationContext {
     var dialect: SQLDialect { compiler.dialect }
 
     /// The refusal of `construct`, naming the comparison being compiled (or the whole query's entity).
-    func refusal(_ construct: QueryDialectRefusal.Construct, subject: String? = nil) -> QueryDialectRefusal {
+    func refusal(_ construct: QueryDialectRefusal.Construct, subject: String? = nil, detail: String? = nil) -> QueryDialectRefusal {
         let described = subject ?? currentComparison.map { QueryFormatter.format($0) } ?? "a query on \(compiler.entity.name)"
-        return QueryDialectRefusal(construct, in: dialect, expression: described)
+        return QueryDialectRefusal(construct, in: dialect, expression: described, detail: detail)
     }
 
     /// A constant as a bound parameter; on PostgreSQL, text holding U+0000 is refused (the server cannot
@@ -231,7 +231,7 @@ extension CompilationContext {
                               operands: (QueryExpression, QueryExpression)?) throws -> SQLFragment {
         if !options.isEmpty { return try caseInsensitiveComparison(op, options, lhs, rhs, operands: operands) }
         switch op {
-        case .matches: throw refusal(.regularExpression)
+        case .matches: return try postgreSQLMatches(lhs, operands: operands, caseInsensitive: false)
         case .beginsWith, .endsWith, .contains, .in, .like: break
         // What remains reaches here only when the operands' kinds differ, or cannot be told, for each row.
         default:
@@ -271,7 +271,7 @@ extension CompilationContext {
                                            _ lhs: SQLFragment, _ rhs: SQLFragment,
                                            operands: (QueryExpression, QueryExpression)?) throws -> SQLFragment {
         guard options == [.caseInsensitive] else { throw refusal(.foldingOptions) }
-        if op == .matches { throw refusal(.regularExpression) }
+        if op == .matches { return try postgreSQLMatches(lhs, operands: operands, caseInsensitive: true) }
         guard let (left, right) = operands else { throw refusal(.operandKind) }
         let kinds = (try operandKind(left), try operandKind(right))
         if kinds.0 == .unknown || kinds.1 == .unknown { throw refusal(.operandKind) }
@@ -290,6 +290,33 @@ extension CompilationContext {
         default:
             return try scalarTest(op, [], foldedLeft, foldedRight, operands: operands)
         }
+    }
+
+    /// `MATCHES` (`[c]` when `caseInsensitive`) of text with a constant pattern: the pattern checked as memory
+    /// checks it, then translated to PostgreSQL's regular expressions (``PostgreSQLRegularExpression``); nil on
+    /// either side is false, as in memory.
+    ///
+    /// - Throws: ``QueryLanguageError`` for a pattern ICU refuses (as memory throws); ``QueryDialectRefusal``
+    ///   (`regularExpression`, its `detail` naming the construct) for a pattern outside the translated subset
+    ///   or read from the row, (`operandKind`) for operands not known to be text.
+    private func postgreSQLMatches(_ lhs: SQLFragment, operands: (QueryExpression, QueryExpression)?,
+                                   caseInsensitive: Bool) throws -> SQLFragment {
+        guard let (left, right) = operands else { throw refusal(.operandKind) }
+        let kinds = (try operandKind(left), try operandKind(right))
+        if kinds.0 == .null || kinds.1 == .null { return SQLFragment(dialect.boolean(false)) }
+        guard kinds.0 == .text, kinds.1 == .text else { throw refusal(.operandKind) }
+        guard let constant = try foldedConstant(right), let pattern = QueryValueSemantics.text(constant) else {
+            throw refusal(.regularExpression, detail: "the pattern must be a constant")
+        }
+        _ = try QueryStringMatching.anchoredExpression(pattern, caseInsensitive: caseInsensitive)
+        let translated: String
+        do {
+            translated = try PostgreSQLRegularExpression.translate(pattern, caseInsensitive: caseInsensitive)
+        } catch {
+            throw refusal(.regularExpression, detail: error.construct)
+        }
+        // The "C" collation makes ranges code point ranges whatever the operand's own collation.
+        return "((" + lhs + ") COLLATE \"C\" ~ " + (try parameter(.string(translated))) + ")"
     }
 
     /// A number compared with text read from the row, as memory compares them: the text as the number it
