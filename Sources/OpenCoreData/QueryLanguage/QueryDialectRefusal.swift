@@ -38,7 +38,8 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
         /// column holds a marker and then the bytes or the name of a file, so SQL would compare the stored
         /// form, not the value. Only `== nil` and `!= nil` compile (nil is NULL in either form). Any dialect.
         case externalBinaryStorage = "the attribute keeps its values in Core Data's external storage form (a marker, then the bytes or a file's name), which SQL cannot compare with a value; test it against nil only, or compare after fetching"
-        /// Sorting with a comparison selector other than `compare:`.
+        /// Sorting text with `localizedCompare:`, `localizedCaseInsensitiveCompare:` or
+        /// `localizedStandardCompare:` (`compare:` and `caseInsensitiveCompare:` sort alike on PostgreSQL).
         case sortComparator = "sorting with this comparison selector needs a collation PostgreSQL does not have alike"
     }
 

@@ -375,9 +375,11 @@ extension CompilationContext {
         return result
     }
 
-    /// One ORDER BY term. nil sorts first ascending (and last descending), as in memory; text sorts in code
-    /// point order (`compare:`), the only string order PostgreSQL has alike, so other comparison selectors
-    /// are refused on text.
+    /// One ORDER BY term. nil sorts first ascending (and last descending), as in memory. Text sorts in code
+    /// point order (`compare:`); by `caseInsensitiveCompare:` as memory does (`StringCollation`): by the
+    /// canonical decomposition folded scalar by scalar (the store's `ocd_sort_fold_<digest>` function of
+    /// PostgreSQL's `normalize(…, NFD)`), then by scalars for strings that fold alike. The localized selectors
+    /// are refused on text: no PostgreSQL collation orders as their Swift code does.
     func ordering(_ value: SQLFragment, by descriptor: QuerySortDescriptor) throws -> SQLFragment {
         switch dialect {
         case .sqlite:
@@ -387,10 +389,15 @@ extension CompilationContext {
         case .postgreSQL:
             let path = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             let kind = try operandKind(.keyPath(base: .evaluatedObject, components: path))
+            let direction = descriptor.ascending ? " NULLS FIRST" : " DESC NULLS LAST"
+            if descriptor.comparator == .caseInsensitiveCompare, kind == .text {
+                let key = CaseMappingTable.sortFolding.functionName + "(normalize(" + value + ", NFD)) COLLATE \"C\""
+                return key + direction + ", " + value + " COLLATE \"C\"" + direction
+            }
             if descriptor.comparator != .compare, kind != .number, kind != .other {
                 throw refusal(.sortComparator, subject: "the sort on '\(descriptor.key)' by \(descriptor.comparator.rawValue):")
             }
-            return value + (descriptor.ascending ? " NULLS FIRST" : " DESC NULLS LAST")
+            return value + direction
         }
     }
 }
