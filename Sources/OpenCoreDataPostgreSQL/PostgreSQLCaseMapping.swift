@@ -31,23 +31,26 @@ enum PostgreSQLCaseMapping {
     }
 
     /// The `CREATE FUNCTION` statement for `table`, or nil for a table that cannot be written out exactly (one
-    /// that does not compose as translate-then-replace, or holds a quote, a dollar sign, a backslash or NUL;
+    /// that composes neither as translate-then-replace nor as replace-then-translate, or holds a quote, a dollar sign, a backslash or NUL;
     /// no table Unicode has given so far). Its queries then fail with the server's "function does not exist",
     /// never with a wrong answer. The text embedded is the table's own, not a value from a caller: DDL takes no
     /// parameters.
     static func creationSQL(_ table: CaseMappingTable) -> String? {
         let quotable = (table.singles.map { String($0.from) + String($0.to) } + table.expansions.map { String($0.from) + $0.to })
             .allSatisfy { !$0.unicodeScalars.contains { $0 == "'" || $0 == "$" || $0 == "\\" || $0.value == 0 } }
-        guard quotable, table.composesSafely else { return nil }
+        guard quotable, table.composesSafely || table.composesReplacingFirst else { return nil }
         var from = String.UnicodeScalarView(), to = String.UnicodeScalarView()
         for pair in table.singles {
             from.append(pair.from)
             to.append(pair.to)
         }
-        var body = "translate($1, '" + String(from) + "', '" + String(to) + "')"
-        for (from, to) in table.expansions {
-            body = "replace(" + body + ", '" + String(from) + "', '" + to + "')"
+        func translated(_ text: String) -> String { "translate(" + text + ", '" + String(from) + "', '" + String(to) + "')" }
+        func replaced(_ text: String) -> String {
+            table.expansions.reduce(text) { body, expansion in
+                "replace(" + body + ", '" + String(expansion.from) + "', '" + expansion.to + "')"
+            }
         }
+        let body = table.composesSafely ? replaced(translated("$1")) : translated(replaced("$1"))
         return "CREATE FUNCTION \(table.functionName)(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE "
             + "AS $ocd$ SELECT " + body + " $ocd$"
     }

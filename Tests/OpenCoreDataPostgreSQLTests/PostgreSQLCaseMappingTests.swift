@@ -23,7 +23,7 @@ struct PostgreSQLCaseMappingTests {
         }.compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } }
         #expect(functions == CaseMappingTable.all.map(\.functionName).sorted())
 
-        let samples = ["STRASSE", "straße", "Émile", "ǰ", "ᏣᎳᎩ", "ꮳꮃꭹ", "ΣΑΣ", "ﬁle", "İstanbul", "Ǆemal", "ŉ", "plain", ""]
+        let samples = ["STRASSE", "straße", "GROẞ", "ẞ", "Émile", "ǰ", "ᏣᎳᎩ", "ꮳꮃꭹ", "ΣΑΣ", "ﬁle", "İstanbul", "Ǆemal", "ŉ", "plain", ""]
         for table in CaseMappingTable.all {
             for sample in samples {
                 let mapped = try store.pool.withSession { session in

@@ -20,12 +20,21 @@ package struct CaseMappingTable: Sendable {
         case uppercase = "ocd_upper_"
         /// `lowercase:`: `String.lowercased()`.
         case lowercase = "ocd_lower_"
+        /// `caseInsensitiveCompare:`'s folding of each scalar (the lowercase of its uppercase,
+        /// `StringCollation.fold`), which, applied to canonically decomposed text, gives its sort key.
+        case sortFolding = "ocd_sort_fold_"
 
         func map(_ text: String) -> String {
             switch self {
-            case .caseFolding: text.folding(options: .caseInsensitive, locale: nil)
-            case .uppercase: text.uppercased()
-            case .lowercase: text.lowercased()
+            case .caseFolding: return text.folding(options: .caseInsensitive, locale: nil)
+            case .uppercase: return text.uppercased()
+            case .lowercase: return text.lowercased()
+            case .sortFolding:
+                var folded: [Unicode.Scalar] = []
+                for scalar in text.unicodeScalars { StringCollation.fold(scalar, into: &folded) }
+                var view = String.UnicodeScalarView()
+                view.append(contentsOf: folded)
+                return String(view)
             }
         }
     }
@@ -46,8 +55,10 @@ package struct CaseMappingTable: Sendable {
     package static let uppercase = CaseMappingTable(.uppercase)
     /// `lowercase:`'s table in this process.
     package static let lowercase = CaseMappingTable(.lowercase)
-    /// The three tables.
-    package static var all: [CaseMappingTable] { [caseFolding, uppercase, lowercase] }
+    /// `caseInsensitiveCompare:`'s per-scalar folding in this process.
+    package static let sortFolding = CaseMappingTable(.sortFolding)
+    /// The four tables.
+    package static var all: [CaseMappingTable] { [caseFolding, uppercase, lowercase, sortFolding] }
 
     private init(_ kind: Kind) {
         var singles: [(Unicode.Scalar, Unicode.Scalar)] = []
@@ -75,6 +86,14 @@ package struct CaseMappingTable: Sendable {
         let expanding = Set(expansions.map(\.from))
         return !singles.contains { expanding.contains($0.to) }
             && !expansions.contains { $0.to.unicodeScalars.contains(where: expanding.contains) }
+    }
+
+    /// Whether replacing the expansions first and then translating the singles maps text exactly: no
+    /// expansion gives a scalar that the table maps again. The order for a table where a single gives a
+    /// scalar that expands (``Kind/sortFolding`` maps `ẞ` to `ß`, and `ß` to `ss`).
+    package var composesReplacingFirst: Bool {
+        let mapped = Set(expansions.map(\.from) + singles.map(\.from))
+        return !expansions.contains { $0.to.unicodeScalars.contains(where: mapped.contains) }
     }
 
     /// The name of the SQL function that maps text by this table, which a PostgreSQL store installs in its

@@ -17,8 +17,10 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
         /// marks, which no per-scalar table (the way `[c]` is answered) can say; PostgreSQL's `unaccent`
         /// folds otherwise.
         case foldingOptions = "[d] folds diacritics by the scalars around each mark, which no PostgreSQL function does alike"
-        /// `MATCHES`: ICU regular expressions, whose syntax and classes differ from PostgreSQL's POSIX ones.
-        case regularExpression = "MATCHES uses ICU regular expressions; PostgreSQL's are POSIX and differ"
+        /// `MATCHES` with a pattern PostgreSQL's regular expressions would read differently from ICU's (``detail``
+        /// names the construct, such as `\d`), or with a pattern read from a row; `[d]`/`[cd]` are
+        /// ``foldingOptions``.
+        case regularExpression = "the MATCHES pattern uses ICU syntax PostgreSQL's regular expressions read differently"
         /// `LIKE` whose pattern is read from a row: only a constant pattern is translated.
         case computedLikePattern = "a LIKE pattern must be a constant (it is translated to PostgreSQL's before the query runs)"
         /// A string operator, arithmetic, a sum, a CASE (`TERNARY`, `{…}[i]`) on operands not known to be text
@@ -36,7 +38,8 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
         /// column holds a marker and then the bytes or the name of a file, so SQL would compare the stored
         /// form, not the value. Only `== nil` and `!= nil` compile (nil is NULL in either form). Any dialect.
         case externalBinaryStorage = "the attribute keeps its values in Core Data's external storage form (a marker, then the bytes or a file's name), which SQL cannot compare with a value; test it against nil only, or compare after fetching"
-        /// Sorting with a comparison selector other than `compare:`.
+        /// Sorting text with `localizedCompare:`, `localizedCaseInsensitiveCompare:` or
+        /// `localizedStandardCompare:` (`compare:` and `caseInsensitiveCompare:` sort alike on PostgreSQL).
         case sortComparator = "sorting with this comparison selector needs a collation PostgreSQL does not have alike"
     }
 
@@ -46,17 +49,23 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
     public var dialect: String
     /// The predicate or expression refused, as a format string.
     public var expression: String
+    /// The part of it that is refused, when the construct alone does not say (the regular expression syntax
+    /// in a `MATCHES` pattern, such as `\d`); nil otherwise.
+    public var detail: String?
 
-    init(_ construct: Construct, in dialect: SQLDialect, expression: String) {
+    init(_ construct: Construct, in dialect: SQLDialect, expression: String, detail: String? = nil) {
         self.construct = construct
         self.dialect = dialect.rawValue
         self.expression = expression
+        self.detail = detail
     }
 
     init(_ construct: Construct, in dialect: SQLDialect, expression: QueryExpression) {
         self.init(construct, in: dialect, expression: QueryFormatter.format(expression))
     }
 
-    /// `PostgreSQL cannot compile <expression>: <reason>`.
-    public var description: String { "\(dialect) cannot compile \(expression): \(construct.rawValue)" }
+    /// `PostgreSQL cannot compile <expression>: <reason>[: <detail>]`.
+    public var description: String {
+        "\(dialect) cannot compile \(expression): \(construct.rawValue)" + (detail.map { ": " + $0 } ?? "")
+    }
 }

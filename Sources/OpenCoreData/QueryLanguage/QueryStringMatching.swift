@@ -78,7 +78,9 @@ enum QueryStringMatching {
     }
 
     /// The pattern compiled to match whole subjects only (cached by pattern and case option).
-    private static func anchoredExpression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
+    ///
+    /// - Throws: ``QueryLanguageError`` for a pattern ICU refuses, alone or anchored.
+    static func anchoredExpression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
         let key = (caseInsensitive ? "i:" : "s:") + pattern
         if let cached = regexCache.withLock({ $0[key] }) { return cached }
         let options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []

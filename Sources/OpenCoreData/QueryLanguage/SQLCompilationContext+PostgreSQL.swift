@@ -11,9 +11,9 @@ extension CompilationContext {
     var dialect: SQLDialect { compiler.dialect }
 
     /// The refusal of `construct`, naming the comparison being compiled (or the whole query's entity).
-    func refusal(_ construct: QueryDialectRefusal.Construct, subject: String? = nil) -> QueryDialectRefusal {
+    func refusal(_ construct: QueryDialectRefusal.Construct, subject: String? = nil, detail: String? = nil) -> QueryDialectRefusal {
         let described = subject ?? currentComparison.map { QueryFormatter.format($0) } ?? "a query on \(compiler.entity.name)"
-        return QueryDialectRefusal(construct, in: dialect, expression: described)
+        return QueryDialectRefusal(construct, in: dialect, expression: described, detail: detail)
     }
 
     /// A constant as a bound parameter; on PostgreSQL, text holding U+0000 is refused (the server cannot
@@ -231,7 +231,7 @@ extension CompilationContext {
                               operands: (QueryExpression, QueryExpression)?) throws -> SQLFragment {
         if !options.isEmpty { return try caseInsensitiveComparison(op, options, lhs, rhs, operands: operands) }
         switch op {
-        case .matches: throw refusal(.regularExpression)
+        case .matches: return try postgreSQLMatches(lhs, operands: operands, caseInsensitive: false)
         case .beginsWith, .endsWith, .contains, .in, .like: break
         // What remains reaches here only when the operands' kinds differ, or cannot be told, for each row.
         default:
@@ -271,7 +271,7 @@ extension CompilationContext {
                                            _ lhs: SQLFragment, _ rhs: SQLFragment,
                                            operands: (QueryExpression, QueryExpression)?) throws -> SQLFragment {
         guard options == [.caseInsensitive] else { throw refusal(.foldingOptions) }
-        if op == .matches { throw refusal(.regularExpression) }
+        if op == .matches { return try postgreSQLMatches(lhs, operands: operands, caseInsensitive: true) }
         guard let (left, right) = operands else { throw refusal(.operandKind) }
         let kinds = (try operandKind(left), try operandKind(right))
         if kinds.0 == .unknown || kinds.1 == .unknown { throw refusal(.operandKind) }
@@ -290,6 +290,33 @@ extension CompilationContext {
         default:
             return try scalarTest(op, [], foldedLeft, foldedRight, operands: operands)
         }
+    }
+
+    /// `MATCHES` (`[c]` when `caseInsensitive`) of text with a constant pattern: the pattern checked as memory
+    /// checks it, then translated to PostgreSQL's regular expressions (``PostgreSQLRegularExpression``); nil on
+    /// either side is false, as in memory.
+    ///
+    /// - Throws: ``QueryLanguageError`` for a pattern ICU refuses (as memory throws); ``QueryDialectRefusal``
+    ///   (`regularExpression`, its `detail` naming the construct) for a pattern outside the translated subset
+    ///   or read from the row, (`operandKind`) for operands not known to be text.
+    private func postgreSQLMatches(_ lhs: SQLFragment, operands: (QueryExpression, QueryExpression)?,
+                                   caseInsensitive: Bool) throws -> SQLFragment {
+        guard let (left, right) = operands else { throw refusal(.operandKind) }
+        let kinds = (try operandKind(left), try operandKind(right))
+        if kinds.0 == .null || kinds.1 == .null { return SQLFragment(dialect.boolean(false)) }
+        guard kinds.0 == .text, kinds.1 == .text else { throw refusal(.operandKind) }
+        guard let constant = try foldedConstant(right), let pattern = QueryValueSemantics.text(constant) else {
+            throw refusal(.regularExpression, detail: "the pattern must be a constant")
+        }
+        _ = try QueryStringMatching.anchoredExpression(pattern, caseInsensitive: caseInsensitive)
+        let translated: String
+        do {
+            translated = try PostgreSQLRegularExpression.translate(pattern, caseInsensitive: caseInsensitive)
+        } catch {
+            throw refusal(.regularExpression, detail: error.construct)
+        }
+        // The "C" collation makes ranges code point ranges whatever the operand's own collation.
+        return "((" + lhs + ") COLLATE \"C\" ~ " + (try parameter(.string(translated))) + ")"
     }
 
     /// A number compared with text read from the row, as memory compares them: the text as the number it
@@ -348,9 +375,11 @@ extension CompilationContext {
         return result
     }
 
-    /// One ORDER BY term. nil sorts first ascending (and last descending), as in memory; text sorts in code
-    /// point order (`compare:`), the only string order PostgreSQL has alike, so other comparison selectors
-    /// are refused on text.
+    /// One ORDER BY term. nil sorts first ascending (and last descending), as in memory. Text sorts in code
+    /// point order (`compare:`); by `caseInsensitiveCompare:` as memory does (`StringCollation`): by the
+    /// canonical decomposition folded scalar by scalar (the store's `ocd_sort_fold_<digest>` function of
+    /// PostgreSQL's `normalize(…, NFD)`), then by scalars for strings that fold alike. The localized selectors
+    /// are refused on text: no PostgreSQL collation orders as their Swift code does.
     func ordering(_ value: SQLFragment, by descriptor: QuerySortDescriptor) throws -> SQLFragment {
         switch dialect {
         case .sqlite:
@@ -360,10 +389,15 @@ extension CompilationContext {
         case .postgreSQL:
             let path = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             let kind = try operandKind(.keyPath(base: .evaluatedObject, components: path))
+            let direction = descriptor.ascending ? " NULLS FIRST" : " DESC NULLS LAST"
+            if descriptor.comparator == .caseInsensitiveCompare, kind == .text {
+                let key = CaseMappingTable.sortFolding.functionName + "(normalize(" + value + ", NFD)) COLLATE \"C\""
+                return key + direction + ", " + value + " COLLATE \"C\"" + direction
+            }
             if descriptor.comparator != .compare, kind != .number, kind != .other {
                 throw refusal(.sortComparator, subject: "the sort on '\(descriptor.key)' by \(descriptor.comparator.rawValue):")
             }
-            return value + (descriptor.ascending ? " NULLS FIRST" : " DESC NULLS LAST")
+            return value + direction
         }
     }
 }
