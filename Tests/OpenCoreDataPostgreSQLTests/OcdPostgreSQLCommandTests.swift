@@ -346,8 +346,8 @@ struct OcdPostgreSQLCommandTests {
         try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--keys", "books.nope"],
                     saying: "--keys 'books.nope'")
         try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Nope"], saying: "the model has no entity 'Nope'")
-        try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--predicate", "label MATCHES 'a.*'"],
-                    saying: "fetch failed")
+        try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--predicate", "label MATCHES 'a(?=b)'"],
+                    saying: "(?=")
         try refused(["inspect", fixture.url + "&bogus=1", "--model", fixture.modelPath], saying: "unknown parameter 'bogus'")
         let empty = try PostgreSQLTestServer.freshConfiguration()
         let base = PostgreSQLTestServer.url!
