@@ -21,7 +21,7 @@ struct OcdBenchPostgreSQLTests {
     }
 
     @Test func everyContextScenarioRunsWithOursAndRawDoingTheSameWork() throws {
-        let (status, output, results) = try Self.runBench(["--quick", "--scenario", "pg-", "--rows", "400"])
+        let (status, output, results) = try Self.runBench(["--quick", "--scenario", "pg-", "--rows", "400", "--processes", "1"])
         #expect(status == 0, "\(output)")
         let expected = ["pg-insert-save", "pg-fetch-all", "pg-fetch-predicate-sort", "pg-load-batch-by-id", "pg-count-predicate",
                         "pg-update-per-object", "pg-frc-fetch", "pg-frc-batch-on-access", "pg-feed-latency"]
