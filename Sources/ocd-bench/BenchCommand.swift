@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OpenCoreDataPostgreSQL
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,7 +45,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(name: .long, help: "Also print the results as a Markdown table.")
     var markdown = false
 
-    @Option(name: .long, help: "A postgresql:// URL: run the PostgreSQL scenarios (pg-multi-writer) against that server instead of the SQLite ones.")
+    @Option(name: .long, help: "A postgresql:// URL: run the PostgreSQL scenarios (the pg-… context scenarios, pg-feed-latency, pg-multi-writer) against that server instead of the SQLite ones.")
     var store: String?
 
     @Option(name: .long, help: "With --store: the writer process counts (default: 1,2,4,8).")
@@ -56,12 +57,29 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .long, help: .hidden) var workerBatch = 1_000
     @Option(name: .long, help: .hidden) var workerIndex = 0
     @Option(name: .long, help: .hidden) var workerBarrier: String?
+    // A copy of the bench started by pg-feed-latency as its writing instance (PostgreSQLFeedWriter).
+    @Flag(name: .long, help: .hidden) var feedWriter = false
 
     /// The sizes to run, after the checks in `validate()`.
     func resolvedSizes() throws -> [Int] {
         if let rows { return [rows] }
         if let sizes { return try Self.parseSizes(sizes) }
-        return quick ? [Self.quickSize] : Self.fullSizes
+        return quick ? [Self.quickSize] : (store == nil ? Self.fullSizes : Self.postgreSQLSizes)
+    }
+
+    /// The default sizes on a server: every row crosses the network, and pg-insert-save sends one INSERT per row.
+    static let postgreSQLSizes = [10_000, 100_000]
+
+    /// With `--store`: the context scenarios to run (`--scenario` filters them as on SQLite).
+    func selectedPostgreSQLScenarios() -> [PostgreSQLScenario] {
+        guard let scenario, !scenario.isEmpty else { return PostgreSQLScenarios.all }
+        return PostgreSQLScenarios.all.filter { $0.name.localizedCaseInsensitiveContains(scenario) }
+    }
+
+    /// With `--store`: whether pg-multi-writer is selected.
+    var runsMultiWriter: Bool {
+        guard let scenario, !scenario.isEmpty else { return true }
+        return PostgreSQLScenarios.multiWriterName.localizedCaseInsensitiveContains(scenario)
     }
 
     static func parseSizes(_ text: String) throws -> [Int] {
@@ -112,6 +130,12 @@ struct BenchCommand: ParsableCommand {
     }
 
     func validate() throws {
+        if feedWriter {
+            guard store != nil, workerSchema != nil, rows != nil, workerBarrier != nil else {
+                throw ValidationError("--feed-writer is ocd-bench's own (pg-feed-latency starts its writer with it)")
+            }
+            return
+        }
         if let worker {
             guard PostgreSQLWriterWorker.Side(rawValue: worker) != nil, store != nil, workerSchema != nil, rows != nil,
                   workerBarrier != nil else {
@@ -132,7 +156,11 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("--repeat must be at least 1, not \(repetitions)")
         }
         if let json, json.isEmpty { throw ValidationError("--json needs a file path") }
-        if selectedScenarios().isEmpty {
+        if store != nil {
+            if selectedPostgreSQLScenarios().isEmpty && !runsMultiWriter {
+                throw ValidationError("no PostgreSQL scenario name contains '\(scenario ?? "")'; they are: \(PostgreSQLScenarios.names.joined(separator: ", "))")
+            }
+        } else if selectedScenarios().isEmpty {
             let names = Scenarios.all.map(\.name).joined(separator: ", ")
             throw ValidationError("no scenario name contains '\(scenario ?? "")'; the scenarios are: \(names)")
         }
@@ -144,9 +172,12 @@ struct BenchCommand: ParsableCommand {
             return try PostgreSQLWriterWorker(side: side, url: store, schema: workerSchema, rows: rows, batch: workerBatch,
                                               writer: workerIndex, barrier: URL(fileURLWithPath: workerBarrier)).run()
         }
+        if feedWriter, let store, let workerSchema, let rows, let workerBarrier {
+            return try PostgreSQLFeedWriter(url: store, schema: workerSchema, saves: rows,
+                                            barrier: URL(fileURLWithPath: workerBarrier)).run()
+        }
         if let store {
-            return try PostgreSQLMultiWriter(url: store, objects: rows ?? (quick ? Self.quickSize : 100_000),
-                                             processCounts: try resolvedProcessCounts()).run()
+            return try runPostgreSQL(url: store)
         }
         let sizes = try resolvedSizes()
         let scenarios = selectedScenarios()
@@ -168,18 +199,29 @@ struct BenchCommand: ParsableCommand {
         for size in sizes {
             for scenario in scenarios {
                 let result = runScenario(scenario, size: size, fixtures: fixtures)
-                print(result.line)
-                if let note = result.note, result.status == .ok { print("    note: \(note)") }
-                if let missing = result.peerMissing, result.status == .ok { print("    no peer: \(missing)") }
-                if result.status == .ok {
-                    for figure in result.allFigures { print("    \(figure.line)") }
-                }
-                // Show each line at once even when the output goes to a file (fflush(NULL): every stream).
-                fflush(nil)
+                printResult(result)
                 results.append(result)
             }
         }
+        try report(results)
+    }
 
+    /// Prints one result's line, with its note and figures under it.
+    func printResult(_ result: ScenarioResult) {
+        print(result.line)
+        if let note = result.note, result.status == .ok { print("    note: \(note)") }
+        if let missing = result.peerMissing, result.status == .ok { print("    no peer: \(missing)") }
+        if result.status == .ok {
+            for figure in result.allFigures { print("    \(figure.line)") }
+        }
+        // Show each line at once even when the output goes to a file (fflush(NULL): every stream).
+        fflush(nil)
+    }
+
+    /// The Markdown table and JSON file when asked for.
+    ///
+    /// - Throws: ``BenchFailure`` when a scenario failed; the file system's error when the JSON cannot be written.
+    func report(_ results: [ScenarioResult]) throws {
         if markdown {
             print("")
             print(Report.markdown(results))
@@ -200,22 +242,70 @@ struct BenchCommand: ParsableCommand {
         case ours, raw, peer
     }
 
+    /// The PostgreSQL scenarios against the server at `url`: the selected context scenarios at each size, each
+    /// in schemas of its own dropped afterwards, then pg-multi-writer when selected.
+    ///
+    /// - Throws: ``BenchFailure`` when a scenario failed; pg-multi-writer's errors.
+    func runPostgreSQL(url: String) throws {
+        let scenarios = selectedPostgreSQLScenarios()
+        var results: [ScenarioResult] = []
+        if !scenarios.isEmpty {
+            let sizes = try resolvedSizes()
+            let model = try BenchModel.make()
+            print("ocd-bench: \(scenarios.count) PostgreSQL scenario(s) × sizes \(sizes.map(ScenarioResult.grouped).joined(separator: ", "))\(quick ? " (quick smoke run)" : "")")
+            let server = try PostgreSQLStoreConfiguration(url: url).redactedURL
+            print("server \(server); each scenario in schemas of its own, dropped after it; raw = postgres-nio alone, the same statements")
+            print("")
+            print(ScenarioResult.header)
+            for size in sizes {
+                for scenario in scenarios {
+                    var fixtures: PostgreSQLFixtures?
+                    let result = runScenario(name: scenario.name, targetRatio: scenario.targetRatio, size: size,
+                                             peerMissing: "GRDB is SQLite's: no peer on a server") {
+                        let made = try PostgreSQLFixtures(url: url, model: model)
+                        fixtures = made
+                        return try scenario.make(size, made)
+                    } afterEachRun: {}
+                    fixtures?.dropAll()
+                    printResult(result)
+                    results.append(result)
+                }
+            }
+        }
+        if runsMultiWriter {
+            if !scenarios.isEmpty { print("") }
+            try PostgreSQLMultiWriter(url: url, objects: rows ?? (quick ? Self.quickSize : 100_000),
+                                      processCounts: try resolvedProcessCounts()).run()
+        }
+        try report(results)
+    }
+
     /// Runs one scenario at one size: ours, raw and the peer interleaved (rotating which goes first).
     func runScenario(_ scenario: Scenario, size: Int, fixtures: Fixtures) -> ScenarioResult {
-        var result = ScenarioResult(scenario: scenario.name, size: size, rows: size,
-                                    targetRatio: scenario.targetRatio, status: .ok)
+        var result = runScenario(name: scenario.name, targetRatio: scenario.targetRatio, size: size,
+                                 peerMissing: PeerBaselines.missing[scenario.name] ?? "no peer side",
+                                 make: { try scenario.make(size, fixtures) },
+                                 afterEachRun: { fixtures.removeScratch() })
         result.peakMemoryTargetMB = scenario.peakMemoryTargetMB
+        return result
+    }
+
+    /// Runs a scenario `make` sets up, at one size: ours, raw and the peer interleaved (rotating which goes
+    /// first); `afterEachRun` clears what one run of a side left behind.
+    func runScenario(name: String, targetRatio: Double?, size: Int, peerMissing: String,
+                     make: () throws -> ScenarioRun, afterEachRun: () -> Void) -> ScenarioResult {
+        var result = ScenarioResult(scenario: name, size: size, rows: size, targetRatio: targetRatio, status: .ok)
         do {
-            let run = try scenario.make(size, fixtures)
+            let run = try make()
             result.rows = run.rows
             result.note = run.note
             result.perRunDivisor = run.perRunDivisor
-            if run.peer == nil { result.peerMissing = PeerBaselines.missing[scenario.name] ?? "no peer side" }
+            if run.peer == nil { result.peerMissing = peerMissing }
             let bodies: [(Side, PreparedRun)] = [(.ours, run.ours)] + (run.raw.map { [(.raw, $0)] } ?? [])
                 + (run.peer.map { [(.peer, $0)] } ?? [])
             // One run of one side; scratch files go afterwards, whatever happened.
             func runSide(_ kind: RunKind, _ body: PreparedRun) throws -> RunSample {
-                defer { fixtures.removeScratch() }
+                defer { afterEachRun() }
                 return try measure(kind, body)
             }
             func checkSameWork(_ checksums: [(Side, Int)]) throws {
