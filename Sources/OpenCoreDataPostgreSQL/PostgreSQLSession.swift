@@ -17,6 +17,9 @@ final class PostgreSQLSession {
     /// Seconds a statement may wait for its reply before the connection is closed (nil: no limit).
     private let queryTimeout: Double?
     private var transactionDepth = 0
+    /// Whether a unique index's refusal is thrown as ``PostgreSQLUniqueViolation`` (a save's writes) rather
+    /// than as a server error.
+    var reportsUniqueViolations = false
 
     init(connection: PostgresConnection, server: String, logger: Logger, queryTimeout: Double? = nil) {
         self.connection = connection
@@ -88,6 +91,7 @@ final class PostgreSQLSession {
                 throw PostgreSQLStoreError.connectionLost(
                     server: server, reason: "no reply within \(seconds) s (query_timeout); the connection was closed")
             }
+            if reportsUniqueViolations, let violation = PostgreSQLUniqueViolation(error, statement: text) { throw violation }
             throw Self.storeError(error, server: server, statement: text)
         }
     }
