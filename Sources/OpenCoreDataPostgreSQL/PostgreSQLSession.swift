@@ -13,9 +13,9 @@ final class PostgreSQLSession {
     let connection: PostgresConnection
     /// The server, for error messages.
     let server: String
-    private let logger: Logger
+    let logger: Logger
     /// Seconds a statement may wait for its reply before the connection is closed (nil: no limit).
-    private let queryTimeout: Double?
+    let queryTimeout: Double?
     private var transactionDepth = 0
     /// Whether a unique index's refusal is thrown as ``PostgreSQLUniqueViolation`` (a save's writes) rather
     /// than as a server error.
