@@ -92,7 +92,13 @@ final class PostgreSQLSession {
                     server: server, reason: "no reply within \(seconds) s (query_timeout); the connection was closed")
             }
             if reportsUniqueViolations, let violation = PostgreSQLUniqueViolation(error, statement: text) { throw violation }
-            throw Self.storeError(error, server: server, statement: text)
+            let storeError = Self.storeError(error, server: server, statement: text)
+            if case PostgreSQLStoreError.connectionLost? = storeError as? PostgreSQLStoreError {
+                // Closed now: SwiftNIO may not have marked it closed yet when the pool takes it back, and the
+                // pool would hand the dead connection to the next piece of work.
+                try? (connection.close() as EventLoopFuture<Void>).wait()
+            }
+            throw storeError
         }
     }
 
