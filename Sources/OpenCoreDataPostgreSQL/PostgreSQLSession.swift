@@ -13,10 +13,13 @@ final class PostgreSQLSession {
     let connection: PostgresConnection
     /// The server, for error messages.
     let server: String
-    private let logger: Logger
+    let logger: Logger
     /// Seconds a statement may wait for its reply before the connection is closed (nil: no limit).
-    private let queryTimeout: Double?
+    let queryTimeout: Double?
     private var transactionDepth = 0
+    /// Whether a unique index's refusal is thrown as ``PostgreSQLUniqueViolation`` (a save's writes) rather
+    /// than as a server error.
+    var reportsUniqueViolations = false
 
     init(connection: PostgresConnection, server: String, logger: Logger, queryTimeout: Double? = nil) {
         self.connection = connection
@@ -88,7 +91,14 @@ final class PostgreSQLSession {
                 throw PostgreSQLStoreError.connectionLost(
                     server: server, reason: "no reply within \(seconds) s (query_timeout); the connection was closed")
             }
-            throw Self.storeError(error, server: server, statement: text)
+            if reportsUniqueViolations, let violation = PostgreSQLUniqueViolation(error, statement: text) { throw violation }
+            let storeError = Self.storeError(error, server: server, statement: text)
+            if case PostgreSQLStoreError.connectionLost? = storeError as? PostgreSQLStoreError {
+                // Closed now: SwiftNIO may not have marked it closed yet when the pool takes it back, and the
+                // pool would hand the dead connection to the next piece of work.
+                try? (connection.close() as EventLoopFuture<Void>).wait()
+            }
+            throw storeError
         }
     }
 

@@ -8,9 +8,10 @@ import Synchronization
 ///
 /// Statements are the ones the layers above compile in the `.postgreSQL` dialect (``StoreQuery``,
 /// ``SortKeyQuery``, dictionary queries); rows come back as ``RowValues`` or ``SteppedRow``s over decoded
-/// values. What PostgreSQL cannot do yet is refused with ``PostgreSQLStoreError/unsupported(request:server:)``
-/// before anything runs: asynchronous fetches (they need a server-side cancel), history fetches other than
-/// "after a token", history deletes and history readers. Batch requests run in `PostgreSQLStore+Batch.swift`.
+/// values. A read that may be cancelled (an asynchronous fetch's) streams its rows and is cancelled on the
+/// server (``readCancellable(_:_:cancellation:_:)``). Batch requests run in `PostgreSQLStore+Batch.swift`. What
+/// PostgreSQL cannot do yet is refused with ``PostgreSQLStoreError/unsupported(request:server:)`` before anything
+/// runs: history fetches other than "after a token", history deletes and history readers.
 extension PostgreSQLStore: StoreBackend {
     // MARK: Identity
 
@@ -65,7 +66,9 @@ extension PostgreSQLStore: StoreBackend {
 
     package func readRows(of query: StoreQuery, cancellation: CancellationFlag?,
                           _ body: (consuming RowValues) throws -> Void) throws {
-        try refuseCancellable(cancellation, query: query)
+        if let cancellation {
+            return try readCancellable(query.rowsSQL, query.arguments, cancellation: cancellation) { try body(RowValues(values: $0)) }
+        }
         for row in try pool.withSession({ try $0.rows(query.rowsSQL, query.arguments) }) {
             try body(RowValues(values: row))
         }
@@ -73,7 +76,11 @@ extension PostgreSQLStore: StoreBackend {
 
     package func readPrimaryKeys(of query: StoreQuery, cancellation: CancellationFlag?,
                                  _ body: (Int64) throws -> Void) throws {
-        try refuseCancellable(cancellation, query: query)
+        if let cancellation {
+            return try readCancellable(query.primaryKeysSQL, query.arguments, cancellation: cancellation) {
+                try body(Int64.fromDatabaseValue($0[0]) ?? 0)
+            }
+        }
         for row in try pool.withSession({ try $0.rows(query.primaryKeysSQL, query.arguments) }) {
             try body(Int64.fromDatabaseValue(row[0]) ?? 0)
         }
@@ -81,18 +88,14 @@ extension PostgreSQLStore: StoreBackend {
 
     package func readEntityKeys(of query: StoreQuery, cancellation: CancellationFlag?,
                                 _ body: (_ entityNumber: Int, _ primaryKey: Int64) throws -> Void) throws {
-        try refuseCancellable(cancellation, query: query)
+        if let cancellation {
+            return try readCancellable(query.idsSQL, query.arguments, cancellation: cancellation) {
+                try body(Int.fromDatabaseValue($0[0]) ?? 0, Int64.fromDatabaseValue($0[1]) ?? 0)
+            }
+        }
         for row in try pool.withSession({ try $0.rows(query.idsSQL, query.arguments) }) {
             try body(Int.fromDatabaseValue(row[0]) ?? 0, Int64.fromDatabaseValue(row[1]) ?? 0)
         }
-    }
-
-    /// A read that may be cancelled is an asynchronous fetch's: stopping it needs a server-side cancel
-    /// (`pg_cancel_backend`), which the store does not have yet, so it is refused rather than left running.
-    private func refuseCancellable(_ cancellation: CancellationFlag?, query: StoreQuery) throws {
-        guard cancellation != nil else { return }
-        throw PostgreSQLStoreError.unsupported(request: "an asynchronous fetch of '\(query.entity.name)' (cancelling it needs a server-side cancel)",
-                                               server: displayPath)
     }
 
     package func readRows(of query: PredicateSQLCompiler.CompiledDictionaryQuery, _ body: (SteppedRow) throws -> Void) throws {

@@ -17,13 +17,24 @@ extension PostgreSQLStore {
     /// the change set), the transaction is recorded in the same database transaction and announced to
     /// listeners when it commits.
     ///
-    /// - Throws: `StoreConflicts` as above; ``PostgreSQLStoreError`` when the server refuses a statement or the
-    ///   connection drops (nothing is written: the transaction did not commit).
+    /// - Throws: `StoreConflicts` as above; `StoreUniqueViolation` when a uniqueness constraint's index refuses
+    ///   a write (another instance saved the same values meanwhile); ``PostgreSQLStoreError`` when the server
+    ///   refuses a statement or the connection drops (nothing is written: the transaction did not commit).
     @discardableResult
     package func apply(_ changes: StoreChangeSet, history: HistoryEntry? = nil,
                resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)? = nil) throws -> StoreChangeSet {
+        do {
+            return try write(changes, history: history, resolvingConflicts: resolve)
+        } catch let violation as PostgreSQLUniqueViolation {
+            throw violation.storeError(schema: model.schema)
+        }
+    }
+
+    private func write(_ changes: StoreChangeSet, history: HistoryEntry?,
+                       resolvingConflicts resolve: (([StoreConflict]) throws -> StoreChangeSet)?) throws -> StoreChangeSet {
         try pool.withSession { session in
-            try session.transaction {
+            session.reportsUniqueViolations = true
+            return try session.transaction {
                 var attempt = changes
                 var conflicts: [StoreConflict] = []
                 // Under the row locks, one resolution normally settles it; the bound only guards against a

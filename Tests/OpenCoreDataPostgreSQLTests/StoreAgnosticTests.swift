@@ -451,22 +451,6 @@ struct StoreAgnosticTests {
         median.propertiesToFetch = [ExpressionDescription(name: "middle", expression: try QueryExpression(format: "median:(pages)"))]
         #expect(throws: QueryDialectRefusal.self) { try context.fetch(median) }
     }
-
-    /// An asynchronous fetch (which needs a server-side cancel) is refused by name.
-    @Test func postgreSQLRefusesAsynchronousFetchesByName() async throws {
-        let location = try SharedStoreLocation(.postgreSQL, model: ShelfModel.make())
-        try ShelfModel.seed(location.context())
-        let context = try location.context(.privateQueue)
-        let request = try bookRequest()
-        do {
-            _ = try await context.fetchInBackground(request)
-            Issue.record("an asynchronous fetch ran on PostgreSQL")
-        } catch PostgreSQLStoreError.unsupported(let request, _) {
-            #expect(request.contains("asynchronous fetch") && request.contains("Book"))
-        }
-        // The synchronous fetch on the same context still works.
-        #expect(try context.performAndWait { try context.fetch(request).count } == 12)
-    }
 }
 
 /// The change feed on PostgreSQL: another coordinator's save (another process's, as far as the store can

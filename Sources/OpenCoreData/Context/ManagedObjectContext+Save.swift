@@ -62,11 +62,18 @@ extension ManagedObjectContext {
             throw ObjectGraphError.mergeConflict(conflicts.conflicts.map { describe($0) })
         } catch let error as StoreError {
             if case .sqlite(let code, let message, _) = error, code & 0xff == SQLITE_CONSTRAINT {
-                let failures = uniquenessFailures(message: message)
+                // SQLite names the columns ("UNIQUE constraint failed: ZITEM.ZNAME").
+                let failures = uniquenessFailures(columns: message.components(separatedBy: "failed: ").last ?? message,
+                                                  message: message)
                 // A constraint no object of this save can be named for is the store's own error.
                 if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
             }
             throw error
+        } catch let violation as StoreUniqueViolation {
+            // Another store's unique index (PostgreSQL): the same failures as SQLite's.
+            let failures = uniquenessFailures(columns: violation.columns.joined(separator: ", "), message: violation.message)
+            if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
+            throw violation
         }
         let saved = didSave(coordinator: coordinator, insertOrder: insertOrder, changes: changes)
         for object in saving { object.didSave() }
@@ -276,9 +283,9 @@ extension ManagedObjectContext {
         return failures
     }
 
-    private func uniquenessFailures(message: String) -> [ValidationFailure] {
-        // SQLite names the columns ("UNIQUE constraint failed: ZITEM.ZNAME"); map them back to keys.
-        let columns = message.components(separatedBy: "failed: ").last ?? message
+    /// The save's objects whose uniqueness constraint covers `columns` (`TABLE.COLUMN`, as the store named
+    /// the index that refused the write), mapped back to the constraint's keys.
+    private func uniquenessFailures(columns: String, message: String) -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         for object in insertedSet.union(updatedSet) {
             for constraint in object.entity.uniquenessConstraints {

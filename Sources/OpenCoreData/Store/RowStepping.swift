@@ -19,7 +19,9 @@ package final class CancellationFlag: @unchecked Sendable {
         lock.unlock()
         if !wasCancelled { for handler in pending { handler() } }
     }
-    func addHandler(_ handler: @escaping @Sendable () -> Void) {
+    /// Runs `handler` once when the flag is cancelled (at once if it already is); a store that stops a
+    /// statement on its server (PostgreSQL) sends the cancel from here.
+    package func addHandler(_ handler: @escaping @Sendable () -> Void) {
         lock.lock()
         if cancelled { lock.unlock(); handler(); return }
         handlers.append(handler)
