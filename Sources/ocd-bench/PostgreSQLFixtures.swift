@@ -33,8 +33,10 @@ final class PostgreSQLFixtures {
     /// The item table's name and the column of each attribute, as the store lays them out.
     var itemTable: (name: String, columns: [String: String]) {
         let item = model.entitiesByName["Item"]!
-        let columns = StoredAttributeColumns(entity: item, model: model).columns
-        return (item.tableName, Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0.columnName) }))
+        let columns = item.attributesByName.keys.compactMap { name in
+            model.schema.columnName(of: name, in: item).map { (name, $0) }
+        }
+        return (item.tableName, Dictionary(uniqueKeysWithValues: columns))
     }
 
     var itemEntityNumber: Int64 { Int64(model.entitiesByName["Item"]!.entityNumber) }
