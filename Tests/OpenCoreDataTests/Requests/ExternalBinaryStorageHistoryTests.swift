@@ -20,9 +20,9 @@ import Testing
 
     static func bytes(_ count: Int, seed: UInt8) -> Data { ExternalBinaryStorageTests.bytes(count, seed: seed) }
 
-    /// One value in a file, one inline, one empty, one nil.
+    /// One value in a file, one inline, one nil.
     static let images: [String: Data?] = [
-        "file": bytes(200_000, seed: 71), "inline": bytes(30, seed: 72), "empty": Data(), "none": nil,
+        "file": bytes(200_000, seed: 71), "inline": bytes(30, seed: 72), "none": nil,
     ]
 
     /// A store at `url` with history, holding a photo per entry of `images`, and a context on it.
