@@ -95,13 +95,24 @@ enum StagedMigrationRunner {
         let snapshot = try StoreFileReplacement.snapshot(of: path, busyTimeout: busyTimeout)
         defer { snapshot.discard() }
         let copy = snapshot.copyPath
-        // The handlers' saves are recorded where the store records history (asked for, or already there).
-        let tracksHistory = try recordsHistory || ReadOnlyStoreFile.read(copy) { try HistoryTables.exist(in: $0) }
         var ran: [MigrationPlan] = []
+        // Values kept outside rows: the copy reads and writes a folder of its own (the original's files
+        // shared into it), so the original folder changes only around the write-back.
+        let externalData: StagedMigrationExternalData?
         do {
+            externalData = try StagedMigrationExternalData(storeAt: path, copyPath: copy,
+                                                            models: bundle.versions[from...to].map(\.model))
+        } catch {
+            throw reporting(error, at: path, insteadOf: copy)
+        }
+        defer { externalData?.discard() }
+        do {
+            // The handlers' saves are recorded where the store records history (asked for, or already there).
+            let tracksHistory = try recordsHistory || ReadOnlyStoreFile.read(copy) { try HistoryTables.exist(in: $0) }
             for segment in segments {
                 if let stage = segment.stage, let handler = stage.willMigrateHandler {
                     try run(handler, of: stage, named: "willMigrate", manager: manager, onStoreAt: copy,
+                            externalData: externalData?.workingFolder,
                             version: bundle.versions[segment.from], tracksHistory: tracksHistory, reportedPath: path)
                 }
                 let destination = bundle.versions[segment.to]
@@ -112,27 +123,36 @@ enum StagedMigrationRunner {
                 ran += plans
                 if let stage = segment.stage, let handler = stage.didMigrateHandler {
                     try run(handler, of: stage, named: "didMigrate", manager: manager, onStoreAt: copy,
+                            externalData: externalData?.workingFolder,
                             version: destination, tracksHistory: tracksHistory, reportedPath: path)
                 }
             }
+            try externalData?.publish(model: target.model, reportedPath: path)
         } catch {
             throw reporting(error, at: path, insteadOf: copy)
         }
-        try StoreFileReplacement.replaceContents(of: path, with: snapshot)
+        do {
+            try StoreFileReplacement.replaceContents(of: path, with: snapshot)
+        } catch {
+            externalData?.withdraw()
+            throw error
+        }
+        externalData?.removeReleasedFiles()
         return ran
     }
 
     /// Runs one handler with the manager's container open on the copy at `version`, closing it after.
+    /// `externalData` is the copy's folder of values kept outside rows.
     private static func run(_ handler: CustomMigrationStage.Handler, of stage: CustomMigrationStage, named name: String,
-                            manager: StagedMigrationManager, onStoreAt copy: String, version: ModelVersion,
-                            tracksHistory: Bool, reportedPath: String) throws {
+                            manager: StagedMigrationManager, onStoreAt copy: String, externalData: URL?,
+                            version: ModelVersion, tracksHistory: Bool, reportedPath: String) throws {
         let stageName = "\(stage.description) (\(name), at '\(version.name)')"
         let container = PersistentContainer(name: "StagedMigration", managedObjectModel: version.model)
         // Automatic migration off: the copy is at exactly this version, and must not move on its own.
         // History as the store keeps it, so the handler's saves are recorded like any other.
-        container.persistentStoreDescriptions = [PersistentStoreDescription(
-            url: URL(fileURLWithPath: copy),
-            options: StoreOptions(persistentHistoryTracking: tracksHistory, migratesStoreAutomatically: false))]
+        var options = StoreOptions(persistentHistoryTracking: tracksHistory, migratesStoreAutomatically: false)
+        options.externalDataDirectory = externalData
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: URL(fileURLWithPath: copy), options: options)]
         do {
             try container.loadPersistentStores()
         } catch {

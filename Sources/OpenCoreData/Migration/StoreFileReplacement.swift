@@ -124,6 +124,12 @@ enum StoreFileReplacement {
 
     private static let derivedSuffix = ".derived"
 
+    /// The folder of values kept outside rows that a staged migration's copy at `copyPath` uses
+    /// (``StagedMigrationExternalData``): named after the copy, removed with an abandoned copy.
+    static func externalDataFolder(of copyPath: String) -> String { copyPath + externalDataSuffix }
+
+    private static let externalDataSuffix = ".external"
+
     /// Deletes the copies of the store at `url` that no snapshot holds, and the files made from them: left
     /// by a process that died while migrating. A copy another process is working on is locked and stays.
     static func removeAbandonedCopies(of url: URL) {
@@ -136,10 +142,10 @@ enum StoreFileReplacement {
         }
         for name in names where name.hasPrefix(prefix) && !["-wal", "-shm", "-journal"].contains(where: name.hasSuffix) {
             let path = folder.appendingPathComponent(name).path
-            if path.hasSuffix(derivedSuffix) {
-                // A derived file goes with its copy; alone, its copy was already removed (the process died in
-                // between), so no one uses it.
-                if !names.contains(String(name.dropLast(derivedSuffix.count))) { remove(path) }
+            if let suffix = [derivedSuffix, externalDataSuffix].first(where: { path.hasSuffix($0) }) {
+                // A derived file or folder goes with its copy; alone, its copy was already removed (the
+                // process died in between), so no one uses it.
+                if !names.contains(String(name.dropLast(suffix.count))) { remove(path) }
                 continue
             }
             guard !inUse.contains(path) else { continue }
@@ -148,6 +154,7 @@ enum StoreFileReplacement {
             defer { close(descriptor) }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { continue }
             remove(derivedPath(of: path))
+            remove(externalDataFolder(of: path))
             remove(path)
         }
     }

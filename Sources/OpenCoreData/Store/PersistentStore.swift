@@ -279,7 +279,7 @@ public final class PersistentStore: @unchecked Sendable {
             }
         }
         self.externalStorage = externalStorage
-        history = options.persistentHistoryTracking && !options.readOnly ? HistoryRecorder(model: model, remembersOwnTransactions: options.remoteChangeNotifications) : nil
+        history = options.persistentHistoryTracking && !options.readOnly ? HistoryRecorder(model: model, externalStorage: externalStorage, remembersOwnTransactions: options.remoteChangeNotifications) : nil
     }
 
     /// What checking an existing store file found.

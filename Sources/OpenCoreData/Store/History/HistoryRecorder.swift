@@ -37,6 +37,8 @@ package struct HistoryEntry: Sendable {
 /// object, interned names. Owned by a store opened with history tracking.
 package final class HistoryRecorder: Sendable {
     private let model: ManagedObjectModel
+    /// The store's values kept outside rows: tombstones hold their bytes, not the stored form.
+    private let externalStorage: ExternalBinaryStorage?
     /// Whether this store's writing connection has its tables and delete triggers (set once per store).
     private let prepared = Atomic<Bool>(false)
     /// The transactions this store's own commits recorded, so its coordinator can tell remote commits
@@ -49,8 +51,9 @@ package final class HistoryRecorder: Sendable {
     /// Whether `recordedTransactions` is kept (only a store watched for remote changes reads it back).
     private let remembersOwnTransactions: Bool
 
-    init(model: ManagedObjectModel, remembersOwnTransactions: Bool) {
+    init(model: ManagedObjectModel, externalStorage: ExternalBinaryStorage?, remembersOwnTransactions: Bool) {
         self.model = model
+        self.externalStorage = externalStorage
         self.remembersOwnTransactions = remembersOwnTransactions
     }
 
@@ -93,8 +96,12 @@ package final class HistoryRecorder: Sendable {
         try HistoryChangeRows.write(entry.changes, firstKey: key, transaction: transaction, in: db)
         key += Int64(entry.changes.count)
         for row in deleted {
-            let tombstoneCount = model.entity(number: row.entity).map { HistoryTables.preservedAttributes(of: $0).count } ?? 0
-            let tombstone = Array(row.tombstone.prefix(tombstoneCount))
+            let entity = model.entity(number: row.entity)
+            let preserved = entity.map { HistoryTables.preservedAttributes(of: $0) } ?? []
+            var tombstone = Array(row.tombstone.prefix(preserved.count))
+            if let externalStorage, let entity {
+                tombstone = try externalStorage.tombstone(tombstone, of: preserved, entity: entity.name, primaryKey: row.key)
+            }
             let columns = tombstone.indices.map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
             let placeholders = String(repeating: ", ?", count: tombstone.count)
             try db.execute(sql: """
