@@ -169,19 +169,7 @@ enum Scenarios {
             try fixtures.createEmptyStore(at: url)
             let coordinator = try fixtures.openCoordinator(url)
             return {
-                let context = fixtures.makeContext(coordinator)
-                return try context.performAndWait {
-                    for i in 1...size {
-                        let item = try context.insertNewObject(forEntityName: "Item")
-                        try item.setValue(Seed.name(i), forKey: "name")
-                        try item.setValue(Date(timeIntervalSinceReferenceDate: Seed.createdAt(i)), forKey: "createdAt")
-                        try item.setValue(Seed.done(i), forKey: "done")
-                        try item.setValue(Seed.group(i), forKey: "group")
-                        try item.setValue(Seed.category(i), forKey: "category")
-                    }
-                    try context.save()
-                    return size
-                }
+                try ContextWork.insertAndSave(size, in: fixtures.makeContext(coordinator))
             }
         }, raw: {
             let url = fixtures.freshURL("insert-raw")
@@ -209,17 +197,7 @@ enum Scenarios {
         return ScenarioRun(rows: size, ours: {
             let coordinator = try fixtures.openCoordinator(url)
             return {
-                let context = fixtures.makeContext(coordinator)
-                return try context.performAndWait {
-                    let items = try context.fetch(FetchRequest<ManagedObject>(entityName: "Item"))
-                    var checksum = items.count
-                    for item in items {
-                        checksum &+= (try item.value(forKey: "name") as? String)?.utf8.count ?? 0
-                        let date = try item.value(forKey: "createdAt") as? Date
-                        checksum &+= Int(date?.timeIntervalSinceReferenceDate ?? 0) & 7
-                    }
-                    return checksum
-                }
+                try ContextWork.fetchAllReadingNameAndDate(in: fixtures.makeContext(coordinator))
             }
         }, raw: {
             let db = try RawConnection(path: url.path)
@@ -283,17 +261,7 @@ enum Scenarios {
             request.fetchBatchSize = 20
             let items = try context.performAndWait { try context.fetch(request) }
             return {
-                try context.performAndWait {
-                    var checksum = 0
-                    for batch in batchIndexes {
-                        let range = (batch * 20)..<min(batch * 20 + 20, items.count)
-                        for index in range {
-                            checksum &+= (try items[index].value(forKey: "name") as? String)?.utf8.count ?? 0
-                        }
-                        checksum &+= range.count
-                    }
-                    return checksum
-                }
+                try ContextWork.readNames(ofBatches: batchIndexes, of: items, in: context)
             }
         }, raw: {
             let ids = rawIDs, db = rawDB
