@@ -44,10 +44,15 @@ extension BatchUpdateRequest: ContextExecutable {
                                                              model: model, dialect: store.dialect)
         let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [],
                                                         dialect: store.dialect)
-        let outcome = try store.batchUpdate(entity: entity, assignments: assignments,
+        let outcome: (count: Int, ids: [ManagedObjectID])
+        do {
+            outcome = try store.batchUpdate(entity: entity, assignments: assignments,
                                             selection: BatchSelection(entity: entity, includesSubentities: includesSubentities,
                                                                       compiled: compiled),
                                             returningIDs: resultType == .objectIDs, followUps: related)
+        } catch let error as StoreError {
+            throw BatchUniquenessViolation.failure(for: error, entity: entity, model: model) ?? error
+        }
         coordinator.rowCache.removeAll()
         return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
     }
@@ -152,6 +157,9 @@ extension BatchInsertRequest: ContextExecutable {
                 }
             }
         } catch let error as StoreError {
+            if let failure = BatchUniquenessViolation.failure(for: error, entity: entity, model: coordinator.managedObjectModel) {
+                throw failure
+            }
             if case .sqlite(let code, let message, _) = error, code & 0xff == 19 {
                 throw ObjectGraphError.validationFailed([ValidationFailure(
                     objectID: ManagedObjectID(temporaryFor: entity), entity: entity.name, key: "",

@@ -59,6 +59,37 @@ import Testing
         #expect(try rows(stack, "SELECT MAX(Z_OPT) FROM ZITEM")[0][0] as Int == 1)
     }
 
+    /// A batch update whose new values meet a uniqueness constraint (here of two keys, the second constraint)
+    /// is refused whole as the validation failure a save gives, naming the entity and the constraint's keys,
+    /// not as SQLite's constraint code.
+    @Test func batchUpdateMeetingAUniquenessConstraintNamesEntityAndKeys() throws {
+        let tag = EntityDescription(name: "Tag", properties: [
+            AttributeDescription(name: "label", type: .string),
+            AttributeDescription(name: "code", type: .integer64),
+            AttributeDescription(name: "shade", type: .string),
+        ])
+        tag.uniquenessConstraints = [["label"], ["code", "shade"]]
+        let stack = try TestStack(model: try ManagedObjectModel(entities: [tag]))
+        let context = stack.context()
+        for (label, code) in [("red", 1), ("blue", 2)] as [(String, Int64)] {
+            let object = try context.insertNewObject(forEntityName: "Tag")
+            try object.setValue(label, forKey: "label")
+            try object.setValue(code, forKey: "code")
+            try object.setValue("dark", forKey: "shade")
+        }
+        try context.save()
+        let request = BatchUpdateRequest(entityName: "Tag")
+        request.propertiesToUpdate = ["code": Int64(7)]
+        do {
+            _ = try stack.context().execute(request)
+            Issue.record("a batch update stored two tags with one code and shade")
+        } catch let ObjectGraphError.validationFailed(failures) {
+            #expect(failures.map(\.entity) == ["Tag"] && failures.map(\.key) == ["code,shade"])
+            #expect(failures.map(\.rule) == [.uniquenessViolation])
+        }
+        #expect(try rows(stack, "SELECT ZCODE FROM ZTAG ORDER BY ZCODE").map { $0[0] as Int } == [1, 2])
+    }
+
     @Test func mergingBatchResultsRefreshesLiveObjects() throws {
         let (stack, ids) = try Self.stack()
         let live = stack.context(.privateQueue)
