@@ -24,7 +24,9 @@ public enum BatchResultType: Sendable, Hashable {
 /// ```
 ///
 /// Checked before any row changes: unknown keys, relationship keys, and values whose type cannot fit
-/// the attribute. Not checked (as in Core Data): validation rules, inverse relationships.
+/// the attribute. Not checked (as in Core Data): validation rules, inverse relationships. New values that
+/// would give two objects the same uniqueness-constraint values refuse the whole update with
+/// ``ObjectGraphError/validationFailed(_:)`` (rule `uniquenessViolation`, naming the entity and the keys).
 public final class BatchUpdateRequest: PersistentStoreRequest, @unchecked Sendable {
     // @unchecked Sendable: configured, then executed; not mutated during execution.
 
