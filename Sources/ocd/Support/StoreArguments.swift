@@ -29,8 +29,8 @@ struct StoreArguments: ParsableArguments {
     /// - Throws: ``OCDError`` naming `command` when `--store` is a PostgreSQL URL.
     func path(defaultName: String, command: String) throws -> String {
         guard case .file(let path) = try location(defaultName: defaultName) else {
-            throw StoreLocation.notOnPostgreSQL(command, because: "the todo commands run asynchronous fetches and batch updates, "
-                + "which the PostgreSQL store does not run yet")
+            throw StoreLocation.notOnPostgreSQL(command, because: "the todo commands open their store as a file; "
+                + "use the banks commands or ocd fetch/import on a URL")
         }
         return path
     }
