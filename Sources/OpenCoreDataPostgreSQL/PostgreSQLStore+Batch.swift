@@ -174,16 +174,8 @@ extension PostgreSQLStore {
         var result: [ManagedObjectID] = []
         for start in stride(from: 0, to: ids.count, by: Self.keysPerStatement) {
             let chunk = ids[start..<min(start + Self.keysPerStatement, ids.count)]
-            let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
-            let sql: String
-            switch storage {
-            case .toOne(let column, _, _, _):
-                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(first.entity.tableName) s JOIN \(destination.tableName) d ON d.Z_PK = s.\(column) WHERE s.Z_PK IN \(list)"
-            case .toManyByForeignKey(let table, let column, _):
-                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(table) d WHERE d.\(column) IN \(list)"
-            case .toManyByJoinTable(let join):
-                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) IN \(list)"
-            default:
+            guard let sql = RelatedRowsQuery.sql(storage: storage, sourceTable: first.entity.tableName,
+                                                 destinationTable: destination.tableName, keyCount: chunk.count) else {
                 return []
             }
             result += try session.rows(sql, chunk.map(\.primaryKey.databaseValue)).map { objectID($0, default: destination) }

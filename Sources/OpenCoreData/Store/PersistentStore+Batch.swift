@@ -236,16 +236,8 @@ extension PersistentStore {
         var result: [ManagedObjectID] = []
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = ids[start..<min(start + 500, ids.count)]
-            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-            let sql: String
-            switch storage {
-            case .toOne(let column, _, _, _):
-                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(ids[0].entity.tableName) s JOIN \(destination.tableName) d ON d.Z_PK = s.\(column) WHERE s.Z_PK IN (\(placeholders))"
-            case .toManyByForeignKey(let table, let column, _):
-                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(table) d WHERE d.\(column) IN (\(placeholders))"
-            case .toManyByJoinTable(let join):
-                sql = "SELECT d.Z_ENT, d.Z_PK FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) IN (\(placeholders))"
-            default:
+            guard let sql = RelatedRowsQuery.sql(storage: storage, sourceTable: ids[0].entity.tableName,
+                                                 destinationTable: destination.tableName, keyCount: chunk.count) else {
                 return []
             }
             try db.stepRows(sql: sql, arguments: chunk.map(\.primaryKey.databaseValue)) { handle in
