@@ -49,7 +49,9 @@ enum QueryStringMatching {
         return p == pieces.count
     }
 
-    private static let regexCache = Mutex<[String: NSRegularExpression]>([:])
+    /// Keyed by the pattern's UTF-8 bytes, not by `String`: `String` equality is canonical equivalence, under
+    /// which `K` and the Kelvin sign (U+212A) are one key, while ICU tells them apart.
+    private static let regexCache = Mutex<[[UInt8]: NSRegularExpression]>([:])
 
     /// The whole subject must match the pattern (ICU syntax).
     ///
@@ -81,7 +83,7 @@ enum QueryStringMatching {
     ///
     /// - Throws: ``QueryLanguageError`` for a pattern ICU refuses, alone or anchored.
     static func anchoredExpression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
-        let key = (caseInsensitive ? "i:" : "s:") + pattern
+        let key = Array(((caseInsensitive ? "i:" : "s:") + pattern).utf8)
         if let cached = regexCache.withLock({ $0[key] }) { return cached }
         let options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []
         // ICU refuses an empty pattern on its own; wrapped, it matches the empty string only, as it should.

@@ -93,6 +93,19 @@ var person: [String: Any] { [
         #expect(try holds("tags CONTAINS 'french'", on: person))
     }
 
+    /// ICU tells `K` from the Kelvin sign (U+212A), which Swift's `String` equality does not: a pattern must
+    /// never be answered by another pattern's compiled expression that is merely canonically equivalent.
+    @Test func canonicallyEquivalentPatternsStayDistinct() throws {
+        let kelvin = "\u{212A}"
+        for pattern in [kelvin, "K", kelvin] {
+            for subject in ["K", kelvin] {
+                let predicate = try QueryPredicate(format: "SELF MATCHES %@", argumentArray: [pattern])
+                #expect(try predicate.evaluate(with: subject) == (subject.unicodeScalars.elementsEqual(pattern.unicodeScalars)),
+                        "\(pattern.unicodeScalars.map(\.value)) against \(subject.unicodeScalars.map(\.value))")
+            }
+        }
+    }
+
     @Test func logicalOperatorsAndParentheses() throws {
         #expect(try holds("age > 1 AND age < 100", on: person))
         #expect(try holds("age > 1 && age < 100", on: person))
