@@ -44,7 +44,8 @@ extension ManagedObjectContext {
         struct GroupKey: Hashable {
             let entity: ObjectIdentifier
             let constraint: Int
-            let values: [DatabaseValue]
+            /// Grouped as the store's unique index compares them, not by `String ==`.
+            let values: [StoreEqualValue]
         }
         var groups: OrderedDictionary<GroupKey, PendingConstraintConflict> = [:]
         for object in candidates {
@@ -55,7 +56,7 @@ extension ManagedObjectContext {
                     continue
                 }
                 guard let values = try constraintValues(of: object, keys: keys) else { continue }
-                let key = GroupKey(entity: ObjectIdentifier(declaring), constraint: position, values: values)
+                let key = GroupKey(entity: ObjectIdentifier(declaring), constraint: position, values: values.map(StoreEqualValue.init))
                 groups[key, default: PendingConstraintConflict(declaringEntity: declaring, keys: keys, values: values,
                                                                objects: [], storedRowID: nil)].objects.append(object)
             }

@@ -145,7 +145,7 @@ enum KeyColumn: Equatable {
 }
 
 /// A stored value compared with its storage class (`DatabaseValue ==` equates the integer 1 and the
-/// real 1.0, which a key column must keep apart).
+/// real 1.0, which a key column must keep apart) and text by its bytes (see ``StoreEqualValue``).
 struct ExactValue: Equatable {
     let value: DatabaseValue
     init(_ value: DatabaseValue) { self.value = value }
@@ -155,7 +155,7 @@ struct ExactValue: Equatable {
         case (.null, .null): return true
         case let (.int64(a), .int64(b)): return a == b
         case let (.double(a), .double(b)): return a.bitPattern == b.bitPattern
-        case let (.string(a), .string(b)): return a == b
+        case let (.string(a), .string(b)): return a.utf8.elementsEqual(b.utf8)
         case let (.blob(a), .blob(b)): return a == b
         default: return false
         }

@@ -181,7 +181,8 @@ struct ResultsChangeTracker {
             case (nil, _?): kind = .insert
             case (_?, nil): kind = .delete
             case (let old?, let new?):
-                kind = (candidate.oldHandle == new.handle && old.keys == new.keys) ? .update : .move
+                kind = (candidate.oldHandle == new.handle && old.keys.elementsEqual(new.keys) { $0.isStoreEqual(to: $1) })
+                    ? .update : .move
             }
             var oldPath: IndexPath?
             if let old {

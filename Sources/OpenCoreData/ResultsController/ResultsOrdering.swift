@@ -127,7 +127,7 @@ struct ResultsOrdering {
             let a = lhs[left], b = rhs[right]
             lhs.formIndex(after: &left)
             rhs.formIndex(after: &right)
-            if a == b { continue }
+            if a.isStoreEqual(to: b) { continue }
             let order = try Self.storedOrder(a, b, descriptor: keys[index].descriptor)
                 ?? keys[index].descriptor.compareValues(swiftValue(a, key: index), swiftValue(b, key: index))
             if order != .orderedSame { return order == .orderedAscending }
@@ -137,14 +137,14 @@ struct ResultsOrdering {
 
     /// Whether two first-key values fall in the same section.
     func sameSection(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> Bool {
-        if lhs == rhs { return true }
+        if lhs.isStoreEqual(to: rhs) { return true }
         return try (Self.storedOrder(lhs, rhs, descriptor: keys[0].descriptor)
             ?? keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))) == .orderedSame
     }
 
     /// Orders two first-key values (for finding a section).
     func sectionOrder(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> ComparisonResult {
-        if lhs == rhs { return .orderedSame }
+        if lhs.isStoreEqual(to: rhs) { return .orderedSame }
         return try Self.storedOrder(lhs, rhs, descriptor: keys[0].descriptor)
             ?? keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))
     }

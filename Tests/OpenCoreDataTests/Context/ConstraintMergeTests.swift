@@ -48,6 +48,22 @@ import Testing
         }.sorted { $0.id.primaryKey < $1.id.primaryKey }
     }
 
+    /// `K` and the Kelvin sign are one value to Swift's `String ==` and two to the store's unique index: both
+    /// saves keep both objects, whether the two meet in one save or one is already stored.
+    @Test func canonicallyEquivalentTextIsNoConflict() throws {
+        let stack = try TestStack(model: Self.model())
+        let context = stack.context()
+        try insert(context, "Account", ["email": "K", "name": "latin"])
+        try insert(context, "Account", ["email": "\u{212A}", "name": "kelvin"])
+        try context.save()
+        try insert(context, "Account", ["email": "e\u{301}", "name": "decomposed"])
+        try context.save()
+        try insert(context, "Account", ["email": "\u{E9}", "name": "precomposed"])
+        try context.save()
+        let emails = try stored(stack, "Account", keys: ["email"]).map { $0.values["email"]?.unicodeScalars.map(\.value) }
+        #expect(emails == [[0x4B], [0x212A], [0x65, 0x301], [0xE9]])
+    }
+
     @discardableResult
     func insert(_ context: ManagedObjectContext, _ entity: String, _ values: [String: Any]) throws -> ManagedObject {
         let object = try context.insertNewObject(forEntityName: entity)

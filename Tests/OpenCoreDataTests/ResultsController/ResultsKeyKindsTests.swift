@@ -96,4 +96,50 @@ import Testing
             #expect(names(frc).contains("") == optional)
         }
     }
+
+    /// Text that Swift's `String ==` calls equal but the store does not (canonically equivalent spellings):
+    /// the controller keeps the store's byte order and sections, through random changes, as a fresh fetch.
+    @Test(arguments: [true, false])
+    func canonicallyEquivalentTextKeepsTheStoresOrder(sections: Bool) throws {
+        let spellings = ["K", "\u{212A}", "L", "\u{E9}", "e\u{301}", "f", "\u{C5}", "\u{212B}", "A\u{30A}"]
+        let stack = try TestStack(model: TestModels.todo())
+        let context = stack.context()
+        var rng = SeededGenerator(seed: sections ? 7 : 8)
+        var serial: Int64 = 0
+        func insert() throws -> ManagedObject {
+            let item = try context.insertNewObject(forEntityName: "Item")
+            try item.setValue(spellings.randomElement(using: &rng)!, forKey: "name")
+            try item.setValue(serial, forKey: "big")
+            serial += 1
+            return item
+        }
+        var items = try (0..<60).map { _ in try insert() }
+        try context.save()
+        let request = FetchRequest<ManagedObject>(entityName: "Item")
+        request.sortDescriptors = [QuerySortDescriptor(key: "name"), QuerySortDescriptor(key: "big")]
+        let frc = try FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+                                               sectionNameKeyPath: sections ? "name" : nil, cacheName: nil)
+        try frc.performFetch()
+        func scalars(_ text: String) -> [UInt32] { text.unicodeScalars.map(\.value) }
+        for round in 0..<12 {
+            for _ in 0..<4 {
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: items.append(try insert())
+                case 1: try items.randomElement(using: &rng)!.setValue(spellings.randomElement(using: &rng)!, forKey: "name")
+                default: if let index = items.indices.randomElement(using: &rng) { context.delete(items.remove(at: index)) }
+                }
+            }
+            try context.save()
+            let fresh = try context.fetch(request)
+            #expect(frc.fetchedObjects.map { Array($0).map(\.objectID) } == fresh.map(\.objectID), "round \(round)")
+            if sections {
+                var runs: [[UInt32]] = []
+                for item in fresh {
+                    let name = scalars(try #require(item.value(forKey: "name") as? String))
+                    if runs.last != name { runs.append(name) }
+                }
+                #expect((frc.sections ?? []).map { scalars($0.name) } == runs, "round \(round)")
+            }
+        }
+    }
 }
