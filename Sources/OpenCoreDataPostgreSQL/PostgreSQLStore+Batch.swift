@@ -194,7 +194,9 @@ extension PostgreSQLStore {
     /// that row's attributes instead, which keeps its key; the IDs returned and the history name that row.
     /// With one constraint that is PostgreSQL's `ON CONFLICT … DO UPDATE`, which holds under concurrent
     /// writers; with several (PostgreSQL takes one conflict target a statement) each row looks its
-    /// constraints up in order, and a row another writer commits meanwhile is a uniqueness violation.
+    /// constraints up in order, under a transaction lock on the table's upserts (``upsertLockClass``), so two
+    /// such batches meet each other's rows rather than collide. A context's save inserting a row with the
+    /// same values meanwhile is still a uniqueness violation, as a save meeting a save is.
     ///
     /// - Throws: ``StoreError/readOnly(path:)``; what `fillRow` throws (nothing is inserted then);
     ///   ``ObjectGraphError/validationFailed(_:)`` with ``ValidationFailure/Rule/uniquenessViolation`` naming
@@ -239,6 +241,11 @@ extension PostgreSQLStore {
                 return ((count, ids), history)
             }
             // Upserts, one row a statement, so a later row of the batch meets an earlier one.
+            if upsert.constraints.count > 1 {
+                // Read committed: each lookup after the lock sees what the previous holder committed.
+                try session.execute("SELECT pg_advisory_xact_lock(\(Self.upsertLockClass), hashtext(current_schema() || '.' || ?))",
+                                    [table.name.databaseValue])
+            }
             var written: [(key: Int64, inserted: Bool)] = []
             written.reserveCapacity(count)
             for offset in 0..<count {
@@ -256,6 +263,10 @@ extension PostgreSQLStore {
             return ((count, ids), history)
         }
     }
+
+    /// The first key of the two-key advisory locks that serialise multi-constraint upserts into one table (the
+    /// second is a hash of the schema and table); two-key locks never meet the layout's one-key lock. "OCDU".
+    static let upsertLockClass: Int32 = 0x4F43_4455
 
     /// Writes one batch row under `plan` and returns the key of the row written: the row's own when it was
     /// inserted, the stored row's when it updated that one.

@@ -383,6 +383,33 @@ struct StoreAgnosticBatchTests {
         }
     }
 
+    /// Two writers upserting the same rows at once under two constraints (where PostgreSQL has no single
+    /// `ON CONFLICT` target): each row meets the other writer's row and updates it, never a violation.
+    @Test(arguments: agnosticKinds)
+    func concurrentUpsertsUnderTwoConstraintsMeetEachOther(kind: StoreKind) throws {
+        let location = try SharedStoreLocation(kind, model: UniqueTagModel.make(constraints: [["label"], ["code"]]))
+        for round in 0..<3 {
+            let contexts = try (0..<2).map { _ in try location.context(.privateQueue) }
+            let outcomes = Mutex<[Result<Int, any Error>]>([])
+            DispatchQueue.concurrentPerform(iterations: 2) { writer in
+                let request = BatchInsertRequest(entityName: "Tag", objects: (0..<150).map {
+                    ["label": "t\($0)", "code": Int64($0), "weight": Int64(round * 10 + writer)]
+                })
+                request.resultType = .count
+                let context = contexts[writer]
+                let outcome = Result { try context.performAndWait { (try context.execute(request) as? BatchResult)?.count ?? -1 } }
+                outcomes.withLock { $0.append(outcome) }
+            }
+            for outcome in outcomes.withLock({ $0 }) {
+                #expect(throws: Never.self, "round \(round)") { try outcome.get() }
+            }
+            let tags = try UniqueTagModel.snapshot(location.context())
+            #expect(tags.count == 150, "round \(round)")
+            // Each row holds one writer's weight of this round, whichever wrote last.
+            #expect(tags.allSatisfy { $0.hasSuffix(" \(round * 10)") || $0.hasSuffix(" \(round * 10 + 1)") }, "round \(round)")
+        }
+    }
+
     /// Keys come from the store's key blocks: two coordinators inserting at once and a context saving after
     /// them never reuse a key.
     @Test(arguments: agnosticKinds)
