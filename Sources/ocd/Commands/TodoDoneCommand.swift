@@ -15,8 +15,9 @@ struct TodoDoneCommand: AsyncParsableCommand {
 
     func run() async throws {
         storeArguments.configureLogging()
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName, command: "todo done"),
+        let store = try OpenedStore.open(storeArguments.location(defaultName: TodoCommand.defaultStoreName),
                                          model: TodoModel.make(), history: storeArguments.history)
+        defer { store.close() }
         try TodoDoneCommand.markAllRead(store, compare: compare, indent: "")
     }
 

@@ -10,8 +10,9 @@ struct TodoListCommand: AsyncParsableCommand {
 
     func run() async throws {
         storeArguments.configureLogging()
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName, command: "todo list"),
+        let store = try OpenedStore.open(storeArguments.location(defaultName: TodoCommand.defaultStoreName),
                                          model: TodoModel.make(), history: storeArguments.history)
+        defer { store.close() }
         TodoListCommand.report(try await AsyncItemFetch.run(store, expected: try TodoListCommand.itemCount(store)))
     }
 

@@ -17,10 +17,11 @@ struct TodoPopulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         storeArguments.configureLogging()
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName, command: "todo populate"),
+        let store = try OpenedStore.open(storeArguments.location(defaultName: TodoCommand.defaultStoreName),
                                          model: TodoModel.make(), history: storeArguments.history)
+        defer { store.close() }
         let (items, sessions) = try TodoPopulation.populate(store, count: count,
                                                            progress: ProgressBar(title: "Inserting", total: count))
-        Console.line("Inserted \(items) items and \(sessions) sessions into \(store.url.path).")
+        Console.line("Inserted \(items) items and \(sessions) sessions into \(store.displayName).")
     }
 }

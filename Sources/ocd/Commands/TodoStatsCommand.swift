@@ -10,8 +10,9 @@ struct TodoStatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         storeArguments.configureLogging()
-        let store = try OpenedStore.open(path: storeArguments.path(defaultName: TodoCommand.defaultStoreName, command: "todo stats"),
+        let store = try OpenedStore.open(storeArguments.location(defaultName: TodoCommand.defaultStoreName),
                                          model: TodoModel.make(), history: storeArguments.history)
+        defer { store.close() }
         await StatisticsSummary.run(store, indent: "")
     }
 }

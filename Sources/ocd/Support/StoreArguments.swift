@@ -24,17 +24,6 @@ struct StoreArguments: ParsableArguments {
         try StoreLocation(store ?? FileManager.default.currentDirectoryPath + "/" + defaultName)
     }
 
-    /// The store file, `--store` or `defaultName` in the current folder, for commands that run on files only.
-    ///
-    /// - Throws: ``OCDError`` naming `command` when `--store` is a PostgreSQL URL.
-    func path(defaultName: String, command: String) throws -> String {
-        guard case .file(let path) = try location(defaultName: defaultName) else {
-            throw StoreLocation.notOnPostgreSQL(command, because: "the todo commands open their store as a file; "
-                + "use the banks commands or ocd fetch/import on a URL")
-        }
-        return path
-    }
-
     /// Turns the SQL log on if asked; call before opening a store.
     func configureLogging() {
         if sqlDebug { SQLLog.enable(visible: true) }
