@@ -84,6 +84,34 @@ public enum MappingModelMigration {
     }
 }
 
+extension MappingModelMigration {
+    /// Checks `mapping` against both models (what the migration would refuse before making anything).
+    ///
+    /// - Throws: the refusals of ``migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)``
+    ///   about the mapping itself (unregistered policies, unsupported mappings, mappings that do not fit).
+    package static func check(_ mapping: MappingModel, sourceModel: ManagedObjectModel,
+                              destinationModel: ManagedObjectModel) throws {
+        _ = try MappingPlan(mapping: mapping, sourceModel: sourceModel, destinationModel: destinationModel)
+    }
+
+    /// Runs `mapping` from the stores of `source` (read) into the stores of `destination` (filled), whatever
+    /// kind of store they are: the two passes of the SQLite migration, without its file handling. The caller
+    /// makes the destination empty beforehand and removes it on failure; `destinationName` names it in errors.
+    ///
+    /// - Throws: what ``migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)`` throws for
+    ///   the mapping and its steps.
+    package static func run(_ mapping: MappingModel, from source: PersistentStoreCoordinator,
+                            into destination: PersistentStoreCoordinator, destinationName: String,
+                            batchSize: Int = defaultBatchSize) throws {
+        let plan = try MappingPlan(mapping: mapping, sourceModel: source.managedObjectModel,
+                                   destinationModel: destination.managedObjectModel)
+        let manager = MigrationManager(plan: plan, sourceModel: source.managedObjectModel,
+                                       destinationModel: destination.managedObjectModel, source: source,
+                                       destination: destination, destinationPath: destinationName, batchSize: max(1, batchSize))
+        try manager.run()
+    }
+}
+
 /// A mapping model checked against its two models: every name resolved to an entity, property or
 /// migration policy class.
 struct MappingPlan {

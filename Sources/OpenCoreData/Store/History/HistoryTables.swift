@@ -8,7 +8,7 @@ import GRDB
 ///
 /// The tables are created the first time a store opened with history tracking commits, never on open.
 package enum HistoryTables {
-    static let transactionTable = "ATRANSACTION"
+    package static let transactionTable = "ATRANSACTION"
     static let changeTable = "ACHANGE"
     static let stringTable = "ATRANSACTIONSTRING"
 

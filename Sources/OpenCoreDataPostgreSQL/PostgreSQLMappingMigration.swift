@@ -1,0 +1,80 @@
+import Foundation
+import GRDB
+import OpenCoreData
+
+extension PostgreSQLStore {
+    /// Migrates the store in `configuration`'s schema from `sourceModel` to `destinationModel` through
+    /// `mapping` (Core Data's heavy migration; docs/POSTGRESQL.md, "Migration"): the two passes the SQLite
+    /// migration makes (``MappingModelMigration``), read from the store and written into a new schema of the
+    /// same database, which then takes the store's schema name.
+    ///
+    /// One transaction holds every table of the store in `SHARE` mode from the start to the swap: other
+    /// instances keep reading, and their saves wait until the migration ends (then fail, as their model no
+    /// longer fits the store). The swap (the old schema renamed away and dropped, the new one renamed in)
+    /// commits with that transaction or not at all; on any failure the new schema is dropped and the store is
+    /// exactly as it was.
+    ///
+    /// - Throws: the mapping's refusals (``MigrationError/unregisteredMigrationPolicy(entityMapping:className:)``,
+    ///   ``MigrationError/unsupportedMapping(entityMapping:reason:)``, ``MigrationError/mappingDoesNotFitModels(entityMapping:reason:)``)
+    ///   before anything is made; ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the
+    ///   schema holds no store or one `sourceModel` did not write; ``MigrationError/stepFailed(path:step:reason:)``
+    ///   for a store with persistent history (not migrated by a mapping model on this store yet) and when a
+    ///   batch fails; ``MigrationError/mappingFailed(entityMapping:object:reason:)`` when an expression or a
+    ///   policy step fails on an object; ``PostgreSQLStoreError`` when the server refuses a statement or the
+    ///   connection drops.
+    public static func migrate(configuration: PostgreSQLStoreConfiguration, from sourceModel: ManagedObjectModel,
+                               to destinationModel: ManagedObjectModel, mapping: MappingModel,
+                               batchSize: Int = MappingModelMigration.defaultBatchSize) throws {
+        try MappingModelMigration.check(mapping, sourceModel: sourceModel, destinationModel: destinationModel)
+        let server = configuration.redactedURL
+        let schema = configuration.schema ?? "public"
+        // Names of our own making (a plain identifier), at most 30 bytes.
+        let suffix = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        let working = "ocd_migrating_\(suffix)", replaced = "ocd_replaced_\(suffix)"
+        let admin = PostgreSQLConnectionPool(configuration: configuration)
+        defer { admin.close() }
+        do {
+            try admin.withSession { session in
+                try session.transaction {
+                    let tables = try tableNames(session)
+                    guard tables.contains("Z_METADATA") else {
+                        throw PostgreSQLStoreError.incompatibleStore(server: server, differences: ["the schema holds no store (no Z_METADATA)"])
+                    }
+                    if tables.contains(HistoryTables.transactionTable) {
+                        throw MigrationError.stepFailed(
+                            path: server, step: "mapping model",
+                            reason: "a PostgreSQL store with persistent history is not migrated by a mapping model yet")
+                    }
+                    // Sorted, so two migrations lock in one order.
+                    for table in tables.sorted() { try session.execute("LOCK TABLE \(table) IN SHARE MODE") }
+                    try runMapping(mapping, configuration: configuration, workingSchema: working,
+                                   sourceModel: sourceModel, destinationModel: destinationModel, batchSize: batchSize)
+                    try session.execute("ALTER SCHEMA \(schema) RENAME TO \(replaced)")
+                    try session.execute("ALTER SCHEMA \(working) RENAME TO \(schema)")
+                    try session.execute("DROP SCHEMA \(replaced) CASCADE")
+                }
+            }
+        } catch {
+            _ = try? admin.withSession { try $0.execute("DROP SCHEMA IF EXISTS \(working) CASCADE") }
+            throw error
+        }
+    }
+
+    /// Opens the store read-only with `sourceModel` (which refuses a store that model did not write) and a new
+    /// store of `destinationModel` in `workingSchema`, and runs the mapping from one into the other.
+    private static func runMapping(_ mapping: MappingModel, configuration: PostgreSQLStoreConfiguration,
+                                   workingSchema: String, sourceModel: ManagedObjectModel,
+                                   destinationModel: ManagedObjectModel, batchSize: Int) throws {
+        let source = PersistentStoreCoordinator(managedObjectModel: sourceModel)
+        try source.addPersistentStore(configuration: configuration, options: StoreOptions(readOnly: true))
+        defer { source.postgreSQLStores.forEach(source.remove) }
+        var destinationConfiguration = configuration
+        destinationConfiguration.schema = workingSchema
+        destinationConfiguration.poolSize = 1
+        let destination = PersistentStoreCoordinator(managedObjectModel: destinationModel)
+        try destination.addPersistentStore(configuration: destinationConfiguration)
+        defer { destination.postgreSQLStores.forEach(destination.remove) }
+        try MappingModelMigration.run(mapping, from: source, into: destination, destinationName: configuration.redactedURL,
+                                      batchSize: batchSize)
+    }
+}
