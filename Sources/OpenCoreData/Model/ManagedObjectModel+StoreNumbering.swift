@@ -41,13 +41,7 @@ extension ManagedObjectModel {
             return try loader.contents(from: data)
         }
         let contentsURL = try XcodeModelLoader.contentsFileURL(for: url)
-        let data: Data
-        do {
-            data = try Data(contentsOf: contentsURL)
-        } catch {
-            throw ModelError.malformedModelFile(path: contentsURL.path, reason: "the file cannot be read")
-        }
-        let root = try XcodeModelXMLNode.parse(data, source: contentsURL.path)
+        let root = try XcodeModelLoader.modelRoot(at: contentsURL)
         return try XcodeModelLoader(source: contentsURL.path).contents(fromModel: root)
     }
 }

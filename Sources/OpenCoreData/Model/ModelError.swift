@@ -48,9 +48,10 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
     /// A model file that cannot be read or is not a valid model; `reason` says where and why.
     case malformedModelFile(path: String, reason: String)
     /// A `.xcdatamodel` folder in Xcode 3's binary form (an `elements` keyed archive of Xcode's own editing
-    /// classes beside `layout`, no `contents` file). Its layout is not publicly documented, so it is not read
-    /// (docs/INTEROP.md); the message says how to convert it.
-    case xcode3BinaryModel(folder: String)
+    /// classes beside `layout`, no `contents` file) holding something the reader does not map: `construct`
+    /// names it (a superentity, indexes, a class or key outside the known layout; docs/INTEROP.md). The
+    /// message says how to convert the model.
+    case xcode3BinaryModel(folder: String, construct: String)
     /// No `<name>.xcdatamodeld` or `<name>.xcdatamodel` in the places searched.
     case modelNotFound(name: String, searched: [String])
     /// A `.xcdatamodeld` bundle has no version of that name (`available` lists the ones it has).
@@ -108,10 +109,10 @@ public enum ModelError: Error, Equatable, CustomStringConvertible, LocalizedErro
             return "\(first) and \(second) would both be named '\(storeName)' in the store (SQLite ignores case in names)."
         case .malformedModelFile(let path, let reason):
             return "The model file at \(path) cannot be read: \(reason)."
-        case .xcode3BinaryModel(let folder):
-            return "The model at \(folder) is in Xcode 3's binary format (an 'elements' archive, no 'contents' file), "
-                + "which is not publicly documented and is not read. Open it in Xcode 4.1 or later and save it in "
-                + "the current (XML) format, or compile it with Xcode's momc into a .mom, which "
+        case .xcode3BinaryModel(let folder, let construct):
+            return "The model at \(folder) is in Xcode 3's binary format (an 'elements' archive, no 'contents' file) "
+                + "and holds \(construct), which the reader of that format does not map. Open it in Xcode 4.1 or "
+                + "later and save it in the current (XML) format, or compile it with Xcode's momc into a .mom, which "
                 + "ManagedObjectModel(compiledModelAt:) reads."
         case .modelNotFound(let name, let searched):
             return "No model named '\(name)' (\(name).xcdatamodeld or \(name).xcdatamodel) in \(searched.joined(separator: ", "))."

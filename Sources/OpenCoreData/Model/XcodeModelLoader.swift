@@ -15,8 +15,9 @@ extension ManagedObjectModel {
     /// - Throws: ``ModelError`` for unreadable files, malformed XML (with line and column), unknown types, and
     ///   every inconsistency ``init(entities:versionIdentifiers:entityNumbers:)`` checks:
     ///   ``ModelError/malformedModelFile(path:reason:)`` when the path, the bundle's current version or its
-    ///   `contents` file is missing or cannot be read; ``ModelError/xcode3BinaryModel(folder:)`` for a
-    ///   `.xcdatamodel` in Xcode 3's binary form (`elements`, no `contents`), which is not read.
+    ///   `contents` file is missing or cannot be read; for a `.xcdatamodel` in Xcode 3's binary form
+    ///   (`elements`, no `contents`), ``ModelError/xcode3BinaryModel(folder:construct:)`` naming what the
+    ///   reader of that form does not map.
     public convenience init(contentsOf url: URL) throws {
         try self.init(contentsOf: url, version: nil)
     }
@@ -49,13 +50,8 @@ extension ManagedObjectModel {
             throw ModelError.versionNotFound(bundle: url.path, version: version, available: [])
         }
         let contentsURL = try XcodeModelLoader.contentsFileURL(for: versionURL)
-        let data: Data
-        do {
-            data = try Data(contentsOf: contentsURL)
-        } catch {
-            throw ModelError.malformedModelFile(path: contentsURL.path, reason: "the file cannot be read")
-        }
-        try self.init(xmlData: data, source: contentsURL.path)
+        let root = try XcodeModelLoader.modelRoot(at: contentsURL)
+        try self.init(compiled: try XcodeModelLoader(source: contentsURL.path).contents(fromModel: root))
         if versionURL.pathExtension.lowercased() == "xcdatamodel" {
             versionName = XcodeModelLoader.versionName(versionURL.lastPathComponent)
         }
@@ -120,7 +116,27 @@ struct XcodeModelLoader {
 
     // MARK: Finding the contents file
 
-    /// The `contents` file a model URL stands for.
+    /// The element tree of a model file: the XML of a `contents` file, or Xcode 3's `elements` archive
+    /// translated into the tree its XML would have (``Xcode3ModelArchive``).
+    ///
+    /// - Throws: ``ModelError/malformedModelFile(path:reason:)`` when the file cannot be read or parsed, and
+    ///   what ``Xcode3ModelArchive/modelNode()`` throws.
+    static func modelRoot(at file: URL) throws -> XcodeModelXMLNode {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw ModelError.malformedModelFile(path: file.path, reason: "the file cannot be read")
+        }
+        if file.lastPathComponent == "elements" {
+            let folder = file.deletingLastPathComponent()
+            return try Xcode3ModelArchive(data: data, source: file.path, folder: folder.path).modelNode()
+        }
+        return try XcodeModelXMLNode.parse(data, source: file.path)
+    }
+
+    /// The model file a model URL stands for: a folder's `contents`, or its `elements` when it is in Xcode 3's
+    /// binary form (no `contents`).
     static func contentsFileURL(for url: URL) throws -> URL {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -139,12 +155,11 @@ struct XcodeModelLoader {
         }
         let contents = url.appendingPathComponent("contents")
         guard fileManager.fileExists(atPath: contents.path) else {
-            // Xcode 3 kept the model in `elements` (and the diagram in `layout`): named as what it is, so the
-            // user learns how to convert it rather than that a file is missing.
+            // Xcode 3 kept the model in `elements` (and the diagram in `layout`).
+            let elements = url.appendingPathComponent("elements")
             var elementsIsFolder: ObjCBool = false
-            if fileManager.fileExists(atPath: url.appendingPathComponent("elements").path, isDirectory: &elementsIsFolder),
-               !elementsIsFolder.boolValue {
-                throw ModelError.xcode3BinaryModel(folder: url.path)
+            if fileManager.fileExists(atPath: elements.path, isDirectory: &elementsIsFolder), !elementsIsFolder.boolValue {
+                return elements
             }
             throw ModelError.malformedModelFile(path: url.path, reason: "the folder has no 'contents' file")
         }

@@ -35,7 +35,18 @@ final class XcodeModelXMLNode {
     func children(named childName: String) -> [XcodeModelXMLNode] { children.filter { $0.name == childName } }
 
     /// Where the element starts, for error messages.
-    var location: String { "line \(line), column \(column)" }
+    /// Where the element came from, for error messages: its line and column, or (for a node made in memory
+    /// by ``init(name:attributes:children:origin:)``) what it was made from.
+    var location: String { origin ?? "line \(line), column \(column)" }
+    private var origin: String?
+
+    /// A node made in memory rather than parsed: the reader of Xcode 3's binary models builds the tree the XML
+    /// form would give, so that one loader maps both. `origin` names the archived object it stands for.
+    convenience init(name: String, attributes: [String: String], children: [XcodeModelXMLNode], origin: String) {
+        self.init(name: name, attributes: attributes, line: 0, column: 0)
+        self.children = children
+        self.origin = origin
+    }
 
     /// Reads an XML document into a tree, or throws `ModelError.malformedModelFile` with the position
     /// XMLParser reports.
