@@ -98,7 +98,7 @@ extension PostgreSQLStore {
     ///   server refuses the statement or the connection drops.
     package func registerHistoryReader(_ name: String, seen: Int64) throws {
         try refuseIfReadOnly()
-        try pool.withSession { session in
+        _ = try pool.withSession { session in
             try session.execute(HistoryReaderRegistry.registerSQL,
                                 [name.databaseValue, seen.databaseValue, Date().timeIntervalSinceReferenceDate.databaseValue])
         }
