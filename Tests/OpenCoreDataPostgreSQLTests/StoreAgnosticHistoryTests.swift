@@ -256,6 +256,67 @@ struct StoreAgnosticHistoryTests {
         #expect(try Self.everything(context).map(\.transactionNumber) == [8])
     }
 
+    /// A reader that registers while another coordinator prunes without pause and a third saves: once the
+    /// registration has returned, every transaction then in the history stays there (the prune that read
+    /// the marks before it has finished deleting, or waits and sees it). Checked over many rounds, each
+    /// letting prunes run between registrations.
+    @Test(arguments: agnosticKinds)
+    func aReaderRegisteringDuringPrunesKeepsWhatWasThere(kind: StoreKind) throws {
+        let location = try SharedStoreLocation(kind, model: ShelfModel.make(), options: Self.tracked)
+        let writer = try location.context(.privateQueue), pruner = try location.context(.privateQueue)
+        let registrant = try location.context(.privateQueue)
+        let stopped = Mutex(false), prunes = Mutex(0), failures = Mutex<[String]>([])
+        @Sendable func waitForPrunes(_ count: Int) -> Bool {
+            let target = prunes.withLock { $0 } + count
+            // Bounds a stalled pruner only; nothing is asserted about how long prunes take.
+            let deadline = Date().addingTimeInterval(60)
+            while prunes.withLock({ $0 }) < target {
+                if Date() > deadline || stopped.withLock({ $0 }) { return false }
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            return true
+        }
+        DispatchQueue.concurrentPerform(iterations: 3) { role in
+            do {
+                switch role {
+                case 0:
+                    for index in 0..<60 {
+                        try writer.performAndWait {
+                            let tag = try writer.insertNewObject(forEntityName: "Tag")
+                            try tag.setValue("tag \(index)", forKey: "label")
+                            try writer.save()
+                        }
+                    }
+                case 1:
+                    while !stopped.withLock({ $0 }) {
+                        _ = try pruner.performAndWait {
+                            try pruner.execute(PersistentHistoryChangeRequest.deleteHistory(before: Optional<PersistentHistoryToken>.none))
+                        }
+                        prunes.withLock { $0 += 1 }
+                    }
+                default:
+                    defer { stopped.withLock { $0 = true } }
+                    let coordinator = try #require(registrant.persistentStoreCoordinator)
+                    for round in 0..<20 {
+                        try coordinator.registerPersistentHistoryReader(named: "late", seenThrough: nil)
+                        let before = try Set(registrant.performAndWait { try Self.everything(registrant).map(\.transactionNumber) })
+                        guard waitForPrunes(2) else { return failures.withLock { $0.append("the pruner stopped") } }
+                        let after = try Set(registrant.performAndWait { try Self.everything(registrant).map(\.transactionNumber) })
+                        if !before.isSubset(of: after) {
+                            failures.withLock { $0.append("round \(round): lost \(before.subtracting(after).sorted())") }
+                        }
+                        try coordinator.unregisterPersistentHistoryReader(named: "late")
+                        guard waitForPrunes(1) else { return failures.withLock { $0.append("the pruner stopped") } }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("role \(role): \(error)") }
+                stopped.withLock { $0 = true }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(kind): \(failures.withLock { $0 })")
+    }
+
     /// Refusals are the same on both stores: a token of another store (fetch, prune, register), readers on a
     /// store opened without tracking, a bad reader name, a prune or registration on a read-only store.
     @Test func refusalsAreTheSameOnBothStores() throws {
