@@ -59,11 +59,11 @@ enum PostgreSQLHistory {
                         readerRegistry: row.map { Int64.fromDatabaseValue($0[2]) == 1 } ?? false)
     }
 
-    /// Creates the history tables, their `Z_PRIMARYKEY` rows and the reader registry where missing (inside
-    /// the caller's transaction).
+    /// Creates the history tables, their `Z_PRIMARYKEY` rows and (with `readerRegistry`) the reader registry
+    /// where missing (inside the caller's transaction).
     ///
     /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
-    static func create(in session: PostgreSQLSession) throws {
+    static func create(in session: PostgreSQLSession, readerRegistry: Bool) throws {
         // Only what is missing: `CREATE INDEX IF NOT EXISTS` locks its table before it finds the index there,
         // so running the statements on every open would deadlock with stores saving meanwhile.
         let present = try presence(in: session)
@@ -76,7 +76,7 @@ enum PostgreSQLHistory {
             }
         }
         // A store whose history was made before the registry existed gets it on its next open with history.
-        if !present.readerRegistry { try session.execute(readerRegistrySQL) }
+        if readerRegistry && !present.readerRegistry { try session.execute(readerRegistrySQL) }
     }
 
     /// The `NOTIFY` channel of the store in `schema` (one per schema, so stores sharing a database stay apart).

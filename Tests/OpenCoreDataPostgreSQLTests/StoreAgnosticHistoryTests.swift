@@ -293,6 +293,9 @@ struct StoreAgnosticHistoryTests {
                             try pruner.execute(PersistentHistoryChangeRequest.deleteHistory(before: Optional<PersistentHistoryToken>.none))
                         }
                         prunes.withLock { $0 += 1 }
+                        // SQLite's busy handler is not fair: a connection writing without a pause can keep the
+                        // others' writes waiting past their busy timeout.
+                        if kind == .sqlite { Thread.sleep(forTimeInterval: 0.002) }
                     }
                 default:
                     defer { stopped.withLock { $0 = true } }
@@ -315,6 +318,32 @@ struct StoreAgnosticHistoryTests {
             }
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(kind): \(failures.withLock { $0 })")
+    }
+
+    /// A PostgreSQL store whose history predates the reader registry (the table dropped here) gets it on
+    /// its next open with history, not on a read-only one; until then it lists no readers.
+    @Test func postgreSQLAddsTheRegistryToAnOlderHistoryOnAWritableOpenOnly() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let model = try ShelfModel.make()
+        func registryExists(_ store: PostgreSQLStore) throws -> Bool {
+            try store.pool.withSession { try PostgreSQLHistory.presence(in: $0).readerRegistry }
+        }
+        let first = try PostgreSQLStore(model: model, configuration: configuration, recordsHistory: true)
+        #expect(try registryExists(first))
+        try first.pool.withSession { _ = try $0.execute("DROP TABLE \(HistoryReaderRegistry.table)") }
+        first.close()
+        var readOnly = Self.tracked
+        readOnly.readOnly = true
+        let reading = try PostgreSQLStore(model: model, configuration: configuration, recordsHistory: true, options: readOnly)
+        #expect(try !registryExists(reading))
+        #expect(try reading.historyReaders().isEmpty)
+        reading.close()
+        let writing = try PostgreSQLStore(model: model, configuration: configuration, recordsHistory: true, options: Self.tracked)
+        defer { writing.close() }
+        #expect(try registryExists(writing))
+        try writing.registerHistoryReader("indexer", seen: 0)
+        #expect(try writing.historyReaders().map(\.name) == ["indexer"])
     }
 
     /// Refusals are the same on both stores: a token of another store (fetch, prune, register), readers on a
