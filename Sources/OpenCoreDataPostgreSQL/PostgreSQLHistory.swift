@@ -28,25 +28,55 @@ enum PostgreSQLHistory {
         "CREATE INDEX IF NOT EXISTS Z_CHANGE_TRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)",
     ]
 
-    /// Creates the history tables and their `Z_PRIMARYKEY` rows where missing (inside the caller's transaction).
+    /// The registry of history readers (``HistoryReaderRegistry``), laid out as on SQLite; names in `"C"`
+    /// so they sort by code point there too.
+    static let readerRegistrySQL = """
+        CREATE TABLE IF NOT EXISTS Z_OCDHISTORYREADER (Z_NAME TEXT COLLATE "C" PRIMARY KEY NOT NULL,
+            Z_SEEN BIGINT NOT NULL, Z_TIMESTAMP DOUBLE PRECISION NOT NULL)
+        """
+
+    /// Which of the history's tables the store's schema holds.
+    struct Presence {
+        /// `ATRANSACTION`, `ACHANGE` and `ATRANSACTIONSTRING`, with their key rows in `Z_PRIMARYKEY`.
+        var history: Bool
+        /// `Z_OCDHISTORYREADER`.
+        var readerRegistry: Bool
+    }
+
+    /// Which history tables are there.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
-    static func create(in session: PostgreSQLSession) throws {
-        // Only when something is missing: `CREATE INDEX IF NOT EXISTS` locks its table before it finds the
-        // index there, so running the statements on every open would deadlock with stores saving meanwhile.
-        let present = try session.rows("""
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    static func presence(in session: PostgreSQLSession) throws -> Presence {
+        let row = try session.rows("""
             SELECT (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
                         AND upper(table_name) IN ('ATRANSACTIONSTRING', 'ATRANSACTION', 'ACHANGE')),
-                   (SELECT count(*) FROM Z_PRIMARYKEY WHERE Z_ENT IN (?, ?, ?))
+                   (SELECT count(*) FROM Z_PRIMARYKEY WHERE Z_ENT IN (?, ?, ?)),
+                   (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
+                        AND upper(table_name) = ?)
             """, [Int64(HistoryTables.changeEntity).databaseValue, Int64(HistoryTables.transactionEntity).databaseValue,
-                  Int64(HistoryTables.stringEntity).databaseValue])
-        if let row = present.first, Int64.fromDatabaseValue(row[0]) == 3, Int64.fromDatabaseValue(row[1]) == 3 { return }
-        for statement in creationSQL { try session.execute(statement) }
-        for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"),
-                               (HistoryTables.stringEntity, "TRANSACTIONSTRING")] {
-            try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, 0) ON CONFLICT DO NOTHING",
-                                [Int64(number).databaseValue, name.databaseValue])
+                  Int64(HistoryTables.stringEntity).databaseValue, HistoryReaderRegistry.table.databaseValue]).first
+        return Presence(history: row.map { Int64.fromDatabaseValue($0[0]) == 3 && Int64.fromDatabaseValue($0[1]) == 3 } ?? false,
+                        readerRegistry: row.map { Int64.fromDatabaseValue($0[2]) == 1 } ?? false)
+    }
+
+    /// Creates the history tables, their `Z_PRIMARYKEY` rows and (with `readerRegistry`) the reader registry
+    /// where missing (inside the caller's transaction).
+    ///
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
+    static func create(in session: PostgreSQLSession, readerRegistry: Bool) throws {
+        // Only what is missing: `CREATE INDEX IF NOT EXISTS` locks its table before it finds the index there,
+        // so running the statements on every open would deadlock with stores saving meanwhile.
+        let present = try presence(in: session)
+        if !present.history {
+            for statement in creationSQL { try session.execute(statement) }
+            for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"),
+                                   (HistoryTables.stringEntity, "TRANSACTIONSTRING")] {
+                try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, 0) ON CONFLICT DO NOTHING",
+                                    [Int64(number).databaseValue, name.databaseValue])
+            }
         }
+        // A store whose history was made before the registry existed gets it on its next open with history.
+        if readerRegistry && !present.readerRegistry { try session.execute(readerRegistrySQL) }
     }
 
     /// The `NOTIFY` channel of the store in `schema` (one per schema, so stores sharing a database stay apart).
@@ -114,26 +144,38 @@ enum PostgreSQLHistory {
         return key
     }
 
-    /// The transactions numbered above `number`, oldest first, at most `limit`, each with its changes.
+    /// The transactions numbered above `number`, oldest first, at most `limit`, each with its changes (what
+    /// the change feed delivers).
     ///
     /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
     /// `identity` names the store in the changes' object IDs (a new one when nil: IDs that match no context's).
     static func transactions(after number: Int64, limit: Int, model: ManagedObjectModel, storeIdentifier: String,
                              identity: StoreIdentity? = nil, in session: PostgreSQLSession) throws -> [PersistentHistoryTransaction] {
+        try transactions(HistorySelection.fetching(.afterToken(nil))[0], after: number, limit: limit, withChanges: true,
+                         model: model, storeIdentifier: storeIdentifier, identity: identity, in: session)
+    }
+
+    /// The transactions `selection` selects numbered above `number`, oldest first, at most `limit`; with
+    /// their changes when `withChanges` (nil changes otherwise, as SQLite gives).
+    ///
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    static func transactions(_ selection: HistorySelection, after number: Int64, limit: Int, withChanges: Bool,
+                             model: ManagedObjectModel, storeIdentifier: String, identity: StoreIdentity? = nil,
+                             in session: PostgreSQLSession) throws -> [PersistentHistoryTransaction] {
         let rows = try session.rows("""
             SELECT t.Z_PK, t.ZTIMESTAMP, a.ZNAME, c.ZNAME, b.ZNAME, p.ZNAME FROM ATRANSACTION t
             LEFT JOIN ATRANSACTIONSTRING a ON a.Z_PK = t.ZAUTHORTS LEFT JOIN ATRANSACTIONSTRING c ON c.Z_PK = t.ZCONTEXTNAMETS
             LEFT JOIN ATRANSACTIONSTRING b ON b.Z_PK = t.ZBUNDLEIDTS LEFT JOIN ATRANSACTIONSTRING p ON p.Z_PK = t.ZPROCESSIDTS
-            WHERE t.Z_PK > ? ORDER BY t.Z_PK LIMIT ?
-            """, [number.databaseValue, Int64(limit).databaseValue])
+            WHERE (\(selection.condition)) AND t.Z_PK > ? ORDER BY t.Z_PK LIMIT ?
+            """, selection.arguments + [number.databaseValue, Int64(limit).databaseValue])
         guard let first = rows.first.flatMap({ Int64.fromDatabaseValue($0[0]) }),
               let last = rows.last.flatMap({ Int64.fromDatabaseValue($0[0]) }) else { return [] }
         let identity = identity ?? StoreIdentity(uuid: storeIdentifier)
         var changesByTransaction: [Int64: [PersistentHistoryChange]] = [:]
-        for row in try session.rows("""
+        for row in try withChanges ? session.rows("""
             SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS FROM ACHANGE
             WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY Z_PK
-            """, [first.databaseValue, last.databaseValue]) {
+            """, [first.databaseValue, last.databaseValue]) : [] {
             // Rows of entities this model does not have (another version's) are left out, as on SQLite.
             guard let id = Int64.fromDatabaseValue(row[0]), let typeNumber = Int.fromDatabaseValue(row[1]),
                   let type = PersistentHistoryChangeType(rawValue: typeNumber),
@@ -155,7 +197,7 @@ enum PostgreSQLHistory {
                 timestamp: Date(timeIntervalSinceReferenceDate: Double.fromDatabaseValue(row[1]) ?? 0),
                 author: String.fromDatabaseValue(row[2]), contextName: String.fromDatabaseValue(row[3]),
                 bundleID: String.fromDatabaseValue(row[4]), processID: String.fromDatabaseValue(row[5]),
-                storeIdentifier: storeIdentifier, changes: changesByTransaction[number] ?? [])
+                storeIdentifier: storeIdentifier, changes: withChanges ? changesByTransaction[number] ?? [] : nil)
         }
     }
 }

@@ -9,9 +9,9 @@ import Synchronization
 /// Statements are the ones the layers above compile in the `.postgreSQL` dialect (``StoreQuery``,
 /// ``SortKeyQuery``, dictionary queries); rows come back as ``RowValues`` or ``SteppedRow``s over decoded
 /// values. A read that may be cancelled (an asynchronous fetch's) streams its rows and is cancelled on the
-/// server (``readCancellable(_:_:cancellation:_:)``). Batch requests run in `PostgreSQLStore+Batch.swift`. What
-/// PostgreSQL cannot do yet is refused with ``PostgreSQLStoreError/unsupported(request:server:)`` before anything
-/// runs: history fetches other than "after a token", history deletes and history readers.
+/// server (``readCancellable(_:_:cancellation:_:)``). Batch requests run in `PostgreSQLStore+Batch.swift`, history
+/// requests and readers in `PostgreSQLStore+History.swift`. What PostgreSQL cannot do is refused with
+/// ``PostgreSQLStoreError/unsupported(request:server:)`` before anything runs.
 extension PostgreSQLStore: StoreBackend {
     // MARK: Identity
 
@@ -140,7 +140,7 @@ extension PostgreSQLStore: StoreBackend {
         return try apply(changes, history: entry, resolvingConflicts: resolve)
     }
 
-    private func refuseIfReadOnly() throws {
+    func refuseIfReadOnly() throws {
         if options.readOnly { throw StoreError.readOnly(path: displayPath) }
     }
 
@@ -176,59 +176,7 @@ extension PostgreSQLStore: StoreBackend {
         .unsupported(request: request, server: displayPath)
     }
 
-    // MARK: History
-
-    /// Fetches history after a token (what the coordinator merges from), with the request's predicates and
-    /// result type; deletes and the other scopes are refused.
-    package func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
-        guard request.operation == .fetch, case .afterToken(let token) = request.scope else {
-            throw unsupported("a history \(request.operation) of \(request.scope)")
-        }
-        guard recordsHistory else { throw PersistentHistoryError.trackingOff(path: displayPath) }
-        if let token, token.storeIdentifier != identifier {
-            throw PersistentHistoryError.tokenOfAnotherStore(token: token.description, store: displayPath)
-        }
-        var transactions: [PersistentHistoryTransaction] = []
-        var after = token?.transactionNumber ?? 0
-        let limit = request.fetchLimit > 0 ? request.fetchLimit : Int.max
-        while transactions.count < limit {
-            let batch = try pool.withSession { session in
-                try PostgreSQLHistory.transactions(after: after, limit: min(PostgreSQLChangeListener.batchSize, limit - transactions.count),
-                                                   model: model, storeIdentifier: identifier, identity: identity, in: session)
-            }
-            guard let last = batch.last else { break }
-            transactions += batch
-            after = last.transactionNumber
-        }
-        return try request.result(from: transactions)
-    }
-
-    package func currentHistoryToken() throws -> PersistentHistoryToken {
-        guard recordsHistory else { return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: 0) }
-        let rows = try pool.withSession { try $0.rows("SELECT COALESCE(MAX(Z_PK), 0) FROM ATRANSACTION") }
-        return PersistentHistoryToken(storeIdentifier: identifier,
-                                      transactionNumber: rows.first.flatMap { Int64.fromDatabaseValue($0[0]) } ?? 0)
-    }
-
-    package func takeOwnTransactions(through number: Int64) -> Set<Int64> {
-        ownTransactions.withLock { own in
-            let taken = own.filter { $0 <= number }
-            own.subtract(taken)
-            return taken
-        }
-    }
-
-    package func registerHistoryReader(_ name: String, seen: Int64) throws {
-        throw unsupported("registering the history reader '\(name)'")
-    }
-
-    package func unregisterHistoryReader(_ name: String) throws -> Bool {
-        throw unsupported("removing the history reader '\(name)'")
-    }
-
-    package func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)] {
-        throw unsupported("listing history readers")
-    }
+    // MARK: History (PostgreSQLStore+History.swift)
 
     // MARK: Commits made elsewhere
 

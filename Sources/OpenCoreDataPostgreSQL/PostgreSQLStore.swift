@@ -54,7 +54,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
     static let layoutLockKey: Int64 = 0x4F43_4431
 
     /// Opens the store, creating its layout in an empty database or schema (and, with `recordsHistory`, the
-    /// history tables where missing). `keyBlockSize` is how many primary keys one trip to `Z_PRIMARYKEY`
+    /// history tables where missing, with the history reader registry unless ``StoreOptions/readOnly``). `keyBlockSize` is how many primary keys one trip to `Z_PRIMARYKEY`
     /// reserves for this process. Of `options`, ``StoreOptions/readOnly`` refuses saves,
     /// ``StoreOptions/remoteChangeNotifications`` makes a coordinator listen to the change feed (with
     /// `recordsHistory`), and ``StoreOptions/rowCacheCapacity`` sizes its row cache.
@@ -81,7 +81,8 @@ public final class PostgreSQLStore: @unchecked Sendable {
                     let identifier = try Self.prepareLayout(session, model: model, schema: schema, options: options,
                                                             server: configuration.redactedURL)
                     try PostgreSQLCaseMapping.install(in: session, server: configuration.redactedURL)
-                    if recordsHistory { try PostgreSQLHistory.create(in: session) }
+                    // A read-only store never writes the registry, so an open for reading does not add it.
+                    if recordsHistory { try PostgreSQLHistory.create(in: session, readerRegistry: !options.readOnly) }
                     return identifier
                 }
             }

@@ -4,7 +4,7 @@ import Testing
 @testable import OpenCoreData
 @testable import OpenCoreDataPostgreSQL
 
-/// `ocd inspect`, `fetch` and `watch` given a `postgresql://` URL instead of a store file, run as the built
+/// `ocd inspect`, `fetch`, `history` and `watch` given a `postgresql://` URL instead of a store file, run as the built
 /// binary against a store written through the store's own API or through contexts; `fetch` and `inspect`
 /// run contexts on it and answer as on a store file; the commands that cannot work on that store yet
 /// refuse it by name instead of taking the URL for a file.
@@ -384,10 +384,45 @@ struct OcdPostgreSQLCommandTests {
         let base = PostgreSQLTestServer.url!
         try refused(["inspect", base + (base.contains("?") ? "&" : "?") + "schema=\(empty.schema!)", "--model", fixture.modelPath],
                     saying: "holds no store")
-        try refused(["history", fixture.url, "--model", fixture.modelPath], saying: "ocd history does not take a PostgreSQL store yet")
+        // ocd history takes the URL now: what it refuses is a reader that is not registered.
+        try refused(["history", fixture.url, "--model", fixture.modelPath, "--unregister", "nobody"],
+                    saying: "has no history reader named 'nobody'")
         try refused(["import", fixture.url, "--model", fixture.modelPath, "--entity", "Nope", "--csv", "/dev/null"],
                     saying: "the model has no entity 'Nope'")
         #expect(!FileManager.default.fileExists(atPath: fixture.url), "a file was made under the URL's name")
+    }
+
+    /// `ocd history` on a URL prints the store's history (all of it, or after a transaction), registers a
+    /// reader through the newest transaction it read, lists and unregisters it; a store without history
+    /// is refused by name.
+    @Test func historyPrintsRegistersListsAndUnregistersReaders() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        try fixture.save(label: "cherry", key: 4, author: "second")
+        let all = try Self.ocd(["history", fixture.url, "--model", fixture.modelPath, "--json"])
+        #expect(all.status == 0, "\(all.stderr)")
+        let lines = all.stdout.split(separator: "\n").map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
+        }
+        #expect(lines.map { $0["author"] as? String } == ["fixture", "second"], "\(all.stdout)")
+        #expect(lines.map { ($0["inserted"] as? [String])?.count } == [3, 1])
+
+        let registered = try Self.ocd(["history", fixture.url, "--model", fixture.modelPath, "--after", "1", "--register", "indexer"])
+        #expect(registered.status == 0, "\(registered.stderr)")
+        #expect(registered.stdout.split(separator: "\n").count == 1 && registered.stdout.hasPrefix("#2 ")
+                && registered.stdout.contains("by second") && registered.stdout.contains("1 inserted"),
+                "\(registered.stdout)")
+        #expect(registered.stderr.contains("registered reader 'indexer', seen through 2"), "\(registered.stderr)")
+        let listed = try Self.ocd(["history", fixture.url, "--model", fixture.modelPath, "--readers"])
+        #expect(listed.status == 0 && listed.stdout.hasPrefix("indexer: seen through 2, updated "), "\(listed.stdout) \(listed.stderr)")
+        let unregistered = try Self.ocd(["history", fixture.url, "--model", fixture.modelPath, "--unregister", "indexer"])
+        #expect(unregistered.status == 0 && unregistered.stderr.contains("unregistered reader 'indexer'"), "\(unregistered.stderr)")
+        #expect(try Self.ocd(["history", fixture.url, "--model", fixture.modelPath, "--readers"]).stdout.isEmpty)
+
+        let twins = try TwinStores()
+        defer { twins.remove() }
+        let none = try Self.ocd(["history", twins.url, "--model", twins.modelPath])
+        #expect(none.status != 0 && none.stderr.contains("has no persistent history"), "\(none.stderr)")
     }
 
     /// `ocd watch` prints the transactions other instances commit, from the change feed, and stops after --count.

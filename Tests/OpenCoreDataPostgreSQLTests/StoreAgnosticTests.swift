@@ -41,8 +41,9 @@ final class SharedStoreLocation: @unchecked Sendable {
         if let configuration { PostgreSQLTestServer.drop(configuration) }
     }
 
-    /// A new coordinator with the store added, as an app opens it.
-    func coordinator() throws -> PersistentStoreCoordinator {
+    /// A new coordinator with the store added, as an app opens it (with the location's options, or others).
+    func coordinator(options: StoreOptions? = nil) throws -> PersistentStoreCoordinator {
+        let options = options ?? self.options
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         switch kind {
         case .sqlite: try coordinator.addPersistentStore(type: .sqlite, at: folder!.appendingPathComponent("Store.sqlite"), options: options)

@@ -21,8 +21,9 @@ extension ManagedObjectContext {
     ///   or breaking a uniqueness constraint, or a batch delete a `deny` rule refuses;
     ///   ``ObjectGraphError/unsupportedConcurrencyType(context:request:)`` for an asynchronous fetch on a
     ///   confinement context; ``QueryLanguageError`` when a predicate does not compile to SQL or a history
-    ///   predicate cannot be evaluated; ``StoreError`` when the store cannot be read or written (nothing is
-    ///   written then).
+    ///   predicate cannot be evaluated; ``PersistentHistoryError/tokenOfAnotherStore(token:store:)`` for a
+    ///   history request whose token belongs to another store; ``StoreError`` when the store cannot be read or
+    ///   written (nothing is written then).
     public func execute<Request: PersistentStoreRequest>(_ request: Request) throws -> PersistentStoreResult {
         QueueCheck.use(of: self, "execute(_:)")
         guard let executable = request as? ContextExecutable else {

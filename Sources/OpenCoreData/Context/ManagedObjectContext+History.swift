@@ -3,7 +3,9 @@ import Foundation
 extension PersistentHistoryChangeRequest: ContextExecutable {
     func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
         guard let coordinator = context.persistentStoreCoordinator else { throw ObjectGraphError.noPersistentStore }
-        return try coordinator.primaryBackend().execute(self)
+        let store = try coordinator.primaryBackend()
+        try checkTokens(of: store)
+        return try store.execute(self)
     }
 }
 
@@ -28,9 +30,10 @@ extension ManagedObjectContext {
 extension PersistentStoreCoordinator {
     /// The token of the newest transaction in the stores' history (Core Data's
     /// `currentPersistentHistoryToken(fromStores:)`); nil without a store.
-    /// - Throws: `StoreError` when the store cannot be read.
+    /// - Throws: `StoreError` when the store cannot be read (a PostgreSQL store's errors for a server).
     public func currentPersistentHistoryToken() throws -> PersistentHistoryToken? {
-        guard let store = persistentStores.first else { return nil }
+        // Any kind of store: `persistentStores` lists only the SQLite ones.
+        guard let store = storeBackends.first else { return nil }
         return try store.currentHistoryToken()
     }
 }

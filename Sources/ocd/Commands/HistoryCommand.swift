@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// `ocd history <store>`: the store's persistent history, one transaction a line (read-only).
 struct HistoryCommand: AsyncParsableCommand {
@@ -14,7 +15,7 @@ struct HistoryCommand: AsyncParsableCommand {
             --readers lists the registered readers; --unregister NAME removes one (a reader that stops for good must).
             """)
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file, or a postgresql:// URL (then --model is required).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
@@ -47,18 +48,17 @@ struct HistoryCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if case .postgreSQL = try StoreLocation(store) {
-            throw StoreLocation.notOnPostgreSQL("history", because: "history requests run on contexts, not on that store yet; ocd watch prints its feed")
-        }
-        let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model)
+        let location = try StoreLocation(store)
+        let (opened, _) = try OpenedStore.openReadOnly(location, modelPath: model)
+        defer { opened.close() }
         let entityDescription = try TransactionText.entity(named: entity, in: opened.coordinator.managedObjectModel)
-        guard try PersistentStore.hasPersistentHistory(at: opened.url) else {
+        guard try Self.hasPersistentHistory(location, opened) else {
             throw OCDError("\(store) has no persistent history (write it with --history, or with history tracking on)")
         }
         if readers { return try listReaders(opened) }
-        if let unregister { return try self.unregister(unregister, opened) }
+        if let unregister { return try self.unregister(unregister, location, opened) }
         let context = opened.newContext()
-        let identifier = opened.coordinator.persistentStores.first?.identifier ?? ""
+        let identifier = try opened.coordinator.currentPersistentHistoryToken()?.storeIdentifier ?? ""
         let token = after.map { PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: $0) }
         let result = try context.performAndWait {
             try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)) as? PersistentHistoryResult
@@ -71,7 +71,7 @@ struct HistoryCommand: AsyncParsableCommand {
         if let register {
             // Seen: every transaction read (the entity filter chooses what is printed, not what is read).
             let seen = transactions.last?.token ?? token
-            try writing(opened) { try $0.registerPersistentHistoryReader(named: register, seenThrough: seen) }
+            try writing(location, opened) { try $0.registerPersistentHistoryReader(named: register, seenThrough: seen) }
             Console.error("registered reader '\(register)', seen through \(seen.map { String($0.transactionNumber) } ?? "nothing")")
         }
     }
@@ -94,20 +94,32 @@ struct HistoryCommand: AsyncParsableCommand {
         }
     }
 
-    private func unregister(_ name: String, _ opened: OpenedStore) throws {
+    private func unregister(_ name: String, _ location: StoreLocation, _ opened: OpenedStore) throws {
         var removed = false
-        try writing(opened) { removed = try $0.unregisterPersistentHistoryReader(named: name) }
+        try writing(location, opened) { removed = try $0.unregisterPersistentHistoryReader(named: name) }
         guard removed else { throw OCDError("\(store) has no history reader named '\(name)'") }
         Console.error("unregistered reader '\(name)'")
     }
 
+    /// Whether the store keeps persistent history tables, read without changing it.
+    private static func hasPersistentHistory(_ location: StoreLocation, _ opened: OpenedStore) throws -> Bool {
+        switch location {
+        case .file: return try PersistentStore.hasPersistentHistory(at: opened.url)
+        case .postgreSQL(let configuration): return try PostgreSQLStorePresence.find(configuration: configuration).hasHistory
+        }
+    }
+
     /// Runs `body` on the store reopened for writing, with history tracking (what the reader registry needs),
     /// with the model the read-only open found.
-    private func writing(_ opened: OpenedStore, _ body: (PersistentStoreCoordinator) throws -> Void) throws {
+    private func writing(_ location: StoreLocation, _ opened: OpenedStore, _ body: (PersistentStoreCoordinator) throws -> Void) throws {
         let model = opened.coordinator.managedObjectModel
         opened.coordinator.persistentStores.forEach(opened.coordinator.remove)
-        let writable = try OpenedStore.open(path: store, model: model, history: true)
-        defer { writable.coordinator.persistentStores.forEach(writable.coordinator.remove) }
+        opened.close()
+        let writable = try OpenedStore.open(location, model: model, history: true)
+        defer {
+            writable.coordinator.persistentStores.forEach(writable.coordinator.remove)
+            writable.close()
+        }
         do {
             try body(writable.coordinator)
         } catch {

@@ -7,31 +7,11 @@ struct HistoryReader {
     let model: ManagedObjectModel
     let identity: StoreIdentity
 
-    /// The WHERE clause (on ATRANSACTION, aliased t) a scope selects, and its arguments. For a delete the
-    /// scope's point is inclusive on the far side: "before a token" deletes the token's transaction too.
-    private func filter(_ scope: PersistentHistoryChangeRequest.Scope,
-                        deleting: Bool) -> (sql: String, arguments: [DatabaseValue]) {
-        switch (scope, deleting) {
-        case (.afterToken(let token), false):
-            return ("t.Z_PK > ?", [(token?.transactionNumber ?? 0).databaseValue])
-        case (.afterToken(let token), true):
-            // No token: every transaction.
-            return ("t.Z_PK <= ?", [(token?.transactionNumber ?? Int64.max).databaseValue])
-        case (.afterDate(let date), false):
-            return ("t.ZTIMESTAMP > ?", [date.timeIntervalSinceReferenceDate.databaseValue])
-        case (.afterDate(let date), true):
-            return ("t.ZTIMESTAMP < ?", [date.timeIntervalSinceReferenceDate.databaseValue])
-        case (.transactions(let numbers), _):
-            let list = numbers.sorted().map(String.init).joined(separator: ", ")
-            return ("t.Z_PK IN (\(list))", [])
-        }
-    }
-
-    /// The transactions a scope selects, oldest first, with their changes when asked.
-    func transactions(_ db: Database, scope: PersistentHistoryChangeRequest.Scope, withChanges: Bool,
+    /// The transactions `selection` selects, oldest first, at most `limit` (0: no limit), with their
+    /// changes when asked.
+    func transactions(_ db: Database, selection: HistorySelection, withChanges: Bool,
                       limit: Int) throws -> [PersistentHistoryTransaction] {
         guard try HistoryTables.exist(in: db) else { return [] }
-        let (whereSQL, arguments) = filter(scope, deleting: false)
         var sql = """
             SELECT t.Z_PK, t.ZTIMESTAMP, COALESCE(a.ZNAME, t.ZAUTHOR), COALESCE(b.ZNAME, t.ZBUNDLEID),
                    COALESCE(c.ZNAME, t.ZCONTEXTNAME), COALESCE(p.ZNAME, t.ZPROCESSID),
@@ -41,9 +21,13 @@ struct HistoryReader {
             LEFT JOIN ATRANSACTIONSTRING b ON b.Z_PK = t.ZBUNDLEIDTS
             LEFT JOIN ATRANSACTIONSTRING c ON c.Z_PK = t.ZCONTEXTNAMETS
             LEFT JOIN ATRANSACTIONSTRING p ON p.Z_PK = t.ZPROCESSIDTS
-            WHERE \(whereSQL) ORDER BY t.Z_PK
+            WHERE \(selection.condition) ORDER BY t.Z_PK
             """
-        if limit > 0 { sql += " LIMIT \(limit)" }
+        var arguments = selection.arguments
+        if limit > 0 {
+            sql += " LIMIT ?"
+            arguments.append(Int64(limit).databaseValue)
+        }
         struct Header { var number: Int64; var timestamp: Double; var author, bundle, context, process: String? }
         var headers: [Header] = []
         // Names repeat from transaction to transaction: each distinct one is made into a String once.
@@ -139,35 +123,19 @@ struct HistoryReader {
         }
     }
 
-    /// What a prune did: how many transactions went, and which registered readers kept some of the ones
-    /// it was asked to delete (they had not seen them).
-    struct Pruning {
-        var deleted = 0
-        var heldBackBy: [String] = []
-    }
-
-    /// Deletes the transactions a delete request's scope selects, and their changes, but none after the
-    /// oldest mark in the reader registry (``HistoryReaderRegistry``): a registered reader keeps every
-    /// transaction it has not seen. Runs inside the caller's write transaction, so no reader can move
-    /// between the check and the delete.
-    func delete(_ db: Database, scope: PersistentHistoryChangeRequest.Scope) throws -> Pruning {
-        guard try HistoryTables.exist(in: db) else { return Pruning() }
-        var (whereSQL, arguments) = filter(scope, deleting: true)
-        var pruning = Pruning()
-        let readers = try HistoryReaderRegistry.all(in: db)
-        if let oldest = readers.map({ $0.seen }).min(),
-           let newestSelected = try Int64.fetchOne(db, sql: "SELECT MAX(t.Z_PK) FROM ATRANSACTION t WHERE \(whereSQL)",
-                                                   arguments: StatementArguments(arguments)),
-           oldest < newestSelected {
-            pruning.heldBackBy = readers.filter { $0.seen < newestSelected }.map { $0.name }
-            whereSQL = "(\(whereSQL)) AND t.Z_PK <= ?"
-            arguments.append(oldest.databaseValue)
-        }
-        try db.execute(sql: "DELETE FROM ACHANGE WHERE ZTRANSACTIONID IN (SELECT t.Z_PK FROM ATRANSACTION t WHERE \(whereSQL))",
-                       arguments: StatementArguments(arguments))
-        try db.execute(sql: "DELETE FROM ATRANSACTION AS t WHERE \(whereSQL)", arguments: StatementArguments(arguments))
-        pruning.deleted = db.changesCount
-        return pruning
+    /// Deletes the transactions a delete request's scope selects, and their changes, but none a registered
+    /// reader has not seen (``HistoryPruning``). Runs inside the caller's write transaction, which SQLite
+    /// runs alone, so no reader can move between the check and the delete.
+    func delete(_ db: Database, scope: PersistentHistoryChangeRequest.Scope) throws -> HistoryPruning {
+        guard try HistoryTables.exist(in: db) else { return HistoryPruning() }
+        let readers = try HistoryReaderRegistry.all(in: db).map { (name: $0.name, seen: $0.seen) }
+        return try HistoryPruning.run(scope, readers: readers, newest: { selection in
+            try Int64.fetchOne(db, sql: selection.newestTransactionSQL, arguments: StatementArguments(selection.arguments))
+        }, delete: { selection in
+            try db.execute(sql: selection.deleteChangesSQL, arguments: StatementArguments(selection.arguments))
+            try db.execute(sql: selection.deleteTransactionsSQL, arguments: StatementArguments(selection.arguments))
+            return db.changesCount
+        })
     }
 
     /// The newest transaction's number (0 when there is none).

@@ -11,17 +11,29 @@ package struct HistoryAuthorship: Sendable {
 }
 
 extension PersistentHistoryChangeRequest {
+    /// Whether the result type shows changes, so a fetch must read them.
+    package var needsChanges: Bool { resultType == .transactionsAndChanges || resultType == .changesOnly }
+
+    /// Refuses a scope whose token belongs to another store than `store`'s history: its number would name
+    /// unrelated transactions there. Checked for every store before the request runs.
+    ///
+    /// - Throws: ``PersistentHistoryError/tokenOfAnotherStore(token:store:)``.
+    package func checkTokens(of store: any StoreBackend) throws {
+        if case .afterToken(let token?) = scope, token.storeIdentifier != store.identifier {
+            throw PersistentHistoryError.tokenOfAnotherStore(token: token.description, store: store.displayPath)
+        }
+    }
+
     /// This fetch's result from the transactions its scope selects (with their changes when the result type
     /// needs them): the predicates applied, then shaped by ``resultType``. Shared by every store.
     ///
     /// - Throws: what evaluating ``predicate`` or ``changePredicate`` throws.
     package func result(from transactions: [PersistentHistoryTransaction]) throws -> PersistentHistoryResult {
         var transactions = transactions
-        let withChanges = resultType == .transactionsAndChanges || resultType == .changesOnly
         if let predicate {
             transactions = try transactions.filter { try predicate.evaluate(with: $0) }
         }
-        if let changePredicate, withChanges {
+        if let changePredicate, needsChanges {
             transactions = try transactions.map { transaction in
                 try transaction.keepingChanges { try changePredicate.evaluate(with: $0) }
             }
@@ -59,17 +71,23 @@ extension PersistentStore {
         }
     }
 
-    /// Runs a fetch or a delete of history.
+    /// Runs a fetch or a delete of history. A token of another store is refused by the context
+    /// (``PersistentHistoryChangeRequest/checkTokens(of:)``); a store without history tables has none to
+    /// read or delete.
     /// - Throws: `StoreError` when the store cannot be read or written.
     package func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
         let reader = HistoryReader(model: model, identity: identity)
         if request.operation == .delete {
-            let pruning = try write { db in try reader.delete(db, scope: request.scope) }
-            return PersistentHistoryResult(resultType: .count, count: pruning.deleted, heldBackByReaders: pruning.heldBackBy)
+            return try write { db in try reader.delete(db, scope: request.scope) }.result
         }
-        let withChanges = request.resultType == .transactionsAndChanges || request.resultType == .changesOnly
         let transactions = try read { db in
-            try reader.transactions(db, scope: request.scope, withChanges: withChanges, limit: request.fetchLimit)
+            var transactions: [PersistentHistoryTransaction] = []
+            for selection in HistorySelection.fetching(request.scope) {
+                let remaining = request.fetchLimit > 0 ? request.fetchLimit - transactions.count : 0
+                if request.fetchLimit > 0 && remaining <= 0 { break }
+                transactions += try reader.transactions(db, selection: selection, withChanges: request.needsChanges, limit: remaining)
+            }
+            return transactions
         }
         return try request.result(from: transactions)
     }
