@@ -184,6 +184,30 @@ struct PostgreSQLHistoryMigrationTests {
         #expect(offset >= 2 && magazineKeys(migrated) == magazineKeys(before).map { $0 + offset })
     }
 
+    /// V2 puts a new attribute before Note's others and drops `draft`: old changes' updated properties
+    /// follow each property to its new slot, as on SQLite.
+    @Test func updatedPropertiesFollowTheirPropertiesAsOnSQLite() throws {
+        let place = try Place()
+        let versions: [(name: String, entities: String)] = [
+            ("V1", #"<entity name="Note"><attribute name="title" optional="YES" attributeType="String"/><attribute name="body" optional="YES" attributeType="String"/><attribute name="draft" optional="YES" attributeType="String"/></entity>"#),
+            ("V2", #"<entity name="Note"><attribute name="archived" optional="YES" attributeType="Boolean"/><attribute name="title" optional="YES" attributeType="String"/><attribute name="body" optional="YES" attributeType="String"/></entity>"#),
+        ]
+        let (migrated, sqlite, _) = try Self.migrateBoth(versions, place: place) { coordinator in
+            let context = ManagedObjectContext(concurrencyType: .confinement)
+            context.persistentStoreCoordinator = coordinator
+            let note = try context.insertNewObject(forEntityName: "Note")
+            try note.setValue("t", forKey: "title")
+            try context.save()
+            for keys in [["title"], ["body"], ["draft"], ["title", "body"]] {
+                for key in keys { try note.setValue("\(key) \(keys.count)", forKey: key) }
+                try context.save()
+            }
+        }
+        let updated = migrated.dropFirst().compactMap { $0.changes?.first?.updatedProperties }
+        #expect(updated == [["title"], ["body"], [], ["title", "body"]])
+        #expect(Self.summary(migrated) == Self.summary(sqlite))
+    }
+
     /// The migration's last statement (recording its transaction) refused by the server: the tables, the
     /// rows and the history are as they were; once the cause is gone, the same open migrates.
     @Test func aFailureWhileKeepingTheHistoryLeavesTheStoreAsItWas() throws {

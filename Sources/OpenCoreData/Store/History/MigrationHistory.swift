@@ -143,6 +143,7 @@ package struct MigrationHistory {
             try connection.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
                                    [entity.databaseValue, row[1], row[2], maximum.databaseValue])
         }
+        try moveUpdatedSlots(through: plans, in: connection)
         // Old changes name entities by number: follow each entity (by name) to its new number. Changes of an
         // entity the new model lacks get number 0, which no entity has: readers leave them out.
         let after = try Self.entityNumbers(connection)
@@ -153,6 +154,33 @@ package struct MigrationHistory {
                                    moves.flatMap { [$0.0.databaseValue, $0.1.databaseValue] }
                                     + [Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
         }
+    }
+
+    /// Updated-property bitmaps (`ZCOLUMNS`, bit n for the entity's n-th property) of old changes follow
+    /// each property to its slot in the new model, through every plan (a property the migration drops
+    /// leaves them). Run while the changes still carry the entity numbers of before the migration.
+    private func moveUpdatedSlots(through plans: [MigrationPlan], in connection: Connection) throws {
+        let nameByNumber = Dictionary(entityNumbersBefore.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        // (entity number, old bitmap, new bitmap), all rewritten by one statement: one by one, a bitmap
+        // just written could be taken for an old one of the same value.
+        var changes: [DatabaseValue] = []
+        for row in try connection.rows("SELECT DISTINCT ZENTITY, ZCOLUMNS FROM ACHANGE WHERE ZCOLUMNS IS NOT NULL AND ZENTITY < ?",
+                                       [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
+            guard let number = Int64.fromDatabaseValue(row[0]), let name = nameByNumber[number],
+                  let bitmap = Data.fromDatabaseValue(row[1]) else { continue }
+            var slots = HistoryRecorder.slots(in: bitmap)
+            for plan in plans {
+                let moves = plan.slotMoves[name] ?? [:]
+                slots = slots.compactMap { moves[$0] }
+            }
+            let moved = HistoryRecorder.bitmap(slots.sorted())
+            guard moved != bitmap else { continue }
+            changes += [number.databaseValue, bitmap.databaseValue, moved?.databaseValue ?? .null]
+        }
+        guard !changes.isEmpty else { return }
+        let cases = String(repeating: " WHEN ZENTITY = ? AND ZCOLUMNS = ? THEN ?", count: changes.count / 3)
+        try connection.execute("UPDATE ACHANGE SET ZCOLUMNS = CASE\(cases) ELSE ZCOLUMNS END WHERE ZCOLUMNS IS NOT NULL AND ZENTITY < ?",
+                               changes + [Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
     }
 }
 
