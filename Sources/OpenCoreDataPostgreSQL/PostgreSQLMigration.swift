@@ -27,14 +27,17 @@ enum PostgreSQLMigration {
     /// bundle wrote the store, or migration is not allowed: the open then refuses with the differences).
     /// Runs in the caller's transaction, which must hold the layout lock. A store with persistent history
     /// keeps it as a SQLite store does (``MigrationHistory``) and records the migration's transaction,
-    /// announced on `channel`.
+    /// announced on `channel`. A ``StoreOptions/stagedMigrationManager`` runs its stages in that same
+    /// transaction: each inferred segment planned on the store as the one before left it.
     ///
     /// - Throws: the planner's refusals (``MigrationError/unsupportedChange(entity:property:reason:)``,
     ///   ``MigrationError/missingRequiredValues(entity:attribute:rowCount:)``, …),
     ///   ``MigrationError/storeIsNewer(path:storeVersion:modelVersion:)``,
     ///   ``MigrationError/storeDoesNotMatchItsVersion(path:version:differences:)``,
     ///   ``MigrationError/stepFailed(path:step:reason:)`` naming the step when the server refuses a statement
-    ///   or when the migration needs what this store does not do yet (a mapping model, staged migration),
+    ///   or when the migration needs what this store does not do yet (a mapping model),
+    ///   ``MigrationError/invalidStage(stage:reason:)`` for a stage the bundle does not fit and for a custom
+    ///   stage with handlers (they would run on contexts, which cannot see the migration's transaction),
     ///   and ``PostgreSQLStoreError/connectionLost(server:reason:)``.
     ///   Whatever is thrown, the caller's transaction rolls everything back.
     static func migrateIfNeeded(_ session: PostgreSQLSession, model: ManagedObjectModel, metadata: StoreMetadata,
@@ -67,10 +70,22 @@ enum PostgreSQLMigration {
                     channel: channel)
             return plans
         }
-        if options.stagedMigrationManager != nil {
-            throw MigrationError.stepFailed(
-                path: server, step: "staged migration \(versions)",
-                reason: "staged migrations run their stages on a copy of the store, which a PostgreSQL store does not make yet")
+        if let manager = options.stagedMigrationManager, options.infersMappingModelAutomatically {
+            // The stages run in this one transaction: each inferred segment planned on the store as the
+            // segments before it left it. A custom stage's handlers work through contexts, whose
+            // connections cannot see this uncommitted transaction: refused before anything is written.
+            guard let from = bundle.versions.firstIndex(where: { $0.name == stored.name }),
+                  let to = bundle.versions.firstIndex(where: { $0.name == target.name }) else { return [] }
+            if from > to { throw MigrationError.storeIsNewer(path: server, storeVersion: stored.name, modelVersion: target.name) }
+            let segments = try StagedMigrationRunner.segments(of: manager, in: bundle, from: from, to: to)
+            if let custom = segments.lazy.compactMap(\.stage).first(where: { $0.willMigrateHandler != nil || $0.didMigrateHandler != nil }) {
+                throw MigrationError.invalidStage(
+                    stage: custom.description,
+                    reason: "a PostgreSQL store runs its migration in one transaction, which the handlers' contexts cannot see: it runs lightweight stages and custom stages without handlers only")
+            }
+            return try segments.flatMap { segment in
+                try migrate(to: bundle.versions[segment.to], model: segment.to == to ? model : bundle.versions[segment.to].model)
+            }
         }
         let mapping = try options.mappingModels.first {
             ($0.sourceModelVersionName == stored.name && $0.destinationModelVersionName == modelVersion)
