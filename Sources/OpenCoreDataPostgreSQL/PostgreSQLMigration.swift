@@ -50,7 +50,7 @@ enum PostgreSQLMigration {
               let target = bundle.version(named: modelVersion) else { return [] }
         guard !options.readOnly, options.migratesStoreAutomatically else { return [] }
         let versions = "\(stored.name) → \(modelVersion)"
-        // What the store records history in keeps it through the migration, as a SQLite store does
+        // A store with history tables keeps its history through the migration, as a SQLite store does
         // (docs/HISTORY.md, "Migrations"): the plans rewrite Z_PRIMARYKEY from the model alone and may
         // renumber entities.
         let recordsHistory = tables.isSuperset(of: ["ATRANSACTION", "ACHANGE"])
