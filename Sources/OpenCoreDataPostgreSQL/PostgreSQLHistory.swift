@@ -94,15 +94,7 @@ enum PostgreSQLHistory {
             changes.append(.init(type: .delete, entityNumber: delete.id.entity.entityNumber, primaryKey: delete.id.primaryKey))
         }
         guard !changes.isEmpty else { return nil }
-        // Lock order, the same for every writer: 16002 (the transaction number, held to commit), 16003, 16001.
-        let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: session)
-        let names = try [entry.author, HistoryRecorder.processName, entry.contextName, HistoryRecorder.processID]
-            .map { try intern($0, in: session) }
-        try session.execute("""
-            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
-            VALUES (?, ?, 1, ?, ?, ?, ?, ?)
-            """, [transaction.databaseValue, Int64(HistoryTables.transactionEntity).databaseValue]
-                + names.map { $0?.databaseValue ?? .null } + [Date().timeIntervalSinceReferenceDate.databaseValue])
+        let transaction = try insertTransaction(author: entry.author, contextName: entry.contextName, in: session)
         var key = try reserveKeys(entity: HistoryTables.changeEntity, count: changes.count, in: session)
         // Many rows per statement: one round trip per few hundred changes, not per change.
         for chunk in stride(from: 0, to: changes.count, by: 500) {
@@ -120,6 +112,32 @@ enum PostgreSQLHistory {
                                 arguments)
         }
         try session.execute("SELECT pg_notify(?, ?)", [channel.databaseValue, "\(storeIdentifier):\(transaction)".databaseValue])
+        return transaction
+    }
+
+    /// Records the migration `plans` made, in its transaction (a transaction by
+    /// ``PersistentHistoryTransaction/migrationAuthor`` with no changes, docs/HISTORY.md), and queues its
+    /// announcement on `channel`.
+    ///
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
+    static func recordMigration(_ plans: [MigrationPlan], storeIdentifier: String, channel: String,
+                                in session: PostgreSQLSession) throws {
+        let transaction = try insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
+                                                contextName: MigrationHistory.contextName(plans), in: session)
+        try session.execute("SELECT pg_notify(?, ?)", [channel.databaseValue, "\(storeIdentifier):\(transaction)".databaseValue])
+    }
+
+    /// Inserts an `ATRANSACTION` row by `author` under `contextName`, numbered next; its number.
+    private static func insertTransaction(author: String?, contextName: String?, in session: PostgreSQLSession) throws -> Int64 {
+        // Lock order, the same for every writer: 16002 (the transaction number, held to commit), 16003, 16001.
+        let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: session)
+        let names = try [author, HistoryRecorder.processName, contextName, HistoryRecorder.processID]
+            .map { try intern($0, in: session) }
+        try session.execute("""
+            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
+            VALUES (?, ?, 1, ?, ?, ?, ?, ?)
+            """, [transaction.databaseValue, Int64(HistoryTables.transactionEntity).databaseValue]
+                + names.map { $0?.databaseValue ?? .null } + [Date().timeIntervalSinceReferenceDate.databaseValue])
         return transaction
     }
 

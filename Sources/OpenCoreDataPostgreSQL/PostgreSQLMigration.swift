@@ -25,18 +25,24 @@ enum PostgreSQLMigration {
     /// ``StoreOptions/infersMappingModelAutomatically``, not ``StoreOptions/readOnly``); returns the plans it
     /// ran, empty when it ran none (the store fits the model, the model has no bundle, no version of the
     /// bundle wrote the store, or migration is not allowed: the open then refuses with the differences).
-    /// Runs in the caller's transaction, which must hold the layout lock.
+    /// Runs in the caller's transaction, which must hold the layout lock. A store with persistent history
+    /// keeps it as a SQLite store does (``MigrationHistory``) and records the migration's transaction,
+    /// announced on `channel`. A ``StoreOptions/stagedMigrationManager`` runs its stages in that same
+    /// transaction: each inferred segment planned on the store as the one before left it.
     ///
     /// - Throws: the planner's refusals (``MigrationError/unsupportedChange(entity:property:reason:)``,
     ///   ``MigrationError/missingRequiredValues(entity:attribute:rowCount:)``, …),
     ///   ``MigrationError/storeIsNewer(path:storeVersion:modelVersion:)``,
     ///   ``MigrationError/storeDoesNotMatchItsVersion(path:version:differences:)``,
     ///   ``MigrationError/stepFailed(path:step:reason:)`` naming the step when the server refuses a statement
-    ///   or when the migration needs what this store does not do yet (a mapping model, staged migration, a
-    ///   store with persistent history), and ``PostgreSQLStoreError/connectionLost(server:reason:)``.
+    ///   or when the migration needs what this store does not do yet (a mapping model),
+    ///   ``MigrationError/invalidStage(stage:reason:)`` for a stage the bundle does not fit and for a custom
+    ///   stage with handlers (they would run on contexts, which cannot see the migration's transaction),
+    ///   and ``PostgreSQLStoreError/connectionLost(server:reason:)``.
     ///   Whatever is thrown, the caller's transaction rolls everything back.
     static func migrateIfNeeded(_ session: PostgreSQLSession, model: ManagedObjectModel, metadata: StoreMetadata,
-                                options: StoreOptions, server: String, tables: Set<String>) throws -> [MigrationPlan] {
+                                options: StoreOptions, server: String, channel: String,
+                                tables: Set<String>) throws -> [MigrationPlan] {
         guard let bundleURL = model.versionBundleURL, let modelVersion = model.versionName,
               metadata.versionHashes != model.entityVersionHashesByName else { return [] }
         let bundle = try ModelVersionBundle(contentsOf: bundleURL)
@@ -44,10 +50,42 @@ enum PostgreSQLMigration {
               let target = bundle.version(named: modelVersion) else { return [] }
         guard !options.readOnly, options.migratesStoreAutomatically else { return [] }
         let versions = "\(stored.name) → \(modelVersion)"
-        if options.stagedMigrationManager != nil {
-            throw MigrationError.stepFailed(
-                path: server, step: "staged migration \(versions)",
-                reason: "staged migrations run their stages on a copy of the store, which a PostgreSQL store does not make yet")
+        // A store with history tables keeps its history through the migration, as a SQLite store does
+        // (docs/HISTORY.md, "Migrations"): the plans rewrite Z_PRIMARYKEY from the model alone and may
+        // renumber entities.
+        let recordsHistory = tables.isSuperset(of: ["ATRANSACTION", "ACHANGE"])
+        /// Plans the inferred migration from the version the store is at now (in this transaction) to
+        /// `destination`, and runs it.
+        func migrate(to destination: ModelVersion, model destinationModel: ManagedObjectModel) throws -> [MigrationPlan] {
+            guard let metadata = try PostgreSQLStore.storedMetadata(session, server: server) else { return [] }
+            let tables = try PostgreSQLStore.tableNames(session)
+            let plans = try StoreMigration.plans(
+                metadata: metadata, path: server, bundle: bundle, target: destination, targetModel: destinationModel,
+                spelling: spelling,
+                differences: { version in
+                    try PostgreSQLStore.layoutDifferences(session, model: version, schema: version.schema, tables: tables)
+                },
+                storedNumbers: { try storedEntityNumbers(session) })
+            try run(plans, in: session, server: server, recordsHistory: recordsHistory, storeIdentifier: metadata.uuidString,
+                    channel: channel)
+            return plans
+        }
+        if let manager = options.stagedMigrationManager, options.infersMappingModelAutomatically {
+            // The stages run in this one transaction: each inferred segment planned on the store as the
+            // segments before it left it. A custom stage's handlers work through contexts, whose
+            // connections cannot see this uncommitted transaction: refused before anything is written.
+            guard let from = bundle.versions.firstIndex(where: { $0.name == stored.name }),
+                  let to = bundle.versions.firstIndex(where: { $0.name == target.name }) else { return [] }
+            if from > to { throw MigrationError.storeIsNewer(path: server, storeVersion: stored.name, modelVersion: target.name) }
+            let segments = try StagedMigrationRunner.segments(of: manager, in: bundle, from: from, to: to)
+            if let custom = segments.lazy.compactMap(\.stage).first(where: { $0.willMigrateHandler != nil || $0.didMigrateHandler != nil }) {
+                throw MigrationError.invalidStage(
+                    stage: custom.description,
+                    reason: "a PostgreSQL store runs its migration in one transaction, which the handlers' contexts cannot see: it runs lightweight stages and custom stages without handlers only")
+            }
+            return try segments.flatMap { segment in
+                try migrate(to: bundle.versions[segment.to], model: segment.to == to ? model : bundle.versions[segment.to].model)
+            }
         }
         let mapping = try options.mappingModels.first {
             ($0.sourceModelVersionName == stored.name && $0.destinationModelVersionName == modelVersion)
@@ -59,21 +97,7 @@ enum PostgreSQLMigration {
                 reason: "migrations by a mapping model do not run on a PostgreSQL store yet")
         }
         guard options.infersMappingModelAutomatically else { return [] }
-        // The plans rewrite Z_PRIMARYKEY from the model alone, which would drop the history's own row there;
-        // and history rows name entity numbers that a migration may change.
-        if tables.contains("ATRANSACTION") {
-            throw MigrationError.stepFailed(
-                path: server, step: "migrate persistent history \(versions)",
-                reason: "a PostgreSQL store with persistent history is not migrated yet")
-        }
-        let plans = try StoreMigration.plans(
-            metadata: metadata, path: server, bundle: bundle, target: target, targetModel: model, spelling: spelling,
-            differences: { version in
-                try PostgreSQLStore.layoutDifferences(session, model: version, schema: version.schema, tables: tables)
-            },
-            storedNumbers: { try storedEntityNumbers(session) })
-        for plan in plans { try run(plan, in: session, server: server) }
-        return plans
+        return try migrate(to: target, model: model)
     }
 
     /// The entity numbers in `Z_PRIMARYKEY` by entity name (the history's reserved rows left out).
@@ -84,6 +108,44 @@ enum PostgreSQLMigration {
             if let name = String.fromDatabaseValue(row[0]), let number = Int.fromDatabaseValue(row[1]) { numbers[name] = number }
         }
         return numbers
+    }
+
+    /// Runs `plans` in order; with `recordsHistory` (the store has history tables), keeps the history through
+    /// them (``MigrationHistory``) and records the migration's transaction, announced on `channel`.
+    ///
+    /// - Throws: what ``run(_:in:server:)`` throws; ``MigrationError/stepFailed(path:step:reason:)`` naming
+    ///   "keep the persistent history" when the server refuses one of the history's statements.
+    private static func run(_ plans: [MigrationPlan], in session: PostgreSQLSession, server: String, recordsHistory: Bool,
+                            storeIdentifier: String, channel: String) throws {
+        guard !plans.isEmpty else { return }
+        let history = recordsHistory ? try keepingHistory(server: server) { try MigrationHistory.before(connection(session)) } : nil
+        for plan in plans {
+            // Read before the plan moves any row: the keys its objects move by.
+            let moves = try history.map { history in try keepingHistory(server: server) { try history.keyMoves(of: plan, in: connection(session)) } }
+            try run(plan, in: session, server: server)
+            if let history, let moves { try keepingHistory(server: server) { try history.move(moves, in: connection(session)) } }
+        }
+        if let history {
+            try keepingHistory(server: server) {
+                try history.after(plans, in: connection(session))
+                try PostgreSQLHistory.recordMigration(plans, storeIdentifier: storeIdentifier, channel: channel, in: session)
+            }
+        }
+    }
+
+    /// The statements of ``MigrationHistory`` run on `session`.
+    private static func connection(_ session: PostgreSQLSession) -> MigrationHistory.Connection {
+        MigrationHistory.Connection(rows: { try session.rows($0, $1) }, execute: { _ = try session.execute($0, $1) })
+    }
+
+    /// Runs `body`, a step keeping the history; a statement the server refuses names that step.
+    private static func keepingHistory<Result>(server: String, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch PostgreSQLStoreError.serverError(let state, let message, _) {
+            throw MigrationError.stepFailed(path: server, step: "keep the persistent history",
+                                            reason: "\(message) (SQLSTATE \(state))")
+        }
     }
 
     /// Runs the steps of `plan` in order: a check counts and refuses, every other step executes.
@@ -130,7 +192,7 @@ extension PostgreSQLStore {
     ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the schema holds no store or
     ///   one no version of the bundle wrote, ``ModelError/versionNotFound(bundle:version:available:)`` for an
     ///   unknown `version`, and what opening with migration throws
-    ///   (``PostgreSQLMigration/migrateIfNeeded(_:model:metadata:options:server:tables:)``); the database is
+    ///   (``PostgreSQLMigration/migrateIfNeeded(_:model:metadata:options:server:channel:tables:)``); the database is
     ///   then as it was.
     public static func migrate(configuration: PostgreSQLStoreConfiguration, to bundle: ModelVersionBundle,
                                version: String? = nil, dryRun: Bool = false) throws -> MigrationOutcome {
@@ -161,7 +223,9 @@ extension PostgreSQLStore {
                         throw PostgreSQLStoreError.incompatibleStore(server: server, differences: metadata.differences(from: target.model))
                     }
                     let plans = try PostgreSQLMigration.migrateIfNeeded(session, model: target.model, metadata: metadata,
-                                                                        options: StoreOptions(), server: server, tables: tables)
+                                                                        options: StoreOptions(), server: server,
+                                                                        channel: PostgreSQLHistory.channel(schema: configuration.schema),
+                                                                        tables: tables)
                     let outcome = MigrationOutcome(storeVersion: stored?.name, plans: plans, committed: !dryRun && !plans.isEmpty)
                     if dryRun && !plans.isEmpty { throw DryRun(outcome: outcome) }
                     return outcome

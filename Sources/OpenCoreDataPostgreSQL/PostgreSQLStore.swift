@@ -79,7 +79,8 @@ public final class PostgreSQLStore: @unchecked Sendable {
                 try session.transaction {
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.databaseValue])
                     let identifier = try Self.prepareLayout(session, model: model, schema: schema, options: options,
-                                                            server: configuration.redactedURL)
+                                                            server: configuration.redactedURL,
+                                                            channel: PostgreSQLHistory.channel(schema: configuration.schema))
                     try PostgreSQLCaseMapping.install(in: session, server: configuration.redactedURL)
                     // A read-only store never writes the registry, so an open for reading does not add it.
                     if recordsHistory { try PostgreSQLHistory.create(in: session, readerRegistry: !options.readOnly) }
@@ -102,9 +103,9 @@ public final class PostgreSQLStore: @unchecked Sendable {
 
     /// Creates the layout in an empty schema, or checks the one there (migrating it first when it was
     /// written by an earlier version of the model's bundle and `options` allow, ``PostgreSQLMigration``);
-    /// returns the store's UUID.
+    /// returns the store's UUID. A migration of a store with history announces its transaction on `channel`.
     private static func prepareLayout(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
-                                      options: StoreOptions, server: String) throws -> String {
+                                      options: StoreOptions, server: String, channel: String) throws -> String {
         var existing = try tableNames(session)
         if existing.isEmpty {
             for statement in try PostgreSQLLayout.creationSQL(for: schema, server: server) { try session.execute(statement) }
@@ -126,7 +127,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
         }
         if let stored = try storedMetadata(session, server: server),
            try !PostgreSQLMigration.migrateIfNeeded(session, model: model, metadata: stored, options: options,
-                                                     server: server, tables: existing).isEmpty {
+                                                     server: server, channel: channel, tables: existing).isEmpty {
             existing = try tableNames(session)
         }
         var differences = try layoutDifferences(session, model: model, schema: schema, tables: existing)

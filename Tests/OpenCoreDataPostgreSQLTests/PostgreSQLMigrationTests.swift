@@ -183,7 +183,7 @@ struct PostgreSQLMigrationTests {
     }
 
     /// What the PostgreSQL store does not migrate yet is refused before anything is written, naming the step
-    /// and the store: a mapping model for the versions, and a store with persistent history.
+    /// and the store: a mapping model for the versions.
     @Test func whatIsNotDoneYetIsRefusedByNameAndChangesNothing() throws {
         let place = try Place()
         let bundle = try Self.bundle(in: place.folder, Self.items, #"""
@@ -200,18 +200,6 @@ struct PostgreSQLMigrationTests {
             #expect(path == place.configuration.redactedURL && step == "mapping model Items → Items 2")
         }
         #expect(try place.snapshot() == before)
-
-        var history = StoreOptions()
-        history.persistentHistoryTracking = true
-        _ = try place.open(ManagedObjectModel(contentsOf: bundle, version: "Items"), options: history)
-        let withHistory = try place.snapshot()
-        do {
-            _ = try place.open(ManagedObjectModel(contentsOf: bundle), options: history)
-            Issue.record("the store with history should have been refused")
-        } catch MigrationError.stepFailed(let path, let step, _) {
-            #expect(path == place.configuration.redactedURL && step.hasPrefix("migrate persistent history"))
-        }
-        #expect(try place.snapshot() == withHistory)
     }
 
     // MARK: ocd

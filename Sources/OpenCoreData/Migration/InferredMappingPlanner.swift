@@ -117,7 +117,24 @@ final class InferredMappingPlanner {
         }
         return MigrationPlan(sourceVersion: sourceVersion, targetVersion: targetVersion, steps: steps,
                              sourceHashes: source.entityVersionHashesByName,
-                             targetHashes: target.entityVersionHashesByName, keyMoves: keyMoves)
+                             targetHashes: target.entityVersionHashesByName, keyMoves: keyMoves, slotMoves: slotMoves())
+    }
+
+    /// Where the property slots of each source entity the target keeps under its name go: a target
+    /// property's slot for the slot of the source property it takes its values from.
+    private func slotMoves() -> [String: [Int: Int]] {
+        var moves: [String: [Int: Int]] = [:]
+        for entity in target.entitiesByNumber {
+            guard let sourceEntity = match(entity), sourceEntity.name == entity.name else { continue }
+            var slots: [Int: Int] = [:]
+            for (slot, property) in entity.allProperties.enumerated() {
+                if let found = sourceProperty(for: property, in: sourceEntity), let old = sourceEntity.slotByName[found.name] {
+                    slots[old] = slot
+                }
+            }
+            moves[entity.name] = slots
+        }
+        return moves
     }
 
     // MARK: Matching

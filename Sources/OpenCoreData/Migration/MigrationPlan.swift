@@ -21,6 +21,10 @@ public struct MigrationPlan: Sendable, Equatable, CustomStringConvertible {
     /// The objects this plan gives new keys (rows of several old tables joined in one new table), for the
     /// history's old changes (``MigrationHistory``).
     var keyMoves: [KeyMove] = []
+    /// For each source entity the target keeps under its name: where each of its property slots goes
+    /// (slots of properties the target drops are absent), so the history's updated-property bitmaps
+    /// (``MigrationHistory``) name the same properties after the plan.
+    var slotMoves: [String: [Int: Int]] = [:]
 
     /// The objects of `sourceEntities` (the source entities an old table stores) get their old key plus
     /// `offset`, SQL read on the store before the plan runs.

@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// All stages run on a copy of the store; the copy replaces the original in one SQLite transaction only
 /// when every stage succeeded, so a throwing handler or any failure leaves the store byte for byte as it
-/// was (docs/MIGRATION.md).
+/// was (docs/MIGRATION.md). A PostgreSQL store runs the stages in the open's one transaction instead, and
+/// refuses a custom stage with handlers (docs/POSTGRESQL.md, "Migration").
 ///
 /// ```swift
 /// let convert = CustomMigrationStage(migratingFrom: "Shop 2", to: "Shop 3")

@@ -5,15 +5,18 @@ import GRDB
 /// store's version and the target, the store is copied (``StoreFileReplacement``), every stage runs on
 /// the copy (handlers through a container opened on it, inferred plans through ``MigrationRunner``), and
 /// the copy replaces the original only when all succeeded.
-enum StagedMigrationRunner {
+package enum StagedMigrationRunner {
     /// One part of the way: from one version index of the bundle to a later one, with the custom stage
     /// whose handlers run around it (nil: inferred only).
-    struct Segment: Equatable {
-        var from: Int
-        var to: Int
-        var stage: CustomMigrationStage?
+    package struct Segment: Equatable {
+        /// The version index the segment starts at.
+        package var from: Int
+        /// The version index it ends at.
+        package var to: Int
+        /// The custom stage whose handlers run around it; nil for the inferred mapping alone.
+        package var stage: CustomMigrationStage?
 
-        static func == (left: Segment, right: Segment) -> Bool {
+        package static func == (left: Segment, right: Segment) -> Bool {
             left.from == right.from && left.to == right.to && left.stage === right.stage
         }
     }
@@ -24,7 +27,7 @@ enum StagedMigrationRunner {
     ///
     /// - Throws: ``MigrationError/invalidStage(stage:reason:)`` for a stage naming a version the bundle
     ///   does not have, a custom stage that does not go forward, or two custom stages from one version.
-    static func segments(of manager: StagedMigrationManager, in bundle: ModelVersionBundle,
+    package static func segments(of manager: StagedMigrationManager, in bundle: ModelVersionBundle,
                          from: Int, to: Int) throws -> [Segment] {
         func index(of name: String, in stage: MigrationStage) throws -> Int {
             let wanted = XcodeModelLoader.versionName(name)

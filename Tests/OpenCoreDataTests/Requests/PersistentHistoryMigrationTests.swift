@@ -161,6 +161,43 @@ import Testing
             "willMigrate, insert Note 2", PersistentHistoryTransaction.migrationAuthor, "didMigrate, insert Album 1"])
     }
 
+    /// V2 puts a new attribute before Note's others and drops `draft`, so every property's slot changes.
+    static let reorderedVersions: [(name: String, entities: String)] = [
+        ("V1", #"<entity name="Note"><attribute name="title" optional="YES" attributeType="String"/><attribute name="body" optional="YES" attributeType="String"/><attribute name="draft" optional="YES" attributeType="String"/></entity>"#),
+        ("V2", #"<entity name="Note"><attribute name="archived" optional="YES" attributeType="Boolean"/><attribute name="title" optional="YES" attributeType="String"/><attribute name="body" optional="YES" attributeType="String"/></entity>"#),
+    ]
+
+    /// Updates of one note: its title, its body, its draft, then title and body.
+    static func recordUpdates(_ coordinator: PersistentStoreCoordinator) throws {
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let note = try context.insertNewObject(forEntityName: "Note")
+        try note.setValue("t", forKey: "title")
+        try context.save()
+        for keys in [["title"], ["body"], ["draft"], ["title", "body"]] {
+            for key in keys { try note.setValue("\(key) \(keys.count)", forKey: key) }
+            try context.save()
+        }
+    }
+
+    /// The updated properties each old change names after the migration: the same properties, wherever the
+    /// new version puts them; a dropped property drops out.
+    @Test func updatedPropertiesFollowTheirPropertiesToTheirNewSlots() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.bundle(in: directory, versions: Self.reorderedVersions)
+        let url = directory.file("Reordered.sqlite")
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle, version: "V1"))
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(persistentHistoryTracking: true))
+            try Self.recordUpdates(coordinator)
+            coordinator.persistentStores.forEach(coordinator.remove)
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle))
+        try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(persistentHistoryTracking: true))
+        let updated = try Self.history(coordinator).dropFirst().compactMap { $0.changes?.first?.updatedProperties }
+        #expect(updated == [["title"], ["body"], [], ["title", "body"]])
+    }
+
     /// V1 keeps books and magazines in tables of their own; V2 puts both under a new parent, Media, in one
     /// table, so the magazines get new keys (moved up past the books').
     static let joinedVersions: [(name: String, entities: String)] = [

@@ -9,83 +9,178 @@ import GRDB
 ///
 /// Only stores that already have history tables are touched: a migration records history where history
 /// has been recorded.
-struct MigrationHistory {
+package struct MigrationHistory {
+    /// The statements the history's migration runs, on the store's database: SQLite's or PostgreSQL's
+    /// (every statement here is spelled so that both read it alike).
+    package struct Connection {
+        /// Runs a query; its rows.
+        package var rows: (_ sql: String, _ arguments: [DatabaseValue]) throws -> [[DatabaseValue]]
+        /// Runs a statement.
+        package var execute: (_ sql: String, _ arguments: [DatabaseValue]) throws -> Void
+
+        /// A connection running the statements through `rows` and `execute`.
+        package init(rows: @escaping (_ sql: String, _ arguments: [DatabaseValue]) throws -> [[DatabaseValue]],
+                     execute: @escaping (_ sql: String, _ arguments: [DatabaseValue]) throws -> Void) {
+            self.rows = rows
+            self.execute = execute
+        }
+
+        /// The SQLite connection `db`.
+        static func sqlite(_ db: Database) -> Connection {
+            Connection(rows: { sql, arguments in
+                try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Array($0.databaseValues) }
+            }, execute: { sql, arguments in
+                try db.execute(sql: sql, arguments: StatementArguments(arguments))
+            })
+        }
+    }
+
     /// `Z_PRIMARYKEY` rows from 16000 up (Core Data's own entities: history, and any other), as they were.
-    private let reservedRows: [Row]
+    private let reservedRows: [[DatabaseValue]]
     /// The model's entity numbers by name before the migration.
     private let entityNumbersBefore: [String: Int64]
 
     /// Reads what the migration's rewrite of `Z_PRIMARYKEY` would lose; nil when the store has no history.
     static func before(_ db: Database) throws -> MigrationHistory? {
         guard try HistoryTables.exist(in: db) else { return nil }
-        return MigrationHistory(
-            reservedRows: try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= ?",
-                                           arguments: [HistoryTables.firstReservedEntityNumber]),
-            entityNumbersBefore: try entityNumbers(db))
+        return try before(.sqlite(db))
+    }
+
+    /// Reads what the migration's rewrite of `Z_PRIMARYKEY` would lose, in a store that has history tables.
+    ///
+    /// - Throws: what `connection` throws.
+    package static func before(_ connection: Connection) throws -> MigrationHistory {
+        MigrationHistory(
+            reservedRows: try connection.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= ?",
+                                              [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]),
+            entityNumbersBefore: try entityNumbers(connection))
     }
 
     /// Entity numbers by name in a store's `Z_PRIMARYKEY` (the model's entities, not Core Data's own).
     static func entityNumbers(_ db: Database) throws -> [String: Int64] {
+        try entityNumbers(.sqlite(db))
+    }
+
+    private static func entityNumbers(_ connection: Connection) throws -> [String: Int64] {
         var numbers: [String: Int64] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                    arguments: [HistoryTables.firstReservedEntityNumber]) {
-            if let name = row[0] as String?, let number = row[1] as Int64? { numbers[name] = number }
+        for row in try connection.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
+                                       [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
+            if let name = String.fromDatabaseValue(row[0]), let number = Int64.fromDatabaseValue(row[1]) { numbers[name] = number }
         }
         return numbers
     }
 
     /// Objects that get new keys from one plan: the old entity numbers their changes carry, and what
     /// their keys move by.
-    struct KeyMoves {
+    package struct KeyMoves {
         fileprivate var moves: [(numbers: [Int64], offset: Int64)]
     }
 
     /// Before `plan` runs: the key moves it makes (its offsets read on the store as it is now). Entities
     /// are found by name among the numbers the store had before the migration.
     func keyMoves(of plan: MigrationPlan, in db: Database) throws -> KeyMoves {
+        try keyMoves(of: plan, in: .sqlite(db))
+    }
+
+    /// ``keyMoves(of:in:)`` on any connection.
+    ///
+    /// - Throws: what `connection` throws.
+    package func keyMoves(of plan: MigrationPlan, in connection: Connection) throws -> KeyMoves {
         KeyMoves(moves: try plan.keyMoves.map { move in
             (move.sourceEntities.compactMap { entityNumbersBefore[$0] },
-             try Int64.fetchOne(db, sql: "SELECT \(move.offset.sql)", arguments: StatementArguments(move.offset.arguments)) ?? 0)
+             try connection.rows("SELECT \(move.offset.sql)", move.offset.arguments).first?.first
+                .flatMap { Int64.fromDatabaseValue($0) } ?? 0)
         })
     }
 
     /// After the plan ran: old changes of the objects it gave new keys name them by their new keys
     /// (deleted objects' keys move alike, into the same range, so they never name another object).
     func move(_ keyMoves: KeyMoves, in db: Database) throws {
+        try move(keyMoves, in: .sqlite(db))
+    }
+
+    /// ``move(_:in:)`` on any connection.
+    ///
+    /// - Throws: what `connection` throws.
+    package func move(_ keyMoves: KeyMoves, in connection: Connection) throws {
         for (numbers, offset) in keyMoves.moves where !numbers.isEmpty && offset != 0 {
-            try db.execute(sql: "UPDATE ACHANGE SET ZENTITYPK = ZENTITYPK + ? WHERE ZENTITY IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))",
-                           arguments: StatementArguments([offset] + numbers))
+            try connection.execute("UPDATE ACHANGE SET ZENTITYPK = ZENTITYPK + ? WHERE ZENTITY IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))",
+                                   [offset.databaseValue] + numbers.map(\.databaseValue))
         }
     }
 
     /// After the plans ran, before the commit: restores the reservations, renumbers old changes, and records
     /// the migration's transaction.
     func after(_ plans: [MigrationPlan], in db: Database) throws {
+        try after(plans, in: .sqlite(db))
+        _ = try HistoryRecorder.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
+                                                  contextName: Self.contextName(plans), in: db)
+    }
+
+    /// The migration transaction's context name: "source version → target version".
+    package static func contextName(_ plans: [MigrationPlan]) -> String {
+        "\(plans.first?.sourceVersion ?? "?") → \(plans.last?.targetVersion ?? "?")"
+    }
+
+    /// After the plans ran, before the commit: restores the reservations and renumbers old changes (the
+    /// caller then records the migration's transaction, by ``PersistentHistoryTransaction/migrationAuthor``
+    /// with the context name ``contextName(_:)``).
+    ///
+    /// - Throws: what `connection` throws.
+    package func after(_ plans: [MigrationPlan], in connection: Connection) throws {
         // Key reservations: never below what the tables hold, so numbers keep counting up.
         let tableByEntity = [HistoryTables.changeEntity: HistoryTables.changeTable,
                              HistoryTables.transactionEntity: HistoryTables.transactionTable,
                              HistoryTables.stringEntity: HistoryTables.stringTable]
         for row in reservedRows {
-            let entity: Int64 = row[0]
-            var maximum: Int64 = row[3] ?? 0
+            guard let entity = Int64.fromDatabaseValue(row[0]) else { continue }
+            var maximum = Int64.fromDatabaseValue(row[3]) ?? 0
             if let table = tableByEntity[Int(entity)] {
-                maximum = max(maximum, try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(Z_PK), 0) FROM \(table)") ?? 0)
+                maximum = max(maximum, try connection.rows("SELECT COALESCE(MAX(Z_PK), 0) FROM \(table)", []).first?.first
+                    .flatMap { Int64.fromDatabaseValue($0) } ?? 0)
             }
-            try db.execute(sql: "INSERT OR REPLACE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
-                           arguments: [entity, row[1] as DatabaseValue, row[2] as DatabaseValue, maximum])
+            try connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [entity.databaseValue])
+            try connection.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+                                   [entity.databaseValue, row[1], row[2], maximum.databaseValue])
         }
+        try moveUpdatedSlots(through: plans, in: connection)
         // Old changes name entities by number: follow each entity (by name) to its new number. Changes of an
         // entity the new model lacks get number 0, which no entity has: readers leave them out.
-        let after = try Self.entityNumbers(db)
+        let after = try Self.entityNumbers(connection)
         let moves = entityNumbersBefore.map { name, old in (old, after[name] ?? 0) }.filter { $0.0 != $0.1 }
         if !moves.isEmpty {
             let cases = String(repeating: " WHEN ? THEN ?", count: moves.count)
-            try db.execute(sql: "UPDATE ACHANGE SET ZENTITY = CASE ZENTITY\(cases) ELSE ZENTITY END WHERE ZENTITY < ?",
-                           arguments: StatementArguments(moves.flatMap { [$0.0, $0.1] } + [Int64(HistoryTables.firstReservedEntityNumber)]))
+            try connection.execute("UPDATE ACHANGE SET ZENTITY = CASE ZENTITY\(cases) ELSE ZENTITY END WHERE ZENTITY < ?",
+                                   moves.flatMap { [$0.0.databaseValue, $0.1.databaseValue] }
+                                    + [Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
         }
-        let versions = "\(plans.first?.sourceVersion ?? "?") → \(plans.last?.targetVersion ?? "?")"
-        _ = try HistoryRecorder.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
-                                                  contextName: versions, in: db)
+    }
+
+    /// Updated-property bitmaps (`ZCOLUMNS`, bit n for the entity's n-th property) of old changes follow
+    /// each property to its slot in the new model, through every plan (a property the migration drops
+    /// leaves them). Run while the changes still carry the entity numbers of before the migration.
+    private func moveUpdatedSlots(through plans: [MigrationPlan], in connection: Connection) throws {
+        let nameByNumber = Dictionary(entityNumbersBefore.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        // (entity number, old bitmap, new bitmap), all rewritten by one statement: one by one, a bitmap
+        // just written could be taken for an old one of the same value.
+        var changes: [DatabaseValue] = []
+        for row in try connection.rows("SELECT DISTINCT ZENTITY, ZCOLUMNS FROM ACHANGE WHERE ZCOLUMNS IS NOT NULL AND ZENTITY < ?",
+                                       [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
+            guard let number = Int64.fromDatabaseValue(row[0]), let name = nameByNumber[number],
+                  let bitmap = Data.fromDatabaseValue(row[1]) else { continue }
+            var slots = HistoryRecorder.slots(in: bitmap)
+            for plan in plans {
+                let moves = plan.slotMoves[name] ?? [:]
+                slots = slots.compactMap { moves[$0] }
+            }
+            let moved = HistoryRecorder.bitmap(slots.sorted())
+            guard moved != bitmap else { continue }
+            changes += [number.databaseValue, bitmap.databaseValue, moved?.databaseValue ?? .null]
+        }
+        guard !changes.isEmpty else { return }
+        let cases = String(repeating: " WHEN ZENTITY = ? AND ZCOLUMNS = ? THEN ?", count: changes.count / 3)
+        try connection.execute("UPDATE ACHANGE SET ZCOLUMNS = CASE\(cases) ELSE ZCOLUMNS END WHERE ZCOLUMNS IS NOT NULL AND ZENTITY < ?",
+                               changes + [Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
     }
 }
 

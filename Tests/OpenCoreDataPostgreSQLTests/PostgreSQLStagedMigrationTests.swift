@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+import Testing
+@testable import OpenCoreData
+@testable import OpenCoreDataPostgreSQL
+
+/// A staged migration of a PostgreSQL store as it is opened (docs/POSTGRESQL.md, "Migration"): lightweight
+/// stages and custom stages without handlers run one after the other in the open's one transaction, and
+/// leave what SQLite's staged migration of the same data leaves; a custom stage with handlers is refused.
+@Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
+struct PostgreSQLStagedMigrationTests {
+    typealias Place = PostgreSQLMigrationTests.Place
+
+    /// V2 renames Item.count to amount and gives owners a city; V3 widens amount, adds an entity that sorts
+    /// first (so the others are renumbered) and orders the owners' items.
+    static let versions: [(name: String, entities: String)] = [
+        ("V1", #"<entity name="Owner"><attribute name="key" attributeType="String"/><attribute name="name" attributeType="String"/><relationship name="items" optional="YES" toMany="YES" destinationEntity="Item" inverseName="owner"/></entity>"#
+            + #"<entity name="Item"><attribute name="key" attributeType="String"/><attribute name="count" optional="YES" attributeType="Integer 32"/><relationship name="owner" optional="YES" maxCount="1" destinationEntity="Owner" inverseName="items"/></entity>"#),
+        ("V2", #"<entity name="Owner"><attribute name="key" attributeType="String"/><attribute name="name" attributeType="String"/><attribute name="city" optional="YES" attributeType="String"/><relationship name="items" optional="YES" toMany="YES" destinationEntity="Item" inverseName="owner"/></entity>"#
+            + #"<entity name="Item"><attribute name="key" attributeType="String"/><attribute name="amount" optional="YES" attributeType="Integer 32" elementID="count"/><relationship name="owner" optional="YES" maxCount="1" destinationEntity="Owner" inverseName="items"/></entity>"#),
+        ("V3", #"<entity name="Category"><attribute name="label" optional="YES" attributeType="String"/></entity>"#
+            + #"<entity name="Owner"><attribute name="key" attributeType="String"/><attribute name="name" attributeType="String"/><attribute name="city" optional="YES" attributeType="String"/><relationship name="items" optional="YES" toMany="YES" ordered="YES" destinationEntity="Item" inverseName="owner"/></entity>"#
+            + #"<entity name="Item"><attribute name="key" attributeType="String"/><attribute name="amount" optional="YES" attributeType="Integer 64"/><relationship name="owner" optional="YES" maxCount="1" destinationEntity="Owner" inverseName="items"/></entity>"#),
+    ]
+
+    /// Two owners and five items, four of them with an owner.
+    static func objects() -> [RandomInferredChange.Object] {
+        var objects = [RandomInferredChange.Object(entity: "Owner", key: "o1", values: ["key": "o1", "name": "Ada"]),
+                       RandomInferredChange.Object(entity: "Owner", key: "o2", values: ["key": "o2", "name": "Bo"])]
+        for index in 1...5 {
+            let owner: [String: [String]] = index == 5 ? [:] : ["owner": [index % 2 == 0 ? "o2" : "o1"]]
+            objects.append(RandomInferredChange.Object(entity: "Item", key: "i\(index)",
+                                                       values: ["key": "i\(index)", "count": Int32(index * 10)], links: owner))
+        }
+        return objects
+    }
+
+    /// The stages: V1 → V2 lightweight, V2 → V3 a custom stage without handlers.
+    static func manager() -> StagedMigrationManager {
+        StagedMigrationManager(stages: [LightweightMigrationStage(["V1", "V2"]), CustomMigrationStage(migratingFrom: "V2", to: "V3")])
+    }
+
+    /// The reference's dump of `coordinator`'s objects, with the store's UUID (in the object IDs an ordered
+    /// relationship prints) left out.
+    static func dump(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
+        try RandomInferredChange.dump(coordinator).map {
+            $0.replacingOccurrences(of: #"x-coredata://[^/]+/"#, with: "x-coredata://STORE/", options: .regularExpression)
+        }
+    }
+
+    static func options(_ manager: StagedMigrationManager, history: Bool) throws -> StoreOptions {
+        var options = StoreOptions(persistentHistoryTracking: history)
+        try options.setOption(manager, forKey: StoreOptions.Key.stagedMigrationManager)
+        return options
+    }
+
+    @Test(arguments: [false, true])
+    func threeVersionsInStagesGiveWhatSQLitesStagedMigrationGives(history: Bool) throws {
+        let place = try Place()
+        let bundle = try PostgreSQLHistoryMigrationTests.bundle(in: place.folder, Self.versions)
+        let first = try ManagedObjectModel(contentsOf: bundle, version: "V1"), last = try ManagedObjectModel(contentsOf: bundle)
+
+        try RandomInferredChange.fill(place.open(first, options: StoreOptions(persistentHistoryTracking: history)), with: Self.objects())
+        let migrated = try place.open(last, options: Self.options(Self.manager(), history: history))
+        let dump = try Self.dump(migrated)
+        #expect(dump.contains("Item amount=10 (Int64) key=i1 (String) owner->o1"), "\(dump)")
+
+        let file = place.folder.appendingPathComponent("Twin.sqlite")
+        let sqliteFirst = PersistentStoreCoordinator(managedObjectModel: first)
+        try sqliteFirst.addPersistentStore(type: .sqlite, at: file, options: StoreOptions(persistentHistoryTracking: history))
+        try RandomInferredChange.fill(sqliteFirst, with: Self.objects())
+        sqliteFirst.persistentStores.forEach(sqliteFirst.remove)
+        let sqlite = PersistentStoreCoordinator(managedObjectModel: last)
+        try sqlite.addPersistentStore(type: .sqlite, at: file, options: Self.options(Self.manager(), history: history))
+        let sqliteDump = try Self.dump(sqlite)
+        #expect(dump == sqliteDump, "\(dump)\n\(sqliteDump)")
+        if history {
+            // One migration transaction per stage, on both.
+            let transactions = try PostgreSQLHistoryMigrationTests.history(migrated)
+            let summary = PostgreSQLHistoryMigrationTests.summary(transactions)
+            let sqliteSummary = PostgreSQLHistoryMigrationTests.summary(try PostgreSQLHistoryMigrationTests.history(sqlite))
+            #expect(summary == sqliteSummary, "\(summary)\n\(sqliteSummary)")
+            #expect(transactions.compactMap(\.contextName).suffix(2) == ["V1 → V2", "V2 → V3"])
+        }
+        // And the store opens again at V3 without migrating.
+        #expect(try Self.dump(place.open(last)) == dump)
+    }
+
+    /// A custom stage with a handler is refused by name before anything is written; so is a stage naming a
+    /// version the bundle lacks.
+    @Test func aStageThatCannotRunIsRefusedByNameAndChangesNothing() throws {
+        let place = try Place()
+        let bundle = try PostgreSQLHistoryMigrationTests.bundle(in: place.folder, Self.versions)
+        try RandomInferredChange.fill(place.open(ManagedObjectModel(contentsOf: bundle, version: "V1")), with: Self.objects())
+        let before = try place.snapshot()
+        let last = try ManagedObjectModel(contentsOf: bundle)
+
+        let custom = CustomMigrationStage(migratingFrom: "V2", to: "V3")
+        custom.didMigrateHandler = { _, _ in }
+        let withHandler = StagedMigrationManager(stages: [LightweightMigrationStage(["V1", "V2"]), custom])
+        do {
+            _ = try place.open(last, options: Self.options(withHandler, history: false))
+            Issue.record("the custom stage with a handler should have been refused")
+        } catch MigrationError.invalidStage(let stage, let reason) {
+            #expect(stage == custom.description && reason.contains("PostgreSQL"), "\(stage): \(reason)")
+        }
+        #expect(try place.snapshot() == before)
+
+        let misspelt = StagedMigrationManager(stages: [LightweightMigrationStage(["V1", "V2x"])])
+        #expect(throws: MigrationError.self) { try place.open(last, options: Self.options(misspelt, history: false)) }
+        #expect(try place.snapshot() == before)
+    }
+}
