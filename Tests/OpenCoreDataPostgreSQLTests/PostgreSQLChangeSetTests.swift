@@ -209,27 +209,37 @@ struct PostgreSQLChangeSetTests {
         let writers = 8, increments = 15
         let conflicts = Atomic<Int>(0)
         let failures = Mutex<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: writers) { _ in
-            do {
-                let store = try PostgreSQLStore(model: model, configuration: configuration)
-                defer { store.close() }
-                for _ in 0..<increments {
-                    while true {
-                        let current = try store.rows(ofTable: "ZAUTHOR", primaryKeys: [1])[0]
-                        let value = Double.fromDatabaseValue(current[counter])!
-                        do {
-                            try store.apply(StoreChangeSet(updates: [.init(id: id, table: "ZAUTHOR", expectedVersion: current.version,
-                                                                           values: [(counter, (value + 1).databaseValue)])]))
-                            break
-                        } catch is StoreConflicts {
-                            conflicts.add(1, ordering: .relaxed)
+        // Threads of their own (concurrentPerform runs no more at once than there are cores), each with its
+        // store open before any starts, so the writers overlap however loaded the machine is.
+        let stores = try (0..<writers).map { _ in try PostgreSQLStore(model: model, configuration: configuration) }
+        defer { stores.forEach { $0.close() } }
+        let start = DispatchSemaphore(value: 0), finished = DispatchGroup()
+        for store in stores {
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                start.wait()
+                do {
+                    for _ in 0..<increments {
+                        while true {
+                            let current = try store.rows(ofTable: "ZAUTHOR", primaryKeys: [1])[0]
+                            let value = Double.fromDatabaseValue(current[counter])!
+                            do {
+                                try store.apply(StoreChangeSet(updates: [.init(id: id, table: "ZAUTHOR", expectedVersion: current.version,
+                                                                               values: [(counter, (value + 1).databaseValue)])]))
+                                break
+                            } catch is StoreConflicts {
+                                conflicts.add(1, ordering: .relaxed)
+                            }
                         }
                     }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
                 }
-            } catch {
-                failures.withLock { $0.append("\(error)") }
             }
         }
+        for _ in stores { start.signal() }
+        finished.wait()
         #expect(failures.withLock { $0 }.isEmpty)
         let check = try PostgreSQLStore(model: model, configuration: configuration)
         defer { check.close() }
