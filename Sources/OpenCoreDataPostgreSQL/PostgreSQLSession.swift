@@ -84,7 +84,18 @@ final class PostgreSQLSession {
         }
         defer { deadline?.cancel() }
         do {
-            return try connection.query(query, logger: logger).wait()
+            // postgres-nio can leave a query waiting for ever when the connection closes under it (a server
+            // restart between two statements): the wait looks at the connection every second, and a closed
+            // connection whose query never answered is a lost connection.
+            let reply = connection.query(query, logger: logger)
+            let answered = DispatchSemaphore(value: 0)
+            reply.whenComplete { _ in answered.signal() }
+            while answered.wait(timeout: .now() + 1) == .timedOut {
+                if connection.isClosed, answered.wait(timeout: .now() + 1) == .timedOut {
+                    throw PostgreSQLStoreError.connectionLost(server: server, reason: "the connection closed before the reply")
+                }
+            }
+            return try reply.wait()
         } catch {
             if timedOut.raised.load(ordering: .sequentiallyConsistent), let queryTimeout {
                 let seconds = queryTimeout == queryTimeout.rounded() ? "\(Int(queryTimeout))" : "\(queryTimeout)"
