@@ -60,6 +60,24 @@ extension PostgreSQLStore {
         }
     }
 
+    /// The version of `bundle` whose entity version hashes the store in `configuration`'s schema records; nil
+    /// when none of its versions wrote it. Reads the metadata only (nothing is created or changed).
+    ///
+    /// - Throws: ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the schema holds no store;
+    ///   ``PostgreSQLStoreError`` when the server cannot be reached or refuses the query.
+    public static func storedVersion(configuration: PostgreSQLStoreConfiguration,
+                                     in bundle: ModelVersionBundle) throws -> ModelVersion? {
+        let server = configuration.redactedURL
+        let pool = PostgreSQLConnectionPool(configuration: configuration)
+        defer { pool.close() }
+        return try pool.withSession { session in
+            guard try tableNames(session).contains("Z_METADATA"), let metadata = try storedMetadata(session, server: server) else {
+                throw PostgreSQLStoreError.incompatibleStore(server: server, differences: ["the schema holds no store (no Z_METADATA)"])
+            }
+            return bundle.version(withHashes: metadata.versionHashes)
+        }
+    }
+
     /// Opens the store read-only with `sourceModel` (which refuses a store that model did not write) and a new
     /// store of `destinationModel` in `workingSchema`, and runs the mapping from one into the other.
     private static func runMapping(_ mapping: MappingModel, configuration: PostgreSQLStoreConfiguration,

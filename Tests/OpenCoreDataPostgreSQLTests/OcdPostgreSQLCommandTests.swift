@@ -188,6 +188,36 @@ struct OcdPostgreSQLCommandTests {
         #expect(outputs[1] == outputs[0])
     }
 
+    /// `ocd migrate URL --mapping`: a dry run lists the entity mappings and changes nothing; the run migrates
+    /// the server's store to the target version as the library call does.
+    @Test func migrateByAMappingModelOnAURL() throws {
+        let (old, new) = try PostgreSQLMappingMigrationTests.models()
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let seeded = PersistentStoreCoordinator(managedObjectModel: old)
+        try seeded.addPersistentStore(configuration: configuration)
+        try PostgreSQLMappingMigrationTests.seed(PostgreSQLMappingMigrationTests.context(seeded), seed: 4)
+        let cars = try PostgreSQLMappingMigrationTests.context(seeded).fetch(FetchRequest<ManagedObject>(entityName: "Car"))
+        let kept = try cars.filter { try $0.value(forKey: "scrapped") as? Bool != true }.count
+        seeded.postgreSQLStores.forEach(seeded.remove)
+        let fixtures = PostgreSQLMappingMigrationTests.fixtures
+        let arguments = ["migrate", Self.url(of: configuration), "--model", fixtures.appendingPathComponent("Garage.xcdatamodeld").path,
+                         "--mapping", fixtures.appendingPathComponent("Garage1to2.xcmappingmodel").path, "--to", "Garage 2"]
+        let dry = try Self.ocd(arguments + ["--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("is at version 'Garage'") && dry.stdout.contains("CarToVehicle") && dry.stdout.contains("Dry run"))
+        let bundle = try ModelVersionBundle(contentsOf: fixtures.appendingPathComponent("Garage.xcdatamodeld"))
+        #expect(try PostgreSQLStore.storedVersion(configuration: configuration, in: bundle)?.name == "Garage")
+        let run = try Self.ocd(arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Migrated"))
+        #expect(try PostgreSQLStore.storedVersion(configuration: configuration, in: bundle)?.name == "Garage 2")
+        let migrated = PersistentStoreCoordinator(managedObjectModel: new)
+        try migrated.addPersistentStore(configuration: configuration)
+        defer { migrated.postgreSQLStores.forEach(migrated.remove) }
+        #expect(try PostgreSQLMappingMigrationTests.context(migrated).count(for: FetchRequest<ManagedObject>(entityName: "Vehicle")) == kept)
+    }
+
     /// `ocd inspect` on a URL lists the entities as on a store file (counts, tables, columns, sample objects
     /// with their relationships), between the store's own metadata and history lines.
     @Test func inspectListsEntitiesAsOnAStoreFile() throws {

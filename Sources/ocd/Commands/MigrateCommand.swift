@@ -6,7 +6,8 @@ import OpenCoreDataPostgreSQL
 /// `ocd migrate <store> --model <bundle> [--mapping <xcmappingmodel or cdm>] [--dry-run]`: says which version of the
 /// bundle wrote the store, prints the migration plan (each step, per entity, with its SQL; or the mapping
 /// model's entity mappings), then runs it with a progress bar. Given a `postgresql://` URL, it migrates that
-/// store by the inferred plans in one PostgreSQL transaction (`PostgreSQLStore.migrate`).
+/// store by the inferred plans in one PostgreSQL transaction (`PostgreSQLStore.migrate`), or by the mapping
+/// model into a new schema swapped in (`PostgreSQLStore.migrate(configuration:from:to:mapping:batchSize:)`).
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
@@ -69,12 +70,19 @@ struct MigrateCommand: AsyncParsableCommand {
     /// Migrates a PostgreSQL store by the inferred plans, in one transaction; a dry run runs them and rolls
     /// them back.
     private func migrate(_ configuration: PostgreSQLStoreConfiguration) throws {
-        if mapping != nil {
-            throw StoreLocation.notOnPostgreSQL("migrate --mapping", because: "migrations by a mapping model run on SQLite stores only so far")
-        }
         do {
             let bundle = try ModelVersionBundle(contentsOf: URL(fileURLWithPath: model))
             let target = to ?? bundle.current.name
+            let server = configuration.redactedURL
+            if let stored = try PostgreSQLStore.storedVersion(configuration: configuration, in: bundle), stored.name != target,
+               let (found, destination) = try mappingModel(bundle: bundle, from: stored, to: target) {
+                Console.line("\(server) is at version '\(stored.name)'; target version '\(target)'.")
+                try run(found, dryRun: dryRun) {
+                    try PostgreSQLStore.migrate(configuration: configuration, from: stored.model, to: destination.model, mapping: found)
+                }
+                if !dryRun { Console.line("Migrated \(server) to version '\(target)'.") }
+                return
+            }
             let outcome = try PostgreSQLStore.migrate(configuration: configuration, to: bundle, version: to, dryRun: dryRun)
             Console.line("\(configuration.redactedURL) is at version '\(outcome.storeVersion ?? "unknown")'; target version '\(target)'.")
             guard !outcome.plans.isEmpty else {
@@ -95,13 +103,29 @@ struct MigrateCommand: AsyncParsableCommand {
     /// is neither (the inferred plans follow).
     private func migrateWithMappingModel(_ url: URL, bundle: ModelVersionBundle, from stored: ModelVersion,
                                          to target: String) throws -> Bool {
+        guard let (found, destination) = try mappingModel(bundle: bundle, from: stored, to: target) else { return false }
+        try run(found, dryRun: dryRun) {
+            try MappingModelMigration.migrateInPlace(storeAt: url, sourceModel: stored.model,
+                                                     destinationModel: destination.model, mapping: found)
+        }
+        if !dryRun { Console.line("Migrated \(store) to version '\(target)'.") }
+        return true
+    }
+
+    /// The mapping model given with `--mapping`, or one beside the bundle, from `stored` to `target`, with the
+    /// target version; nil when there is neither.
+    ///
+    /// - Throws: ``OCDError`` when the mapping names other versions; the mapping loader's errors;
+    ///   ``ModelError/versionNotFound(bundle:version:available:)`` for an unknown target.
+    private func mappingModel(bundle: ModelVersionBundle, from stored: ModelVersion,
+                              to target: String) throws -> (MappingModel, ModelVersion)? {
         let found: MappingModel?
         if let mapping {
             found = try MappingModel(contentsOf: URL(fileURLWithPath: mapping))
         } else {
             found = try MappingModel.find(in: bundle.url.deletingLastPathComponent(), from: stored.name, to: target)
         }
-        guard let found else { return false }
+        guard let found else { return nil }
         guard let destination = bundle.version(named: target) else {
             throw ModelError.versionNotFound(bundle: bundle.url.path, version: target, available: bundle.versions.map(\.name))
         }
@@ -111,15 +135,17 @@ struct MigrateCommand: AsyncParsableCommand {
                     + "not '\(stored.name)' to '\(target)'")
             }
         }
-        Console.line("Mapping model, \(found.entityMappings.count) entity mappings:")
-        for entityMapping in found.entityMappings { Console.line("  \(entityMapping)") }
+        return (found, destination)
+    }
+
+    /// Prints the mapping's entity mappings, then runs `migration` unless this is a dry run.
+    private func run(_ mapping: MappingModel, dryRun: Bool, _ migration: () throws -> Void) throws {
+        Console.line("Mapping model, \(mapping.entityMappings.count) entity mappings:")
+        for entityMapping in mapping.entityMappings { Console.line("  \(entityMapping)") }
         if dryRun {
             Console.line("Dry run: the store was not changed.")
-            return true
+            return
         }
-        try MappingModelMigration.migrateInPlace(storeAt: url, sourceModel: stored.model,
-                                                 destinationModel: destination.model, mapping: found)
-        Console.line("Migrated \(store) to version '\(target)'.")
-        return true
+        try migration()
     }
 }
