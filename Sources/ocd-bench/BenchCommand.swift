@@ -45,10 +45,10 @@ struct BenchCommand: ParsableCommand {
     @Flag(name: .long, help: "Also print the results as a Markdown table.")
     var markdown = false
 
-    @Option(name: .long, help: "A postgresql:// URL: run the PostgreSQL scenarios (the pg-… context scenarios, pg-feed-latency, pg-multi-writer) against that server instead of the SQLite ones.")
+    @Option(name: .long, help: "A postgresql:// URL: run the PostgreSQL scenarios (the pg-… context scenarios, pg-feed-latency, pg-multi-writer, pg-contended-update) against that server instead of the SQLite ones.")
     var store: String?
 
-    @Option(name: .long, help: "With --store: the writer process counts (default: 1,2,4,8).")
+    @Option(name: .long, help: "With --store: the process counts of pg-multi-writer and pg-contended-update (default: 1,2,4,8).")
     var processes: String?
 
     // A copy of the bench started by pg-multi-writer as one of its writers (PostgreSQLWriterWorker).
@@ -57,6 +57,8 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .long, help: .hidden) var workerBatch = 1_000
     @Option(name: .long, help: .hidden) var workerIndex = 0
     @Option(name: .long, help: .hidden) var workerBarrier: String?
+    // With --worker: a process of pg-contended-update (PostgreSQLContendedWorker) rather than of pg-multi-writer.
+    @Flag(name: .long, help: .hidden) var workerContended = false
     // A copy of the bench started by pg-feed-latency as its writing instance (PostgreSQLFeedWriter).
     @Flag(name: .long, help: .hidden) var feedWriter = false
 
@@ -80,6 +82,12 @@ struct BenchCommand: ParsableCommand {
     var runsMultiWriter: Bool {
         guard let scenario, !scenario.isEmpty else { return true }
         return PostgreSQLScenarios.multiWriterName.localizedCaseInsensitiveContains(scenario)
+    }
+
+    /// With `--store`: whether pg-contended-update is selected.
+    var runsContendedUpdate: Bool {
+        guard let scenario, !scenario.isEmpty else { return true }
+        return PostgreSQLContendedUpdate.name.localizedCaseInsensitiveContains(scenario)
     }
 
     static func parseSizes(_ text: String) throws -> [Int] {
@@ -157,7 +165,7 @@ struct BenchCommand: ParsableCommand {
         }
         if let json, json.isEmpty { throw ValidationError("--json needs a file path") }
         if store != nil {
-            if selectedPostgreSQLScenarios().isEmpty && !runsMultiWriter {
+            if selectedPostgreSQLScenarios().isEmpty && !runsMultiWriter && !runsContendedUpdate {
                 throw ValidationError("no PostgreSQL scenario name contains '\(scenario ?? "")'; they are: \(PostgreSQLScenarios.names.joined(separator: ", "))")
             }
         } else if selectedScenarios().isEmpty {
@@ -169,6 +177,10 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         if let worker, let side = PostgreSQLWriterWorker.Side(rawValue: worker), let store, let workerSchema, let rows,
            let workerBarrier {
+            if workerContended {
+                return try PostgreSQLContendedWorker(side: side, url: store, schema: workerSchema, increments: rows, worker: workerIndex,
+                                                     barrier: URL(fileURLWithPath: workerBarrier)).run()
+            }
             return try PostgreSQLWriterWorker(side: side, url: store, schema: workerSchema, rows: rows, batch: workerBatch,
                                               writer: workerIndex, barrier: URL(fileURLWithPath: workerBarrier)).run()
         }
@@ -276,6 +288,11 @@ struct BenchCommand: ParsableCommand {
             if !scenarios.isEmpty { print("") }
             try PostgreSQLMultiWriter(url: url, objects: rows ?? (quick ? Self.quickSize : 100_000),
                                       processCounts: try resolvedProcessCounts()).run()
+        }
+        if runsContendedUpdate {
+            if !scenarios.isEmpty || runsMultiWriter { print("") }
+            try PostgreSQLContendedUpdate(url: url, increments: rows ?? (quick ? 400 : 4_000),
+                                          processCounts: try resolvedProcessCounts()).run()
         }
         try report(results)
     }

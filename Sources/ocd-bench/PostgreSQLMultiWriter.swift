@@ -71,27 +71,16 @@ struct PostgreSQLMultiWriter {
             _ = try? raw.run("DROP SCHEMA IF EXISTS \(configuration.schema!) CASCADE")
             raw.close()
         }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-workers-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let workers = try (0..<processes).map { writer in
+        let barrier = try WorkerBarrier()
+        defer { barrier.remove() }
+        let outputs = try barrier.run(count: processes) { writer in
             let share = objects / processes + (writer < objects % processes ? 1 : 0)
-            return try WorkerProcess.start(["--worker", side.rawValue, "--store", url, "--worker-schema", configuration.schema!,
-                                            "--rows", String(share), "--worker-batch", String(batch),
-                                            "--worker-index", String(writer), "--worker-barrier", folder.path],
-                                           output: folder.appendingPathComponent("worker-\(writer).txt"))
+            return ["--worker", side.rawValue, "--store", url, "--worker-schema", configuration.schema!,
+                    "--rows", String(share), "--worker-batch", String(batch)]
         }
-        // Every writer connected and ready: start them together.
-        let deadline = Date(timeIntervalSinceNow: 600)
-        while (0..<processes).contains(where: { !FileManager.default.fileExists(atPath: folder.appendingPathComponent("ready-\($0)").path) }),
-              Date() < deadline, workers.allSatisfy({ $0.isRunning }) {
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        try Data().write(to: folder.appendingPathComponent("go"))
         var conflicts = 0, starts: [Double] = [], ends: [Double] = []
         var failures: [String] = []
-        for (writer, worker) in workers.enumerated() {
-            let (status, output) = worker.wait()
+        for (writer, (status, output)) in outputs.enumerated() {
             let fields = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
             guard status == 0, fields.count == 4 else {
                 failures.append("worker \(writer) exited \(status): \(output.trimmingCharacters(in: .whitespacesAndNewlines))")
@@ -116,6 +105,7 @@ struct PostgreSQLMultiWriter {
     }
 }
 
-private extension String {
+extension String {
+    /// The text with spaces after it up to `width` characters (a column of the multi-process tables).
     func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }

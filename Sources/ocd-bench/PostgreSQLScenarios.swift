@@ -18,8 +18,8 @@ enum PostgreSQLScenarios {
     static let all: [PostgreSQLScenario] = [insert, fetchAll, fetchWithPredicateAndSort, loadBatchByID, countWithPredicate,
                                             updatePerObject, controllerFetch, controllerBatchOnAccess, PostgreSQLFeedLatency.scenario]
 
-    /// Every name `--store` accepts with `--scenario`, pg-multi-writer included.
-    static var names: [String] { all.map(\.name) + [multiWriterName] }
+    /// Every name `--store` accepts with `--scenario`, the multi-process ones included.
+    static var names: [String] { all.map(\.name) + [multiWriterName, PostgreSQLContendedUpdate.name] }
 
     /// The multi-writer scenario's name (``PostgreSQLMultiWriter``, run after the others).
     static let multiWriterName = "pg-multi-writer"

@@ -44,14 +44,7 @@ struct PostgreSQLWriterWorker {
     }
 
     private func waitForStart() throws -> Double {
-        try Data().write(to: barrier.appendingPathComponent("ready-\(writer)"))
-        let go = barrier.appendingPathComponent("go").path
-        let deadline = Date(timeIntervalSinceNow: 600)
-        while !FileManager.default.fileExists(atPath: go) {
-            guard Date() < deadline else { throw BenchWorkerFailure(description: "writer \(writer) was never told to start") }
-            Thread.sleep(forTimeInterval: 0.001)
-        }
-        return Date().timeIntervalSince1970
+        try WorkerBarrier.waitForStart(in: barrier, index: writer)
     }
 
     private func writeThroughContext(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration) throws

@@ -41,10 +41,20 @@ struct OcdBenchPostgreSQLTests {
         #expect(feed["feed_latency_ms_samples"] as? Int == 200, "\(output)")
     }
 
+    /// Processes incrementing shared counters through contexts: every conflict caught and retried, so the
+    /// counters' sum is the number of increments (the bench exits non-zero otherwise).
+    @Test func contendedUpdatesAcrossProcessesLoseNothing() throws {
+        let (status, output, _) = try Self.runBench(["--scenario", "pg-contended-update", "--rows", "240", "--processes", "1,3"])
+        #expect(status == 0, "\(output)")
+        let lines = output.split(separator: "\n").filter { $0.hasPrefix("1 ") || $0.hasPrefix("3 ") }
+        #expect(lines.count == 4 && lines.allSatisfy { $0.hasSuffix("ok") }, "\(output)")
+    }
+
     @Test func anUnknownScenarioNameIsRefusedWithTheListOfNames() throws {
         let (status, stdout, stderr) = try TestProgram.run(OcdBenchProgram.path!, ["--store", PostgreSQLTestServer.url!, "--scenario", "no-such-thing"])
         #expect(status == 64)
-        #expect(stderr.contains("pg-feed-latency") && stderr.contains("pg-multi-writer"), "\(stdout)\(stderr)")
+        #expect(stderr.contains("pg-feed-latency") && stderr.contains("pg-multi-writer") && stderr.contains("pg-contended-update"),
+                "\(stdout)\(stderr)")
     }
 }
 
