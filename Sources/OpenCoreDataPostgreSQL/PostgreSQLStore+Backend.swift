@@ -153,11 +153,11 @@ extension PostgreSQLStore: StoreBackend {
                            followUps: followUps)
     }
 
-    /// The deleted IDs are always read: the history and the nullified rows need them.
+    /// The deleted IDs are read whenever the history, the nullified rows or the caller need them.
     package func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
                              followUps: [(sql: String, arguments: [DatabaseValue])])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
-        try runBatchDelete(initial: initial, entity: entity, selection: selection, followUps: followUps)
+        try runBatchDelete(initial: initial, entity: entity, selection: selection, needsIDs: needsIDs, followUps: followUps)
     }
 
     package func batchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,

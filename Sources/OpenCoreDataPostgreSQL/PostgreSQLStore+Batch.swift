@@ -68,10 +68,30 @@ extension PostgreSQLStore {
     /// - Throws: ``StoreError/readOnly(path:)``; ``ObjectGraphError/validationFailed(_:)`` with
     ///   ``ValidationFailure/Rule/deleteDenied`` when a deny rule refuses (nothing is deleted);
     ///   ``PostgreSQLStoreError`` when the server refuses a statement or the connection drops.
-    func runBatchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection,
+    func runBatchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
                         followUps: [(sql: String, arguments: [DatabaseValue])])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
-        try inBatchTransaction(entity: entity) { session in
+        let table = entity.tableName
+        if initial == nil, model.deletesAlone(fromTable: table), selection.fromClause == "\(table) t0",
+           !recordsHistory || HistoryTables.preservedAttributes(of: entity).isEmpty {
+            // Nothing points in or out and no tombstone to keep: one DELETE, as raw SQL would do it.
+            return try inBatchTransaction(entity: entity) { session in
+                let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
+                if needsIDs || recordsHistory {
+                    let deleted = try session.rows("DELETE FROM \(table) AS t0\(selection.whereSQL) RETURNING t0.Z_ENT, t0.Z_PK",
+                                                   selection.arguments).map { objectID($0, default: entity) }
+                    outcome = (deleted.count, deleted, [])
+                } else {
+                    outcome = (try session.execute("DELETE FROM \(table) AS t0\(selection.whereSQL)", selection.arguments), [], [])
+                }
+                for statement in followUps { try session.execute(statement.sql, statement.arguments) }
+                let history = outcome.deleted.map {
+                    HistoryEntry.Change(type: .delete, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey)
+                }
+                return (outcome, history)
+            }
+        }
+        return try inBatchTransaction(entity: entity) { session in
             // 1. The rows the request names.
             var named: [ManagedObjectID]
             if let initial {

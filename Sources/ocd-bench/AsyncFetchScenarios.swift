@@ -18,6 +18,28 @@ enum AsyncFetchScenarios {
         }
     }
 
+    /// Fetches every item asynchronously on `context` (objects, no batch size, progress reported) and waits
+    /// for the completion block, which sums the objects' primary keys; records first_progress_ms in `figures`.
+    static func fetchAllSummingKeys(in context: ManagedObjectContext, figures: Figures) throws -> Int {
+        let done = Latch()
+        let checksum = Shared(0)
+        let firstProgress = Shared<Double?>(nil)
+        let request = AsynchronousFetchRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Item")) { result in
+            var sum = result.finalResult?.count ?? -1
+            for object in result.finalResult ?? [] { sum &+= Int(object.objectID.primaryKey) }
+            checksum.value = sum
+            done.signal()
+        }
+        request.progressHandler = { _ in
+            let now = monotonicSeconds()
+            firstProgress.update { if $0 == nil { $0 = now } }
+        }
+        let (start, _) = try start(request, in: context)
+        try done.wait(what: "the asynchronous fetch's completion")
+        if let first = firstProgress.value { figures.recordMilliseconds("first_progress_ms", from: start, to: first) }
+        return checksum.value
+    }
+
     /// (5a) Fetch every object asynchronously; also the time to the first progress report.
     static let fetchAll = Scenario(
         name: "async-fetch-all", targetRatio: 2.0,
@@ -27,26 +49,7 @@ enum AsyncFetchScenarios {
         let figures = Figures([FigureSpec("first_progress_ms", .median, target: 50)])
         return ScenarioRun(rows: size, ours: {
             let coordinator = try fixtures.openCoordinator(url)
-            return {
-                let context = fixtures.makeContext(coordinator)
-                let done = Latch()
-                let checksum = Shared(0)
-                let firstProgress = Shared<Double?>(nil)
-                let request = AsynchronousFetchRequest(fetchRequest: FetchRequest<ManagedObject>(entityName: "Item")) { result in
-                    var sum = result.finalResult?.count ?? -1
-                    for object in result.finalResult ?? [] { sum &+= Int(object.objectID.primaryKey) }
-                    checksum.value = sum
-                    done.signal()
-                }
-                request.progressHandler = { _ in
-                    let now = monotonicSeconds()
-                    firstProgress.update { if $0 == nil { $0 = now } }
-                }
-                let (start, _) = try start(request, in: context)
-                try done.wait(what: "the asynchronous fetch's completion")
-                if let first = firstProgress.value { figures.recordMilliseconds("first_progress_ms", from: start, to: first) }
-                return checksum.value
-            }
+            return { try fetchAllSummingKeys(in: fixtures.makeContext(coordinator), figures: figures) }
         }, raw: {
             let db = try RawConnection(path: url.path)
             return {

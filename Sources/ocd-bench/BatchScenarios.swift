@@ -33,8 +33,13 @@ enum BatchScenarios {
     /// Runs a batch request on a fresh private-queue context.
     static func execute(_ request: some PersistentStoreRequest, coordinator: PersistentStoreCoordinator,
                         fixtures: Fixtures) throws -> BatchResult {
-        let context = fixtures.makeContext(coordinator)
-        return try context.performAndWait {
+        try execute(request, coordinator: coordinator, context: fixtures.makeContext(coordinator))
+    }
+
+    /// Runs a batch request on `context` (fresh, on `coordinator`).
+    static func execute(_ request: some PersistentStoreRequest, coordinator: PersistentStoreCoordinator,
+                        context: ManagedObjectContext) throws -> BatchResult {
+        try context.performAndWait {
             guard let result = try context.execute(request) as? BatchResult else {
                 throw ScenarioSkipped(reason: "execute(\(type(of: request))) did not return a BatchResult")
             }

@@ -17,6 +17,7 @@ struct PostgreSQLScenario: Sendable {
 enum PostgreSQLScenarios {
     static let all: [PostgreSQLScenario] = [insert, fetchAll, fetchWithPredicateAndSort, loadBatchByID, countWithPredicate,
                                             updatePerObject, controllerFetch, controllerBatchOnAccess, PostgreSQLFeedLatency.scenario]
+        + PostgreSQLRequestScenarios.all
 
     /// Every name `--store` accepts with `--scenario`, the multi-process ones included.
     static var names: [String] { all.map(\.name) + [multiWriterName, PostgreSQLContendedUpdate.name] }

@@ -24,7 +24,8 @@ struct OcdBenchPostgreSQLTests {
         let (status, output, results) = try Self.runBench(["--quick", "--scenario", "pg-", "--rows", "400", "--processes", "1"])
         #expect(status == 0, "\(output)")
         let expected = ["pg-insert-save", "pg-fetch-all", "pg-fetch-predicate-sort", "pg-load-batch-by-id", "pg-count-predicate",
-                        "pg-update-per-object", "pg-frc-fetch", "pg-frc-batch-on-access", "pg-feed-latency"]
+                        "pg-update-per-object", "pg-frc-fetch", "pg-frc-batch-on-access", "pg-feed-latency",
+                        "pg-batch-update-count", "pg-batch-update-ids", "pg-batch-delete", "pg-async-fetch-all"]
         #expect(Set(results.keys) == Set(expected), "\(output)")
         for name in expected where name != "pg-feed-latency" {
             #expect(results[name]?["status"] as? String == "ok", "\(name): \(output)")

@@ -272,6 +272,44 @@ struct StoreAgnosticBatchTests {
         }
     }
 
+    /// A delete of an entity no relationship touches is one statement on either store: the same rows go as by
+    /// fetch, delete and save, the IDs come back when asked for, and the history lists every deleted row.
+    @Test(arguments: agnosticKinds)
+    func batchDeleteOfAnUnrelatedEntityMatchesDeleteSaveAndReachesTheHistory(kind: StoreKind) throws {
+        for resultType in [BatchResultType.count, .objectIDs] {
+            let model = try UniqueTagModel.make(constraints: [])
+            let options = StoreOptions(persistentHistoryTracking: true)
+            let batched = try SharedStoreLocation(kind, model: model, options: options)
+            let naive = try SharedStoreLocation(kind, model: model, options: options)
+            for location in [batched, naive] {
+                let context = try location.context()
+                for index in 0..<20 {
+                    let tag = try context.insertNewObject(forEntityName: "Tag")
+                    try tag.setValue("t\(index)", forKey: "label")
+                    try tag.setValue(Int64(index), forKey: "code")
+                    try tag.setValue(Int64(index % 5), forKey: "weight")
+                }
+                try context.save()
+            }
+            let request = FetchRequest<ManagedObject>(entityName: "Tag")
+            request.predicate = try QueryPredicate(format: "weight >= 3")
+            let context = try batched.context()
+            let before = try Set(context.fetch(request).map(\.objectID))
+            let delete = BatchDeleteRequest(fetchRequest: request)
+            delete.resultType = resultType
+            let outcome = try #require(try context.execute(delete) as? BatchResult)
+            let reference = try naive.context()
+            for object in try reference.fetch(request) { reference.delete(object) }
+            try reference.save()
+            #expect(try UniqueTagModel.snapshot(batched.context()) == UniqueTagModel.snapshot(naive.context()), "\(resultType)")
+            #expect(outcome.count == 8 && before.count == 8, "\(resultType)")
+            #expect(resultType == .count ? outcome.objectIDs.isEmpty : Set(outcome.objectIDs) == before, "\(resultType)")
+            let last = try #require(StoreAgnosticHistoryTests.everything(batched.context()).last?.changes)
+            #expect(last.allSatisfy { $0.changeType == .delete }
+                && Set(last.map(\.changedObjectID.primaryKey)) == Set(before.map(\.primaryKey)), "\(resultType)")
+        }
+    }
+
     /// Deleting by object IDs, cascading: the same as deleting the objects in a context.
     @Test(arguments: agnosticKinds)
     func batchDeleteOfObjectIDsMatchesDeleteSave(kind: StoreKind) throws {

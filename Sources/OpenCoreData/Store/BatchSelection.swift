@@ -33,3 +33,16 @@ package struct BatchSelection {
     /// No filter: a batch delete of listed object IDs.
     static let none = BatchSelection()
 }
+
+package extension ManagedObjectModel {
+    /// Whether a batch delete of `table`'s rows is one `DELETE`: no relationship (transient ones aside) leads
+    /// out of the table or into it, so there is no cascade, deny rule, foreign key or join row to follow.
+    func deletesAlone(fromTable table: String) -> Bool {
+        !entitiesByNumber.contains { candidate in
+            candidate.properties.contains { property in
+                guard let relationship = property as? RelationshipDescription, !relationship.isTransient else { return false }
+                return candidate.tableName == table || relationship.destinationEntity.tableName == table
+            }
+        }
+    }
+}

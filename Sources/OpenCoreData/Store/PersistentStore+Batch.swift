@@ -78,12 +78,6 @@ extension PersistentStore {
         let fromClause = selection.fromClause, whereSQL = selection.whereSQL, filterArguments = selection.arguments
         let model = self.model, identity = self.identity
         let table = entity.tableName
-        let touchesRelationships = model.entitiesByNumber.contains { candidate in
-            candidate.properties.contains { property in
-                guard let relationship = property as? RelationshipDescription, !relationship.isTransient else { return false }
-                return candidate.tableName == table || relationship.destinationEntity.tableName == table
-            }
-        }
         // Deletes reach the history through its delete triggers; rows whose foreign keys were cleared are
         // updates (which key changed is not tracked here: their changed keys are left unknown).
         let updatedByNullifying: ((count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])) -> [HistoryEntry.Change] = { outcome in
@@ -105,7 +99,7 @@ extension PersistentStore {
                 db, sql: "SELECT \(columns.map { "t0.\($0)" }.joined(separator: ", ")) FROM \(table) AS t0\(rows)",
                 arguments: arguments)
         }
-        if !touchesRelationships && initial == nil {
+        if model.deletesAlone(fromTable: table) && initial == nil {
             // Nothing points in or out: one DELETE, as raw SQL would do it.
             let outcome = try writeRecordingHistory(updatedByNullifying) { db in
                 try noteReleasedFiles(db, from: table, whereSQL, StatementArguments(filterArguments))

@@ -31,7 +31,7 @@ package enum HistoryTables {
 
     /// The attributes whose values a delete keeps in its change row, in tombstone-column order: the
     /// entity's attributes marked `preservesValueInHistoryOnDeletion`, by name.
-    static func preservedAttributes(of entity: EntityDescription) -> [AttributeDescription] {
+    package static func preservedAttributes(of entity: EntityDescription) -> [AttributeDescription] {
         entity.allProperties.compactMap { $0 as? AttributeDescription }
             .filter { $0.preservesValueInHistoryOnDeletion && !$0.isTransient }
             .sorted { $0.name < $1.name }
