@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// The model the PostgreSQL scenarios write: one entity, `Item`, with a name, a number and a date, and
 /// its rows as the store lays them out (the same rows for ours and raw, so both write the same bytes).
@@ -39,5 +40,13 @@ enum PostgreSQLBenchModel {
         row[position(of: "value")] = object.value.databaseValue
         row[position(of: "created")] = object.created.timeIntervalSinceReferenceDate.databaseValue
         return RowValues(values: row)
+    }
+
+    /// `base` with a new schema of the bench's own (`ocd_bench_` and 12 hex digits, so it is safe to name in
+    /// SQL), which the scenario drops when done.
+    static func scratchSchema(of base: PostgreSQLStoreConfiguration) -> PostgreSQLStoreConfiguration {
+        var configuration = base
+        configuration.schema = "ocd_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
+        return configuration
     }
 }

@@ -57,8 +57,7 @@ struct PostgreSQLContendedUpdate {
     }
 
     private func runOnce(processes: Int, side: PostgreSQLWriterWorker.Side, base: PostgreSQLStoreConfiguration) throws -> Line {
-        var configuration = base
-        configuration.schema = "ocd_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
+        var configuration = PostgreSQLBenchModel.scratchSchema(of: base)
         configuration.poolSize = 1
         let model = try PostgreSQLBenchModel.make()
         // The counters, made through the store: value 0, version 1.
@@ -89,23 +88,12 @@ struct PostgreSQLContendedUpdate {
             return ["--worker", side.rawValue, "--store", url, "--worker-schema", configuration.schema!,
                     "--rows", String(share), "--worker-contended"]
         }
-        var conflicts = 0, starts: [Double] = [], ends: [Double] = [], failures: [String] = []
-        for (worker, (status, output)) in outputs.enumerated() {
-            let fields = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
-            guard status == 0, fields.count == 4 else {
-                failures.append("worker \(worker) exited \(status): \(output.trimmingCharacters(in: .whitespacesAndNewlines))")
-                continue
-            }
-            conflicts += Int(fields[1])
-            starts.append(fields[2])
-            ends.append(fields[3])
-        }
-        guard failures.isEmpty else { throw BenchWorkerFailure(description: failures.joined(separator: "; ")) }
+        let (conflicts, seconds) = try WorkerBarrier.summary(of: outputs)
         let (table, _) = PostgreSQLBenchModel.table(model)
         let value = model.schema.columnName(of: "value", in: model.entitiesByName["Item"]!)!
         let cells = try raw.run("SELECT coalesce(sum(\(value)), 0)::bigint, coalesce(sum(Z_OPT - 1), 0)::bigint FROM \(table)").rows.first.map(Array.init) ?? []
         guard cells.count == 2 else { throw BenchWorkerFailure(description: "the check of \(table) returned no row") }
-        return Line(processes: processes, side: side, seconds: (ends.max() ?? 0) - (starts.min() ?? 0), conflicts: conflicts,
+        return Line(processes: processes, side: side, seconds: seconds, conflicts: conflicts,
                     increments: increments, sum: try cells[0].decode(Int64.self), versionSteps: try cells[1].decode(Int64.self))
     }
 }

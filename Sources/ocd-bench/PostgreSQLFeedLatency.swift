@@ -65,23 +65,18 @@ enum PostgreSQLFeedLatency {
                 try controller.performFetch()
                 return controller
             }
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-feed-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let writer = try WorkerProcess.start(["--feed-writer", "--store", fixtures.url, "--worker-schema", schema.schema!,
-                                                  "--rows", String(saves), "--worker-barrier", folder.path],
-                                                 output: folder.appendingPathComponent("writer.txt"))
-            let ready = folder.appendingPathComponent("ready-0").path
-            let deadline = Date(timeIntervalSinceNow: 120)
-            while !FileManager.default.fileExists(atPath: ready), writer.isRunning, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
+            let barrier = try WorkerBarrier()
+            let writer = try barrier.start(count: 1) { _ in
+                ["--feed-writer", "--store", fixtures.url, "--worker-schema", schema.schema!, "--rows", String(saves)]
+            }[0]
+            barrier.waitUntilReady([writer], seconds: 120)
             return {
                 defer {
-                    try? FileManager.default.removeItem(at: folder)
+                    barrier.remove()
                     // Stops the change feed's listener with the store (its thread would keep both alive).
                     for store in coordinator.postgreSQLStores { coordinator.remove(store) }
                 }
-                try Data().write(to: folder.appendingPathComponent("go"))
+                try barrier.go()
                 let (status, output) = writer.wait()
                 let lines = output.split(separator: "\n").map { $0.split(separator: " ").compactMap { Double($0) } }
                 guard status == 0, lines.count == saves, lines.allSatisfy({ $0.count == 3 }) else {
@@ -130,13 +125,7 @@ struct PostgreSQLFeedWriter {
         try coordinator.addPersistentStore(configuration: configuration, options: StoreOptions(persistentHistoryTracking: true))
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
-        try Data().write(to: barrier.appendingPathComponent("ready-0"))
-        let go = barrier.appendingPathComponent("go").path
-        let deadline = Date(timeIntervalSinceNow: 600)
-        while !FileManager.default.fileExists(atPath: go) {
-            guard Date() < deadline else { throw BenchWorkerFailure(description: "the feed writer never got the go") }
-            Thread.sleep(forTimeInterval: 0.001)
-        }
+        _ = try WorkerBarrier.waitForStart(in: barrier, index: 0)
         var lines: [String] = []
         for serial in 1...saves {
             let (called, saved) = try context.performAndWait {

@@ -45,8 +45,7 @@ final class PostgreSQLFixtures {
     ///
     /// - Throws: the store's error when the layout cannot be made.
     func newSchema(history: Bool = false) throws -> PostgreSQLStoreConfiguration {
-        var configuration = base
-        configuration.schema = "ocd_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
+        let configuration = PostgreSQLBenchModel.scratchSchema(of: base)
         schemas.append(configuration.schema!)
         let store = try PostgreSQLStore(model: model, configuration: configuration, recordsHistory: history)
         store.close()

@@ -56,8 +56,7 @@ struct PostgreSQLMultiWriter {
     }
 
     private func runOnce(processes: Int, side: PostgreSQLWriterWorker.Side, base: PostgreSQLStoreConfiguration) throws -> Line {
-        var configuration = base
-        configuration.schema = "ocd_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
+        var configuration = PostgreSQLBenchModel.scratchSchema(of: base)
         configuration.poolSize = 1
         let model = try PostgreSQLBenchModel.make()
         // Opening the store creates the layout (both sides write into it).
@@ -78,19 +77,7 @@ struct PostgreSQLMultiWriter {
             return ["--worker", side.rawValue, "--store", url, "--worker-schema", configuration.schema!,
                     "--rows", String(share), "--worker-batch", String(batch)]
         }
-        var conflicts = 0, starts: [Double] = [], ends: [Double] = []
-        var failures: [String] = []
-        for (writer, (status, output)) in outputs.enumerated() {
-            let fields = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
-            guard status == 0, fields.count == 4 else {
-                failures.append("worker \(writer) exited \(status): \(output.trimmingCharacters(in: .whitespacesAndNewlines))")
-                continue
-            }
-            conflicts += Int(fields[1])
-            starts.append(fields[2])
-            ends.append(fields[3])
-        }
-        guard failures.isEmpty else { throw BenchWorkerFailure(description: failures.joined(separator: "; ")) }
+        let (conflicts, seconds) = try WorkerBarrier.summary(of: outputs)
         let (table, _) = PostgreSQLBenchModel.table(model)
         let item = model.entitiesByName["Item"]!
         let check = try raw.run("""
@@ -100,7 +87,7 @@ struct PostgreSQLMultiWriter {
         let cells = check.map(Array.init) ?? []
         guard cells.count == 3 else { throw BenchWorkerFailure(description: "the check of \(table) returned no row") }
         let (rows, distinct, covered) = (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), try cells[2].decode(Bool.self))
-        return Line(processes: processes, side: side, seconds: (ends.max() ?? 0) - (starts.min() ?? 0), conflicts: conflicts,
+        return Line(processes: processes, side: side, seconds: seconds, conflicts: conflicts,
                     rows: Int(rows), distinctKeys: Int(distinct), keysCovered: covered, objects: objects)
     }
 }

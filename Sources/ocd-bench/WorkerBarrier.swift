@@ -16,23 +16,60 @@ struct WorkerBarrier {
     func remove() { try? FileManager.default.removeItem(at: folder) }
 
     /// Starts `count` copies of this program with `arguments(index)` plus `--worker-index` and
-    /// `--worker-barrier`, says go once all are ready (or one has ended, or ten minutes have passed), and
-    /// waits for them all.
+    /// `--worker-barrier`.
+    ///
+    /// - Throws: ``BenchWorkerFailure`` when a worker cannot be started.
+    func start(count: Int, arguments: (Int) -> [String]) throws -> [WorkerProcess] {
+        try (0..<count).map { index in
+            try WorkerProcess.start(arguments(index) + ["--worker-index", String(index), "--worker-barrier", folder.path],
+                                    output: folder.appendingPathComponent("worker-\(index).txt"))
+        }
+    }
+
+    /// Waits until every worker has said it is ready, one has ended, or `seconds` have passed.
+    func waitUntilReady(_ workers: [WorkerProcess], seconds: Double = 600) {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while workers.indices.contains(where: { !FileManager.default.fileExists(atPath: folder.appendingPathComponent("ready-\($0)").path) }),
+              Date() < deadline, workers.allSatisfy({ $0.isRunning }) {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
+    /// Tells every waiting worker to start.
+    ///
+    /// - Throws: the file system's error when the folder cannot be written.
+    func go() throws { try Data().write(to: folder.appendingPathComponent("go")) }
+
+    /// Starts `count` workers (``start(count:arguments:)``), says go once all are ready, and waits for them all.
     ///
     /// - Returns: each worker's exit status and standard output, by index.
     /// - Throws: ``BenchWorkerFailure`` when a worker cannot be started.
     func run(count: Int, arguments: (Int) -> [String]) throws -> [(status: Int32, output: String)] {
-        let workers = try (0..<count).map { index in
-            try WorkerProcess.start(arguments(index) + ["--worker-index", String(index), "--worker-barrier", folder.path],
-                                    output: folder.appendingPathComponent("worker-\(index).txt"))
-        }
-        let deadline = Date(timeIntervalSinceNow: 600)
-        while (0..<count).contains(where: { !FileManager.default.fileExists(atPath: folder.appendingPathComponent("ready-\($0)").path) }),
-              Date() < deadline, workers.allSatisfy({ $0.isRunning }) {
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        try Data().write(to: folder.appendingPathComponent("go"))
+        let workers = try start(count: count, arguments: arguments)
+        waitUntilReady(workers)
+        try go()
         return workers.map { $0.wait() }
+    }
+
+    /// What the workers of a multi-process scenario printed, one line each: `done conflicts start end`
+    /// (start and end in seconds since 1970).
+    ///
+    /// - Returns: the conflicts of all workers and the span from the first start to the last end.
+    /// - Throws: ``BenchWorkerFailure`` naming every worker that failed or printed something else.
+    static func summary(of outputs: [(status: Int32, output: String)]) throws -> (conflicts: Int, seconds: Double) {
+        var conflicts = 0, starts: [Double] = [], ends: [Double] = [], failures: [String] = []
+        for (index, (status, output)) in outputs.enumerated() {
+            let fields = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+            guard status == 0, fields.count == 4 else {
+                failures.append("worker \(index) exited \(status): \(output.trimmingCharacters(in: .whitespacesAndNewlines))")
+                continue
+            }
+            conflicts += Int(fields[1])
+            starts.append(fields[2])
+            ends.append(fields[3])
+        }
+        guard failures.isEmpty else { throw BenchWorkerFailure(description: failures.joined(separator: "; ")) }
+        return (conflicts, (ends.max() ?? 0) - (starts.min() ?? 0))
     }
 
     /// The worker's side: says `index` is ready in `folder` and waits for go.

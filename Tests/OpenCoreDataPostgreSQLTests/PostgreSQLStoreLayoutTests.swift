@@ -88,7 +88,7 @@ struct PostgreSQLStoreLayoutTests {
         let configuration = try PostgreSQLTestServer.freshConfiguration()
         defer { PostgreSQLTestServer.drop(configuration) }
         let first = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
-        try first.pool.withSession { try $0.execute("ALTER TABLE ZAUTHOR ALTER COLUMN ZNAME TYPE TEXT COLLATE \"POSIX\"") }
+        _ = try first.pool.withSession { try $0.execute("ALTER TABLE ZAUTHOR ALTER COLUMN ZNAME TYPE TEXT COLLATE \"POSIX\"") }
         first.close()
         do {
             let opened = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
@@ -104,7 +104,7 @@ struct PostgreSQLStoreLayoutTests {
         let configuration = try PostgreSQLTestServer.freshConfiguration()
         defer { PostgreSQLTestServer.drop(configuration) }
         let pool = PostgreSQLConnectionPool(configuration: configuration)
-        try pool.withSession { try $0.execute("CREATE TABLE invoices (id BIGINT)") }
+        _ = try pool.withSession { try $0.execute("CREATE TABLE invoices (id BIGINT)") }
         #expect(throws: PostgreSQLStoreError.self) { _ = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration) }
         let tables = try pool.withSession { try $0.rows("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()") }
         #expect(Int.fromDatabaseValue(tables[0][0]) == 1)
