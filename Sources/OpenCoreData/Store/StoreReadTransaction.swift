@@ -33,7 +33,27 @@ package struct StoreReadTransaction {
     ///
     /// - Throws: ``ObjectGraphError/cancelled`` when cancelled; the store's read errors; what `body` throws.
     func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws {
-        try reads.stepRows(of: query, cancellation: cancellation, body)
+        guard let fetch = query.residualFetch, let predicate = fetch.residual?.predicate else {
+            return try reads.stepRows(of: query, cancellation: cancellation, body)
+        }
+        // The residual predicate is evaluated in the app on the narrowed rows of this same snapshot; only
+        // the keys it admits are handed on.
+        let related = RelatedStoredRows(store: fetch.store, model: fetch.model, snapshot: reads)
+        var narrowed: [RowValues] = []
+        let width = fetch.columnCount
+        try reads.stepRows(of: SortKeyQuery(sql: fetch.rowsSQL, arguments: fetch.arguments), cancellation: cancellation) { row in
+            narrowed.append(RowValues(values: (0..<width).map { row.value(at: Int32($0)) }))
+        }
+        // Evaluated after the statement: related rows are read on the same connection.
+        var admitted = Set<Int64>()
+        for row in narrowed {
+            let object = StoredRowObject(row: row, entity: fetch.entity, related: related)
+            if try predicate.evaluate(with: object) { admitted.insert(object.objectID.primaryKey) }
+        }
+        let keyColumn = query.firstKeyColumn - 1
+        try reads.stepRows(of: query, cancellation: cancellation) { row in
+            if admitted.contains(row.integer(at: keyColumn)) { try body(row) }
+        }
     }
 }
 

@@ -1,0 +1,107 @@
+import Foundation
+
+/// The part of a fetch a store's SQL cannot answer with the meaning it has in memory, answered in the app
+/// behind the store: the one boundary for it (docs/POSTGRESQL.md, "Queries").
+///
+/// When the PostgreSQL dialect refuses a fetch (``QueryDialectRefusal``), its predicate is split at the top-level
+/// `AND`: the conjuncts that compile narrow the rows on the server, the others (the residual) are evaluated by
+/// the in-memory evaluator on each narrowed row, seen as a ``StoredRowObject``. A sort the server cannot order
+/// alike (a localized selector) is done in memory with the descriptors' own comparison. Offset and limit are
+/// applied after both. SQLite answers everything itself and never has one.
+package struct ResidualQuery: Sendable {
+    /// The conjuncts the server could not compile; nil when the whole predicate runs there.
+    let predicate: QueryPredicate?
+    /// The sort descriptors, when the server cannot order alike (it orders by the same keys compared plainly).
+    let sortDescriptors: [QuerySortDescriptor]?
+    /// Rows skipped and kept (0: no limit) after filtering and sorting.
+    var offset = 0
+    var limit = 0
+
+    /// A fetch compiled for `dialect`, with what its SQL leaves to the app.
+    ///
+    /// - Returns: the compiled query (the narrowing predicate and the order the server can give) and the
+    ///   residual, nil when the dialect answers the whole fetch (always on SQLite).
+    /// - Throws: ``QueryLanguageError`` for a predicate or key the model cannot answer; ``QueryDialectRefusal``
+    ///   on SQLite (comparisons with external binary storage), which is never split.
+    static func compile(model: ManagedObjectModel, entity: EntityDescription, predicate: QueryPredicate?,
+                        sortDescriptors: [QuerySortDescriptor], dialect: SQLDialect)
+        throws -> (compiled: PredicateSQLCompiler.CompiledQuery, residual: ResidualQuery?) {
+        func compile(_ predicate: QueryPredicate?, _ sort: [QuerySortDescriptor]) throws -> PredicateSQLCompiler.CompiledQuery {
+            try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: sort,
+                                             dialect: dialect)
+        }
+        do {
+            return (try compile(predicate, sortDescriptors), nil)
+        } catch is QueryDialectRefusal where dialect == .postgreSQL {
+            // Split below.
+        }
+        var narrowing: [QueryPredicate] = []
+        var residual: [QueryPredicate] = []
+        for conjunct in conjuncts(of: predicate) {
+            do {
+                _ = try compile(conjunct, [])
+                narrowing.append(conjunct)
+            } catch is QueryDialectRefusal {
+                residual.append(conjunct)
+            }
+        }
+        let serverPredicate = conjunction(narrowing)
+        do {
+            let compiled = try compile(serverPredicate, sortDescriptors)
+            return (compiled, ResidualQuery(predicate: conjunction(residual), sortDescriptors: nil))
+        } catch let refusal as QueryDialectRefusal where refusal.construct == .sortComparator {
+            // The server orders by the same keys compared plainly, so a results controller still reads its
+            // sort keys from the ORDER BY; the rows are then ordered in memory with the real comparison.
+            let plain = sortDescriptors.map { QuerySortDescriptor(key: $0.key, ascending: $0.ascending, comparator: .compare) }
+            return (try compile(serverPredicate, plain),
+                    ResidualQuery(predicate: conjunction(residual), sortDescriptors: sortDescriptors))
+        }
+    }
+
+    /// The top-level `AND`-ed parts of `predicate` (nested `AND`s flattened).
+    private static func conjuncts(of predicate: QueryPredicate?) -> [QueryPredicate] {
+        guard let predicate else { return [] }
+        if case .and(let parts) = predicate { return parts.flatMap { conjuncts(of: $0) } }
+        return [predicate]
+    }
+
+    private static func conjunction(_ parts: [QueryPredicate]) -> QueryPredicate? {
+        parts.isEmpty ? nil : parts.count == 1 ? parts[0] : .and(parts)
+    }
+
+    /// The rows `query` reads from the store (narrowed, in the server's order) that satisfy the residual
+    /// predicate, sorted in memory when needed, then offset and limited.
+    ///
+    /// - Throws: what ``StoreQuery/readRows(cancellation:_:)`` throws; what evaluating the residual predicate or
+    ///   the sort throws (``QueryLanguageError``, ``ObjectGraphError``, the store's read errors for related rows).
+    func rows(of query: StoreQuery, cancellation: CancellationFlag?) throws -> [RowValues] {
+        let related = RelatedStoredRows(store: query.store, model: query.model)
+        var narrowed: [RowValues] = []
+        try query.store.readRows(of: query, cancellation: cancellation) { row in narrowed.append(row) }
+        // Evaluated once the statement is done, so related rows can be read on a connection of the pool
+        // (a store with one connection holds it while a statement streams).
+        var kept: [StoredRowObject] = []
+        for row in narrowed {
+            let object = StoredRowObject(row: row, entity: query.entity, related: related)
+            if try predicate?.evaluate(with: object) ?? true { kept.append(object) }
+        }
+        if let sortDescriptors, !sortDescriptors.isEmpty {
+            var failure: Error?
+            // A stable sort over the server's order (the keys compared plainly): equal rows keep it.
+            kept = kept.enumerated().sorted { lhs, rhs in
+                guard failure == nil else { return false }
+                do {
+                    for descriptor in sortDescriptors {
+                        let order = try descriptor.compare(lhs.element, rhs.element)
+                        if order != .orderedSame { return order == .orderedAscending }
+                    }
+                } catch { failure = error }
+                return lhs.offset < rhs.offset
+            }.map(\.element)
+            if let failure { throw failure }
+        }
+        var rows = kept.dropFirst(offset)
+        if limit > 0 { rows = rows.prefix(limit) }
+        return rows.map(\.row)
+    }
+}
