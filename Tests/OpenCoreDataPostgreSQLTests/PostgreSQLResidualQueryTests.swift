@@ -154,4 +154,31 @@ struct PostgreSQLResidualQueryTests {
             #expect(try sections(postgreSQL.context(), format, arguments) == expected, "\(format)")
         }
     }
+
+    /// A batch delete whose predicate the server cannot say deletes what the same request deletes on SQLite
+    /// (cascades and nullified inverses included), and reports the same objects.
+    @Test func batchDeletesAgreeWithSQLite() throws {
+        let model = try Self.makeModel()
+        for (format, arguments) in Self.predicates {
+            func remaining(_ kind: StoreKind) throws -> (deleted: Int, people: [Int64], books: Int) {
+                let location = try SharedStoreLocation(kind, model: model)
+                try Self.seed(location.context())
+                let context = try location.context()
+                let selection = FetchRequest<ManagedObject>(entityName: "Person")
+                selection.predicate = try QueryPredicate(format: format, argumentArray: arguments)
+                let request = BatchDeleteRequest(fetchRequest: selection)
+                request.resultType = .objectIDs
+                let result = try #require(try context.execute(request) as? BatchResult)
+                let fresh = try location.context()
+                let people = FetchRequest<ManagedObject>(entityName: "Person")
+                people.sortDescriptors = [QuerySortDescriptor(key: "code")]
+                return (result.count, try codes(fresh.fetch(people)),
+                        try fresh.count(for: FetchRequest<ManagedObject>(entityName: "Book")))
+            }
+            let expected = try remaining(.sqlite)
+            let answered = try remaining(.postgreSQL)
+            #expect(answered.deleted == expected.deleted && answered.people == expected.people && answered.books == expected.books,
+                    "\(format): PostgreSQL \(answered), SQLite \(expected)")
+        }
+    }
 }

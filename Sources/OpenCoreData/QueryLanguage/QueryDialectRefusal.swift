@@ -3,10 +3,10 @@
 ///
 /// SQLite answers every construct the query language has (the library registers its Swift code there) but
 /// comparisons with values kept in external binary storage form (``Construct/externalBinaryStorage``). The
-/// PostgreSQL dialect's compiler refuses the short list in ``Construct``; a fetch of objects, IDs or a count then
-/// evaluates what was refused in the app, on the rows the rest of its predicate narrows, so only dictionary
-/// results (aggregates, grouping, `propertiesToFetch`) and batch update and delete requests still throw it
-/// there (docs/POSTGRESQL.md, "Queries").
+/// PostgreSQL dialect's compiler refuses the short list in ``Construct``; a fetch of objects, IDs or a count and
+/// a batch delete then evaluate what was refused in the app, on the rows the rest of the predicate narrows, so
+/// only dictionary results (aggregates, grouping, `propertiesToFetch`) and batch updates still throw it there
+/// (docs/POSTGRESQL.md, "Queries").
 ///
 /// ```swift
 /// let request = FetchRequest<[String: Any]>(dictionariesOf: "Person")

@@ -58,6 +58,21 @@ package struct ResidualQuery: Sendable {
         }
     }
 
+    /// The objects a batch delete's predicate selects when the PostgreSQL dialect cannot compile it, selected
+    /// through the residual path (then deleted by key, in a transaction of their own); nil when the store's SQL
+    /// says the predicate alone (always on SQLite).
+    ///
+    /// - Throws: as ``compile(model:entity:predicate:sortDescriptors:dialect:)``; what reading the narrowed rows
+    ///   and evaluating the residual throw.
+    static func selectedIDs(store: any StoreBackend, model: ManagedObjectModel, entity: EntityDescription,
+                            predicate: QueryPredicate?, includesSubentities: Bool) throws -> [ManagedObjectID]? {
+        guard store.dialect == .postgreSQL else { return nil }
+        let query = try StoreQuery.fetch(store: store, model: model, entity: entity, predicate: predicate, sortDescriptors: [],
+                                         includesSubentities: includesSubentities, limit: 0, offset: 0)
+        guard query.residual != nil else { return nil }
+        return try query.readIDs()
+    }
+
     /// The top-level `AND`-ed parts of `predicate` (nested `AND`s flattened).
     private static func conjuncts(of predicate: QueryPredicate?) -> [QueryPredicate] {
         guard let predicate else { return [] }
