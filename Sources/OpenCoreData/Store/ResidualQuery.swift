@@ -96,8 +96,7 @@ package struct ResidualQuery: Sendable {
         // Evaluated once the statement is done, so related rows can be read on a connection of the pool
         // (a store with one connection holds it while a statement streams).
         var kept: [StoredRowObject] = []
-        for row in narrowed {
-            let object = StoredRowObject(row: row, entity: query.entity, related: related)
+        for object in related.batchObjects(narrowed, entity: query.entity) {
             if try predicate?.evaluate(with: object) ?? true { kept.append(object) }
         }
         if let sortDescriptors, !sortDescriptors.isEmpty {

@@ -46,8 +46,7 @@ package struct StoreReadTransaction {
         }
         // Evaluated after the statement: related rows are read on the same connection.
         var admitted = Set<Int64>()
-        for row in narrowed {
-            let object = StoredRowObject(row: row, entity: fetch.entity, related: related)
+        for object in related.batchObjects(narrowed, entity: fetch.entity) {
             if try predicate.evaluate(with: object) { admitted.insert(object.objectID.primaryKey) }
         }
         let keyColumn = query.firstKeyColumn - 1

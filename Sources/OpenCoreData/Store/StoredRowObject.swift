@@ -45,15 +45,11 @@ final class StoredRowObject: KeyValueCoding {
                 return try TransformableValue.value(row[column], for: attribute, of: objectID)
             }
             return ValueConversion.swiftValue(row[column], for: attribute.attributeType)
-        case .toOne(_, let column, _, let entityColumn):
-            guard case .int64(let key) = row[column].storage,
-                  let relationship = property as? RelationshipDescription,
-                  var destination = relationship.destinationEntity else { return nil }
-            if let entityColumn, case .int64(let number) = row[entityColumn].storage,
-               let sub = related.model.entity(number: Int(number)) {
-                destination = sub
-            }
-            return try related.object(ManagedObjectID(entity: destination, primaryKey: key, store: related.store.identity))
+        case .toOne:
+            guard let id = relatedID(atSlot: slot) else { return nil }
+            // The first time a to-one is reached, the targets of every row of the batch are read at once.
+            try related.prefetchToOne(entity: entity, slot: slot)
+            return try related.object(id)
         case .toManyByForeignKey, .toManyByJoinTable:
             let relationship = property as! RelationshipDescription
             return try related.objects(of: objectID, relationship: relationship, storage: entity.storage[slot])
@@ -63,6 +59,19 @@ final class StoredRowObject: KeyValueCoding {
             }
             return (property as? AttributeDescription)?.defaultValue
         }
+    }
+
+    /// The ID a to-one relationship's column holds (with the destination's sub-entity when the row names it).
+    func relatedID(atSlot slot: Int) -> ManagedObjectID? {
+        guard case .toOne(_, let column, _, let entityColumn) = entity.storage[slot],
+              case .int64(let key) = row[column].storage,
+              let relationship = entity.allProperties[slot] as? RelationshipDescription,
+              var destination = relationship.destinationEntity else { return nil }
+        if let entityColumn, case .int64(let number) = row[entityColumn].storage,
+           let sub = related.model.entity(number: Int(number)) {
+            destination = sub
+        }
+        return ManagedObjectID(entity: destination, primaryKey: key, store: related.store.identity)
     }
 
     /// A composite's elements as a dictionary, as ``CompositeValue`` reads them from an object.
@@ -90,11 +99,37 @@ final class RelatedStoredRows {
     private var objects: [ManagedObjectID: StoredRowObject] = [:]
     private var missing: Set<ManagedObjectID> = []
     private var toMany: [ManagedObjectID: [String: [StoredRowObject]]] = [:]
+    /// The rows being evaluated, whose to-one targets are read together.
+    private var batch: [StoredRowObject] = []
+    /// The to-one relationships (entity, slot) whose targets have been read for the batch.
+    private var prefetched: Set<[Int]> = []
 
     init(store: any StoreBackend, model: ManagedObjectModel, snapshot: (any StoreSnapshotReads)? = nil) {
         self.store = store
         self.model = model
         self.snapshot = snapshot
+    }
+
+    /// Objects for the rows being evaluated (not kept by ID: each is reached once), remembered so their to-one
+    /// targets can be read together.
+    func batchObjects(_ rows: [RowValues], entity: EntityDescription) -> [StoredRowObject] {
+        batch = rows.map { StoredRowObject(row: $0, entity: entity, related: self) }
+        return batch
+    }
+
+    /// Reads, in one batch of rows per table, the targets of the to-one at `slot` of every batch row of `entity`.
+    ///
+    /// - Throws: the store's read errors.
+    func prefetchToOne(entity: EntityDescription, slot: Int) throws {
+        guard prefetched.insert([entity.entityNumber, slot]).inserted else { return }
+        var ids: [ManagedObjectID] = []
+        var seen = Set<ManagedObjectID>()
+        for owner in batch where owner.entity === entity {
+            if let id = owner.relatedID(atSlot: slot), objects[id] == nil, !missing.contains(id), seen.insert(id).inserted {
+                ids.append(id)
+            }
+        }
+        try load(ids)
     }
 
     /// The object `row` shows, kept so relationships reaching it find the same one.
