@@ -181,4 +181,31 @@ struct PostgreSQLResidualQueryTests {
                     "\(format): PostgreSQL \(answered), SQLite \(expected)")
         }
     }
+
+    /// An asynchronous fetch (its rows read on a background reader, streamed with a cancel flag) goes through the
+    /// same residual path, with limit and offset after the in-memory sort.
+    @Test func asynchronousFetchAgreesWithSQLite() throws {
+        let model = try Self.makeModel()
+        func fetched(_ kind: StoreKind) throws -> [Int64] {
+            let location = try SharedStoreLocation(kind, model: model)
+            try Self.seed(location.context())
+            let context = try location.context(.privateQueue)
+            let request = FetchRequest<ManagedObject>(entityName: "Person")
+            request.predicate = try QueryPredicate(format: "name BEGINSWITH[cd] 'e' OR address.city ==[cd] 'zurich'")
+            request.sortDescriptors = [QuerySortDescriptor(key: "name", comparator: .localizedStandardCompare),
+                                       QuerySortDescriptor(key: "code")]
+            request.fetchLimit = 5
+            request.fetchOffset = 1
+            let completion = PostgreSQLAsynchronousFetchTests.Completion()
+            let asynchronous = AsynchronousFetchRequest(fetchRequest: request) { [completion] result in completion.finish(result) }
+            try context.performAndWait { _ = try context.execute(asynchronous) }
+            try #require(completion.done.wait(timeout: .now() + 120) == .success, "the asynchronous fetch never completed")
+            let result = try #require(completion.result)
+            #expect(result.operationError == nil, "\(kind): \(String(describing: result.operationError))")
+            return try context.performAndWait { try codes(Array(result.finalResult ?? [])) }
+        }
+        let expected = try fetched(.sqlite)
+        #expect(expected.count == 5)
+        #expect(try fetched(.postgreSQL) == expected)
+    }
 }
