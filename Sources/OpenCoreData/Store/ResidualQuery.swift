@@ -22,7 +22,8 @@ package struct ResidualQuery: Sendable {
     /// - Returns: the compiled query (the narrowing predicate and the order the server can give) and the
     ///   residual, nil when the dialect answers the whole fetch (always on SQLite).
     /// - Throws: ``QueryLanguageError`` for a predicate or key the model cannot answer; ``QueryDialectRefusal``
-    ///   on SQLite (comparisons with external binary storage), which is never split.
+    ///   on SQLite (comparisons with external binary storage), which is never split, and on PostgreSQL for a sort
+    ///   key refused for another reason than its comparison selector.
     static func compile(model: ManagedObjectModel, entity: EntityDescription, predicate: QueryPredicate?,
                         sortDescriptors: [QuerySortDescriptor], dialect: SQLDialect)
         throws -> (compiled: PredicateSQLCompiler.CompiledQuery, residual: ResidualQuery?) {
