@@ -91,32 +91,41 @@ package struct ResidualQuery: Sendable {
     /// - Throws: what ``StoreQuery/readRows(cancellation:_:)`` throws; what evaluating the residual predicate or
     ///   the sort throws (``QueryLanguageError``, ``ObjectGraphError``, the store's read errors for related rows).
     func rows(of query: StoreQuery, cancellation: CancellationFlag?) throws -> [RowValues] {
-        let related = RelatedStoredRows(store: query.store, model: query.model)
         var narrowed: [RowValues] = []
         try query.store.readRows(of: query, cancellation: cancellation) { row in narrowed.append(row) }
         // Evaluated once the statement is done, so related rows can be read on a connection of the pool
-        // (a store with one connection holds it while a statement streams).
-        var kept: [StoredRowObject] = []
-        for object in related.batchObjects(narrowed, entity: query.entity) {
-            if try predicate?.evaluate(with: object) ?? true { kept.append(object) }
-        }
-        if let sortDescriptors, !sortDescriptors.isEmpty {
-            var failure: Error?
-            // A stable sort over the server's order (the keys compared plainly): equal rows keep it.
-            kept = kept.enumerated().sorted { lhs, rhs in
-                guard failure == nil else { return false }
-                do {
-                    for descriptor in sortDescriptors {
-                        let order = try descriptor.compare(lhs.element, rhs.element)
-                        if order != .orderedSame { return order == .orderedAscending }
-                    }
-                } catch { failure = error }
-                return lhs.offset < rhs.offset
-            }.map(\.element)
-            if let failure { throw failure }
+        // (a store with one connection holds it while a statement streams), in one read transaction so a
+        // to-many's members are read for many owners at once.
+        let kept = try query.store.readInOneTransaction { transaction -> [StoredRowObject] in
+            let related = RelatedStoredRows(store: query.store, model: query.model, snapshot: transaction.reads)
+            var kept: [StoredRowObject] = []
+            for object in related.batchObjects(narrowed, entity: query.entity) {
+                if try predicate?.evaluate(with: object) ?? true { kept.append(object) }
+            }
+            // Sorted inside the transaction too: a key path may reach related rows.
+            return try sorted(kept)
         }
         var rows = kept.dropFirst(offset)
         if limit > 0 { rows = rows.prefix(limit) }
         return rows.map(\.row)
+    }
+
+    /// `objects` by ``sortDescriptors`` (as they are when there are none): a stable sort over the server's order
+    /// (the keys compared plainly), so equal rows keep it.
+    private func sorted(_ objects: [StoredRowObject]) throws -> [StoredRowObject] {
+        guard let sortDescriptors, !sortDescriptors.isEmpty else { return objects }
+        var failure: Error?
+        let result = objects.enumerated().sorted { lhs, rhs in
+            guard failure == nil else { return false }
+            do {
+                for descriptor in sortDescriptors {
+                    let order = try descriptor.compare(lhs.element, rhs.element)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+            } catch { failure = error }
+            return lhs.offset < rhs.offset
+        }.map(\.element)
+        if let failure { throw failure }
+        return result
     }
 }

@@ -16,7 +16,8 @@ package protocol StoreSnapshotReads {
 /// ``StoreBackend/readInOneTransaction(_:)`` hands its closure. Valid only inside that closure. Each call
 /// is made once per load (rows reach `body` as ``SteppedRow``s), so the store's reads sit behind an existential.
 package struct StoreReadTransaction {
-    private let reads: any StoreSnapshotReads
+    /// The store's reads (also what ``RelatedStoredRows`` reads related rows through).
+    let reads: any StoreSnapshotReads
 
     package init(_ reads: any StoreSnapshotReads) { self.reads = reads }
 

@@ -52,6 +52,8 @@ final class StoredRowObject: KeyValueCoding {
             return try related.object(id)
         case .toManyByForeignKey, .toManyByJoinTable:
             let relationship = property as! RelationshipDescription
+            // The first time a to-many is reached, the members of every row of the batch are read at once.
+            try related.prefetchToMany(entity: entity, slot: slot, relationship: relationship, storage: entity.storage[slot])
             return try related.objects(of: objectID, relationship: relationship, storage: entity.storage[slot])
         case .transient:
             if let composite = property as? CompositeAttributeDescription {
@@ -130,6 +132,55 @@ final class RelatedStoredRows {
             }
         }
         try load(ids)
+    }
+
+    /// Reads, in slices of owners, the members of the to-many at `slot` of every batch row of `entity` (through a
+    /// read transaction: one statement per slice instead of one per owner).
+    ///
+    /// - Throws: the store's read errors.
+    func prefetchToMany(entity: EntityDescription, slot: Int, relationship: RelationshipDescription,
+                        storage: StoreSchema.PropertyStorage) throws {
+        guard let snapshot, let destination = relationship.destinationEntity,
+              prefetched.insert([entity.entityNumber, slot]).inserted else { return }
+        let owners = batch.filter { $0.entity === entity && toMany[$0.objectID]?[relationship.name] == nil }.map(\.objectID)
+        var members: [Int64: [ManagedObjectID]] = [:]
+        var start = 0
+        while start < owners.count {
+            let slice = owners[start..<min(start + 500, owners.count)]
+            start += slice.count
+            guard let sql = membersSQL(relationship: relationship, storage: storage, ownerCount: slice.count) else { return }
+            try snapshot.stepRows(of: SortKeyQuery(sql: sql, arguments: slice.map(\.primaryKey.databaseValue)), cancellation: nil) { row in
+                let id = ManagedObjectID(entity: model.entity(number: Int(row.integer(at: 0))) ?? destination,
+                                         primaryKey: row.integer(at: 1), store: store.identity)
+                members[row.integer(at: 2), default: []].append(id)
+            }
+        }
+        var seen = Set<ManagedObjectID>()
+        try load(members.values.joined().filter { objects[$0] == nil && !missing.contains($0) && seen.insert($0).inserted })
+        for owner in owners {
+            toMany[owner, default: [:]][relationship.name] = (members[owner.primaryKey] ?? []).compactMap { objects[$0] }
+        }
+    }
+
+    /// The members of a to-many for several owners: entity number, key and owner's key, in each owner's order
+    /// (as ``StoreSchema/relatedIDsSQL(relationship:storage:)`` gives them for one). Names come from the schema.
+    private func membersSQL(relationship: RelationshipDescription, storage: StoreSchema.PropertyStorage,
+                            ownerCount: Int) -> String? {
+        guard let destination = relationship.destinationEntity else { return nil }
+        let numbers = destination.entityNumbersIncludingSubentities
+        let filter = model.schema.mapping(for: destination).sharesTable
+            ? " AND d.Z_ENT IN (\(numbers.map(String.init).joined(separator: ",")))" : ""
+        let owners = Array(repeating: "?", count: ownerCount).joined(separator: ", ")
+        switch storage {
+        case .toManyByForeignKey(let table, let column, let orderColumn):
+            return "SELECT d.Z_ENT, d.Z_PK, d.\(column) FROM \(table) d WHERE d.\(column) IN (\(owners))\(filter) ORDER BY d.\(column), "
+                + (orderColumn.map { "d.\($0), " } ?? "") + "d.Z_PK"
+        case .toManyByJoinTable(let join):
+            return "SELECT d.Z_ENT, d.Z_PK, j.\(join.sourceColumn) FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) IN (\(owners))\(filter) ORDER BY j.\(join.sourceColumn), "
+                + (join.orderColumn.map { "j.\($0), " } ?? "") + "d.Z_PK"
+        default:
+            return nil
+        }
     }
 
     /// The object `row` shows, kept so relationships reaching it find the same one.
