@@ -407,8 +407,10 @@ struct OcdPostgreSQLCommandTests {
         try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--keys", "books.nope"],
                     saying: "--keys 'books.nope'")
         try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Nope"], saying: "the model has no entity 'Nope'")
-        try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--predicate", "label MATCHES 'a(?=b)'"],
-                    saying: "(?=")
+        // A pattern PostgreSQL's SQL cannot read alike (a look-ahead) is answered in the app, not refused.
+        let lookahead = try Self.ocd(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag",
+                                      "--predicate", "label MATCHES 'a(?=b)'"])
+        #expect(lookahead.status == 0, "\(lookahead.stderr)")
         try refused(["inspect", fixture.url + "&bogus=1", "--model", fixture.modelPath], saying: "unknown parameter 'bogus'")
         let empty = try PostgreSQLTestServer.freshConfiguration()
         let base = PostgreSQLTestServer.url!

@@ -7,7 +7,7 @@ import Testing
 /// Sorting text by `caseInsensitiveCompare:` on PostgreSQL gives exactly memory's order, ties broken by
 /// scalars as memory breaks them, on Unicode text: precomposed and decomposed accents, marks out of canonical
 /// order, `ß` and `ẞ`, Turkish and dotless i, final sigma, ligatures, the Kelvin sign, scripts beyond Latin.
-/// The localized selectors stay refused.
+/// The localized selectors are sorted in the app.
 @Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
 struct PostgreSQLStringSortTests {
     static let names: [String] = [
@@ -44,16 +44,23 @@ struct PostgreSQLStringSortTests {
         }
     }
 
-    @Test func localizedSelectorsAreRefusedOnText() throws {
-        let fixture = try AgreementFixture(seed: 1, people: 3)
+    /// The localized selectors are refused by the compiler and sorted in the app, in memory's order.
+    @Test func localizedSelectorsSortAsMemory() throws {
+        let fixture = try AgreementFixture(seed: 2, people: Self.names.count + 1)
         try PostgreSQLAgreementData.withCopy(of: fixture) { store in
             let person = try #require(fixture.model.entitiesByName["Person"])
+            try PostgreSQLRegularExpressionTests.setNames(Self.names, fixture, store)
             for comparator in [StringComparison.localizedCompare, .localizedCaseInsensitiveCompare, .localizedStandardCompare] {
                 let descriptor = QuerySortDescriptor(key: "name", comparator: comparator)
-                let refusal = #expect(throws: QueryDialectRefusal.self) {
-                    try store.fetchRows(entity: person, predicate: nil, sortDescriptors: [descriptor])
-                }
+                let refusal = try PostgreSQLAgreementData.refusal(fixture, person, sort: [descriptor])
                 #expect(refusal?.construct == .sortComparator)
+                let keys = try store.fetchRows(entity: person, predicate: nil, sortDescriptors: [descriptor]).map(\.primaryKey)
+                #expect(keys.count == fixture.people.count)
+                for (a, b) in zip(keys, keys.dropFirst()) {
+                    #expect(try descriptor.compare(fixture.people[a], fixture.people[b]) != .orderedDescending, "\(comparator): \(a) before \(b)")
+                }
+                let page = try store.fetchRows(entity: person, predicate: nil, sortDescriptors: [descriptor], limit: 7, offset: 11)
+                #expect(page.map(\.primaryKey) == Array(keys.dropFirst(11).prefix(7)))
             }
         }
     }

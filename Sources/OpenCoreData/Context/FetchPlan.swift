@@ -9,6 +9,8 @@ struct FetchPlan<T> {
     /// The store, reached through the boundary: one dynamic call per fetch or per batch of rows, never per row.
     let store: any StoreBackend
     let compiled: PredicateSQLCompiler.Compiled
+    /// What the store's SQL leaves to the app (opaque here: the store query answers through it).
+    let residual: ResidualQuery?
     /// Unsaved objects of this entity that may change the result.
     let pendingInserted: [ManagedObject]
     let pendingUpdated: [ManagedObject]
@@ -29,9 +31,11 @@ struct FetchPlan<T> {
         self.entity = entity
         self.coordinator = coordinator
         self.store = try coordinator.primaryBackend()
-        self.compiled = try PredicateSQLCompiler.compile(model: coordinator.managedObjectModel, entity: entity,
-                                                         predicate: request.predicate,
-                                                         sortDescriptors: request.sortDescriptors, dialect: store.dialect)
+        let planned = try ResidualQuery.compile(model: coordinator.managedObjectModel, entity: entity,
+                                                predicate: request.predicate,
+                                                sortDescriptors: request.sortDescriptors, dialect: store.dialect)
+        self.compiled = planned.compiled
+        self.residual = planned.residual
 
         var inserted: [ManagedObject] = []
         var updated: [ManagedObject] = []
@@ -68,7 +72,7 @@ struct FetchPlan<T> {
     /// changes, offset and limit are applied in memory after them, so the store reads every match.
     var storeQuery: StoreQuery {
         StoreQuery(store: store, model: coordinator.managedObjectModel, entity: entity, compiled: compiled,
-                   includesSubentities: request.includesSubentities,
+                   residual: residual, includesSubentities: request.includesSubentities,
                    limit: hasPendingChanges ? 0 : request.fetchLimit, offset: hasPendingChanges ? 0 : request.fetchOffset)
     }
 

@@ -74,12 +74,21 @@ extension BatchDeleteRequest: ContextExecutable {
             guard let entity = model.entitiesByName[fetchRequest.entityName] else {
                 throw ObjectGraphError.unknownEntity(fetchRequest.entityName)
             }
-            let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: fetchRequest.predicate,
-                                                            sortDescriptors: [], dialect: store.dialect)
-            let selection = BatchSelection(entity: entity, includesSubentities: fetchRequest.includesSubentities,
-                                           compiled: compiled)
-            outcome = try store.batchDelete(initial: nil, entity: entity, selection: selection,
-                                            needsIDs: resultType == .objectIDs, followUps: derivations)
+            if let selected = try ResidualQuery.selectedIDs(store: store, model: model, entity: entity,
+                                                            predicate: fetchRequest.predicate,
+                                                            includesSubentities: fetchRequest.includesSubentities) {
+                // The store's SQL could not say the predicate: the rows were selected in the app, deleted by key.
+                guard !selected.isEmpty else { return BatchResult(resultType: resultType, count: 0, objectIDs: []) }
+                outcome = try store.batchDelete(initial: selected, entity: entity, selection: .none, needsIDs: true,
+                                                followUps: derivations)
+            } else {
+                let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: fetchRequest.predicate,
+                                                                sortDescriptors: [], dialect: store.dialect)
+                let selection = BatchSelection(entity: entity, includesSubentities: fetchRequest.includesSubentities,
+                                               compiled: compiled)
+                outcome = try store.batchDelete(initial: nil, entity: entity, selection: selection,
+                                                needsIDs: resultType == .objectIDs, followUps: derivations)
+            }
         } else {
             throw ObjectGraphError.invalidRequest("a batch delete needs a fetch request or object IDs")
         }

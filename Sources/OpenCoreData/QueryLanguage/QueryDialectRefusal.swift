@@ -2,11 +2,16 @@
 /// refused before any statement runs rather than answered differently.
 ///
 /// SQLite answers every construct the query language has (the library registers its Swift code there) but
-/// comparisons with values kept in external binary storage form (``Construct/externalBinaryStorage``); the
-/// PostgreSQL store refuses the short list in ``Construct`` (docs/POSTGRESQL.md, "Queries").
+/// comparisons with values kept in external binary storage form (``Construct/externalBinaryStorage``). The
+/// PostgreSQL dialect's compiler refuses the short list in ``Construct``; a fetch of objects, IDs or a count and
+/// a batch delete then evaluate what was refused in the app, on the rows the rest of the predicate narrows, so
+/// only dictionary results (aggregates, grouping, `propertiesToFetch`) and batch updates still throw it there
+/// (docs/POSTGRESQL.md, "Queries").
 ///
 /// ```swift
-/// do { _ = try store.fetchRows(entity: person, predicate: QueryPredicate(format: "name ==[cd] 'emile'")) }
+/// let request = FetchRequest<[String: Any]>(dictionariesOf: "Person")
+/// request.predicate = try QueryPredicate(format: "name ==[cd] 'emile'")
+/// do { _ = try context.fetch(request) }   // on a PostgreSQL store
 /// catch let refusal as QueryDialectRefusal { print(refusal) }
 /// // PostgreSQL cannot compile name ==[cd] "emile": [d] folds diacritics by the scalars around each mark, …
 /// ```

@@ -76,6 +76,7 @@ public enum QueryValue: Sendable, Hashable {
         case let v as URL: return .url(v)
         case let v as ManagedObjectID: return .objectID(v)
         case let v as ManagedObject: return .objectID(v.objectID)
+        case let v as StoredRowObject: return .objectID(v.objectID)
         case let v as NSNumber: return v.queryValue
         case let v as [Any]: return convertCollection(v, sort: false)
         case let v as any Collection:

@@ -11,6 +11,10 @@ package struct SortKeyQuery: @unchecked Sendable {
     /// The entity number of every row when the entity is alone in its table (then not selected: a
     /// narrower row for SQLite to sort).
     let soleEntityNumber: Int32?
+    /// The fetch whose residual predicate (``ResidualQuery``) admits rows, when the store's SQL could not say
+    /// it: ``StoreReadTransaction/stepRows(of:cancellation:_:)`` then reads the narrowed rows first, in the
+    /// same transaction, and hands on only the admitted ones.
+    let residualFetch: StoreQuery?
     /// The column of the first sort key (after the entity number and the primary key, or the key alone).
     var firstKeyColumn: Int32 { soleEntityNumber == nil ? 2 : 1 }
 
@@ -27,6 +31,15 @@ package struct SortKeyQuery: @unchecked Sendable {
             + " " + query.selectionSQL
             + " ORDER BY " + (query.orderByClause.map { $0 + ", " } ?? "") + "t0.Z_PK"
         arguments = query.arguments
+        residualFetch = query.residual?.predicate == nil ? nil : query
+    }
+
+    /// A plain statement stepped in a read transaction (the narrowed full rows of ``residualFetch``).
+    init(sql: String, arguments: [DatabaseValue]) {
+        self.sql = sql
+        self.arguments = arguments
+        soleEntityNumber = nil
+        residualFetch = nil
     }
 
     /// The column expressions of a compiled ORDER BY clause (`t1.ZCLOSEDATE DESC` → `t1.ZCLOSEDATE`),

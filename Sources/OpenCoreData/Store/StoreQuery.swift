@@ -31,14 +31,26 @@ package struct StoreQuery: @unchecked Sendable {
     package let orderByClause: String?
     package let arguments: [DatabaseValue]
     package let columnCount: Int
+    /// What the store's SQL leaves to the app (PostgreSQL only): then the SQL reads the narrowed rows without
+    /// offset or limit, and every read below goes through it.
+    let residual: ResidualQuery?
 
     /// A fetch of `entity`'s rows matching `compiled` (made without the entity filter, in the store's
     /// dialect), its own rows only or its sub-entities' too, in `compiled`'s order, skipping `offset` rows
     /// and keeping at most `limit` (0: no limit). Every name in the SQL comes from the schema and the
     /// compiler; values are bound.
     init(store: any StoreBackend, model: ManagedObjectModel, entity: EntityDescription,
-         compiled: PredicateSQLCompiler.Compiled, includesSubentities: Bool, limit: Int, offset: Int) {
+         compiled: PredicateSQLCompiler.Compiled, residual: ResidualQuery? = nil, includesSubentities: Bool,
+         limit: Int, offset: Int) {
         self.store = store
+        // With a residual, offset and limit apply to the rows left after it, in memory.
+        self.residual = residual.map { planned in
+            var paged = planned
+            paged.offset = offset
+            paged.limit = limit
+            return paged
+        }
+        let (sqlLimit, sqlOffset) = residual == nil ? (limit, offset) : (0, 0)
         self.model = model
         self.entity = entity
         var conditions: [String] = []
@@ -51,9 +63,9 @@ package struct StoreQuery: @unchecked Sendable {
         let selection = "FROM \(compiled.fromClause)"
             + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
         var limitSQL = ""
-        if limit > 0 { limitSQL += " LIMIT \(limit)" }
+        if sqlLimit > 0 { limitSQL += " LIMIT \(sqlLimit)" }
         // SQLite needs a LIMIT before an OFFSET (-1: none); PostgreSQL takes an OFFSET alone.
-        if offset > 0 { limitSQL += (limit > 0 || store.dialect == .postgreSQL ? "" : " LIMIT -1") + " OFFSET \(offset)" }
+        if sqlOffset > 0 { limitSQL += (sqlLimit > 0 || store.dialect == .postgreSQL ? "" : " LIMIT -1") + " OFFSET \(sqlOffset)" }
         let tail = selection + (compiled.orderByClause.map { " ORDER BY \($0)" } ?? "") + limitSQL
         let table = model.schema.table(named: entity.tableName)
         let rowColumns = table.map { $0.columns.map { "t0." + $0.name }.joined(separator: ", ") } ?? "t0.Z_PK"
@@ -67,23 +79,42 @@ package struct StoreQuery: @unchecked Sendable {
         columnCount = table?.columns.count ?? 1
     }
 
+    /// A fetch of `entity`'s rows matching `predicate` in the order of `sortDescriptors`, compiled for `store`'s
+    /// dialect; what that dialect refuses is left to the app (``ResidualQuery``).
+    ///
+    /// - Throws: ``QueryLanguageError`` for a predicate or sort key the model cannot answer; on SQLite,
+    ///   ``QueryDialectRefusal`` for a comparison with external binary storage.
+    package static func fetch(store: any StoreBackend, model: ManagedObjectModel, entity: EntityDescription,
+                              predicate: QueryPredicate?, sortDescriptors: [QuerySortDescriptor],
+                              includesSubentities: Bool, limit: Int, offset: Int) throws -> StoreQuery {
+        let (compiled, residual) = try ResidualQuery.compile(model: model, entity: entity, predicate: predicate,
+                                                             sortDescriptors: sortDescriptors, dialect: store.dialect)
+        return StoreQuery(store: store, model: model, entity: entity, compiled: compiled, residual: residual,
+                          includesSubentities: includesSubentities, limit: limit, offset: offset)
+    }
+
     /// How many rows the query selects.
     ///
-    /// - Throws: ``StoreError`` when the store cannot be read.
-    func count() throws -> Int {
-        try store.count(of: self)
+    /// - Throws: ``StoreError`` when the store cannot be read; what evaluating a residual predicate throws.
+    package func count() throws -> Int {
+        if let residual { return try residual.rows(of: self, cancellation: nil).count }
+        return try store.count(of: self)
     }
 
     /// Full rows, in order. `progress` is called with the running row count every `progressInterval` rows.
     ///
     /// - Throws: as ``readRows(cancellation:_:)``.
-    func readRows(cancellation: CancellationFlag? = nil, progressInterval: Int = 0,
+    package func readRows(cancellation: CancellationFlag? = nil, progressInterval: Int = 0,
                   progress: ((Int) -> Void)? = nil) throws -> [RowValues] {
         let start = ContinuousClock.now
         var rows: [RowValues] = []
-        try store.readRows(of: self, cancellation: cancellation) { row in
-            rows.append(row)
-            if progressInterval > 0, rows.count % progressInterval == 0 { progress?(rows.count) }
+        if let residual {
+            rows = try residual.rows(of: self, cancellation: cancellation)
+        } else {
+            try store.readRows(of: self, cancellation: cancellation) { row in
+                rows.append(row)
+                if progressInterval > 0, rows.count % progressInterval == 0 { progress?(rows.count) }
+            }
         }
         progress?(rows.count)
         PersistentStore.logFetch(rows: rows.count, since: start)
@@ -102,6 +133,10 @@ package struct StoreQuery: @unchecked Sendable {
     /// - Throws: ``StoreError`` when the store cannot be read; ``ObjectGraphError/cancelled`` when cancelled;
     ///   what `body` throws; a store that cannot cancel on its server refuses a `cancellation` with a typed error.
     func readRows(cancellation: CancellationFlag?, _ body: (consuming RowValues) throws -> Void) throws {
+        if let residual {
+            for row in try residual.rows(of: self, cancellation: cancellation) { try body(row) }
+            return
+        }
         try store.readRows(of: self, cancellation: cancellation, body)
     }
 
@@ -114,6 +149,11 @@ package struct StoreQuery: @unchecked Sendable {
     func readPrimaryKeys() throws -> [Int64] {
         let start = ContinuousClock.now
         var keys: [Int64] = []
+        if let residual {
+            keys = try residual.rows(of: self, cancellation: nil).map { Int64.fromDatabaseValue($0[0]) ?? 0 }
+            PersistentStore.logFetch(rows: keys.count, since: start)
+            return keys
+        }
         try store.readPrimaryKeys(of: self, cancellation: nil) { keys.append($0) }
         PersistentStore.logFetch(rows: keys.count, since: start)
         return keys
@@ -130,7 +170,13 @@ package struct StoreQuery: @unchecked Sendable {
         let model = self.model
         var ids: [ManagedObjectID] = []
         var nextReport = progressInterval > 0 ? progressInterval : Int.max
-        if isAloneInTable {
+        if let residual {
+            for row in try residual.rows(of: self, cancellation: cancellation) {
+                let number = row.count > 1 ? Int.fromDatabaseValue(row[1]) : nil
+                ids.append(ManagedObjectID(entity: number.flatMap { model.entity(number: $0) } ?? entity,
+                                           primaryKey: Int64.fromDatabaseValue(row[0]) ?? 0, store: identity))
+            }
+        } else if isAloneInTable {
             // An entity alone in its table needs no entity column: every row is one of its objects. The
             // keys are collected first (8 bytes each), so the IDs (32 bytes each) are allocated once at
             // their final size instead of being copied at every doubling.

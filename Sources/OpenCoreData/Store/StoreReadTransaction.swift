@@ -16,7 +16,8 @@ package protocol StoreSnapshotReads {
 /// ``StoreBackend/readInOneTransaction(_:)`` hands its closure. Valid only inside that closure. Each call
 /// is made once per load (rows reach `body` as ``SteppedRow``s), so the store's reads sit behind an existential.
 package struct StoreReadTransaction {
-    private let reads: any StoreSnapshotReads
+    /// The store's reads (also what ``RelatedStoredRows`` reads related rows through).
+    let reads: any StoreSnapshotReads
 
     package init(_ reads: any StoreSnapshotReads) { self.reads = reads }
 
@@ -33,7 +34,26 @@ package struct StoreReadTransaction {
     ///
     /// - Throws: ``ObjectGraphError/cancelled`` when cancelled; the store's read errors; what `body` throws.
     func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws {
-        try reads.stepRows(of: query, cancellation: cancellation, body)
+        guard let fetch = query.residualFetch, let predicate = fetch.residual?.predicate else {
+            return try reads.stepRows(of: query, cancellation: cancellation, body)
+        }
+        // The residual predicate is evaluated in the app on the narrowed rows of this same snapshot; only
+        // the keys it admits are handed on.
+        let related = RelatedStoredRows(store: fetch.store, model: fetch.model, snapshot: reads)
+        var narrowed: [RowValues] = []
+        let width = fetch.columnCount
+        try reads.stepRows(of: SortKeyQuery(sql: fetch.rowsSQL, arguments: fetch.arguments), cancellation: cancellation) { row in
+            narrowed.append(RowValues(values: (0..<width).map { row.value(at: Int32($0)) }))
+        }
+        // Evaluated after the statement: related rows are read on the same connection.
+        var admitted = Set<Int64>()
+        for object in related.batchObjects(narrowed, entity: fetch.entity) {
+            if try predicate.evaluate(with: object) { admitted.insert(object.objectID.primaryKey) }
+        }
+        let keyColumn = query.firstKeyColumn - 1
+        try reads.stepRows(of: query, cancellation: cancellation) { row in
+            if admitted.contains(row.integer(at: keyColumn)) { try body(row) }
+        }
     }
 }
 
