@@ -45,14 +45,30 @@ final class PostgreSQLSession {
         try run(sql, arguments).rows.map(PostgreSQLValueCoding.values(of:))
     }
 
+    /// Runs one query and hands its rows to `body` in order, each decoded into one buffer reused from row to
+    /// row (valid only during the call): no array per row for a long read that keeps a few values of each.
+    ///
+    /// - Throws: as ``rows(_:_:)``, and what `body` throws.
+    func forEachRow(_ sql: String, _ arguments: [DatabaseValue] = [],
+                    _ body: (UnsafeBufferPointer<DatabaseValue>) throws -> Void) throws {
+        var values: [DatabaseValue] = []
+        for row in try run(sql, arguments).rows {
+            values.removeAll(keepingCapacity: true)
+            for cell in row { values.append(try PostgreSQLValueCoding.value(of: cell)) }
+            try values.withUnsafeBufferPointer(body)
+        }
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws. Nested calls run
     /// in a savepoint, so an inner failure undoes only the inner work.
     ///
+    /// - Parameter begin: the statement that opens an outermost transaction (`BEGIN` with its modes, so that
+    ///   setting them costs no round trip of its own); nested calls ignore it.
     /// - Throws: what `body` throws, or the errors of ``execute(_:_:)`` for BEGIN and COMMIT (a COMMIT the
     ///   server refuses, such as a serialization failure, leaves nothing written).
-    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+    func transaction<Result>(beginning begin: String = "BEGIN", _ body: () throws -> Result) throws -> Result {
         let savepoint = "ocd_savepoint_\(transactionDepth)"
-        try execute(transactionDepth == 0 ? "BEGIN" : "SAVEPOINT \(savepoint)")
+        try execute(transactionDepth == 0 ? begin : "SAVEPOINT \(savepoint)")
         transactionDepth += 1
         do {
             let result = try body()

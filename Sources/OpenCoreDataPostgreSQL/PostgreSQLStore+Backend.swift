@@ -106,10 +106,9 @@ extension PostgreSQLStore: StoreBackend {
 
     package func readInOneTransaction<T>(_ body: (StoreReadTransaction) throws -> T) throws -> T {
         try pool.withSession { session in
-            try session.transaction {
-                // One snapshot for every statement of the transaction (READ COMMITTED takes one per statement).
-                try session.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                return try body(StoreReadTransaction(PostgreSQLSnapshotReads(session: session, storeIdentifier: identifier)))
+            // One snapshot for every statement of the transaction (READ COMMITTED takes one per statement).
+            try session.transaction(beginning: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY") {
+                try body(StoreReadTransaction(PostgreSQLSnapshotReads(session: session, storeIdentifier: identifier)))
             }
         }
     }
@@ -243,9 +242,9 @@ private struct PostgreSQLSnapshotReads: StoreSnapshotReads {
 
     /// The rows arrive whole, so a cancel is noticed between rows, after the statement has run.
     func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws {
-        for row in try session.rows(query.sql, query.arguments) {
+        try session.forEachRow(query.sql, query.arguments) { values in
             if cancellation?.isCancelled == true { throw ObjectGraphError.cancelled }
-            try row.withUnsafeBufferPointer { try body(SteppedRow(values: $0)) }
+            try body(SteppedRow(values: values))
         }
     }
 }

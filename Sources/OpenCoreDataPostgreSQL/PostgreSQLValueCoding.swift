@@ -32,8 +32,12 @@ package enum PostgreSQLValueCoding {
     /// - Throws: ``PostgreSQLStoreError/unexpectedValue(column:type:)`` for a type the layout never uses, or a
     ///   cell whose bytes do not decode as its type says.
     static func value(of cell: PostgresCell) throws -> DatabaseValue {
-        guard cell.bytes != nil else { return .null }
+        guard let bytes = cell.bytes else { return .null }
         func failed() -> PostgreSQLStoreError { .unexpectedValue(column: cell.columnName, type: "\(cell.dataType)") }
+        if cell.dataType == .numeric, cell.format == .binary {
+            guard let value = PostgreSQLNumeric.value(bytes) else { throw failed() }
+            return value
+        }
         do {
             switch cell.dataType {
             case .int8: return try cell.decode(Int64.self).databaseValue
@@ -42,6 +46,7 @@ package enum PostgreSQLValueCoding {
             case .bool: return (try cell.decode(Bool.self) ? 1 : 0 as Int64).databaseValue
             case .float8: return try cell.decode(Double.self).databaseValue
             case .float4: return Double(try cell.decode(Float.self)).databaseValue
+            // Binary NUMERICs are read above, without Foundation's Decimal.
             case .numeric: return numericValue(try cell.decode(Decimal.self))
             case .text, .varchar, .bpchar, .name: return try cell.decode(String.self).databaseValue
             case .bytea:
@@ -76,5 +81,90 @@ package enum PostgreSQLValueCoding {
         values.reserveCapacity(row.count)
         for cell in row { values.append(try value(of: cell)) }
         return values
+    }
+}
+
+/// A `NUMERIC` cell in PostgreSQL's binary wire format read straight into the store's value, as SQLite's
+/// NUMERIC affinity gives it: a whole number that fits 64 bits as an integer, anything else as a double.
+///
+/// Dates and decimal attributes are `NUMERIC` columns, so a results controller sorted by a date reads one per
+/// row: going through Foundation's `Decimal` (postgres-nio builds it from a decimal string) costs more than
+/// the rest of the row. The wire format: four big-endian 16-bit fields (digit count, weight of the first
+/// digit, sign, display scale) and then the digits, base 10,000, most significant first; the value is
+/// Σ digit[i] × 10,000^(weight − i).
+enum PostgreSQLNumeric {
+    /// The sign field's values.
+    private static let negative: UInt16 = 0x4000, notANumber: UInt16 = 0xC000
+    private static let plusInfinity: UInt16 = 0xD000, minusInfinity: UInt16 = 0xF000
+
+    /// The cell's value, or nil when the bytes are not a well-formed binary NUMERIC.
+    static func value(_ bytes: ByteBuffer) -> DatabaseValue? {
+        var buffer = bytes
+        guard let count = buffer.readInteger(as: Int16.self), count >= 0,
+              let weight = buffer.readInteger(as: Int16.self),
+              let sign = buffer.readInteger(as: UInt16.self),
+              buffer.readInteger(as: Int16.self) != nil,
+              buffer.readableBytes == Int(count) * 2 else { return nil }
+        switch sign {
+        case 0, negative: break
+        case notANumber: return Double.nan.databaseValue
+        case plusInfinity: return Double.infinity.databaseValue
+        case minusInfinity: return (-Double.infinity).databaseValue
+        default: return nil
+        }
+        var digits: [Int16] = []
+        digits.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let digit = buffer.readInteger(as: Int16.self), (0..<10_000).contains(digit) else { return nil }
+            digits.append(digit)
+        }
+        let isNegative = sign == negative
+        if let integer = wholeNumber(digits, weight: Int(weight), negative: isNegative) { return integer.databaseValue }
+        return double(digits, weight: Int(weight), negative: isNegative).databaseValue
+    }
+
+    /// The value as an Int64 when it is whole and fits, else nil.
+    private static func wholeNumber(_ digits: [Int16], weight: Int, negative: Bool) -> Int64? {
+        // Digits after the decimal point (position past `weight`) must all be zero.
+        if digits.count > weight + 1, digits[max(0, weight + 1)...].contains(where: { $0 != 0 }) { return nil }
+        var value: Int64 = 0
+        // Trailing zero digits are left out of the wire format: positions up to the units digit count anyway.
+        for position in 0..<max(0, weight + 1) {
+            let digit = Int64(position < digits.count ? digits[position] : 0)
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10_000)
+            // Built with the sign applied digit by digit, so Int64.min fits.
+            let (next, overflowedAgain) = shifted.addingReportingOverflow(negative ? -digit : digit)
+            if overflowed || overflowedAgain { return nil }
+            value = next
+        }
+        return value
+    }
+
+    /// The value as the nearest double: exactly when the digits make an integer below 2^53 and the power of
+    /// ten is at most 22 (both exact doubles, one rounding), else through the decimal text (correctly rounded).
+    private static func double(_ digits: [Int16], weight: Int, negative: Bool) -> Double {
+        let exponent = 4 * (weight - (digits.count - 1))
+        var mantissa: UInt64 = 0
+        var fits = true
+        for digit in digits {
+            guard mantissa <= (1 << 53) / 10_000 else { fits = false; break }
+            mantissa = mantissa * 10_000 + UInt64(digit)
+        }
+        if fits, mantissa <= 1 << 53, abs(exponent) <= 22 {
+            let power = Self.powersOfTen[abs(exponent)]
+            let magnitude = exponent < 0 ? Double(mantissa) / power : Double(mantissa) * power
+            return negative ? -magnitude : magnitude
+        }
+        var text = negative ? "-" : ""
+        for digit in digits {
+            let group = String(digit)
+            text += String(repeating: "0", count: 4 - group.count) + group
+        }
+        return Double(text + "e\(exponent)") ?? .nan
+    }
+
+    /// 10^0 … 10^22, each exact as a double.
+    private static let powersOfTen: [Double] = (0...22).map { exponent in
+        (0..<exponent).reduce(1.0) { value, _ in value * 10 }
     }
 }

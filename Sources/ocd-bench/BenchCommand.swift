@@ -24,7 +24,7 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .long, help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(name: .long, help: "Run only the scenarios whose name contains this text.")
+    @Option(name: .long, help: "Run only the scenarios whose name contains this text (several texts: separated by commas).")
     var scenario: String?
 
     @Option(name: .long, help: "Run every scenario at this one size (rows).")
@@ -74,20 +74,26 @@ struct BenchCommand: ParsableCommand {
 
     /// With `--store`: the context scenarios to run (`--scenario` filters them as on SQLite).
     func selectedPostgreSQLScenarios() -> [PostgreSQLScenario] {
-        guard let scenario, !scenario.isEmpty else { return PostgreSQLScenarios.all }
-        return PostgreSQLScenarios.all.filter { $0.name.localizedCaseInsensitiveContains(scenario) }
+        PostgreSQLScenarios.all.filter { isSelected($0.name) }
     }
 
     /// With `--store`: whether pg-multi-writer is selected.
     var runsMultiWriter: Bool {
+        isSelected(PostgreSQLScenarios.multiWriterName)
+    }
+
+    /// Whether `--scenario` selects the scenario `name`: no filter, or one of its comma-separated texts in the name.
+    func isSelected(_ name: String) -> Bool {
         guard let scenario, !scenario.isEmpty else { return true }
-        return PostgreSQLScenarios.multiWriterName.localizedCaseInsensitiveContains(scenario)
+        return scenario.split(separator: ",").contains { text in
+            let text = text.trimmingCharacters(in: .whitespaces)
+            return !text.isEmpty && name.localizedCaseInsensitiveContains(text)
+        }
     }
 
     /// With `--store`: whether pg-contended-update is selected.
     var runsContendedUpdate: Bool {
-        guard let scenario, !scenario.isEmpty else { return true }
-        return PostgreSQLContendedUpdate.name.localizedCaseInsensitiveContains(scenario)
+        isSelected(PostgreSQLContendedUpdate.name)
     }
 
     static func parseSizes(_ text: String) throws -> [Int] {
@@ -122,8 +128,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func selectedScenarios() -> [Scenario] {
-        guard let scenario, !scenario.isEmpty else { return Scenarios.all }
-        return Scenarios.all.filter { $0.name.localizedCaseInsensitiveContains(scenario) }
+        Scenarios.all.filter { isSelected($0.name) }
     }
 
     /// The writer process counts of pg-multi-writer.

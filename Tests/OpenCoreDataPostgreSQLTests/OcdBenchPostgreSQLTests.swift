@@ -51,6 +51,12 @@ struct OcdBenchPostgreSQLTests {
         #expect(lines.count == 4 && lines.allSatisfy { $0.hasSuffix("ok") }, "\(output)")
     }
 
+    @Test func commaSeparatedScenarioTextsSelectEachMatchingScenario() throws {
+        let (status, output, results) = try Self.runBench(["--quick", "--scenario", "pg-frc-fetch, pg-count-predicate", "--rows", "200"])
+        #expect(status == 0, "\(output)")
+        #expect(Set(results.keys) == ["pg-frc-fetch", "pg-count-predicate"], "\(output)")
+    }
+
     @Test func anUnknownScenarioNameIsRefusedWithTheListOfNames() throws {
         let (status, stdout, stderr) = try TestProgram.run(OcdBenchProgram.path!, ["--store", PostgreSQLTestServer.url!, "--scenario", "no-such-thing"])
         #expect(status == 64)

@@ -76,6 +76,39 @@ struct PostgreSQLQueryAgreementTests {
         #expect(discriminating >= 80, "only \(discriminating) predicates selected some but not all rows")
     }
 
+    /// Equality with a constant runs as `=` on PostgreSQL (IS NOT DISTINCT FROM costs more per row and uses
+    /// no index). A NULL column then compares as NULL instead of false: negations, quantifiers, TERNARY and
+    /// counts must still select what memory selects.
+    @Test func equalityWithAConstantAgreesOnNilColumns() throws {
+        let fixture = try AgreementFixture(seed: 6)
+        let person = try #require(fixture.model.entitiesByName["Person"])
+        let compiled = try PredicateSQLCompiler(model: fixture.model, entity: person, dialect: .postgreSQL)
+            .compile(predicate: try QueryPredicate(format: "age == 42 AND 'Nana' == name"))
+        #expect(compiled.whereClause?.contains("IS NOT DISTINCT FROM") == false, "\(compiled.whereClause ?? "")")
+        let formats = [
+            "age == 42", "NOT (age == 42)", "NOT (42 == age)", "NOT (name == 'Nana')", "NOT (flag == YES)",
+            "NOT (flag == NO) AND NOT (score == 0)", "NOT (age == 42 OR name == 'Zoë')", "NOT (height == 1.5)",
+            "NOT (balance == 12.5)", "NONE books.title == 'Nana'",
+            "ALL books.title == 'Nana'", "ANY books.title == 'Nana'", "SUBQUERY(books, $b, NOT ($b.title == 'Nana')).@count > 0",
+            "TERNARY(age == 42, 1, 0) == 0",
+        ]
+        // Two columns keep the null-safe form: nil == nil holds in memory. A to-one path selects every row
+        // of this fixture when negated, so it is checked without the split.
+        let columnFormats = ["name == nickname", "NOT (name == nickname)", "NOT (address.city == 'Paris')"]
+        try PostgreSQLAgreementData.withCopy(of: fixture) { store in
+            for format in formats + columnFormats {
+                let predicate = try QueryPredicate(format: format)
+                let keys = try store.fetchRows(entity: person, predicate: predicate).map(\.primaryKey)
+                let memory = try fixture.memoryKeys(predicate)
+                #expect(Set(keys) == memory, "\(format)")
+                #expect(try store.count(entity: person, predicate: predicate) == memory.count, "\(format)")
+                if formats.contains(format) {
+                    #expect(!memory.isEmpty && memory.count < fixture.people.count, "\(format) does not split the rows")
+                }
+            }
+        }
+    }
+
     @Test(arguments: [4, 5] as [UInt64])
     func sortOrdersAgree(seed: UInt64) throws {
         let fixture = try AgreementFixture(seed: seed)

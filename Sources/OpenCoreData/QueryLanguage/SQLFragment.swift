@@ -17,6 +17,9 @@ struct SQLFragment: Sendable {
         value.isNull ? SQLFragment("NULL") : SQLFragment("?", [value])
     }
 
+    /// Whether the fragment is one placeholder bound to a non-null value (as ``parameter(_:)`` makes it).
+    var isBoundValue: Bool { sql == "?" && arguments.count == 1 && !arguments[0].isNull }
+
     static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
         SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
     }
