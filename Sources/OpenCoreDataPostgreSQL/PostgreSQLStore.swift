@@ -83,7 +83,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
                                                             channel: PostgreSQLHistory.channel(schema: configuration.schema))
                     try PostgreSQLCaseMapping.install(in: session, server: configuration.redactedURL)
                     // A read-only store never writes the registry, so an open for reading does not add it.
-                    if recordsHistory { try PostgreSQLHistory.create(in: session, readerRegistry: !options.readOnly) }
+                    if recordsHistory { try PostgreSQLHistory.create(in: session, model: model, readerRegistry: !options.readOnly) }
                     return identifier
                 }
             }
