@@ -241,7 +241,7 @@ extension PostgreSQLStore {
     ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the schema holds no store or
     ///   one no version of the bundle wrote, ``ModelError/versionNotFound(bundle:version:available:)`` for an
     ///   unknown `version`, and what opening with migration throws
-    ///   (``PostgreSQLMigration/migrateIfNeeded(_:model:metadata:options:server:channel:tables:)``); the database is
+    ///   (``PostgreSQLMigration/migrateIfNeeded(_:model:metadata:options:configuration:channel:tables:)``); the database is
     ///   then as it was.
     public static func migrate(configuration: PostgreSQLStoreConfiguration, to bundle: ModelVersionBundle,
                                version: String? = nil, dryRun: Bool = false) throws -> MigrationOutcome {
