@@ -16,11 +16,24 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
     private var nextID = 0
     private var isClosed = false
     private let logger = Logger(label: "OpenCoreData.PostgreSQL")
+    /// A session this pool hands out instead of connections of its own (nil for an ordinary pool), one
+    /// piece of work at a time; re-entrant, as work may start more work on its thread.
+    private let borrowed: PostgreSQLSession?
+    private let borrowedLock = NSRecursiveLock()
     /// How long a checkout waits for a busy pool before giving up with a typed error (never a hang).
     static let checkoutTimeout: TimeInterval = 60
 
     init(configuration: PostgreSQLStoreConfiguration) {
         self.configuration = configuration
+        borrowed = nil
+    }
+
+    /// A pool of one session someone else owns and keeps open (a migration's, in its transaction): every
+    /// piece of work runs on it, its transactions as savepoints of the one under way. Closing the pool
+    /// leaves the session open; dedicated connections are refused.
+    init(borrowing session: PostgreSQLSession, configuration: PostgreSQLStoreConfiguration) {
+        self.configuration = configuration
+        borrowed = session
     }
 
     /// Runs `body` with a connection of its own, returned to the pool afterwards.
@@ -28,6 +41,15 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when no connection can be opened
     ///   (or the pool stays busy past ``checkoutTimeout``), or what `body` throws.
     func withSession<Result>(_ body: (PostgreSQLSession) throws -> Result) throws -> Result {
+        if let borrowed {
+            borrowedLock.lock()
+            defer { borrowedLock.unlock() }
+            condition.lock()
+            let closed = isClosed
+            condition.unlock()
+            if closed { throw PostgreSQLStoreError.connectionFailed(server: configuration.redactedURL, reason: "the store is closed") }
+            return try body(borrowed)
+        }
         let connection = try checkOut()
         defer { checkIn(connection) }
         return try body(PostgreSQLSession(connection: connection, server: configuration.redactedURL, logger: logger,
@@ -101,6 +123,10 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
     ///
     /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)``.
     func openDedicatedConnection() throws -> PostgresConnection {
+        if borrowed != nil {
+            throw PostgreSQLStoreError.connectionFailed(server: configuration.redactedURL,
+                                                        reason: "a store working inside a migration has no connection of its own")
+        }
         condition.lock()
         nextID += 1
         let id = nextID

@@ -60,10 +60,10 @@ enum PostgreSQLHistory {
     }
 
     /// Creates the history tables, their `Z_PRIMARYKEY` rows and (with `readerRegistry`) the reader registry
-    /// where missing (inside the caller's transaction).
+    /// where missing, and adds the tombstone columns `model` needs (inside the caller's transaction).
     ///
     /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
-    static func create(in session: PostgreSQLSession, readerRegistry: Bool) throws {
+    static func create(in session: PostgreSQLSession, model: ManagedObjectModel, readerRegistry: Bool) throws {
         // Only what is missing: `CREATE INDEX IF NOT EXISTS` locks its table before it finds the index there,
         // so running the statements on every open would deadlock with stores saving meanwhile.
         let present = try presence(in: session)
@@ -77,39 +77,67 @@ enum PostgreSQLHistory {
         }
         // A store whose history was made before the registry existed gets it on its next open with history.
         if readerRegistry && !present.readerRegistry { try session.execute(readerRegistrySQL) }
+        // As on SQLite: a column per preserved attribute of the entity with the most, added when a model
+        // needs more than the table has (only then: `ALTER TABLE` locks the table).
+        let needed = HistoryTables.tombstoneCount(model)
+        let existing = try tombstoneColumnCount(in: session)
+        for index in existing..<max(existing, needed) {
+            try session.execute("ALTER TABLE ACHANGE ADD COLUMN \(HistoryTables.tombstoneColumn(index)) BYTEA")
+        }
+    }
+
+    /// How many tombstone columns `ACHANGE` has (`ZTOMBSTONE0` on, without a gap).
+    ///
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    static func tombstoneColumnCount(in session: PostgreSQLSession) throws -> Int {
+        let names = Set(try session.rows("""
+            SELECT upper(column_name) FROM information_schema.columns
+            WHERE table_schema = current_schema() AND upper(table_name) = 'ACHANGE'
+            """).compactMap { String.fromDatabaseValue($0[0]) })
+        var count = 0
+        while names.contains(HistoryTables.tombstoneColumn(count)) { count += 1 }
+        return count
     }
 
     /// The `NOTIFY` channel of the store in `schema` (one per schema, so stores sharing a database stay apart).
     static func channel(schema: String?) -> String { "ocd_history_" + (schema ?? "public").lowercased() }
 
-    /// Records `entry`'s changes and the change set's deletes as one transaction, inside the caller's
+    /// Records `entry`'s changes (deletes with their tombstones) as one transaction, inside the caller's
     /// transaction, and queues its announcement (PostgreSQL sends it when, and only if, the transaction
     /// commits). Returns the transaction's number, or nil when there was nothing to record.
     ///
     /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
-    static func record(_ entry: HistoryEntry, deletes: [StoreChangeSet.Delete], storeIdentifier: String, channel: String,
+    static func record(_ entry: HistoryEntry, storeIdentifier: String, channel: String,
                        in session: PostgreSQLSession) throws -> Int64? {
-        var changes = entry.changes
-        for delete in deletes {
-            changes.append(.init(type: .delete, entityNumber: delete.id.entity.entityNumber, primaryKey: delete.id.primaryKey))
-        }
+        let changes = entry.changes
         guard !changes.isEmpty else { return nil }
         let transaction = try insertTransaction(author: entry.author, contextName: entry.contextName, in: session)
         var key = try reserveKeys(entity: HistoryTables.changeEntity, count: changes.count, in: session)
-        // Many rows per statement: one round trip per few hundred changes, not per change.
-        for chunk in stride(from: 0, to: changes.count, by: 500) {
-            let part = changes[chunk..<min(chunk + 500, changes.count)]
+        // The tombstone columns this transaction fills (the open added as many as the model needs).
+        let tombstones = changes.map(\.tombstone.count).max() ?? 0
+        let columnList = (0..<tombstones).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
+        let row = "(?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?, ?" + String(repeating: ", ?", count: tombstones) + ")"
+        // Many rows per statement: one round trip per few hundred changes, not per change (and fewer than
+        // the 65535 parameters a statement takes).
+        let rowsPerStatement = min(500, 60_000 / (6 + tombstones))
+        for chunk in stride(from: 0, to: changes.count, by: rowsPerStatement) {
+            let part = changes[chunk..<min(chunk + rowsPerStatement, changes.count)]
             var arguments: [DatabaseValue] = []
-            arguments.reserveCapacity(part.count * 6)
+            arguments.reserveCapacity(part.count * (6 + tombstones))
             for change in part {
                 let columns = change.type == .update ? HistoryRecorder.bitmap(change.updatedSlots) : nil
                 arguments += [key.databaseValue, Int64(change.type.rawValue).databaseValue, Int64(change.entityNumber).databaseValue,
                               change.primaryKey.databaseValue, transaction.databaseValue, columns?.databaseValue ?? .null]
+                arguments += (0..<tombstones).map { index in
+                    index < change.tombstone.count ? PostgreSQLTombstoneCoding.encode(change.tombstone[index]) : .null
+                }
                 key += 1
             }
-            let rows = Array(repeating: "(?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?, ?)", count: part.count).joined(separator: ", ")
-            try session.execute("INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS) VALUES \(rows)",
-                                arguments)
+            let rows = Array(repeating: row, count: part.count).joined(separator: ", ")
+            try session.execute("""
+                INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(columnList))
+                VALUES \(rows)
+                """, arguments)
         }
         try session.execute("SELECT pg_notify(?, ?)", [channel.databaseValue, "\(storeIdentifier):\(transaction)".databaseValue])
         return transaction
@@ -165,7 +193,8 @@ enum PostgreSQLHistory {
     /// The transactions numbered above `number`, oldest first, at most `limit`, each with its changes (what
     /// the change feed delivers).
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops;
+    ///   ``StoreError/corrupt(path:reason:)`` naming the change row when a tombstone cell is not one.
     /// `identity` names the store in the changes' object IDs (a new one when nil: IDs that match no context's).
     static func transactions(after number: Int64, limit: Int, model: ManagedObjectModel, storeIdentifier: String,
                              identity: StoreIdentity? = nil, in session: PostgreSQLSession) throws -> [PersistentHistoryTransaction] {
@@ -176,7 +205,8 @@ enum PostgreSQLHistory {
     /// The transactions `selection` selects numbered above `number`, oldest first, at most `limit`; with
     /// their changes when `withChanges` (nil changes otherwise, as SQLite gives).
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops;
+    ///   ``StoreError/corrupt(path:reason:)`` naming the change row when a tombstone cell is not one.
     static func transactions(_ selection: HistorySelection, after number: Int64, limit: Int, withChanges: Bool,
                              model: ManagedObjectModel, storeIdentifier: String, identity: StoreIdentity? = nil,
                              in session: PostgreSQLSession) throws -> [PersistentHistoryTransaction] {
@@ -190,8 +220,13 @@ enum PostgreSQLHistory {
               let last = rows.last.flatMap({ Int64.fromDatabaseValue($0[0]) }) else { return [] }
         let identity = identity ?? StoreIdentity(uuid: storeIdentifier)
         var changesByTransaction: [Int64: [PersistentHistoryChange]] = [:]
+        // Tombstone columns are read only for a model that preserves something (nothing to name otherwise),
+        // and only as many as the table has (a store whose history no open with this model prepared).
+        let wanted = withChanges ? HistoryTables.tombstoneCount(model) : 0
+        let tombstones = wanted > 0 ? min(wanted, try tombstoneColumnCount(in: session)) : 0
+        let tombstoneList = (0..<tombstones).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
         for row in try withChanges ? session.rows("""
-            SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS FROM ACHANGE
+            SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneList) FROM ACHANGE
             WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY Z_PK
             """, [first.databaseValue, last.databaseValue]) : [] {
             // Rows of entities this model does not have (another version's) are left out, as on SQLite.
@@ -204,9 +239,16 @@ enum PostgreSQLHistory {
                 let slots = Data.fromDatabaseValue(row[5]).map(HistoryRecorder.slots(in:)) ?? []
                 updated = Set(slots.compactMap { $0 < entity.allProperties.count ? entity.allProperties[$0].name : nil })
             }
+            let tombstone = type != .delete ? nil : try HistoryTables.tombstone(of: entity, columnCount: tombstones) { index in
+                guard let value = PostgreSQLTombstoneCoding.decode(row[6 + index]) else {
+                    throw StoreError.corrupt(path: session.server,
+                                             reason: "ACHANGE row \(id): \(HistoryTables.tombstoneColumn(index)) is not a tombstone value")
+                }
+                return value
+            }
             changesByTransaction[transaction, default: []].append(PersistentHistoryChange.recorded(
                 changeID: id, changedObjectID: ManagedObjectID(entity: entity, primaryKey: key, store: identity),
-                changeType: type, updatedProperties: updated, transactionNumber: transaction))
+                changeType: type, updatedProperties: updated, tombstone: tombstone, transactionNumber: transaction))
         }
         return rows.compactMap { row in
             guard let number = Int64.fromDatabaseValue(row[0]) else { return nil }

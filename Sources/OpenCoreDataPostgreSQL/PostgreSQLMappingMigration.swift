@@ -25,6 +25,16 @@ extension PostgreSQLStore {
     public static func migrate(configuration: PostgreSQLStoreConfiguration, from sourceModel: ManagedObjectModel,
                                to destinationModel: ManagedObjectModel, mapping: MappingModel,
                                batchSize: Int = MappingModelMigration.defaultBatchSize) throws {
+        try migrate(configuration: configuration, from: sourceModel, to: destinationModel, mapping: mapping,
+                    batchSize: batchSize, leavingMigratedStores: false)
+    }
+
+    /// ``migrate(configuration:from:to:mapping:batchSize:)``; with `leavingMigratedStores`, a store that is
+    /// already at `destinationModel` when the migration's lock is taken (another instance opening it
+    /// migrated it meanwhile) is left as it is.
+    static func migrate(configuration: PostgreSQLStoreConfiguration, from sourceModel: ManagedObjectModel,
+                        to destinationModel: ManagedObjectModel, mapping: MappingModel,
+                        batchSize: Int = MappingModelMigration.defaultBatchSize, leavingMigratedStores: Bool) throws {
         try MappingModelMigration.check(mapping, sourceModel: sourceModel, destinationModel: destinationModel)
         let server = configuration.redactedURL
         let schema = configuration.schema ?? "public"
@@ -36,9 +46,16 @@ extension PostgreSQLStore {
         do {
             try admin.withSession { session in
                 try session.transaction {
+                    // One mapping migration of a database at a time: instances opening the store at once queue
+                    // here, and the later ones find it migrated.
+                    try session.execute("SELECT pg_advisory_xact_lock(?)", [mappingLockKey.databaseValue])
                     let tables = try tableNames(session)
                     guard tables.contains("Z_METADATA") else {
                         throw PostgreSQLStoreError.incompatibleStore(server: server, differences: ["the schema holds no store (no Z_METADATA)"])
+                    }
+                    if leavingMigratedStores,
+                       try storedMetadata(session, server: server)?.versionHashes == destinationModel.entityVersionHashesByName {
+                        return
                     }
                     if tables.contains(HistoryTables.transactionTable) {
                         throw MigrationError.stepFailed(
@@ -59,6 +76,9 @@ extension PostgreSQLStore {
             throw error
         }
     }
+
+    /// The advisory lock a mapping migration holds (the layout lock is taken by the stores it opens).
+    static let mappingLockKey: Int64 = 0x4F43_4432
 
     /// The version of `bundle` whose entity version hashes the store in `configuration`'s schema records; nil
     /// when none of its versions wrote it. Reads the metadata only (nothing is created or changed).

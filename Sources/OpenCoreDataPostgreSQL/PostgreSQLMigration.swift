@@ -34,15 +34,16 @@ enum PostgreSQLMigration {
     ///   ``MigrationError/missingRequiredValues(entity:attribute:rowCount:)``, …),
     ///   ``MigrationError/storeIsNewer(path:storeVersion:modelVersion:)``,
     ///   ``MigrationError/storeDoesNotMatchItsVersion(path:version:differences:)``,
-    ///   ``MigrationError/stepFailed(path:step:reason:)`` naming the step when the server refuses a statement
-    ///   or when the migration needs what this store does not do yet (a mapping model),
-    ///   ``MigrationError/invalidStage(stage:reason:)`` for a stage the bundle does not fit and for a custom
-    ///   stage with handlers (they would run on contexts, which cannot see the migration's transaction),
+    ///   ``MigrationError/stepFailed(path:step:reason:)`` naming the step when the server refuses a statement,
+    ///   ``MappingMigrationNeeded`` when a mapping model applies (the caller runs it outside this transaction),
+    ///   ``MigrationError/invalidStage(stage:reason:)`` for a stage the bundle does not fit,
+    ///   ``MigrationError/stageFailed(path:stage:reason:)`` when a custom stage's handler throws,
     ///   and ``PostgreSQLStoreError/connectionLost(server:reason:)``.
     ///   Whatever is thrown, the caller's transaction rolls everything back.
     static func migrateIfNeeded(_ session: PostgreSQLSession, model: ManagedObjectModel, metadata: StoreMetadata,
-                                options: StoreOptions, server: String, channel: String,
+                                options: StoreOptions, configuration: PostgreSQLStoreConfiguration, channel: String,
                                 tables: Set<String>) throws -> [MigrationPlan] {
+        let server = configuration.redactedURL
         guard let bundleURL = model.versionBundleURL, let modelVersion = model.versionName,
               metadata.versionHashes != model.entityVersionHashesByName else { return [] }
         let bundle = try ModelVersionBundle(contentsOf: bundleURL)
@@ -72,32 +73,70 @@ enum PostgreSQLMigration {
         }
         if let manager = options.stagedMigrationManager, options.infersMappingModelAutomatically {
             // The stages run in this one transaction: each inferred segment planned on the store as the
-            // segments before it left it. A custom stage's handlers work through contexts, whose
-            // connections cannot see this uncommitted transaction: refused before anything is written.
+            // segments before it left it. A custom stage's handlers get a container whose store works on
+            // this same session, so their saves are part of the migration and go with it on failure.
             guard let from = bundle.versions.firstIndex(where: { $0.name == stored.name }),
                   let to = bundle.versions.firstIndex(where: { $0.name == target.name }) else { return [] }
             if from > to { throw MigrationError.storeIsNewer(path: server, storeVersion: stored.name, modelVersion: target.name) }
             let segments = try StagedMigrationRunner.segments(of: manager, in: bundle, from: from, to: to)
-            if let custom = segments.lazy.compactMap(\.stage).first(where: { $0.willMigrateHandler != nil || $0.didMigrateHandler != nil }) {
-                throw MigrationError.invalidStage(
-                    stage: custom.description,
-                    reason: "a PostgreSQL store runs its migration in one transaction, which the handlers' contexts cannot see: it runs lightweight stages and custom stages without handlers only")
-            }
             return try segments.flatMap { segment in
-                try migrate(to: bundle.versions[segment.to], model: segment.to == to ? model : bundle.versions[segment.to].model)
+                if let stage = segment.stage, let handler = stage.willMigrateHandler {
+                    try runHandler(handler, of: stage, named: "willMigrate", manager: manager, version: bundle.versions[segment.from],
+                                   session: session, configuration: configuration, recordsHistory: recordsHistory)
+                }
+                let plans = try migrate(to: bundle.versions[segment.to], model: segment.to == to ? model : bundle.versions[segment.to].model)
+                if let stage = segment.stage, let handler = stage.didMigrateHandler {
+                    try runHandler(handler, of: stage, named: "didMigrate", manager: manager, version: bundle.versions[segment.to],
+                                   session: session, configuration: configuration, recordsHistory: recordsHistory)
+                }
+                return plans
             }
         }
         let mapping = try options.mappingModels.first {
             ($0.sourceModelVersionName == stored.name && $0.destinationModelVersionName == modelVersion)
                 || $0.fits(sourceModel: stored.model, destinationModel: model)
         } ?? MappingModel.find(in: bundleURL.deletingLastPathComponent(), from: stored.name, to: modelVersion)
-        if mapping != nil {
-            throw MigrationError.stepFailed(
-                path: server, step: "mapping model \(versions)",
-                reason: "migrations by a mapping model do not run on a PostgreSQL store yet")
-        }
+        // A mapping model's migration writes a new schema through stores of its own, outside this
+        // transaction: the open rolls back and runs it (``PostgreSQLStore/init(model:configuration:recordsHistory:keyBlockSize:options:)``).
+        if let mapping { throw MappingMigrationNeeded(mapping: mapping, sourceModel: stored.model, versions: versions) }
         guard options.infersMappingModelAutomatically else { return [] }
         return try migrate(to: target, model: model)
+    }
+
+    /// Runs a custom stage's handler with ``StagedMigrationManager/container`` holding the store at `version`,
+    /// opened on the migration's own `session` (its transaction is the migration's: the handler's saves are
+    /// savepoints in it, seen by the stages after it, and undone with it), as SQLite runs it on its copy.
+    ///
+    /// - Throws: ``MigrationError/stageFailed(path:stage:reason:)`` naming the stage and handler when the store
+    ///   cannot be opened at `version` or the handler throws.
+    private static func runHandler(_ handler: CustomMigrationStage.Handler, of stage: CustomMigrationStage, named name: String,
+                                   manager: StagedMigrationManager, version: ModelVersion, session: PostgreSQLSession,
+                                   configuration: PostgreSQLStoreConfiguration, recordsHistory: Bool) throws {
+        let stageName = "\(stage.description) (\(name), at '\(version.name)')"
+        let server = configuration.redactedURL
+        let container = PersistentContainer(name: "StagedMigration", managedObjectModel: version.model)
+        // Automatic migration off: the store is at exactly this version, and must not move on its own.
+        // History as the store keeps it, so the handler's saves are recorded like any other.
+        let options = StoreOptions(persistentHistoryTracking: recordsHistory, migratesStoreAutomatically: false)
+        let store: PostgreSQLStore
+        do {
+            store = try PostgreSQLStore(model: version.model, configuration: configuration, recordsHistory: recordsHistory,
+                                        keyBlockSize: 100, options: options,
+                                        pool: PostgreSQLConnectionPool(borrowing: session, configuration: configuration))
+            try container.persistentStoreCoordinator.add(store)
+        } catch {
+            throw MigrationError.stageFailed(path: server, stage: stageName, reason: "the store could not be opened at this version: \(error)")
+        }
+        manager.setContainer(container)
+        defer {
+            manager.setContainer(nil)
+            container.persistentStoreCoordinator.remove(store)
+        }
+        do {
+            try handler(manager, stage)
+        } catch {
+            throw MigrationError.stageFailed(path: server, stage: stageName, reason: "\(error)")
+        }
     }
 
     /// The entity numbers in `Z_PRIMARYKEY` by entity name (the history's reserved rows left out).
@@ -172,6 +211,16 @@ enum PostgreSQLMigration {
     }
 }
 
+/// Thrown inside an open's transaction when the store is migrated by a mapping model (found as SQLite finds
+/// it: ``StoreOptions/mappingModels``, else beside the model's bundle), which runs outside that transaction.
+struct MappingMigrationNeeded: Error {
+    var mapping: MappingModel
+    /// The model of the version that wrote the store.
+    var sourceModel: ManagedObjectModel
+    /// "old → new", for messages.
+    var versions: String
+}
+
 extension PostgreSQLStore {
     /// What ``migrate(configuration:to:version:dryRun:)`` found and did.
     public struct MigrationOutcome: Sendable {
@@ -192,7 +241,7 @@ extension PostgreSQLStore {
     ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the schema holds no store or
     ///   one no version of the bundle wrote, ``ModelError/versionNotFound(bundle:version:available:)`` for an
     ///   unknown `version`, and what opening with migration throws
-    ///   (``PostgreSQLMigration/migrateIfNeeded(_:model:metadata:options:server:channel:tables:)``); the database is
+    ///   (``PostgreSQLMigration/migrateIfNeeded(_:model:metadata:options:configuration:channel:tables:)``); the database is
     ///   then as it was.
     public static func migrate(configuration: PostgreSQLStoreConfiguration, to bundle: ModelVersionBundle,
                                version: String? = nil, dryRun: Bool = false) throws -> MigrationOutcome {
@@ -222,10 +271,17 @@ extension PostgreSQLStore {
                     guard stored != nil else {
                         throw PostgreSQLStoreError.incompatibleStore(server: server, differences: metadata.differences(from: target.model))
                     }
-                    let plans = try PostgreSQLMigration.migrateIfNeeded(session, model: target.model, metadata: metadata,
-                                                                        options: StoreOptions(), server: server,
+                    let plans: [MigrationPlan]
+                    do {
+                        plans = try PostgreSQLMigration.migrateIfNeeded(session, model: target.model, metadata: metadata,
+                                                                        options: StoreOptions(), configuration: configuration,
                                                                         channel: PostgreSQLHistory.channel(schema: configuration.schema),
                                                                         tables: tables)
+                    } catch let needed as MappingMigrationNeeded {
+                        // Inferred plans only here: a mapping model's migration is the one taking the mapping.
+                        throw MigrationError.stepFailed(path: server, step: "mapping model \(needed.versions)",
+                                                        reason: "the bundle has a mapping model for this step: migrate with it")
+                    }
                     let outcome = MigrationOutcome(storeVersion: stored?.name, plans: plans, committed: !dryRun && !plans.isEmpty)
                     if dryRun && !plans.isEmpty { throw DryRun(outcome: outcome) }
                     return outcome

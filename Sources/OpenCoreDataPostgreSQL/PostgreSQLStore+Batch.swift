@@ -132,6 +132,7 @@ extension PostgreSQLStore {
             }
             // 4. Foreign keys and join rows pointing at the deleted rows, then the rows themselves, table by table.
             var updated: [ManagedObjectID] = []
+            var tombstones: [ManagedObjectID: [DatabaseValue]] = [:]
             var keysByTable: [String: [Int64]] = [:]
             var tableOrder: [String] = []
             for id in deleted {
@@ -140,6 +141,8 @@ extension PostgreSQLStore {
                 keysByTable[table, default: []].append(id.primaryKey)
             }
             for table in tableOrder {
+                // The history's tombstones: the preserved columns of the table's entities, read as the rows go.
+                let preserved = recordsHistory ? Self.preservedColumns(ofTable: table, model: model) : []
                 let keys = Array(Set(keysByTable[table] ?? [])).sorted()
                 for start in stride(from: 0, to: keys.count, by: Self.keysPerStatement) {
                     let chunk = keys[start..<min(start + Self.keysPerStatement, keys.count)].map(\.databaseValue)
@@ -175,16 +178,36 @@ extension PostgreSQLStore {
                             }
                         }
                     }
-                    try session.execute("DELETE FROM \(table) WHERE Z_PK IN \(list)", chunk)
+                    if preserved.isEmpty {
+                        try session.execute("DELETE FROM \(table) WHERE Z_PK IN \(list)", chunk)
+                        continue
+                    }
+                    let position = Dictionary(uniqueKeysWithValues: preserved.enumerated().map { ($1, $0 + 2) })
+                    for row in try session.rows("DELETE FROM \(table) WHERE Z_PK IN \(list) RETURNING Z_ENT, Z_PK, "
+                                                + preserved.joined(separator: ", "), chunk) {
+                        let id = objectID(row, default: entity)
+                        tombstones[id] = HistoryTables.preservedColumns(of: id.entity).map { row[position[$0]!] }
+                    }
                 }
             }
             for statement in followUps { try session.execute(statement.sql, statement.arguments) }
             let nullified = updated.filter { !seen.contains($0) }
             // Deletes, then the rows whose foreign keys were cleared (which key changed is not tracked, as on SQLite).
-            let history = deleted.map { HistoryEntry.Change(type: .delete, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
+            let history = deleted.map { HistoryEntry.Change(type: .delete, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey,
+                                                            tombstone: tombstones[$0] ?? []) }
                 + nullified.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
             return ((deleted.count, deleted, nullified), history)
         }
+    }
+
+    /// The columns of `table` that hold a preserved attribute of one of its entities (what a delete's
+    /// tombstone keeps), each once.
+    private static func preservedColumns(ofTable table: String, model: ManagedObjectModel) -> [String] {
+        var columns: [String] = []
+        for entity in model.entitiesByNumber where entity.tableName == table {
+            for column in HistoryTables.preservedColumns(of: entity) where !columns.contains(column) { columns.append(column) }
+        }
+        return columns
     }
 
     /// The IDs related to some rows of one entity through one relationship, read in the batch's transaction.
@@ -338,7 +361,7 @@ extension PostgreSQLStore {
                     if recordsHistory,
                        let number = try PostgreSQLHistory.record(
                            HistoryEntry(author: authorship.author, contextName: authorship.contextName, changes: changes),
-                           deletes: [], storeIdentifier: identifier, channel: historyChannel, in: session) {
+                           storeIdentifier: identifier, channel: historyChannel, in: session) {
                         // Kept even if the commit then fails: a number never committed is never reported.
                         ownTransactions.withLock { _ = $0.insert(number) }
                     }

@@ -42,13 +42,21 @@ extension PostgreSQLStore {
                 for round in 0..<4 {
                     do {
                         // An inner transaction is a savepoint: throwing undoes this attempt only.
-                        try session.transaction {
-                            let found = try write(attempt, in: session)
+                        let tombstones = try session.transaction {
+                            var tombstones: [ManagedObjectID: [DatabaseValue]] = [:]
+                            let found = try write(attempt, readingTombstones: recordsHistory && history != nil,
+                                                  into: &tombstones, in: session)
                             if !found.isEmpty { throw AttemptConflicts(found: found) }
+                            return tombstones
                         }
-                        if recordsHistory, let history,
-                           let number = try PostgreSQLHistory.record(history, deletes: attempt.deletes, storeIdentifier: identifier,
-                                                                     channel: historyChannel, in: session) {
+                        if recordsHistory, var history {
+                            // Deletes after the inserts and updates, as the SQLite recorder lists them.
+                            history.changes += attempt.deletes.map { delete in
+                                HistoryEntry.Change(type: .delete, entityNumber: delete.id.entity.entityNumber,
+                                                    primaryKey: delete.id.primaryKey, tombstone: tombstones[delete.id] ?? [])
+                            }
+                            guard let number = try PostgreSQLHistory.record(history, storeIdentifier: identifier,
+                                                                            channel: historyChannel, in: session) else { return attempt }
                             // Kept even if the commit then fails: a number never committed is never reported.
                             ownTransactions.withLock { _ = $0.insert(number) }
                         }
@@ -69,8 +77,11 @@ extension PostgreSQLStore {
     }
 
     /// Writes a change set inside the session's transaction. Returns the rows whose version moved on (before
-    /// writing any insert) instead of finishing when there are some; the caller rolls back.
-    private func write(_ changes: StoreChangeSet, in session: PostgreSQLSession) throws -> [(ManagedObjectID, Int64)] {
+    /// writing any insert) instead of finishing when there are some; the caller rolls back. With
+    /// `readingTombstones`, each delete of an entity with preserved attributes reads their values into
+    /// `tombstones` as it deletes (the history's tombstone, ``HistoryTables/preservedColumns(of:)``).
+    private func write(_ changes: StoreChangeSet, readingTombstones: Bool, into tombstones: inout [ManagedObjectID: [DatabaseValue]],
+                       in session: PostgreSQLSession) throws -> [(ManagedObjectID, Int64)] {
         var conflicts: [(ManagedObjectID, Int64)] = []
         let schema = model.schema
         for update in changes.updates {
@@ -87,9 +98,17 @@ extension PostgreSQLStore {
             }
         }
         for delete in changes.deletes {
-            let deleted = try session.execute("DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
-                                              [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue])
-            if deleted == 0 {
+            let arguments = [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue]
+            let preserved = readingTombstones ? HistoryTables.preservedColumns(of: delete.id.entity) : []
+            if !preserved.isEmpty {
+                let returned = try session.rows("DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ? RETURNING "
+                                                + preserved.joined(separator: ", "), arguments)
+                if let values = returned.first {
+                    tombstones[delete.id] = values
+                } else {
+                    conflicts.append((delete.id, delete.expectedVersion))
+                }
+            } else if try session.execute("DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?", arguments) == 0 {
                 conflicts.append((delete.id, delete.expectedVersion))
             }
         }

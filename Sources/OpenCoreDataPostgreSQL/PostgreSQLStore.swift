@@ -57,35 +57,61 @@ public final class PostgreSQLStore: @unchecked Sendable {
     /// history tables where missing, with the history reader registry unless ``StoreOptions/readOnly``). `keyBlockSize` is how many primary keys one trip to `Z_PRIMARYKEY`
     /// reserves for this process. Of `options`, ``StoreOptions/readOnly`` refuses saves,
     /// ``StoreOptions/remoteChangeNotifications`` makes a coordinator listen to the change feed (with
-    /// `recordsHistory`), and ``StoreOptions/rowCacheCapacity`` sizes its row cache.
+    /// `recordsHistory`), and ``StoreOptions/rowCacheCapacity`` sizes its row cache. A store written by an
+    /// earlier version of the model's bundle is migrated first, as SQLite does it (``PostgreSQLMigration``):
+    /// by a mapping model when ``StoreOptions/mappingModels`` or the bundle's folder has one for the step
+    /// (``migrate(configuration:from:to:mapping:batchSize:)``, all or nothing), else by the inferred plans.
     ///
     /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
+    ///   what a migration throws (``MigrationError``; the store is then as it was);
     ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the database holds a store of
     ///   another model or tables that do not fit this one (nothing is changed), or when its encoding is not
     ///   UTF-8; a ``ModelError`` when the model cannot be laid out;
     ///   ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server refuses a statement
     ///   (for example for lack of privileges).
-    public init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, recordsHistory: Bool = false,
-                keyBlockSize: Int = 100, options: StoreOptions = StoreOptions()) throws {
+    public convenience init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, recordsHistory: Bool = false,
+                            keyBlockSize: Int = 100, options: StoreOptions = StoreOptions()) throws {
+        try self.init(model: model, configuration: configuration, recordsHistory: recordsHistory, keyBlockSize: keyBlockSize,
+                      options: options, pool: PostgreSQLConnectionPool(configuration: configuration))
+    }
+
+    /// Opens the store as the public initializer does, through `pool` (a migration's handlers get a store on
+    /// the migration's own session, ``PostgreSQLConnectionPool/init(borrowing:configuration:)``).
+    ///
+    /// - Throws: as the public initializer.
+    init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, recordsHistory: Bool,
+         keyBlockSize: Int, options: StoreOptions, pool: PostgreSQLConnectionPool) throws {
         self.configuration = configuration
         self.recordsHistory = recordsHistory
         self.options = options
         self.model = model
         self.keyBlockSize = max(1, keyBlockSize)
         let schema = model.schema
-        pool = PostgreSQLConnectionPool(configuration: configuration)
-        do {
-            identifier = try pool.withSession { session in
+        self.pool = pool
+        func open() throws -> String {
+            try pool.withSession { session in
                 try session.transaction {
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.databaseValue])
                     let identifier = try Self.prepareLayout(session, model: model, schema: schema, options: options,
-                                                            server: configuration.redactedURL,
+                                                            configuration: configuration,
                                                             channel: PostgreSQLHistory.channel(schema: configuration.schema))
                     try PostgreSQLCaseMapping.install(in: session, server: configuration.redactedURL)
                     // A read-only store never writes the registry, so an open for reading does not add it.
-                    if recordsHistory { try PostgreSQLHistory.create(in: session, readerRegistry: !options.readOnly) }
+                    if recordsHistory { try PostgreSQLHistory.create(in: session, model: model, readerRegistry: !options.readOnly) }
                     return identifier
                 }
+            }
+        }
+        do {
+            do {
+                identifier = try open()
+            } catch let needed as MappingMigrationNeeded {
+                // The open's transaction is rolled back: the mapping's migration runs on its own (all or
+                // nothing, ``migrate(configuration:from:to:mapping:batchSize:)``), then the open again finds
+                // the store at the model's version. An instance that migrated meanwhile leaves nothing to do.
+                try Self.migrate(configuration: configuration, from: needed.sourceModel, to: model, mapping: needed.mapping,
+                                 leavingMigratedStores: true)
+                identifier = try open()
             }
         } catch {
             pool.close()
@@ -105,7 +131,9 @@ public final class PostgreSQLStore: @unchecked Sendable {
     /// written by an earlier version of the model's bundle and `options` allow, ``PostgreSQLMigration``);
     /// returns the store's UUID. A migration of a store with history announces its transaction on `channel`.
     private static func prepareLayout(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
-                                      options: StoreOptions, server: String, channel: String) throws -> String {
+                                      options: StoreOptions, configuration: PostgreSQLStoreConfiguration,
+                                      channel: String) throws -> String {
+        let server = configuration.redactedURL
         var existing = try tableNames(session)
         if existing.isEmpty {
             for statement in try PostgreSQLLayout.creationSQL(for: schema, server: server) { try session.execute(statement) }
@@ -127,7 +155,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
         }
         if let stored = try storedMetadata(session, server: server),
            try !PostgreSQLMigration.migrateIfNeeded(session, model: model, metadata: stored, options: options,
-                                                     server: server, channel: channel, tables: existing).isEmpty {
+                                                     configuration: configuration, channel: channel, tables: existing).isEmpty {
             existing = try tableNames(session)
         }
         var differences = try layoutDifferences(session, model: model, schema: schema, tables: existing)

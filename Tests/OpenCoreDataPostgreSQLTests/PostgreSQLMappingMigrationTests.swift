@@ -141,6 +141,76 @@ struct PostgreSQLMappingMigrationTests {
         stale.postgreSQLStores.forEach(stale.remove)
     }
 
+    /// Opening the store with the new model and the mapping model in the options migrates it on open (through
+    /// `addPersistentStore(type: .postgreSQL, at:)`), to what SQLite's open with the same options gives; a
+    /// second instance opening it afterwards finds it migrated.
+    @Test func anOpenWithAMappingModelInItsOptionsMigratesAsSQLitesOpenDoes() throws {
+        let (old, new) = try Self.models()
+        var options = StoreOptions()
+        options.mappingModels = [try Self.mapping()]
+        // SQLite: the reference, migrated as the store is opened.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-pg-mapping-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("garage.sqlite")
+        let onFile = PersistentStoreCoordinator(managedObjectModel: old)
+        try onFile.addPersistentStore(type: .sqlite, at: file)
+        try Self.seed(Self.context(onFile), seed: 5)
+        onFile.persistentStores.forEach(onFile.remove)
+        let migratedFile = PersistentStoreCoordinator(managedObjectModel: new)
+        try migratedFile.addPersistentStore(type: .sqlite, at: file, options: options)
+        let expected = try Self.dump(Self.context(migratedFile))
+        // PostgreSQL, by URL.
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let onServer = PersistentStoreCoordinator(managedObjectModel: old)
+        try onServer.addPersistentStore(configuration: configuration)
+        try Self.seed(Self.context(onServer), seed: 5)
+        onServer.postgreSQLStores.forEach(onServer.remove)
+        let base = try #require(PostgreSQLTestServer.url)
+        let schema = try #require(configuration.schema)
+        let url = try #require(URL(string: base + (base.contains("?") ? "&" : "?") + "schema=\(schema)"))
+        let migrated = PersistentStoreCoordinator(managedObjectModel: new)
+        try migrated.addPersistentStore(type: .postgreSQL, at: url, options: options)
+        defer { migrated.postgreSQLStores.forEach(migrated.remove) }
+        #expect(expected.count > 20)
+        #expect(try Self.dump(Self.context(migrated)) == expected)
+        #expect(try Self.serverState(configuration).last == "leftover schemas: 0")
+        let second = PersistentStoreCoordinator(managedObjectModel: new)
+        try second.addPersistentStore(configuration: configuration, options: options)
+        defer { second.postgreSQLStores.forEach(second.remove) }
+        #expect(try Self.dump(Self.context(second)) == expected)
+    }
+
+    /// An open whose mapping model's policy fails part-way throws, and leaves the store exactly as it was
+    /// (still opened by its own model).
+    @Test func anOpenWhoseMappingFailsLeavesTheStoreAsItWas() throws {
+        let (old, new) = try Self.models()
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let onServer = PersistentStoreCoordinator(managedObjectModel: old)
+        try onServer.addPersistentStore(configuration: configuration)
+        try Self.seed(Self.context(onServer), seed: 6)
+        onServer.postgreSQLStores.forEach(onServer.remove)
+        let before = try Self.serverState(configuration)
+
+        MigrationManager.register(policy: FailingOnTenthCarPolicy.self, forClassName: "FailingOnTenthCarPolicy")
+        var mapping = try Self.mapping()
+        let carMapping = try #require(mapping.entityMappings.firstIndex { $0.name == "CarToVehicle" })
+        mapping.entityMappings[carMapping].entityMigrationPolicyClassName = "FailingOnTenthCarPolicy"
+        var options = StoreOptions()
+        options.mappingModels = [mapping]
+        let failing = PersistentStoreCoordinator(managedObjectModel: new)
+        #expect(throws: MigrationError.self) { try failing.addPersistentStore(configuration: configuration, options: options) }
+        #expect(failing.postgreSQLStores.isEmpty)
+        let after = try Self.serverState(configuration)
+        #expect(after == before, "\(after.filter { !before.contains($0) })")
+        let again = PersistentStoreCoordinator(managedObjectModel: old)
+        try again.addPersistentStore(configuration: configuration)
+        defer { again.postgreSQLStores.forEach(again.remove) }
+        #expect(try Self.context(again).count(for: FetchRequest<ManagedObject>(entityName: "Car")) == 25)
+    }
+
     /// A mapping that fails on an object part-way (an expression reading a key the source lacks is refused
     /// before anything; a policy throwing mid-run is what a real failure looks like): nothing changes.
     @Test func aFailingMigrationLeavesTheStoreAsItWas() throws {

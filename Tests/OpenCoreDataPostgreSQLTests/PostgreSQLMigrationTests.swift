@@ -182,26 +182,6 @@ struct PostgreSQLMigrationTests {
         #expect(try place.snapshot() == before)
     }
 
-    /// What the PostgreSQL store does not migrate yet is refused before anything is written, naming the step
-    /// and the store: a mapping model for the versions.
-    @Test func whatIsNotDoneYetIsRefusedByNameAndChangesNothing() throws {
-        let place = try Place()
-        let bundle = try Self.bundle(in: place.folder, Self.items, #"""
-            <entity name="Item"><attribute name="key" attributeType="String"/><attribute name="count" optional="YES" attributeType="Integer 64"/></entity>
-            """#)
-        try Self.fillItems(place, bundle: bundle)
-        let before = try place.snapshot()
-        var options = StoreOptions()
-        options.mappingModels = [MappingModel(entityMappings: [], sourceModelVersionName: "Items", destinationModelVersionName: "Items 2")]
-        do {
-            _ = try place.open(ManagedObjectModel(contentsOf: bundle), options: options)
-            Issue.record("the mapping model should have been refused")
-        } catch MigrationError.stepFailed(let path, let step, _) {
-            #expect(path == place.configuration.redactedURL && step == "mapping model Items → Items 2")
-        }
-        #expect(try place.snapshot() == before)
-    }
-
     // MARK: ocd
 
     @Test(.enabled(if: TestProgram.ocd != nil, "needs a built ocd"))

@@ -6,7 +6,8 @@ import Testing
 
 /// A staged migration of a PostgreSQL store as it is opened (docs/POSTGRESQL.md, "Migration"): lightweight
 /// stages and custom stages without handlers run one after the other in the open's one transaction, and
-/// leave what SQLite's staged migration of the same data leaves; a custom stage with handlers is refused.
+/// leave what SQLite's staged migration of the same data leaves; a custom stage's handlers run on the store
+/// inside that transaction, as SQLite runs them on its copy, and a failing one leaves the store as it was.
 @Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
 struct PostgreSQLStagedMigrationTests {
     typealias Place = PostgreSQLMigrationTests.Place
@@ -86,23 +87,83 @@ struct PostgreSQLStagedMigrationTests {
         #expect(try Self.dump(place.open(last)) == dump)
     }
 
-    /// A custom stage with a handler is refused by name before anything is written; so is a stage naming a
-    /// version the bundle lacks.
-    @Test func aStageThatCannotRunIsRefusedByNameAndChangesNothing() throws {
+    /// The stages with handlers: before V2 → V3 each owner gets a city (at V2), after it a category is made
+    /// and every item's amount goes up by one (at V3), each through a context of the manager's container.
+    static func managerWithHandlers(failingAfterDidMigrate: Bool = false) -> StagedMigrationManager {
+        struct NoContainer: Error {}
+        let custom = CustomMigrationStage(migratingFrom: "V2", to: "V3")
+        custom.willMigrateHandler = { manager, _ in
+            guard let container = manager.container else { throw NoContainer() }
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                for owner in try context.fetch(FetchRequest<ManagedObject>(entityName: "Owner")) {
+                    try owner.setValue("city of \(owner.value(forKey: "name") as? String ?? "?")", forKey: "city")
+                }
+                try context.save()
+            }
+        }
+        custom.didMigrateHandler = { manager, _ in
+            guard let container = manager.container else { throw NoContainer() }
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let category = try context.insertNewObject(forEntityName: "Category")
+                try category.setValue("made after V3", forKey: "label")
+                for item in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
+                    try item.setValue(((item.value(forKey: "amount") as? Int64) ?? 0) + 1, forKey: "amount")
+                }
+                try context.save()
+            }
+            if failingAfterDidMigrate {
+                throw MigrationError.stepFailed(path: "test", step: "didMigrate", reason: "the test's handler fails after saving")
+            }
+        }
+        return StagedMigrationManager(stages: [LightweightMigrationStage(["V1", "V2"]), custom])
+    }
+
+    /// A custom stage's handlers run on the store at their versions, inside the open's transaction: what
+    /// they saved is there after the migration, as SQLite's staged migration with the same handlers leaves
+    /// it (with history: their saves recorded as SQLite records them).
+    @Test(arguments: [false, true])
+    func customStageHandlersGiveWhatSQLitesHandlersGive(history: Bool) throws {
+        let place = try Place()
+        let bundle = try PostgreSQLHistoryMigrationTests.bundle(in: place.folder, Self.versions)
+        let first = try ManagedObjectModel(contentsOf: bundle, version: "V1"), last = try ManagedObjectModel(contentsOf: bundle)
+        try RandomInferredChange.fill(place.open(first, options: StoreOptions(persistentHistoryTracking: history)), with: Self.objects())
+        let migrated = try place.open(last, options: Self.options(Self.managerWithHandlers(), history: history))
+        let dump = try Self.dump(migrated)
+        #expect(dump.contains { $0.contains("made after V3") }, "\(dump)")
+        #expect(dump.contains { $0.contains("city of Ada") }, "\(dump)")
+        #expect(dump.contains("Item amount=11 (Int64) key=i1 (String) owner->o1"), "\(dump)")
+
+        let file = place.folder.appendingPathComponent("Twin.sqlite")
+        let sqliteFirst = PersistentStoreCoordinator(managedObjectModel: first)
+        try sqliteFirst.addPersistentStore(type: .sqlite, at: file, options: StoreOptions(persistentHistoryTracking: history))
+        try RandomInferredChange.fill(sqliteFirst, with: Self.objects())
+        sqliteFirst.persistentStores.forEach(sqliteFirst.remove)
+        let sqlite = PersistentStoreCoordinator(managedObjectModel: last)
+        try sqlite.addPersistentStore(type: .sqlite, at: file, options: Self.options(Self.managerWithHandlers(), history: history))
+        #expect(dump == (try Self.dump(sqlite)))
+        if history {
+            let summary = PostgreSQLHistoryMigrationTests.summary(try PostgreSQLHistoryMigrationTests.history(migrated))
+            let sqliteSummary = PostgreSQLHistoryMigrationTests.summary(try PostgreSQLHistoryMigrationTests.history(sqlite))
+            #expect(summary == sqliteSummary, "\(summary)\n\(sqliteSummary)")
+        }
+    }
+
+    /// A handler that throws (after its context saved) fails the open with the stage named, and leaves the
+    /// store exactly as it was; so does a stage naming a version the bundle lacks.
+    @Test func aFailingHandlerOrAStageThatCannotRunChangesNothing() throws {
         let place = try Place()
         let bundle = try PostgreSQLHistoryMigrationTests.bundle(in: place.folder, Self.versions)
         try RandomInferredChange.fill(place.open(ManagedObjectModel(contentsOf: bundle, version: "V1")), with: Self.objects())
         let before = try place.snapshot()
         let last = try ManagedObjectModel(contentsOf: bundle)
 
-        let custom = CustomMigrationStage(migratingFrom: "V2", to: "V3")
-        custom.didMigrateHandler = { _, _ in }
-        let withHandler = StagedMigrationManager(stages: [LightweightMigrationStage(["V1", "V2"]), custom])
         do {
-            _ = try place.open(last, options: Self.options(withHandler, history: false))
-            Issue.record("the custom stage with a handler should have been refused")
-        } catch MigrationError.invalidStage(let stage, let reason) {
-            #expect(stage == custom.description && reason.contains("PostgreSQL"), "\(stage): \(reason)")
+            _ = try place.open(last, options: Self.options(Self.managerWithHandlers(failingAfterDidMigrate: true), history: false))
+            Issue.record("the failing handler should have failed the open")
+        } catch MigrationError.stageFailed(_, let stage, let reason) {
+            #expect(stage.contains("didMigrate") && reason.contains("fails after saving"), "\(stage): \(reason)")
         }
         #expect(try place.snapshot() == before)
 

@@ -399,6 +399,116 @@ struct StoreAgnosticHistoryTests {
         #expect(refusals[.postgreSQL] == refusals[.sqlite])
     }
 
+    // MARK: Tombstones
+
+    /// Boxes of items, an item's subentity (crates, in the items' table) with one more preserved attribute;
+    /// every kind of value preserved, and one attribute that is not.
+    static func tombstoneModel() throws -> ManagedObjectModel {
+        func preserved(_ attribute: AttributeDescription) { attribute.preservesValueInHistoryOnDeletion = true }
+        return try ManagedObjectModel {
+            EntityDescription("Box") {
+                Attribute("name", .string, configure: preserved)
+                ToMany("items", "Item", inverse: "box", deleteRule: .cascade)
+            }
+            EntityDescription("Item") {
+                Attribute("label", .string, configure: preserved)
+                Attribute("count", .integer64, configure: preserved)
+                Attribute("weight", .double, configure: preserved)
+                Attribute("fragile", .boolean, configure: preserved)
+                Attribute("packed", .date, configure: preserved)
+                Attribute("photo", .binaryData, configure: preserved)
+                Attribute("note", .string)
+                ToOne("box", "Box", inverse: "items")
+            }
+            EntityDescription("Crate", parent: "Item") {
+                Attribute("grade", .integer16, configure: preserved)
+            }
+        }
+    }
+
+    /// The tombstone an item `index` (a crate when `crate`) seeded by ``seedBoxes(_:)`` must leave.
+    static func expectedTombstone(item index: Int, crate: Bool) -> [String: PersistentHistoryChange.TombstoneValue] {
+        var values: [String: PersistentHistoryChange.TombstoneValue] = [
+            "label": .text("item \(index)"), "count": .integer(Int64(index * 7)), "weight": .real(Double(index) + 0.25),
+            "fragile": .integer(index % 2 == 0 ? 1 : 0), "packed": .real(1_000_000.5 + Double(index)),
+            "photo": index % 3 == 0 ? .null : .data(Data([UInt8(index), 0, 255])),
+        ]
+        if crate { values["grade"] = .integer(Int64(index)) }
+        return values
+    }
+
+    /// Two boxes of four items each (the last of each a crate); returns nothing, the values follow the index.
+    static func seedBoxes(_ context: ManagedObjectContext) throws {
+        for boxIndex in 0..<2 {
+            let box = try context.insertNewObject(forEntityName: "Box")
+            try box.setValue("box \(boxIndex)", forKey: "name")
+            for index in boxIndex * 4..<boxIndex * 4 + 4 {
+                let crate = index % 4 == 3
+                let item = try context.insertNewObject(forEntityName: crate ? "Crate" : "Item")
+                try item.setValue("item \(index)", forKey: "label")
+                try item.setValue(Int64(index * 7), forKey: "count")
+                try item.setValue(Double(index) + 0.25, forKey: "weight")
+                try item.setValue(index % 2 == 0, forKey: "fragile")
+                try item.setValue(Date(timeIntervalSinceReferenceDate: 1_000_000.5 + Double(index)), forKey: "packed")
+                if index % 3 != 0 { try item.setValue(Data([UInt8(index), 0, 255]), forKey: "photo") }
+                try item.setValue("not kept", forKey: "note")
+                if crate { try item.setValue(Int16(index), forKey: "grade") }
+                try item.setValue(box, forKey: "box")
+            }
+        }
+        try context.save()
+    }
+
+    /// Deleting objects whose attributes are preserved after deletion keeps their values in the history's
+    /// delete changes (tombstones), by a save (a plain delete, a cascade), by a batch delete (by predicate,
+    /// and one that cascades), on both stores alike, and as the seeded values say.
+    @Test func tombstonesOfSavesAndBatchDeletesAreTheSameOnBothStores() throws {
+        var results: [StoreKind: [String]] = [:]
+        for kind in [StoreKind.sqlite, .postgreSQL] {
+            let location = try SharedStoreLocation(kind, model: Self.tombstoneModel(), options: Self.tracked)
+            let context = try location.context()
+            try Self.seedBoxes(context)
+            func fetch(_ entity: String, _ format: String) throws -> ManagedObject {
+                let request = FetchRequest<ManagedObject>(entityName: entity)
+                request.predicate = try QueryPredicate(format: format)
+                return try #require(try context.fetch(request).first, "\(kind) \(format)")
+            }
+            // A save: item 1 alone, then box 0 with items 0, 2 and crate 3 (a cascade).
+            context.delete(try fetch("Item", "label == 'item 1'"))
+            try context.save()
+            context.delete(try fetch("Box", "name == 'box 0'"))
+            try context.save()
+            // Batch deletes: items 4 and 5 by predicate, then box 1 by ID, cascading to item 6 and crate 7.
+            let byPredicate = FetchRequest<ManagedObject>(entityName: "Item")
+            byPredicate.predicate = try QueryPredicate(format: "count IN {28, 35}")
+            _ = try context.execute(BatchDeleteRequest(fetchRequest: byPredicate))
+            _ = try context.execute(BatchDeleteRequest(objectIDs: [try fetch("Box", "name == 'box 1'").objectID]))
+
+            let transactions = try Self.everything(context)
+            try #require(transactions.count == 5, "\(kind): \(transactions.count) transactions")
+            var lines: [String] = []
+            for (number, transaction) in transactions.enumerated() where number > 0 {
+                for change in (transaction.changes ?? []).filter({ $0.changeType == .delete }) {
+                    let tombstone = try #require(change.tombstone, "\(kind): a delete without tombstone")
+                    let entity = change.changedObjectID.entity.name
+                    if entity == "Box" {
+                        #expect(tombstone.count == 1 && tombstone["name"] != nil, "\(kind)")
+                    } else {
+                        guard case .text(let label) = tombstone["label"], let index = Int(label.dropFirst(5)) else {
+                            Issue.record("\(kind): \(tombstone)")
+                            continue
+                        }
+                        #expect(tombstone == Self.expectedTombstone(item: index, crate: entity == "Crate"), "\(kind) \(label)")
+                    }
+                    lines.append("#\(number + 1) \(entity) " + tombstone.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " "))
+                }
+            }
+            #expect(lines.count == 10, "\(kind): \(lines)")
+            results[kind] = lines.sorted()
+        }
+        #expect(results[.postgreSQL] == results[.sqlite])
+    }
+
     // MARK: The change feed across a prune
 
     /// Another coordinator's change feed goes on after the history it had read up to is pruned: the next

@@ -35,7 +35,7 @@ public final class StagedMigrationManager: Sendable, Hashable {
     /// returns.
     public var container: PersistentContainer? { openContainer.withLock { $0 } }
 
-    func setContainer(_ container: PersistentContainer?) {
+    package func setContainer(_ container: PersistentContainer?) {
         openContainer.withLock { $0 = container }
     }
 

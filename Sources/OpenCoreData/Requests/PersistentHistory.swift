@@ -194,9 +194,10 @@ extension Array where Element == PersistentHistoryTransaction {
 extension PersistentHistoryChange {
     /// A change as a store's history gives it (another store's reader builds these too).
     package static func recorded(changeID: Int64, changedObjectID: ManagedObjectID, changeType: PersistentHistoryChangeType,
-                                 updatedProperties: Set<String>?, transactionNumber: Int64) -> PersistentHistoryChange {
+                                 updatedProperties: Set<String>?, tombstone: [String: TombstoneValue]? = nil,
+                                 transactionNumber: Int64) -> PersistentHistoryChange {
         PersistentHistoryChange(changeID: changeID, changedObjectID: changedObjectID, changeType: changeType,
-                                updatedProperties: updatedProperties, tombstone: nil, transactionNumber: transactionNumber)
+                                updatedProperties: updatedProperties, tombstone: tombstone, transactionNumber: transactionNumber)
     }
 }
 

@@ -88,16 +88,8 @@ struct HistoryReader {
                     slot < entity.allProperties.count ? entity.allProperties[slot].name : nil
                 })
             }
-            var tombstone: [String: PersistentHistoryChange.TombstoneValue]?
-            if type == .delete {
-                let preserved = HistoryTables.preservedAttributes(of: entity)
-                if !preserved.isEmpty {
-                    var values: [String: PersistentHistoryChange.TombstoneValue] = [:]
-                    for (index, attribute) in preserved.enumerated() where index < tombstoneCount {
-                        values[attribute.name] = Self.tombstoneValue(handle, Int32(6 + index))
-                    }
-                    tombstone = values
-                }
+            let tombstone = type != .delete ? nil : HistoryTables.tombstone(of: entity, columnCount: tombstoneCount) {
+                Self.tombstoneValue(handle, Int32(6 + $0))
             }
             changes.append(PersistentHistoryChange(
                 changeID: sqlite3_column_int64(handle, 0),

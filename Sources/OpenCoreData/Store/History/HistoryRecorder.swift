@@ -13,12 +13,17 @@ package struct HistoryEntry: Sendable {
         /// For an update: the changed properties' slots in the entity's `allProperties` (the bits of
         /// `ZCOLUMNS`).
         package var updatedSlots: [Int] = []
+        /// For a delete, where the store reads them as it deletes (PostgreSQL): the values of the entity's
+        /// preserved attributes, in tombstone-column order (``HistoryTables/preservedColumns(of:)``).
+        package var tombstone: [DatabaseValue] = []
 
-        package init(type: PersistentHistoryChangeType, entityNumber: Int, primaryKey: Int64, updatedSlots: [Int] = []) {
+        package init(type: PersistentHistoryChangeType, entityNumber: Int, primaryKey: Int64, updatedSlots: [Int] = [],
+                     tombstone: [DatabaseValue] = []) {
             self.type = type
             self.entityNumber = entityNumber
             self.primaryKey = primaryKey
             self.updatedSlots = updatedSlots
+            self.tombstone = tombstone
         }
     }
 

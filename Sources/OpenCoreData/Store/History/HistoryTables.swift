@@ -27,7 +27,7 @@ package enum HistoryTables {
     static let deletedRowsTable = "temp.ocd_history_deleted"
 
     /// `ZTOMBSTONE0`…: one column per preserved attribute, as many as the entity with the most has.
-    static func tombstoneColumn(_ index: Int) -> String { "ZTOMBSTONE\(index)" }
+    package static func tombstoneColumn(_ index: Int) -> String { "ZTOMBSTONE\(index)" }
 
     /// The attributes whose values a delete keeps in its change row, in tombstone-column order: the
     /// entity's attributes marked `preservesValueInHistoryOnDeletion`, by name.
@@ -37,9 +37,38 @@ package enum HistoryTables {
             .sorted { $0.name < $1.name }
     }
 
+    /// The entity's table columns that hold its preserved attributes, in tombstone-column order (what a
+    /// delete reads into the tombstone).
+    package static func preservedColumns(of entity: EntityDescription) -> [String] {
+        preservedAttributes(of: entity).compactMap { attribute in
+            guard let slot = entity.slotByName[attribute.name], case .attribute(let column, _) = entity.storage[slot] else { return nil }
+            return column
+        }
+    }
+
+    /// How many tombstone columns the model needs: as many as its entity with the most preserved attributes.
+    package static func tombstoneCount(_ model: ManagedObjectModel) -> Int {
+        model.entitiesByNumber.map { preservedAttributes(of: $0).count }.max() ?? 0
+    }
+
+    /// A delete change's tombstone from its row's tombstone columns (`count` of them), as both stores read
+    /// it: each preserved attribute of `entity` by name, from the column at its position; nil when the
+    /// entity preserves nothing.
+    package static func tombstone(of entity: EntityDescription, columnCount count: Int,
+                                  value: (Int) throws -> PersistentHistoryChange.TombstoneValue)
+        rethrows -> [String: PersistentHistoryChange.TombstoneValue]? {
+        let preserved = preservedAttributes(of: entity)
+        guard !preserved.isEmpty else { return nil }
+        var values: [String: PersistentHistoryChange.TombstoneValue] = [:]
+        for (index, attribute) in preserved.enumerated() where index < count {
+            values[attribute.name] = try value(index)
+        }
+        return values
+    }
+
     /// Creates the tables and their key rows where missing, and adds tombstone columns the model needs.
     static func create(in db: Database, model: ManagedObjectModel) throws {
-        let tombstones = model.entitiesByNumber.map { preservedAttributes(of: $0).count }.max() ?? 0
+        let tombstones = tombstoneCount(model)
         try db.execute(sql: """
             CREATE TABLE IF NOT EXISTS ATRANSACTIONSTRING (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR);
             CREATE INDEX IF NOT EXISTS Z_TRANSACTIONSTRING_UNIQUE_INDEX ON ATRANSACTIONSTRING (ZNAME);
@@ -70,7 +99,7 @@ package enum HistoryTables {
     /// Installs, on the writing connection, the temporary table and triggers that capture deleted rows
     /// (entity number, key, preserved values). Temporary objects live in the connection, not in the file.
     static func installDeleteCapture(in db: Database, model: ManagedObjectModel) throws {
-        let tombstones = model.entitiesByNumber.map { preservedAttributes(of: $0).count }.max() ?? 0
+        let tombstones = tombstoneCount(model)
         let valueColumns = (0..<tombstones).map { ", v\($0)" }.joined()
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS ocd_history_deleted (entity INTEGER, pk INTEGER\(valueColumns))")
         for table in model.schema.tables {
@@ -79,10 +108,9 @@ package enum HistoryTables {
             var values: [String] = []
             for index in 0..<tombstones {
                 let cases = entities.compactMap { entity -> String? in
-                    let preserved = preservedAttributes(of: entity)
-                    guard index < preserved.count,
-                          case .attribute(let column, _) = entity.storage[entity.slotByName[preserved[index].name]!] else { return nil }
-                    return "WHEN \(entity.entityNumber) THEN OLD.\(column)"
+                    let preserved = preservedColumns(of: entity)
+                    guard index < preserved.count else { return nil }
+                    return "WHEN \(entity.entityNumber) THEN OLD.\(preserved[index])"
                 }
                 values.append(cases.isEmpty ? "NULL" : "CASE OLD.Z_ENT \(cases.joined(separator: " ")) END")
             }
