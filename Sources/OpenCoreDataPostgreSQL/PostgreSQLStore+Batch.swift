@@ -73,7 +73,7 @@ extension PostgreSQLStore {
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         let table = entity.tableName
         if initial == nil, model.deletesAlone(fromTable: table), selection.fromClause == "\(table) t0",
-           !recordsHistory || HistoryTables.preservedAttributes(of: entity).isEmpty {
+           !recordsHistory || Self.preservedColumns(ofTable: table, model: model).isEmpty {
             // Nothing points in or out and no tombstone to keep: one DELETE, as raw SQL would do it.
             return try inBatchTransaction(entity: entity) { session in
                 let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
