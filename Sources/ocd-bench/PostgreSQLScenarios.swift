@@ -179,7 +179,7 @@ enum PostgreSQLScenarios {
 
     static let controllerFetch = PostgreSQLScenario(
         name: "pg-frc-fetch", targetRatio: 1.3,
-        summary: "As frc-fetch: a FetchedResultsController over all N items, fetchBatchSize 20, sorted by createdAt: performFetch. Raw: BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT Z_PK … ORDER BY ZCREATEDAT, Z_PK into [Int64]; COMMIT."
+        summary: "As frc-fetch: a FetchedResultsController over all N items, fetchBatchSize 20, sorted by createdAt: performFetch. Raw: BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; the controller's SELECT Z_PK, ZCREATEDAT … ORDER BY ZCREATEDAT, Z_PK, keys decoded into [Int64]; COMMIT."
     ) { size, fixtures in
         let schema = try fixtures.populated(size: size)
         return ScenarioRun(rows: size, ours: {
