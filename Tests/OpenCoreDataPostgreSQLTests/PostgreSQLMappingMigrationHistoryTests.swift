@@ -242,4 +242,35 @@ struct PostgreSQLMappingMigrationHistoryTests {
         #expect(afterToken.map(\.transactionNumber) == recorded.dropFirst().map(\.transactionNumber) + [recorded.last!.transactionNumber + 1])
         #expect(afterToken.last?.author == PersistentHistoryTransaction.migrationAuthor)
     }
+
+    /// A history statement the server refuses (here a transaction column of another type than the new
+    /// store's, so its values do not go in) fails the migration naming the history's step, after every
+    /// object was made: the store, history included, is exactly as it was, with no schema left behind.
+    @Test func aHistoryCopyTheServerRefusesLeavesTheStoreAsItWas() throws {
+        let place = try Place()
+        defer { place.remove() }
+        let configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let onServer = PersistentStoreCoordinator(managedObjectModel: place.old)
+        try onServer.addPersistentStore(configuration: configuration, options: Self.tracking)
+        try Self.record(onServer, seed: 5)
+        onServer.postgreSQLStores.forEach(onServer.remove)
+        let pool = PostgreSQLConnectionPool(configuration: configuration)
+        try pool.withSession { session in
+            try session.execute("ALTER TABLE ATRANSACTION ALTER COLUMN ZQUERYGEN TYPE TEXT")
+            try session.execute("UPDATE ATRANSACTION SET ZQUERYGEN = ?", ["not bytes".databaseValue])
+        }
+        pool.close()
+        let before = try Fixture.serverState(configuration)
+
+        do {
+            try PostgreSQLStore.migrate(configuration: configuration, from: place.old, to: place.new, mapping: try Fixture.mapping())
+            Issue.record("the migration went through")
+        } catch MigrationError.stepFailed(_, let step, _) {
+            #expect(step == "carry the persistent history over")
+        }
+        let after = try Fixture.serverState(configuration)
+        #expect(after == before, "\(after.filter { !before.contains($0) })")
+        #expect(after.last == "leftover schemas: 0")
+    }
 }
