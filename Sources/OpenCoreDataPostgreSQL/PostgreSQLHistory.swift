@@ -156,7 +156,10 @@ enum PostgreSQLHistory {
     }
 
     /// Inserts an `ATRANSACTION` row by `author` under `contextName`, numbered next; its number.
-    private static func insertTransaction(author: String?, contextName: String?, in session: PostgreSQLSession) throws -> Int64 {
+    ///
+    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement; ``StoreError/corrupt(path:reason:)``
+    ///   when `Z_PRIMARYKEY` has no row for the history's entities.
+    static func insertTransaction(author: String?, contextName: String?, in session: PostgreSQLSession) throws -> Int64 {
         // Lock order, the same for every writer: 16002 (the transaction number, held to commit), 16003, 16001.
         let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: session)
         let names = try [author, HistoryRecorder.processName, contextName, HistoryRecorder.processID]

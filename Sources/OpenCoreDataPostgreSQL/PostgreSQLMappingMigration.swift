@@ -8,6 +8,10 @@ extension PostgreSQLStore {
     /// migration makes (``MappingModelMigration``), read from the store and written into a new schema of the
     /// same database, which then takes the store's schema name.
     ///
+    /// A store with persistent history keeps it as SQLite's mapping migration keeps it
+    /// (``MappingMigrationHistory``: changes name the objects the migration made, the store's UUID and so
+    /// its history tokens stay, one transaction by ``PersistentHistoryTransaction/migrationAuthor`` marks it).
+    ///
     /// One transaction holds every table of the store in `SHARE` mode from the start to the swap: other
     /// instances keep reading, and their saves wait until the migration ends (then fail, as their model no
     /// longer fits the store). The swap (the old schema renamed away and dropped, the new one renamed in)
@@ -18,10 +22,10 @@ extension PostgreSQLStore {
     ///   ``MigrationError/unsupportedMapping(entityMapping:reason:)``, ``MigrationError/mappingDoesNotFitModels(entityMapping:reason:)``)
     ///   before anything is made; ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the
     ///   schema holds no store or one `sourceModel` did not write; ``MigrationError/stepFailed(path:step:reason:)``
-    ///   for a store with persistent history (not migrated by a mapping model on this store yet) and when a
-    ///   batch fails; ``MigrationError/mappingFailed(entityMapping:object:reason:)`` when an expression or a
-    ///   policy step fails on an object; ``PostgreSQLStoreError`` when the server refuses a statement or the
-    ///   connection drops.
+    ///   when a batch fails, or naming "carry the persistent history over" when the server refuses one of the
+    ///   history's statements; ``MigrationError/mappingFailed(entityMapping:object:reason:)`` when an expression
+    ///   or a policy step fails on an object; ``PostgreSQLStoreError`` when the server refuses a statement or
+    ///   the connection drops.
     public static func migrate(configuration: PostgreSQLStoreConfiguration, from sourceModel: ManagedObjectModel,
                                to destinationModel: ManagedObjectModel, mapping: MappingModel,
                                batchSize: Int = MappingModelMigration.defaultBatchSize) throws {
@@ -57,18 +61,23 @@ extension PostgreSQLStore {
                        try storedMetadata(session, server: server)?.versionHashes == destinationModel.entityVersionHashesByName {
                         return
                     }
-                    if tables.contains(HistoryTables.transactionTable) {
-                        throw MigrationError.stepFailed(
-                            path: server, step: "mapping model",
-                            reason: "a PostgreSQL store with persistent history is not migrated by a mapping model yet")
-                    }
                     // Sorted, so two migrations lock in one order.
                     for table in tables.sorted() { try session.execute("LOCK TABLE \(table) IN SHARE MODE") }
-                    try runMapping(mapping, configuration: configuration, workingSchema: working,
-                                   sourceModel: sourceModel, destinationModel: destinationModel, batchSize: batchSize)
+                    // A store with history keeps it (docs/HISTORY.md, "Migrations"), read under the locks.
+                    let history = try tables.isSuperset(of: [HistoryTables.transactionTable, "ACHANGE"])
+                        ? carryingHistory(server: server) { try MappingMigrationHistory.read(.postgreSQL(session)) } : nil
+                    let migration = try runMapping(mapping, configuration: configuration, workingSchema: working,
+                                                   sourceModel: sourceModel, destinationModel: destinationModel, batchSize: batchSize,
+                                                   history: history, session: session)
+                    let identifier = try storedMetadata(session, server: server)?.uuidString
                     try session.execute("ALTER SCHEMA \(schema) RENAME TO \(replaced)")
                     try session.execute("ALTER SCHEMA \(working) RENAME TO \(schema)")
                     try session.execute("DROP SCHEMA \(replaced) CASCADE")
+                    // Listeners hear of the migration's transaction when the swap commits, not before.
+                    if let migration, let identifier {
+                        try session.execute("SELECT pg_notify(?, ?)", [PostgreSQLHistory.channel(schema: configuration.schema).databaseValue,
+                                                                       "\(identifier):\(migration)".databaseValue])
+                    }
                 }
             }
         } catch {
@@ -99,10 +108,15 @@ extension PostgreSQLStore {
     }
 
     /// Opens the store read-only with `sourceModel` (which refuses a store that model did not write) and a new
-    /// store of `destinationModel` in `workingSchema`, and runs the mapping from one into the other.
+    /// store of `destinationModel` in `workingSchema`, and runs the mapping from one into the other. With
+    /// `history` (the store has history tables), the new store's keys start above the old ones and the history
+    /// is copied from the store's schema, read through the migration's `session`, into the working schema;
+    /// the number of the migration's history transaction is returned (nil without history).
     private static func runMapping(_ mapping: MappingModel, configuration: PostgreSQLStoreConfiguration,
                                    workingSchema: String, sourceModel: ManagedObjectModel,
-                                   destinationModel: ManagedObjectModel, batchSize: Int) throws {
+                                   destinationModel: ManagedObjectModel, batchSize: Int,
+                                   history: MappingMigrationHistory?, session: PostgreSQLSession) throws -> Int64? {
+        let server = configuration.redactedURL
         let source = PersistentStoreCoordinator(managedObjectModel: sourceModel)
         try source.addPersistentStore(configuration: configuration, options: StoreOptions(readOnly: true))
         defer { source.postgreSQLStores.forEach(source.remove) }
@@ -112,7 +126,24 @@ extension PostgreSQLStore {
         let destination = PersistentStoreCoordinator(managedObjectModel: destinationModel)
         try destination.addPersistentStore(configuration: destinationConfiguration)
         defer { destination.postgreSQLStores.forEach(destination.remove) }
-        try MappingModelMigration.run(mapping, from: source, into: destination, destinationName: configuration.redactedURL,
-                                      batchSize: batchSize)
+        // The history's statements on the working schema: a connection of their own, as the new store's
+        // are its own (whatever they leave there goes with the schema on failure).
+        let working = PostgreSQLConnectionPool(configuration: destinationConfiguration)
+        defer { working.close() }
+        let run = try MappingModelMigration.run(mapping, from: source, into: destination, destinationName: server,
+                                                batchSize: batchSize) {
+            guard let history else { return }
+            try carryingHistory(server: server) {
+                try working.withSession { try history.reserveKeys(in: .postgreSQL($0)) }
+            }
+        }
+        guard let history else { return nil }
+        return try carryingHistory(server: server) {
+            try working.withSession { destination in
+                try destination.transaction {
+                    try history.carry(from: .postgreSQL(session), into: .postgreSQL(destination), run: run)
+                }
+            }
+        }
     }
 }

@@ -70,8 +70,8 @@ public enum MappingModelMigration {
                                            destinationPath: destination.path, batchSize: max(1, batchSize))
             try manager.run()
             destinationCoordinator.persistentStores.forEach(destinationCoordinator.remove)
-            try history?.carry(into: destination.path, plan: plan, associations: manager.associations,
-                               sourceModel: sourceModel, destinationModel: destinationModel)
+            try history?.carry(into: destination.path, run: MappingRun(plan: plan, associations: manager.associations,
+                                                                       sourceModel: sourceModel, destinationModel: destinationModel))
         } catch {
             destinationCoordinator.persistentStores.forEach(destinationCoordinator.remove)
             // The batches saved before the failure wrote files of their large values: they go with the store.
@@ -97,18 +97,25 @@ extension MappingModelMigration {
     /// Runs `mapping` from the stores of `source` (read) into the stores of `destination` (filled), whatever
     /// kind of store they are: the two passes of the SQLite migration, without its file handling. The caller
     /// makes the destination empty beforehand and removes it on failure; `destinationName` names it in errors.
+    /// `beforeObjects` runs once the mapping is checked, before any object is made (a store with history
+    /// reserves keys there, ``MappingMigrationHistory/reserveKeys(in:)``); the returned run tells which
+    /// object became which (``MappingMigrationHistory/carry(from:into:run:)``).
     ///
     /// - Throws: what ``migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)`` throws for
-    ///   the mapping and its steps.
+    ///   the mapping and its steps, and what `beforeObjects` throws.
+    @discardableResult
     package static func run(_ mapping: MappingModel, from source: PersistentStoreCoordinator,
                             into destination: PersistentStoreCoordinator, destinationName: String,
-                            batchSize: Int = defaultBatchSize) throws {
+                            batchSize: Int = defaultBatchSize, beforeObjects: () throws -> Void = {}) throws -> MappingRun {
         let plan = try MappingPlan(mapping: mapping, sourceModel: source.managedObjectModel,
                                    destinationModel: destination.managedObjectModel)
+        try beforeObjects()
         let manager = MigrationManager(plan: plan, sourceModel: source.managedObjectModel,
                                        destinationModel: destination.managedObjectModel, source: source,
                                        destination: destination, destinationPath: destinationName, batchSize: max(1, batchSize))
         try manager.run()
+        return MappingRun(plan: plan, associations: manager.associations, sourceModel: source.managedObjectModel,
+                          destinationModel: destination.managedObjectModel)
     }
 }
 

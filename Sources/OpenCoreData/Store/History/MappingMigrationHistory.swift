@@ -3,7 +3,7 @@ import GRDB
 
 /// Carries a store's persistent history through a mapping-model migration (docs/HISTORY.md, "Migrations").
 ///
-/// A mapping-model migration writes a new store file object by object, so nothing of the old file stays
+/// A mapping-model migration writes a new store object by object, so nothing of the old one stays
 /// unless it is copied: the transactions, their interned names, the key reservations and the reader
 /// registry are copied as they are (numbers keep counting up, readers keep their marks), and each change is
 /// made to name the object the migration made of it:
@@ -11,19 +11,70 @@ import GRDB
 ///   is named by its new entity and key;
 /// - an object it did not carry (deleted before, or filtered out by the mapping) keeps its old key, under
 ///   the entity of the same name in the new model (number 0, left out when read, when there is none); the
-///   new store's keys all start above every key the old store gave (``reserveKeys(inDestinationAt:)``), so
+///   new store's keys all start above every key the old store gave (``reserveKeys(in:)``), so
 ///   an old key never names a new object;
 /// - updated property names (`ZCOLUMNS`) and tombstone values follow each property by name; those of a
 ///   property the new entity lacks are dropped.
 /// The new store keeps the old one's UUID, so history tokens stay valid. One transaction by
 /// ``PersistentHistoryTransaction/migrationAuthor`` then marks the migration.
 ///
-/// Only stores that already have history tables are touched.
-struct MappingMigrationHistory {
-    private let sourcePath: String
+/// The statements are spelled so that SQLite and PostgreSQL read them alike (``Store``); both sides are the
+/// same kind of store, so tombstone cells are copied as they are. Only stores that already have history
+/// tables are touched.
+package struct MappingMigrationHistory {
+    /// One store's side of the copy: its statements, and the few things each kind of store does its own way.
+    package struct Store {
+        /// The store, for errors (a file's path, a server's redacted URL).
+        var name: String
+        var connection: MigrationHistory.Connection
+        /// A table's column names, in upper case.
+        var columns: (_ table: String) throws -> [String]
+        /// Whether the history reader registry is there.
+        var hasReaderRegistry: () throws -> Bool
+        /// Creates the history tables (with the tombstone columns the model needs), and the reader registry
+        /// when asked, where missing.
+        var createTables: (_ model: ManagedObjectModel, _ readerRegistry: Bool) throws -> Void
+        /// Records a transaction by ``PersistentHistoryTransaction/migrationAuthor`` with this context name;
+        /// its number.
+        var recordMigration: (_ contextName: String) throws -> Int64
+
+        /// A store side made of its statements (see each property).
+        package init(name: String, connection: MigrationHistory.Connection, columns: @escaping (_ table: String) throws -> [String],
+                     hasReaderRegistry: @escaping () throws -> Bool,
+                     createTables: @escaping (_ model: ManagedObjectModel, _ readerRegistry: Bool) throws -> Void,
+                     recordMigration: @escaping (_ contextName: String) throws -> Int64) {
+            self.name = name
+            self.connection = connection
+            self.columns = columns
+            self.hasReaderRegistry = hasReaderRegistry
+            self.createTables = createTables
+            self.recordMigration = recordMigration
+        }
+
+        /// The SQLite store file open as `db` at `path`.
+        static func sqlite(_ db: Database, path: String) -> Store {
+            Store(name: path, connection: .sqlite(db),
+                  columns: { table in try Row.fetchAll(db, sql: "PRAGMA table_info(\(table))").map { ($0["name"] as String).uppercased() } },
+                  hasReaderRegistry: { try HistoryReaderRegistry.exists(in: db) },
+                  createTables: { model, registry in
+                      try HistoryTables.create(in: db, model: model)
+                      if registry { try HistoryReaderRegistry.create(in: db) }
+                  },
+                  recordMigration: { contextName in
+                      try HistoryRecorder.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
+                                                            contextName: contextName, in: db)
+                  })
+        }
+    }
+
     /// The highest key the source store ever gave an object, of any entity (its `Z_MAX`es, and the keys
     /// its history names, which may be above them in a store another program wrote).
     private let highestSourceKey: Int64
+    /// The source store's ``Store/name`` (a file's path: where ``carry(into:run:)`` reads it).
+    private let sourceName: String
+    /// Rows a copy reads at a time, and values one insert statement binds at most (under SQLite's oldest limit).
+    private static let pageSize = 500
+    private static let valuesPerStatement = 900
 
     /// Reads the source store at `path`; nil when it has no history tables.
     ///
@@ -31,11 +82,21 @@ struct MappingMigrationHistory {
     static func read(sourceAt path: String) throws -> MappingMigrationHistory? {
         try ReadOnlyStoreFile.read(path) { db -> MappingMigrationHistory? in
             guard try HistoryTables.exist(in: db) else { return nil }
-            let reserved = try Int64.fetchOne(db, sql: "SELECT MAX(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                              arguments: [HistoryTables.firstReservedEntityNumber]) ?? 0
-            let named = try Int64.fetchOne(db, sql: "SELECT MAX(ZENTITYPK) FROM ACHANGE") ?? 0
-            return MappingMigrationHistory(sourcePath: path, highestSourceKey: max(reserved, named, 0))
+            return try read(.sqlite(db, path: path))
         }
+    }
+
+    /// Reads the source store `source`, which has history tables.
+    ///
+    /// - Throws: what `source`'s statements throw.
+    package static func read(_ source: Store) throws -> MappingMigrationHistory {
+        func highest(_ sql: String, _ arguments: [DatabaseValue]) throws -> Int64 {
+            try source.connection.rows(sql, arguments).first?.first.flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        }
+        let reserved = try highest("SELECT MAX(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
+                                   [Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
+        let named = try highest("SELECT MAX(ZENTITYPK) FROM ACHANGE", [])
+        return MappingMigrationHistory(highestSourceKey: max(reserved, named, 0), sourceName: source.name)
     }
 
     /// Before any object is made: every entity of the (new, empty) destination store gives keys above
@@ -44,127 +105,159 @@ struct MappingMigrationHistory {
     ///
     /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` when the destination cannot be written.
     func reserveKeys(inDestinationAt path: String) throws {
-        try writing(path, step: "reserve keys above the history's") { db in
-            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(IFNULL(Z_MAX, 0), ?) WHERE Z_ENT < ?",
-                           arguments: [highestSourceKey, HistoryTables.firstReservedEntityNumber])
-        }
+        try writing(path, step: "reserve keys above the history's") { db in try reserveKeys(in: .sqlite(db, path: path)) }
+    }
+
+    /// ``reserveKeys(inDestinationAt:)`` on the `destination` store.
+    ///
+    /// - Throws: what `destination`'s statements throw.
+    package func reserveKeys(in destination: Store) throws {
+        try destination.connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = CASE WHEN COALESCE(Z_MAX, 0) < ? THEN ? ELSE Z_MAX END WHERE Z_ENT < ?",
+                               [highestSourceKey.databaseValue, highestSourceKey.databaseValue,
+                                Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
     }
 
     /// After every object is made and the destination store closed: copies the history into it, changes
-    /// following their objects through `associations`, and records the migration's transaction.
+    /// following their objects through `run`'s associations, and records the migration's transaction.
     ///
     /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` when a table cannot be read or written.
-    func carry(into destinationPath: String, plan: MappingPlan, associations: MappingAssociations,
-               sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws {
+    func carry(into destinationPath: String, run: MappingRun) throws {
         try writing(destinationPath, step: "carry the persistent history over") { destination in
-            try ReadOnlyStoreFile.read(sourcePath) { source in
-                // The store's identity too: history tokens (and readers' marks) name it.
-                var metadata = try StoreMetadata.read(destination, path: destinationPath)
-                metadata.storeUUID = try StoreMetadata.read(source, path: sourcePath).storeUUID
-                try destination.execute(sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
-                                        arguments: [metadata.uuidString, try metadata.plistData()])
-                try HistoryTables.create(in: destination, model: destinationModel)
-                try Self.copyRows(of: HistoryTables.stringTable, from: source, to: destination)
-                try Self.copyRows(of: HistoryTables.transactionTable, from: source, to: destination)
-                try copyChanges(from: source, to: destination, plan: plan, associations: associations,
-                                sourceModel: sourceModel, destinationModel: destinationModel)
-                if try HistoryReaderRegistry.exists(in: source) {
-                    try HistoryReaderRegistry.create(in: destination)
-                    try Self.copyRows(of: HistoryReaderRegistry.table, from: source, to: destination)
-                }
-                // Key reservations as the source had them, never below what the tables now hold.
-                for row in try Row.fetchAll(source, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= ?",
-                                            arguments: [HistoryTables.firstReservedEntityNumber]) {
-                    try destination.execute(sql: "INSERT OR REPLACE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
-                                            arguments: [row[0] as DatabaseValue, row[1] as DatabaseValue,
-                                                        row[2] as DatabaseValue, row[3] as DatabaseValue])
-                }
-                for (entity, table) in [(HistoryTables.changeEntity, HistoryTables.changeTable),
-                                        (HistoryTables.transactionEntity, HistoryTables.transactionTable),
-                                        (HistoryTables.stringEntity, HistoryTables.stringTable)] {
-                    try destination.execute(sql: """
-                        UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(IFNULL(Z_MAX, 0), (SELECT COALESCE(MAX(Z_PK), 0) FROM \(table)))
-                        WHERE Z_ENT = ?
-                        """, arguments: [entity])
-                }
+            try ReadOnlyStoreFile.read(sourceName) { source in
+                _ = try carry(from: .sqlite(source, path: sourceName), into: .sqlite(destination, path: destinationPath), run: run)
             }
-            let versions = "\(sourceModel.versionName ?? "?") → \(destinationModel.versionName ?? "?")"
-            _ = try HistoryRecorder.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
-                                                      contextName: versions, in: destination)
+        }
+    }
+
+    /// Copies the history of `source` into `destination` (whose objects `run` made), inside the caller's
+    /// transaction on `destination`, and records the migration's transaction; its number.
+    ///
+    /// - Throws: what either store's statements throw; ``StoreError`` for a `Z_METADATA` that holds no
+    ///   store's metadata.
+    @discardableResult
+    package func carry(from source: Store, into destination: Store, run: MappingRun) throws -> Int64 {
+        // The store's identity too: history tokens (and readers' marks) name it.
+        var metadata = try Self.metadata(of: destination)
+        metadata.storeUUID = try Self.metadata(of: source).storeUUID
+        try destination.connection.execute("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
+                                           [metadata.uuidString.databaseValue, try metadata.plistData().databaseValue])
+        let readers = try source.hasReaderRegistry()
+        try destination.createTables(run.destinationModel, readers)
+        try Self.copyRows(of: HistoryTables.stringTable, orderedBy: "Z_PK", from: source, to: destination)
+        try Self.copyRows(of: HistoryTables.transactionTable, orderedBy: "Z_PK", from: source, to: destination)
+        try copyChanges(from: source, to: destination, run: run)
+        if readers { try Self.copyRows(of: HistoryReaderRegistry.table, orderedBy: "Z_NAME", from: source, to: destination) }
+        // Key reservations as the source had them, never below what the tables now hold.
+        let reserved = Int64(HistoryTables.firstReservedEntityNumber).databaseValue
+        for row in try source.connection.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= ?", [reserved]) {
+            try destination.connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [row[0]])
+            try destination.connection.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+                                               Array(row.prefix(4)))
+        }
+        for (entity, table) in [(HistoryTables.changeEntity, HistoryTables.changeTable),
+                                (HistoryTables.transactionEntity, HistoryTables.transactionTable),
+                                (HistoryTables.stringEntity, HistoryTables.stringTable)] {
+            let held = try destination.connection.rows("SELECT COALESCE(MAX(Z_PK), 0) FROM \(table)", []).first?.first
+                .flatMap { Int64.fromDatabaseValue($0) } ?? 0
+            try destination.connection.execute(
+                "UPDATE Z_PRIMARYKEY SET Z_MAX = CASE WHEN COALESCE(Z_MAX, 0) < ? THEN ? ELSE Z_MAX END WHERE Z_ENT = ?",
+                [held.databaseValue, held.databaseValue, Int64(entity).databaseValue])
+        }
+        return try destination.recordMigration(run.versions)
+    }
+
+    private static func metadata(of store: Store) throws -> StoreMetadata {
+        guard let row = try store.connection.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1", []).first,
+              let plist = Data.fromDatabaseValue(row[1]) else {
+            throw StoreError.corrupt(path: store.name, reason: "Z_METADATA has no row with a property list")
+        }
+        return try StoreMetadata(plistData: plist, rowUUID: String.fromDatabaseValue(row[0]), storePath: store.name)
+    }
+
+    /// A name SQL reads unquoted alike on both stores (PostgreSQL folds it, as it folded the layout's).
+    private static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber || $0 == "_") } && !(name.first?.isNumber ?? true)
+    }
+
+    /// Reads `table` of `store` a page at a time in `key` order (`key` among `columns`), handing each page to `body`.
+    private static func forEachPage(of table: String, columns: [String], orderedBy key: String, in store: Store,
+                                    _ body: ([[DatabaseValue]]) throws -> Void) throws {
+        guard let keyIndex = columns.firstIndex(of: key) else { return }
+        let list = columns.joined(separator: ", ")
+        var after: DatabaseValue?
+        while true {
+            let rows = try store.connection.rows(
+                "SELECT \(list) FROM \(table)\(after == nil ? "" : " WHERE \(key) > ?") ORDER BY \(key) LIMIT \(pageSize)",
+                after.map { [$0] } ?? [])
+            try body(rows)
+            guard rows.count == pageSize, let last = rows.last else { return }
+            after = last[keyIndex]
+        }
+    }
+
+    /// Inserts `rows` (values of `columns`) into `table`, many rows a statement.
+    private static func insert(_ rows: [[DatabaseValue]], into table: String, columns: [String], in store: Store) throws {
+        let perStatement = max(1, valuesPerStatement / max(1, columns.count))
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        for start in stride(from: 0, to: rows.count, by: perStatement) {
+            let part = rows[start..<min(start + perStatement, rows.count)]
+            try store.connection.execute(
+                "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES \(Array(repeating: row, count: part.count).joined(separator: ", "))",
+                part.flatMap { $0 })
         }
     }
 
     /// Copies every row of `table` (the columns both stores' tables have) from `source` to `destination`.
-    private static func copyRows(of table: String, from source: Database, to destination: Database) throws {
-        let wanted = Set(try columns(of: table, in: destination).map { $0.uppercased() })
-        let shared = try columns(of: table, in: source).filter { wanted.contains($0.uppercased()) }
-        guard !shared.isEmpty else { return }
-        let list = shared.map { SQLIdentifier.quoted($0) }.joined(separator: ", ")
-        let insert = try destination.makeStatement(
-            sql: "INSERT INTO \(table) (\(list)) VALUES (\(Array(repeating: "?", count: shared.count).joined(separator: ", ")))")
-        let rows = try Row.fetchCursor(source, sql: "SELECT \(list) FROM \(table)")
-        while let row = try rows.next() {
-            try insert.execute(arguments: StatementArguments((0..<row.count).map { row[$0] as DatabaseValue }))
+    private static func copyRows(of table: String, orderedBy key: String, from source: Store, to destination: Store) throws {
+        let wanted = Set(try destination.columns(table))
+        let shared = try source.columns(table).filter { wanted.contains($0) && isPlainName($0) }
+        try forEachPage(of: table, columns: shared, orderedBy: key, in: source) { rows in
+            try insert(rows, into: table, columns: shared, in: destination)
         }
     }
 
-    private static func columns(of table: String, in db: Database) throws -> [String] {
-        try Row.fetchAll(db, sql: "PRAGMA table_info(\(table))").map { $0["name"] as String }
-    }
-
-    private static func tombstoneCount(_ db: Database) throws -> Int {
-        let columns = Set(try columns(of: HistoryTables.changeTable, in: db).map { $0.uppercased() })
+    private static func tombstoneCount(_ store: Store) throws -> Int {
+        let columns = Set(try store.columns(HistoryTables.changeTable))
         var count = 0
         while columns.contains(HistoryTables.tombstoneColumn(count)) { count += 1 }
         return count
     }
 
     /// Copies the changes, each renamed to the object the migration made of it (see the type's comment).
-    private func copyChanges(from source: Database, to destination: Database, plan: MappingPlan,
-                             associations: MappingAssociations, sourceModel: ManagedObjectModel,
-                             destinationModel: ManagedObjectModel) throws {
-        let sourceNumbers = try MigrationHistory.entityNumbers(source)
+    private func copyChanges(from source: Store, to destination: Store, run: MappingRun) throws {
+        let sourceNumbers = try MigrationHistory.entityNumbers(source.connection)
         let sourceNames = Dictionary(sourceNumbers.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
-        let destinationNumbers = try MigrationHistory.entityNumbers(destination)
+        let destinationNumbers = try MigrationHistory.entityNumbers(destination.connection)
         let sourceTombstones = try Self.tombstoneCount(source)
         let destinationTombstones = try Self.tombstoneCount(destination)
-        let mappingsBySource = Dictionary(grouping: plan.entities.filter { $0.source != nil }, by: { $0.source?.name ?? "" })
-
-        let tombstoneList = (0..<sourceTombstones).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
-        let destinationTombstoneList = (0..<destinationTombstones).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
-        let insert = try destination.makeStatement(sql: """
-            INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(destinationTombstoneList))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: destinationTombstones)))
-            """)
-        let rows = try Row.fetchCursor(source, sql: """
-            SELECT Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneList) FROM ACHANGE
-            """)
-        while let row = try rows.next() {
-            let oldNumber: Int64 = row[4] ?? 0
-            let oldKey: Int64 = row[5] ?? 0
-            var columns: DatabaseValue = row[7]
-            var tombstone = (0..<destinationTombstones).map { index in
-                index < sourceTombstones ? row[8 + index] as DatabaseValue : .null
-            }
-            var number: Int64 = 0
-            var key = oldKey
-            if let name = sourceNames[oldNumber], let oldEntity = sourceModel.entitiesByName[name] {
-                // The object the migration made of it, else the entity of the same name.
-                let made = (mappingsBySource[name] ?? []).lazy
-                    .compactMap { associations.destinationIDs(mapping: $0.name, sourceKey: oldKey).first }.first
-                let newEntity = made?.entity ?? destinationModel.entitiesByName[name]
-                if let newEntity, let newNumber = destinationNumbers[newEntity.name] {
-                    number = newNumber
-                    key = made?.primaryKey ?? oldKey
-                    columns = Self.columns(columns, from: oldEntity, to: newEntity)
-                    tombstone = Self.tombstone(row, from: oldEntity, to: newEntity, sourceCount: sourceTombstones,
-                                               destinationCount: destinationTombstones)
+        let mappingsBySource = Dictionary(grouping: run.plan.entities.filter { $0.source != nil }, by: { $0.source?.name ?? "" })
+        let fixed = ["Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"]
+        let sourceColumns = fixed + (0..<sourceTombstones).map(HistoryTables.tombstoneColumn)
+        let destinationColumns = fixed + (0..<destinationTombstones).map(HistoryTables.tombstoneColumn)
+        try Self.forEachPage(of: HistoryTables.changeTable, columns: sourceColumns, orderedBy: "Z_PK", in: source) { rows in
+            let copied = rows.map { row -> [DatabaseValue] in
+                let oldNumber = Int64.fromDatabaseValue(row[4]) ?? 0
+                let oldKey = Int64.fromDatabaseValue(row[5]) ?? 0
+                var columns = row[7]
+                var tombstone = (0..<destinationTombstones).map { index in index < sourceTombstones ? row[8 + index] : .null }
+                var number: Int64 = 0
+                var key = oldKey
+                if let name = sourceNames[oldNumber], let oldEntity = run.sourceModel.entitiesByName[name] {
+                    // The object the migration made of it, else the entity of the same name.
+                    let made = (mappingsBySource[name] ?? []).lazy
+                        .compactMap { run.associations.destinationIDs(mapping: $0.name, sourceKey: oldKey).first }.first
+                    let newEntity = made?.entity ?? run.destinationModel.entitiesByName[name]
+                    if let newEntity, let newNumber = destinationNumbers[newEntity.name] {
+                        number = newNumber
+                        key = made?.primaryKey ?? oldKey
+                        columns = Self.columns(columns, from: oldEntity, to: newEntity)
+                        tombstone = Self.tombstone(row, from: oldEntity, to: newEntity, sourceCount: sourceTombstones,
+                                                   destinationCount: destinationTombstones)
+                    }
                 }
+                return [row[0], row[1], row[2], row[3], number.databaseValue, key.databaseValue, row[6], columns] + tombstone
             }
-            try insert.execute(arguments: StatementArguments(
-                [row[0] as DatabaseValue, row[1] as DatabaseValue, row[2] as DatabaseValue, row[3] as DatabaseValue,
-                 number.databaseValue, key.databaseValue, row[6] as DatabaseValue, columns]
-                + tombstone))
+            try Self.insert(copied, into: HistoryTables.changeTable, columns: destinationColumns, in: destination)
         }
     }
 
@@ -180,14 +273,14 @@ struct MappingMigrationHistory {
     }
 
     /// The tombstone columns of a change row of `old`, placed where `new` keeps the same attributes.
-    private static func tombstone(_ row: Row, from old: EntityDescription, to new: EntityDescription,
+    private static func tombstone(_ row: [DatabaseValue], from old: EntityDescription, to new: EntityDescription,
                                   sourceCount: Int, destinationCount: Int) -> [DatabaseValue] {
         let oldPreserved = HistoryTables.preservedAttributes(of: old).map(\.name)
         let newPreserved = HistoryTables.preservedAttributes(of: new).map(\.name)
         return (0..<destinationCount).map { index -> DatabaseValue in
             guard index < newPreserved.count, let oldIndex = oldPreserved.firstIndex(of: newPreserved[index]),
                   oldIndex < sourceCount else { return .null }
-            return row[8 + oldIndex] as DatabaseValue
+            return row[8 + oldIndex]
         }
     }
 

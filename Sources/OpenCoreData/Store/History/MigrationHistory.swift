@@ -61,7 +61,7 @@ package struct MigrationHistory {
         try entityNumbers(.sqlite(db))
     }
 
-    private static func entityNumbers(_ connection: Connection) throws -> [String: Int64] {
+    static func entityNumbers(_ connection: Connection) throws -> [String: Int64] {
         var numbers: [String: Int64] = [:]
         for row in try connection.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
                                        [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
