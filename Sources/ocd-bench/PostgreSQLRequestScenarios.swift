@@ -87,7 +87,7 @@ enum PostgreSQLRequestScenarios {
 
     static let batchDelete = PostgreSQLScenario(
         name: "pg-batch-delete", targetRatio: 1.5,
-        summary: "As batch-delete, on a schema refilled before each run: BatchDeleteRequest(fetchRequest:), group == 0 (N/4 rows), resultType .count. Raw: BEGIN, DELETE FROM ZITEM WHERE ZGROUP = $1, COMMIT (the one statement the work needs; the store first reads the keys, to follow delete rules and report them)."
+        summary: "As batch-delete, on a schema refilled before each run: BatchDeleteRequest(fetchRequest:), group == 0 (N/4 rows), resultType .count. Raw: BEGIN, DELETE FROM ZITEM WHERE ZGROUP = $1, COMMIT (the store sends the same one statement: no relationship touches Item)."
     ) { size, fixtures in
         let oursSchema = try fixtures.newSchema(), rawSchema = try fixtures.newSchema()
         return ScenarioRun(rows: size / 4, ours: {
