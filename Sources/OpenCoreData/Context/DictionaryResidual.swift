@@ -42,20 +42,20 @@ struct DictionaryResidual {
         }
     }
 
-    /// The result column each in-memory sort key is read from: a fetched column of the same key when there is
+    /// The result column each in-memory sort key of a dictionary fetch of `entity` is read from: a fetched column of the same key when there is
     /// one, else a column added to `expressions` (after the `fetchedCount` fetched ones). Empty without an
     /// in-memory sort.
     ///
     /// - Throws: ``QueryDialectRefusal`` (`sortComparator`) naming the key when the rows are grouped or distinct
     ///   and the key is not fetched: a column added for it would change what is grouped or distinct.
-    func sortColumns(adding expressions: inout [QueryExpression], fetchedCount: Int,
+    func sortColumns(of entity: EntityDescription, adding expressions: inout [QueryExpression], fetchedCount: Int,
                      groupedOrDistinct: Bool) throws -> [Int] {
         guard let memorySort else { return [] }
         return try memorySort.map { descriptor in
             if let index = expressions[..<fetchedCount].firstIndex(of: .key(descriptor.key)) { return index }
             guard !groupedOrDistinct else {
                 throw QueryDialectRefusal(.sortComparator, in: .postgreSQL, expression: descriptor.key,
-                                          detail: "a grouped or distinct dictionary fetch is sorted in the app on its fetched columns; fetch '\(descriptor.key)' to sort by it")
+                                          detail: "a grouped or distinct dictionary fetch of '\(entity.name)' is sorted in the app on its fetched columns; fetch '\(descriptor.key)' to sort by it")
             }
             expressions.append(.key(descriptor.key))
             return expressions.count - 1

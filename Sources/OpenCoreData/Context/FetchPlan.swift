@@ -234,7 +234,7 @@ struct FetchPlan<T> {
         transformables.addRowKeys(to: &expressions, groupedOrDistinct: groupedOrDistinct)
         // What PostgreSQL's SQL cannot say (a residual predicate, a localized sort) is answered in the app.
         let residual = try DictionaryResidual(request: request, entity: entity, model: coordinator.managedObjectModel, store: store)
-        let sortColumns = try residual.sortColumns(adding: &expressions, fetchedCount: names.count,
+        let sortColumns = try residual.sortColumns(of: entity, adding: &expressions, fetchedCount: names.count,
                                                    groupedOrDistinct: groupedOrDistinct)
         let sortTypes = (residual.memorySort ?? []).map { attributeType(ofPath: $0.key) }
         // Offset and limit apply after what is done in memory.
