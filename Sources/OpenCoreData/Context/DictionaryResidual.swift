@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a dictionary fetch (``FetchPlan/fetchDictionaries()``) leaves to the app on a store whose SQL cannot say
 /// its predicate or sort with the in-memory meaning (PostgreSQL, ``QueryDialectRefusal``): the predicate is
@@ -81,16 +80,5 @@ struct DictionaryResidual {
         }
         if let failure { throw failure }
         return order.map { rows[$0] }
-    }
-
-    /// A column's value as Swift holds it when no attribute type says more (a key read for sorting).
-    static func plainValue(_ value: DatabaseValue) -> Any? {
-        switch value.storage {
-        case .int64(let v): v
-        case .double(let v): v
-        case .string(let v): v
-        case .blob(let v): v
-        case .null: nil
-        }
     }
 }

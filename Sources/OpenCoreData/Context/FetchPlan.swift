@@ -250,7 +250,14 @@ struct FetchPlan<T> {
             if !sortColumns.isEmpty {
                 sortValues.append(sortColumns.enumerated().map { position, column -> Any? in
                     let value = row.value(at: Int32(column))
-                    return sortTypes[position].map { ValueConversion.swiftValue(value, for: $0) } ?? DictionaryResidual.plainValue(value)
+                    if let type = sortTypes[position] { return ValueConversion.swiftValue(value, for: type) }
+                    switch value.storage {
+                    case .int64(let v): return v
+                    case .double(let v): return v
+                    case .string(let v): return v
+                    case .blob(let v): return v
+                    case .null: return nil
+                    }
                 })
             }
             var dictionary: [String: Any] = [:]
