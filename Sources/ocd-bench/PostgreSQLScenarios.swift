@@ -16,7 +16,8 @@ struct PostgreSQLScenario: Sendable {
 /// scenarios share one filled schema per size; write scenarios refill a schema of their side before each run.
 enum PostgreSQLScenarios {
     static let all: [PostgreSQLScenario] = [insert, fetchAll, fetchWithPredicateAndSort, loadBatchByID, countWithPredicate,
-                                            updatePerObject, controllerFetch, controllerBatchOnAccess, PostgreSQLFeedLatency.scenario]
+                                            updatePerObject, controllerFetch, controllerBatchOnAccess, PostgreSQLFeedLatency.scenario,
+                                            PostgreSQLResidualFetch.scenario]
         + PostgreSQLRequestScenarios.all
 
     /// Every name `--store` accepts with `--scenario`, the multi-process ones included.

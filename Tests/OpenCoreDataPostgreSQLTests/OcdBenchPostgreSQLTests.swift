@@ -25,7 +25,8 @@ struct OcdBenchPostgreSQLTests {
         #expect(status == 0, "\(output)")
         let expected = ["pg-insert-save", "pg-fetch-all", "pg-fetch-predicate-sort", "pg-load-batch-by-id", "pg-count-predicate",
                         "pg-update-per-object", "pg-frc-fetch", "pg-frc-batch-on-access", "pg-feed-latency",
-                        "pg-batch-update-count", "pg-batch-update-ids", "pg-batch-delete", "pg-async-fetch-all"]
+                        "pg-batch-update-count", "pg-batch-update-ids", "pg-batch-delete", "pg-async-fetch-all",
+                        "pg-fetch-residual"]
         #expect(Set(results.keys) == Set(expected), "\(output)")
         for name in expected where name != "pg-feed-latency" {
             #expect(results[name]?["status"] as? String == "ok", "\(name): \(output)")

@@ -171,7 +171,8 @@ struct FetchPlan<T> {
 
     /// Dictionary results: attributes (dotted paths through to-one relationships allowed) and
     /// ``ExpressionDescription``s, grouped, filtered by `havingPredicate`, distinct. Read from the store
-    /// (unsaved changes do not enter aggregates, as in Core Data).
+    /// (unsaved changes do not enter aggregates, as in Core Data). On PostgreSQL, a predicate or sort its SQL
+    /// cannot say is answered in the app first (``DictionaryResidual``).
     func fetchDictionaries() throws -> [[String: Any]] {
         var names: [String] = []
         var expressions: [QueryExpression] = []
@@ -229,15 +230,36 @@ struct FetchPlan<T> {
         }
         let compiler = PredicateSQLCompiler(model: coordinator.managedObjectModel, entity: entity, dialect: store.dialect)
         let entityNumbers = request.includesSubentities ? entity.entityNumbersIncludingSubentities : [entity.entityNumber]
-        transformables.addRowKeys(to: &expressions, groupedOrDistinct: !groups.isEmpty || request.returnsDistinctResults)
+        let groupedOrDistinct = !groups.isEmpty || request.returnsDistinctResults
+        transformables.addRowKeys(to: &expressions, groupedOrDistinct: groupedOrDistinct)
+        // What PostgreSQL's SQL cannot say (a residual predicate, a localized sort) is answered in the app.
+        let residual = try DictionaryResidual(request: request, entity: entity, model: coordinator.managedObjectModel, store: store)
+        let sortColumns = try residual.sortColumns(of: entity, adding: &expressions, fetchedCount: names.count,
+                                                   groupedOrDistinct: groupedOrDistinct)
+        let sortTypes = (residual.memorySort ?? []).map { attributeType(ofPath: $0.key) }
+        // Offset and limit apply after what is done in memory.
+        let pagesInMemory = request.havingPredicate != nil || residual.memorySort != nil
         let query = try compiler.compileDictionaryQuery(
-            columns: expressions, groupBy: groups, predicate: request.predicate, entityNumbers: entityNumbers,
-            sortDescriptors: request.sortDescriptors, distinct: request.returnsDistinctResults,
-            limit: request.havingPredicate == nil ? request.fetchLimit : 0,
-            offset: request.havingPredicate == nil ? request.fetchOffset : 0)
+            columns: expressions, groupBy: groups, predicate: residual.predicate, keys: residual.keys,
+            entityNumbers: entityNumbers, sortDescriptors: residual.serverSort, distinct: request.returnsDistinctResults,
+            limit: pagesInMemory ? 0 : request.fetchLimit, offset: pagesInMemory ? 0 : request.fetchOffset)
         let identity = store.identity
         var results: [[String: Any]] = []
+        var sortValues: [[Any?]] = []
         try store.readRows(of: query) { row in
+            if !sortColumns.isEmpty {
+                sortValues.append(sortColumns.enumerated().map { position, column -> Any? in
+                    let value = row.value(at: Int32(column))
+                    if let type = sortTypes[position] { return ValueConversion.swiftValue(value, for: type) }
+                    switch value.storage {
+                    case .int64(let v): return v
+                    case .double(let v): return v
+                    case .string(let v): return v
+                    case .blob(let v): return v
+                    case .null: return nil
+                    }
+                })
+            }
             var dictionary: [String: Any] = [:]
             for (index, name) in names.enumerated() {
                 let value = row.value(at: Int32(index))
@@ -261,9 +283,12 @@ struct FetchPlan<T> {
             }
             results.append(dictionary)
         }
+        results = try residual.sorted(results, sortValues: sortValues)
         CompositeValue.fold(&results, composites: wholeComposites, keeping: Set(fetched.compactMap { $0 as? String }))
         if let having = request.havingPredicate {
             results = try results.filter { try having.evaluate(with: $0) }
+        }
+        if pagesInMemory {
             if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
             if request.fetchLimit > 0 { results = Array(results.prefix(request.fetchLimit)) }
         }

@@ -42,13 +42,20 @@ extension BatchUpdateRequest: ContextExecutable {
                                                         updates: propertiesToUpdate, model: model, dialect: store.dialect)
         let related = try BatchDerivations.relatedStatements(entity: entity, updatedKeys: Set(propertiesToUpdate.keys),
                                                              model: model, dialect: store.dialect)
-        let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [],
-                                                        dialect: store.dialect)
+        let selection: BatchSelection
+        if let keys = try ResidualKeySelection.selecting(store: store, model: model, entity: entity, predicate: predicate,
+                                                         includesSubentities: includesSubentities) {
+            // The store's SQL could not say the predicate: the rows were selected in the app (in a read of
+            // their own, as a residual batch delete does), then updated by key.
+            selection = BatchSelection(entity: entity, keys: keys)
+        } else {
+            let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [],
+                                                            dialect: store.dialect)
+            selection = BatchSelection(entity: entity, includesSubentities: includesSubentities, compiled: compiled)
+        }
         let outcome: (count: Int, ids: [ManagedObjectID])
         do {
-            outcome = try store.batchUpdate(entity: entity, assignments: assignments,
-                                            selection: BatchSelection(entity: entity, includesSubentities: includesSubentities,
-                                                                      compiled: compiled),
+            outcome = try store.batchUpdate(entity: entity, assignments: assignments, selection: selection,
                                             returningIDs: resultType == .objectIDs, followUps: related)
         } catch let error as StoreError {
             throw BatchUniquenessViolation.failure(for: error, entity: entity, model: model) ?? error

@@ -9,8 +9,10 @@ extension PredicateSQLCompiler {
     }
 
     /// `columns` are per-row values or aggregates; `groupBy` per-row values. Rows are those of
-    /// `entityNumbers` (fetches decide them from `includesSubentities`) when the entity shares its table.
+    /// `entityNumbers` (fetches decide them from `includesSubentities`) when the entity shares its table, and
+    /// only `keys` when given (the rows a residual predicate kept, in place of `predicate`).
     func compileDictionaryQuery(columns: [QueryExpression], groupBy: [QueryExpression], predicate: QueryPredicate?,
+                                keys: ResidualKeySelection? = nil,
                                 entityNumbers: [Int], sortDescriptors: [QuerySortDescriptor], distinct: Bool,
                                 limit: Int, offset: Int) throws -> CompiledDictionaryQuery {
         let context = CompilationContext(compiler: self)
@@ -34,6 +36,7 @@ extension PredicateSQLCompiler {
             conditions.append(SQLFragment("t0.Z_ENT IN (\(entityNumbers.map(String.init).joined(separator: ", ")))"))
         }
         if let predicate, predicate != .truePredicate { conditions.append(try context.compile(predicate, in: root)) }
+        if let keys { conditions.append(SQLFragment(keys.condition.sql, keys.condition.arguments)) }
         let groups = try groupBy.map { try context.value($0, in: root) }
         var orderings: [SQLFragment] = []
         for descriptor in sortDescriptors {

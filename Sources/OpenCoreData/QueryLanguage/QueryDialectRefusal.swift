@@ -3,17 +3,19 @@
 ///
 /// SQLite answers every construct the query language has (the library registers its Swift code there) but
 /// comparisons with values kept in external binary storage form (``Construct/externalBinaryStorage``). The
-/// PostgreSQL dialect's compiler refuses the short list in ``Construct``; a fetch of objects, IDs or a count and
-/// a batch delete then evaluate what was refused in the app, on the rows the rest of the predicate narrows, so
-/// only dictionary results (aggregates, grouping, `propertiesToFetch`) and batch updates still throw it there
-/// (docs/POSTGRESQL.md, "Queries").
+/// PostgreSQL dialect's compiler refuses the short list in ``Construct``; a fetch of objects, IDs, a count or
+/// dictionaries (aggregates and grouping included), a batch update and a batch delete then evaluate a refused
+/// predicate or sort in the app, on the rows the rest of the predicate narrows, so it is still thrown there only
+/// for a fetched or grouped expression (such as `median:`), a grouped or distinct dictionary fetch sorted
+/// in the app by a key it does not fetch, and a sort key refused for another reason (docs/POSTGRESQL.md,
+/// "Queries").
 ///
 /// ```swift
 /// let request = FetchRequest<[String: Any]>(dictionariesOf: "Person")
-/// request.predicate = try QueryPredicate(format: "name ==[cd] 'emile'")
+/// request.propertiesToFetch = [ExpressionDescription(name: "middle", expression: try QueryExpression(format: "median:(age)"))]
 /// do { _ = try context.fetch(request) }   // on a PostgreSQL store
 /// catch let refusal as QueryDialectRefusal { print(refusal) }
-/// // PostgreSQL cannot compile name ==[cd] "emile": [d] folds diacritics by the scalars around each mark, …
+/// // PostgreSQL cannot compile median:(age): median as a fetched value has no exact PostgreSQL aggregate here
 /// ```
 public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was refused, one case per reason.

@@ -24,6 +24,14 @@ package struct BatchSelection {
         arguments = compiled.arguments
     }
 
+    /// The rows of `entity`'s table with the keys a residual predicate kept (``ResidualKeySelection``): they
+    /// are already of the right entities.
+    init(entity: EntityDescription, keys: ResidualKeySelection) {
+        fromClause = "\(entity.tableName) t0"
+        whereSQL = " WHERE " + keys.condition.sql
+        arguments = keys.condition.arguments
+    }
+
     private init() {
         fromClause = ""
         whereSQL = ""
