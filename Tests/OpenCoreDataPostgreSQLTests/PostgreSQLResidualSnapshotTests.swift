@@ -166,4 +166,80 @@ struct PostgreSQLResidualSnapshotTests {
         #expect(attempts == PostgreSQLStore.snapshotAttempts)
         #expect(try Self.items(location).count == 3, "nothing deleted")
     }
+
+    /// Another thread on the same coordinator (so the same connection pool) changes the row while the delete's
+    /// snapshot is open: its save runs on a connection of its own, not inside the delete's transaction, so the
+    /// delete still meets the change and spares the row.
+    @Test func otherThreadsAreNotPinnedToTheSnapshot() throws {
+        let location = try Self.seeded()
+        let context = try location.context()
+        let coordinator = try #require(context.persistentStoreCoordinator)
+        let selection = FetchRequest<ManagedObject>(entityName: "Item")
+        selection.predicate = try QueryPredicate(format: Self.predicate)
+        var result: BatchResult?
+        let calls = try Self.hooking(location, context, { call in
+            guard call == 1 else { return }
+            let done = DispatchSemaphore(value: 0)
+            let failure = Mutex<(any Error)?>(nil)
+            Thread.detachNewThread {
+                do {
+                    let other = ManagedObjectContext(concurrencyType: .confinement)
+                    other.persistentStoreCoordinator = coordinator
+                    let request = FetchRequest<ManagedObject>(entityName: "Item")
+                    request.predicate = try QueryPredicate(format: "name == 'café'")
+                    let item = try #require(try other.fetch(request).first)
+                    try item.setValue("moka", forKey: "name")
+                    try other.save()
+                } catch { failure.withLock { $0 = error } }
+                done.signal()
+            }
+            if done.wait(timeout: .now() + 30) == .timedOut { throw CancellationError() }
+            if let error = failure.withLock({ $0 }) { throw error }
+        }) {
+            result = try #require(try context.execute(BatchDeleteRequest(fetchRequest: selection)) as? BatchResult)
+        }
+        #expect(calls == 2)
+        #expect(result?.count == 1)
+        #expect(try Self.items(location) == ["moka": 10, "plain": 40])
+    }
+
+    /// With history on, every commit moves the history's transaction counter, which a residual batch write also
+    /// moves: saves made meanwhile by another session (one every 5 ms here, on other rows) are conflicts the write
+    /// retries, holding those commits off after the first, so they do not keep it from finishing.
+    @Test func residualBatchUpdatesFinishAmidOrdinarySaves() throws {
+        var options = StoreOptions()
+        options.persistentHistoryTracking = true
+        let location = try Self.seeded(options: options)
+        let context = try location.context()
+        let stop = Atomic<Bool>(false)
+        let saves = Atomic<Int>(0)
+        let saver = try location.context()
+        let finished = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) let saving = saver
+        Thread.detachNewThread {
+            var index = 0
+            while !stop.load(ordering: .relaxed) {
+                index += 1
+                if let item = try? saving.insertNewObject(forEntityName: "Item") {
+                    try? item.setValue("plain \(index)", forKey: "name")
+                    try? item.setValue(Int64(index), forKey: "value")
+                    if (try? saving.save()) != nil { saves.add(1, ordering: .relaxed) }
+                }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            finished.signal()
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            finished.wait()
+        }
+        for round in 1...20 {
+            let request = BatchUpdateRequest(entityName: "Item")
+            request.predicate = try QueryPredicate(format: Self.predicate)
+            request.propertiesToUpdate = ["value": Int64(round)]
+            let result = try #require(try context.execute(request) as? BatchResult)
+            #expect(result.count == 2)
+        }
+        #expect(saves.load(ordering: .relaxed) > 0)
+    }
 }
