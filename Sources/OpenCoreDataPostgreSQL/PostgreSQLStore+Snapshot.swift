@@ -13,9 +13,10 @@ extension PostgreSQLStore {
     /// a row another transaction changed after the snapshot fails with SQLSTATE 40001 (or a deadlock, 40P01, or
     /// the lock timeout below, 55P03) instead of acting on the row as it was selected: everything rolls back and
     /// `body` runs again on a new snapshot, up to ``snapshotAttempts`` times, after a short random pause growing
-    /// with each attempt. With history on, attempts after the first hold other writers' history commits off
-    /// until they commit, so ordinary saves meanwhile do not keep the write from finishing. Inside a transaction already open on this thread (a nested call, a store borrowing a
-    /// migration's session) `body` joins it as a savepoint and is not retried: its snapshot stands.
+    /// with each attempt. With history on, attempts after the first hold off other writers' history commits and
+    /// key reservations (both write `Z_PRIMARYKEY`) until they commit, so ordinary saves meanwhile do not keep
+    /// the write from finishing. Inside a transaction already open on this thread (a nested call, a store
+    /// borrowing a migration's session) `body` joins it as a savepoint and is not retried: its snapshot stands.
     ///
     /// - Throws: what `body` throws; ``PostgreSQLStoreError/serializationFailure(request:attempts:server:)``
     ///   naming `request` when every attempt met a concurrent change; ``PostgreSQLStoreError`` when BEGIN or
