@@ -8,7 +8,7 @@ import PostgresNIO
 /// asynchronous. A connection that dropped is closed and replaced on the next checkout, so a server restart
 /// costs the work that was running, not the store.
 final class PostgreSQLConnectionPool: @unchecked Sendable {
-    // @unchecked Sendable: `idle` and `openCount` change only under `condition`.
+    // @unchecked Sendable: `idle`, `openCount` and `pinned` change only under `condition`.
     let configuration: PostgreSQLStoreConfiguration
     private let condition = NSCondition()
     private var idle: [PostgresConnection] = []
@@ -20,6 +20,8 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// piece of work at a time; re-entrant, as work may start more work on its thread.
     private let borrowed: PostgreSQLSession?
     private let borrowedLock = NSRecursiveLock()
+    /// Sessions pinned to a thread (``withPinnedSession(_:)``), by thread; changed only under `condition`.
+    private var pinned: [ObjectIdentifier: PostgreSQLSession] = [:]
     /// How long a checkout waits for a busy pool before giving up with a typed error (never a hang).
     static let checkoutTimeout: TimeInterval = 60
 
@@ -41,6 +43,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when no connection can be opened
     ///   (or the pool stays busy past ``checkoutTimeout``), or what `body` throws.
     func withSession<Result>(_ body: (PostgreSQLSession) throws -> Result) throws -> Result {
+        if let session = pinnedSession() { return try body(session) }
         if let borrowed {
             borrowedLock.lock()
             defer { borrowedLock.unlock() }
@@ -54,6 +57,35 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
         defer { checkIn(connection) }
         return try body(PostgreSQLSession(connection: connection, server: configuration.redactedURL, logger: logger,
                                           queryTimeout: configuration.queryTimeout))
+    }
+
+    /// Runs `body` with one session that every piece of work this thread starts on the pool meanwhile
+    /// (``withSession(_:)``) also runs on, so they share its transaction (one snapshot); other threads' work
+    /// keeps to connections of its own. When this thread has one pinned already, `body` gets that one.
+    ///
+    /// - Throws: as ``withSession(_:)``.
+    func withPinnedSession<Result>(_ body: (PostgreSQLSession) throws -> Result) throws -> Result {
+        if let session = pinnedSession() { return try body(session) }
+        return try withSession { session in
+            let thread = ObjectIdentifier(Thread.current)
+            condition.lock()
+            pinned[thread] = session
+            condition.unlock()
+            defer {
+                condition.lock()
+                pinned[thread] = nil
+                condition.unlock()
+            }
+            return try body(session)
+        }
+    }
+
+    /// The session pinned to the calling thread, if any.
+    private func pinnedSession() -> PostgreSQLSession? {
+        condition.lock()
+        defer { condition.unlock() }
+        // Empty but while a snapshot is under way: no thread lookup on the ordinary path.
+        return pinned.isEmpty ? nil : pinned[ObjectIdentifier(Thread.current)]
     }
 
     /// Closes every connection; later checkouts fail.

@@ -17,6 +17,8 @@ final class PostgreSQLSession {
     /// Seconds a statement may wait for its reply before the connection is closed (nil: no limit).
     let queryTimeout: Double?
     private var transactionDepth = 0
+    /// Whether a transaction is open (``transaction(beginning:_:)`` is running): a new one is then a savepoint.
+    var isInTransaction: Bool { transactionDepth > 0 }
     /// Whether a unique index's refusal is thrown as ``PostgreSQLUniqueViolation`` (a save's writes) rather
     /// than as a server error.
     var reportsUniqueViolations = false

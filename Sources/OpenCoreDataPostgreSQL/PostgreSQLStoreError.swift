@@ -18,6 +18,10 @@ public enum PostgreSQLStoreError: Error, Sendable, Equatable, CustomStringConver
     /// A request the PostgreSQL store cannot run yet (an asynchronous fetch, history
     /// readers), refused before anything runs; the request names its entity or operation.
     case unsupported(request: String, server: String)
+    /// A request that selects its rows in the app and then writes them in one snapshot (a batch delete or update
+    /// whose predicate the server cannot say) met rows other sessions changed after its snapshot on every one of
+    /// `attempts` tries (SQLSTATE 40001); nothing was written. The request names its kind and entity.
+    case serializationFailure(request: String, attempts: Int, server: String)
 
     /// A sentence saying what went wrong.
     public var description: String {
@@ -31,6 +35,8 @@ public enum PostgreSQLStoreError: Error, Sendable, Equatable, CustomStringConver
             "the store at \(server) was written with a different model: \(differences.joined(separator: "; "))"
         case .unexpectedValue(let column, let type): "column \(column) holds a value of type \(type), which the layout never writes"
         case .unsupported(let request, let server): "\(request) is not supported on a PostgreSQL store yet (\(server))"
+        case .serializationFailure(let request, let attempts, let server):
+            "\(request) met rows other sessions changed after its snapshot on each of \(attempts) attempts; nothing was changed, run it again (\(server))"
         }
     }
 }

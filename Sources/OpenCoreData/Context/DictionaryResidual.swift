@@ -3,34 +3,33 @@ import Foundation
 /// What a dictionary fetch (``FetchPlan/fetchDictionaries()``) leaves to the app on a store whose SQL cannot say
 /// its predicate or sort with the in-memory meaning (PostgreSQL, ``QueryDialectRefusal``): the predicate is
 /// answered through ``ResidualQuery`` first and the dictionary query runs on the keys that survive
-/// (``ResidualKeySelection``), so aggregates, grouping and distinct keep their SQL meaning; a localized sort is
-/// done here on the sort keys read beside the fetched columns, offset and limit after it.
+/// (``ResidualKeySelection``), both in one snapshot (``StoreBackend/inOneSnapshot(writing:request:_:)``), so
+/// aggregates, grouping and distinct keep their SQL meaning; a localized sort is done here on the sort keys read
+/// beside the fetched columns, offset and limit after it.
 struct DictionaryResidual {
-    /// The predicate the dictionary query keeps: nil once the rows are restricted to ``keys``.
-    let predicate: QueryPredicate?
-    /// The rows the residual predicate kept; nil when the query filters with its own predicate.
-    let keys: ResidualKeySelection?
+    /// The query selecting the rows the predicate keeps, read before the dictionary query, whose predicate is
+    /// then the keys read; nil when the dictionary query filters with the request's own predicate.
+    let selection: StoreQuery?
     /// The order the server gives: the request's, or its keys compared plainly when ``memorySort`` is set.
     let serverSort: [QuerySortDescriptor]
     /// The request's sort, done in memory when the server cannot order alike; nil otherwise.
     let memorySort: [QuerySortDescriptor]?
 
     /// The plan for `request` on `store`: as the request is on SQLite or when the store's SQL says it all.
+    /// Nothing is read yet.
     ///
     /// - Throws: ``QueryLanguageError`` for a predicate or sort key the model cannot answer;
-    ///   ``QueryDialectRefusal`` for a sort key refused for another reason than its comparison selector; what
-    ///   reading the narrowed rows and evaluating the residual predicate throw.
+    ///   ``QueryDialectRefusal`` for a sort key refused for another reason than its comparison selector.
     init<T>(request: FetchRequest<T>, entity: EntityDescription, model: ManagedObjectModel, store: any StoreBackend) throws {
         let residual = store.dialect != .postgreSQL ? nil
             : try ResidualQuery.compile(model: model, entity: entity, predicate: request.predicate,
                                         sortDescriptors: request.sortDescriptors, dialect: store.dialect).residual
         if residual?.predicate != nil {
-            keys = try ResidualKeySelection.selecting(store: store, model: model, entity: entity, predicate: request.predicate,
-                                                      includesSubentities: request.includesSubentities)
+            selection = try ResidualQuery.selectionQuery(store: store, model: model, entity: entity, predicate: request.predicate,
+                                                         includesSubentities: request.includesSubentities)
         } else {
-            keys = nil
+            selection = nil
         }
-        predicate = keys == nil ? request.predicate : nil
         if residual?.sortDescriptors != nil {
             // Ordered plainly first, so rows equal under the real comparison keep a stable order.
             serverSort = request.sortDescriptors.map { QuerySortDescriptor(key: $0.key, ascending: $0.ascending, comparator: .compare) }
@@ -39,6 +38,13 @@ struct DictionaryResidual {
             serverSort = request.sortDescriptors
             memorySort = nil
         }
+    }
+
+    /// The keys ``selection`` selects (nil without one), read through the residual path.
+    ///
+    /// - Throws: what reading the narrowed rows and evaluating the residual predicate throw.
+    func selectedKeys() throws -> ResidualKeySelection? {
+        try selection.map { try ResidualKeySelection(reading: $0) }
     }
 
     /// The result column each in-memory sort key of a dictionary fetch of `entity` is read from: a fetched column of the same key when there is

@@ -239,49 +239,62 @@ struct FetchPlan<T> {
         let sortTypes = (residual.memorySort ?? []).map { attributeType(ofPath: $0.key) }
         // Offset and limit apply after what is done in memory.
         let pagesInMemory = request.havingPredicate != nil || residual.memorySort != nil
-        let query = try compiler.compileDictionaryQuery(
-            columns: expressions, groupBy: groups, predicate: residual.predicate, keys: residual.keys,
-            entityNumbers: entityNumbers, sortDescriptors: residual.serverSort, distinct: request.returnsDistinctResults,
-            limit: pagesInMemory ? 0 : request.fetchLimit, offset: pagesInMemory ? 0 : request.fetchOffset)
         let identity = store.identity
         var results: [[String: Any]] = []
         var sortValues: [[Any?]] = []
-        try store.readRows(of: query) { row in
-            if !sortColumns.isEmpty {
-                sortValues.append(sortColumns.enumerated().map { position, column -> Any? in
-                    let value = row.value(at: Int32(column))
-                    if let type = sortTypes[position] { return ValueConversion.swiftValue(value, for: type) }
-                    switch value.storage {
-                    case .int64(let v): return v
-                    case .double(let v): return v
-                    case .string(let v): return v
-                    case .blob(let v): return v
-                    case .null: return nil
-                    }
-                })
-            }
-            var dictionary: [String: Any] = [:]
-            for (index, name) in names.enumerated() {
-                let value = row.value(at: Int32(index))
-                if let transformed = try transformables.value(at: index, value, in: row) {
-                    if let transformed { dictionary[name] = transformed }
-                } else if let type = types[index] {
-                    if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
-                } else if case .int64(let key) = value.storage,
-                          let destination = entity.relationshipsByName[name]?.destinationEntity {
-                    // A to-one relationship's value is the related object's ID.
-                    dictionary[name] = ManagedObjectID(entity: destination, primaryKey: key, store: identity)
-                } else {
-                    switch value.storage {
-                    case .int64(let v): dictionary[name] = v
-                    case .double(let v): dictionary[name] = v
-                    case .string(let v): dictionary[name] = v
-                    case .blob(let v): dictionary[name] = v
-                    case .null: break
+        // The keys a residual predicate keeps, then the dictionary query on them.
+        func read() throws {
+            results = []
+            sortValues = []
+            let keys = try residual.selectedKeys()
+            if keys != nil { ResidualSelectionHook.run(forStore: store.identifier) }
+            let query = try compiler.compileDictionaryQuery(
+                columns: expressions, groupBy: groups, predicate: keys == nil ? request.predicate : nil, keys: keys,
+                entityNumbers: entityNumbers, sortDescriptors: residual.serverSort, distinct: request.returnsDistinctResults,
+                limit: pagesInMemory ? 0 : request.fetchLimit, offset: pagesInMemory ? 0 : request.fetchOffset)
+            try store.readRows(of: query) { row in
+                if !sortColumns.isEmpty {
+                    sortValues.append(sortColumns.enumerated().map { position, column -> Any? in
+                        let value = row.value(at: Int32(column))
+                        if let type = sortTypes[position] { return ValueConversion.swiftValue(value, for: type) }
+                        switch value.storage {
+                        case .int64(let v): return v
+                        case .double(let v): return v
+                        case .string(let v): return v
+                        case .blob(let v): return v
+                        case .null: return nil
+                        }
+                    })
+                }
+                var dictionary: [String: Any] = [:]
+                for (index, name) in names.enumerated() {
+                    let value = row.value(at: Int32(index))
+                    if let transformed = try transformables.value(at: index, value, in: row) {
+                        if let transformed { dictionary[name] = transformed }
+                    } else if let type = types[index] {
+                        if let swift = ValueConversion.swiftValue(value, for: type) { dictionary[name] = swift }
+                    } else if case .int64(let key) = value.storage,
+                              let destination = entity.relationshipsByName[name]?.destinationEntity {
+                        // A to-one relationship's value is the related object's ID.
+                        dictionary[name] = ManagedObjectID(entity: destination, primaryKey: key, store: identity)
+                    } else {
+                        switch value.storage {
+                        case .int64(let v): dictionary[name] = v
+                        case .double(let v): dictionary[name] = v
+                        case .string(let v): dictionary[name] = v
+                        case .blob(let v): dictionary[name] = v
+                        case .null: break
+                        }
                     }
                 }
+                results.append(dictionary)
             }
-            results.append(dictionary)
+        }
+        if residual.selection != nil {
+            // In one snapshot: the keys and the values aggregated over them are the same moment's.
+            try store.inOneSnapshot(writing: false, request: "a dictionary fetch of '\(entity.name)'", read)
+        } else {
+            try read()
         }
         results = try residual.sorted(results, sortValues: sortValues)
         CompositeValue.fold(&results, composites: wholeComposites, keeping: Set(fetched.compactMap { $0 as? String }))

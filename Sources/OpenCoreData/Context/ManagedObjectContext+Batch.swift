@@ -42,23 +42,30 @@ extension BatchUpdateRequest: ContextExecutable {
                                                         updates: propertiesToUpdate, model: model, dialect: store.dialect)
         let related = try BatchDerivations.relatedStatements(entity: entity, updatedKeys: Set(propertiesToUpdate.keys),
                                                              model: model, dialect: store.dialect)
-        let selection: BatchSelection
-        if let keys = try ResidualKeySelection.selecting(store: store, model: model, entity: entity, predicate: predicate,
-                                                         includesSubentities: includesSubentities) {
-            // The store's SQL could not say the predicate: the rows were selected in the app (in a read of
-            // their own, as a residual batch delete does), then updated by key.
-            selection = BatchSelection(entity: entity, keys: keys)
+        let returningIDs = resultType == .objectIDs
+        func update(_ selection: BatchSelection) throws -> (count: Int, ids: [ManagedObjectID]) {
+            do {
+                return try store.batchUpdate(entity: entity, assignments: assignments, selection: selection,
+                                             returningIDs: returningIDs, followUps: related)
+            } catch let error as StoreError {
+                throw BatchUniquenessViolation.failure(for: error, entity: entity, model: model) ?? error
+            }
+        }
+        let outcome: (count: Int, ids: [ManagedObjectID])
+        if let residual = try ResidualQuery.selectionQuery(store: store, model: model, entity: entity, predicate: predicate,
+                                                           includesSubentities: includesSubentities) {
+            // The store's SQL could not say the predicate: the rows are selected in the app, then updated by key,
+            // in one snapshot and transaction, so a row another session changes in between is not updated as
+            // it was selected (the store selects again on a new snapshot).
+            outcome = try store.inOneSnapshot(writing: true, request: "a batch update of '\(entity.name)'") {
+                let keys = try ResidualKeySelection(reading: residual)
+                ResidualSelectionHook.run(forStore: store.identifier)
+                return try update(BatchSelection(entity: entity, keys: keys))
+            }
         } else {
             let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: [],
                                                             dialect: store.dialect)
-            selection = BatchSelection(entity: entity, includesSubentities: includesSubentities, compiled: compiled)
-        }
-        let outcome: (count: Int, ids: [ManagedObjectID])
-        do {
-            outcome = try store.batchUpdate(entity: entity, assignments: assignments, selection: selection,
-                                            returningIDs: resultType == .objectIDs, followUps: related)
-        } catch let error as StoreError {
-            throw BatchUniquenessViolation.failure(for: error, entity: entity, model: model) ?? error
+            outcome = try update(BatchSelection(entity: entity, includesSubentities: includesSubentities, compiled: compiled))
         }
         coordinator.rowCache.removeAll()
         return BatchResult(resultType: resultType, count: outcome.count, objectIDs: resultType == .objectIDs ? outcome.ids : [])
@@ -81,13 +88,19 @@ extension BatchDeleteRequest: ContextExecutable {
             guard let entity = model.entitiesByName[fetchRequest.entityName] else {
                 throw ObjectGraphError.unknownEntity(fetchRequest.entityName)
             }
-            if let selected = try ResidualQuery.selectedIDs(store: store, model: model, entity: entity,
-                                                            predicate: fetchRequest.predicate,
-                                                            includesSubentities: fetchRequest.includesSubentities) {
-                // The store's SQL could not say the predicate: the rows were selected in the app, deleted by key.
-                guard !selected.isEmpty else { return BatchResult(resultType: resultType, count: 0, objectIDs: []) }
-                outcome = try store.batchDelete(initial: selected, entity: entity, selection: .none, needsIDs: true,
-                                                followUps: derivations)
+            if let residual = try ResidualQuery.selectionQuery(store: store, model: model, entity: entity,
+                                                               predicate: fetchRequest.predicate,
+                                                               includesSubentities: fetchRequest.includesSubentities) {
+                // The store's SQL could not say the predicate: the rows are selected in the app, then deleted by
+                // key, in one snapshot and transaction, so a row another session changes in between is not
+                // deleted as it was selected (the store selects again on a new snapshot).
+                outcome = try store.inOneSnapshot(writing: true, request: "a batch delete of '\(entity.name)'") {
+                    let selected = try residual.readIDs()
+                    ResidualSelectionHook.run(forStore: store.identifier)
+                    guard !selected.isEmpty else { return (0, [], []) }
+                    return try store.batchDelete(initial: selected, entity: entity, selection: .none, needsIDs: true,
+                                                 followUps: derivations)
+                }
             } else {
                 let compiled = try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: fetchRequest.predicate,
                                                                 sortDescriptors: [], dialect: store.dialect)

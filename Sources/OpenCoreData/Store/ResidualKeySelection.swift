@@ -9,18 +9,13 @@ package struct ResidualKeySelection: Sendable {
     /// The keys, in the order they were read.
     package let keys: [Int64]
 
-    /// The keys `predicate` selects among `entity`'s rows (its sub-entities' too with `includesSubentities`),
-    /// read through the residual path; nil when `store`'s SQL says the predicate alone (always on SQLite).
+    /// The keys `query` (a ``ResidualQuery/selectionQuery(store:model:entity:predicate:includesSubentities:)``)
+    /// selects, read through the residual path.
     ///
-    /// - Throws: ``QueryLanguageError`` for a predicate the model cannot answer; what reading the narrowed rows
-    ///   and evaluating the residual throw (``ResidualQuery/rows(of:cancellation:)``).
-    package static func selecting(store: any StoreBackend, model: ManagedObjectModel, entity: EntityDescription,
-                                  predicate: QueryPredicate?, includesSubentities: Bool) throws -> ResidualKeySelection? {
-        guard store.dialect == .postgreSQL else { return nil }
-        let query = try StoreQuery.fetch(store: store, model: model, entity: entity, predicate: predicate, sortDescriptors: [],
-                                         includesSubentities: includesSubentities, limit: 0, offset: 0)
-        guard query.residual?.predicate != nil else { return nil }
-        return ResidualKeySelection(keys: try query.readPrimaryKeys())
+    /// - Throws: what reading the narrowed rows and evaluating the residual throw
+    ///   (``ResidualQuery/rows(of:cancellation:)``).
+    init(reading query: StoreQuery) throws {
+        keys = try query.readPrimaryKeys()
     }
 
     /// `t0.Z_PK = ANY(CAST(? AS BIGINT[]))` with the keys as one bound array literal (`{1,2,3}`): one parameter

@@ -59,19 +59,19 @@ package struct ResidualQuery: Sendable {
         }
     }
 
-    /// The objects a batch delete's predicate selects when the PostgreSQL dialect cannot compile it, selected
-    /// through the residual path (then deleted by key, in a transaction of their own); nil when the store's SQL
-    /// says the predicate alone (always on SQLite).
+    /// The query selecting the rows `predicate` selects among `entity`'s (its sub-entities' too with
+    /// `includesSubentities`) when the PostgreSQL dialect cannot compile it, to be read through the residual path
+    /// (``StoreQuery/readIDs(cancellation:progressInterval:progress:)``, ``ResidualKeySelection/init(reading:)``);
+    /// nil when the store's SQL says the predicate alone (always on SQLite). A batch request or dictionary fetch
+    /// reads it and runs its own statement on what it selected inside ``StoreBackend/inOneSnapshot(writing:request:_:)``.
     ///
-    /// - Throws: as ``compile(model:entity:predicate:sortDescriptors:dialect:)``; what reading the narrowed rows
-    ///   and evaluating the residual throw.
-    static func selectedIDs(store: any StoreBackend, model: ManagedObjectModel, entity: EntityDescription,
-                            predicate: QueryPredicate?, includesSubentities: Bool) throws -> [ManagedObjectID]? {
+    /// - Throws: as ``compile(model:entity:predicate:sortDescriptors:dialect:)``.
+    static func selectionQuery(store: any StoreBackend, model: ManagedObjectModel, entity: EntityDescription,
+                               predicate: QueryPredicate?, includesSubentities: Bool) throws -> StoreQuery? {
         guard store.dialect == .postgreSQL else { return nil }
         let query = try StoreQuery.fetch(store: store, model: model, entity: entity, predicate: predicate, sortDescriptors: [],
                                          includesSubentities: includesSubentities, limit: 0, offset: 0)
-        guard query.residual != nil else { return nil }
-        return try query.readIDs()
+        return query.residual != nil ? query : nil
     }
 
     /// The top-level `AND`-ed parts of `predicate` (nested `AND`s flattened).

@@ -75,6 +75,18 @@ package protocol StoreBackend: AnyObject, Sendable {
     /// Runs `body` in one read transaction (one snapshot): a results controller's data token and keys.
     /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
     func readInOneTransaction<T>(_ body: (StoreReadTransaction) throws -> T) throws -> T
+    /// Runs `body` so that every call it makes to this store on the calling thread sees one snapshot and, with
+    /// `writing`, commits as one transaction: a selection made in the app (``ResidualQuery``) and the statement
+    /// acting on the keys it selected. Calls from other threads are not part of it.
+    ///
+    /// On PostgreSQL: one session in `REPEATABLE READ` (`READ ONLY` unless `writing`). A write meeting a row
+    /// another session changed after the snapshot was taken (SQLSTATE 40001) rolls back, and `body` runs again
+    /// on a new snapshot, a bounded number of times, so `body` must do nothing it cannot repeat but store calls.
+    /// Nested calls join the one under way. SQLite runs `body` as it is (it never selects in the app).
+    /// - Throws: what `body` throws; ``StoreError`` when the transaction cannot begin or commit; on PostgreSQL
+    ///   `PostgreSQLStoreError.serializationFailure` naming `request` (such as "a batch delete of 'Item'")
+    ///   when every attempt met rows other sessions changed.
+    func inOneSnapshot<T>(writing: Bool, request: String, _ body: () throws -> T) throws -> T
     /// The stored rows of `entity` and its sub-entities whose uniqueness-constraint `keys` hold `values`.
     /// - Throws: ``StoreError`` when the store cannot be read.
     func rowIDs(of entity: EntityDescription, holding values: [DatabaseValue], forKeys keys: [String]) throws -> [ManagedObjectID]
@@ -160,4 +172,12 @@ extension PersistentStore: StoreBackend {
 
     /// SQLite's: the library's functions and collations are registered on every connection.
     package var dialect: SQLDialect { .sqlite }
+
+    /// `body` as it is: SQLite answers every predicate in its SQL, so no batch request or dictionary fetch
+    /// selects its rows in the app first.
+    ///
+    /// - Throws: what `body` throws.
+    package func inOneSnapshot<T>(writing: Bool, request: String, _ body: () throws -> T) throws -> T {
+        try body()
+    }
 }
