@@ -23,7 +23,8 @@ extension PredicateSQLCompiler {
             if case .function(let function, let arguments) = column, let sqlFunction = aggregates[function], arguments.count == 1 {
                 let argument = try context.value(arguments[0], in: root)
                 if dialect == .postgreSQL {
-                    selected.append(try Self.postgreSQLAggregate(function, of: argument, expression: column))
+                    selected.append(try Self.postgreSQLAggregate(function, of: arguments[0], argument, expression: column,
+                                                                 in: context))
                     continue
                 }
                 selected.append(sqlFunction + "(" + argument + ")")
@@ -55,18 +56,19 @@ extension PredicateSQLCompiler {
     }
 
     /// An aggregate column spelled for PostgreSQL with SQLite's answer: a sum is a double and 0 over no rows
-    /// (SQLite's `TOTAL`), an average is taken in double precision.
+    /// (SQLite's `TOTAL`), an average is taken in double precision, a median is the middle number or the mean
+    /// of the middle two.
     ///
-    /// - Throws: ``QueryDialectRefusal`` (`median`) for `median:`, which has no exact PostgreSQL aggregate here.
-    private static func postgreSQLAggregate(_ function: QueryFunction, of argument: SQLFragment,
-                                            expression: QueryExpression) throws -> SQLFragment {
+    /// - Throws: ``QueryDialectRefusal`` (`operandKind`) for `median:` of an operand not known to be a number.
+    private static func postgreSQLAggregate(_ function: QueryFunction, of operand: QueryExpression, _ argument: SQLFragment,
+                                            expression: QueryExpression, in context: CompilationContext) throws -> SQLFragment {
         switch function {
         case .sum: "COALESCE(SUM(CAST(" + argument + " AS DOUBLE PRECISION)), 0.0)"
         case .average: "AVG(CAST(" + argument + " AS DOUBLE PRECISION))"
         case .count: "COUNT(" + argument + ")"
         case .min: "MIN(" + argument + ")"
         case .max: "MAX(" + argument + ")"
-        default: throw QueryDialectRefusal(.median, in: .postgreSQL, expression: expression)
+        default: try context.postgreSQLMedianAggregate(of: operand, argument, expression: expression)
         }
     }
 }

@@ -123,7 +123,8 @@ package struct PredicateSQLCompiler {
         // TOTAL: a sum that is 0.0 over no rows; AVG in double precision, as SQLite computes it.
         case (.postgreSQL, .sum): aggregate = "COALESCE(SUM(" + argument + "), 0)"
         case (.postgreSQL, .average): aggregate = "AVG(CAST(" + argument + " AS DOUBLE PRECISION))"
-        case (.postgreSQL, .median): throw QueryDialectRefusal(.median, in: .postgreSQL, expression: expression)
+        case (.postgreSQL, .median):
+            aggregate = try context.postgreSQLMedianAggregate(of: arguments[0], argument, expression: expression)
         case (.postgreSQL, _): aggregate = sqlFunction + "(" + argument + ")"
         }
         return CompiledExpression(fromClause: context.rootScope.fromClause, sql: aggregate.sql,

@@ -6,16 +6,15 @@
 /// PostgreSQL dialect's compiler refuses the short list in ``Construct``; a fetch of objects, IDs, a count or
 /// dictionaries (aggregates and grouping included), a batch update and a batch delete then evaluate a refused
 /// predicate or sort in the app, on the rows the rest of the predicate narrows, so it is still thrown there only
-/// for a fetched or grouped expression (such as `median:`), a grouped or distinct dictionary fetch sorted
-/// in the app by a key it does not fetch, and a sort key refused for another reason (docs/POSTGRESQL.md,
-/// "Queries").
+/// for a refused fetched or grouped expression, a grouped or distinct dictionary fetch sorted in the app by a
+/// key it does not fetch, and a sort key refused for another reason (docs/POSTGRESQL.md, "Queries").
 ///
 /// ```swift
 /// let request = FetchRequest<[String: Any]>(dictionariesOf: "Person")
-/// request.propertiesToFetch = [ExpressionDescription(name: "middle", expression: try QueryExpression(format: "median:(age)"))]
+/// request.propertiesToFetch = [ExpressionDescription(name: "tidy", expression: try QueryExpression(format: "FUNCTION(name, 'stringByTrimmingCharactersInSet:', ' ')"))]
 /// do { _ = try context.fetch(request) }   // on a PostgreSQL store
 /// catch let refusal as QueryDialectRefusal { print(refusal) }
-/// // PostgreSQL cannot compile median:(age): median as a fetched value has no exact PostgreSQL aggregate here
+/// // PostgreSQL cannot compile …: the function runs Swift code on SQLite and has no exact PostgreSQL equal
 /// ```
 public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was refused, one case per reason.
@@ -37,8 +36,6 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
         /// `CAST` of text to numbers, of doubles to text and to the other types, `modulus:by:` of numbers that
         /// are not whole.
         case function = "the function runs Swift code on SQLite and has no exact PostgreSQL equal"
-        /// `median:` as a fetched value (dictionary results); `median:` and `@median` in predicates compile.
-        case median = "median as a fetched value has no exact PostgreSQL aggregate here"
         /// A string constant holding U+0000, which PostgreSQL text cannot hold.
         case nulCharacter = "PostgreSQL text cannot hold U+0000"
         /// A comparison with a value of an attribute kept in Core Data's external binary storage form: its

@@ -188,6 +188,29 @@ extension CompilationContext {
             + values + ") AS ocd_members) AS ocd_ranked WHERE r IN ((n + 1) / 2, (n + 2) / 2))"
     }
 
+    /// `median:(operand)` as a fetched value, over the rows of a dictionary fetch or of each group: the middle
+    /// number, or the mean of the middle two in double precision, as SQLite's `ocd_median` and memory compute
+    /// it. Ordered by value, the first value reaching half the rows and the first reaching half of them from the
+    /// top are the same row for an odd count and the middle two for an even one.
+    ///
+    /// Text, bytes and nil are no numbers, so their median is nil, as SQLite's.
+    ///
+    /// - Throws: ``QueryDialectRefusal`` (`operandKind`) naming `expression` when the kind of `operand` depends
+    ///   on the row.
+    func postgreSQLMedianAggregate(of operand: QueryExpression, _ argument: SQLFragment,
+                                   expression: QueryExpression) throws -> SQLFragment {
+        switch try operandKind(operand) {
+        case .number: break
+        case .text, .other, .null: return SQLFragment("CAST(NULL AS DOUBLE PRECISION)")
+        case .unknown: throw refusal(.operandKind, subject: QueryFormatter.format(expression))
+        }
+        let number = "CAST(" + argument + " AS DOUBLE PRECISION)"
+        let low = "percentile_disc(0.5) WITHIN GROUP (ORDER BY " + number + ")"
+        let high = "percentile_disc(0.5) WITHIN GROUP (ORDER BY " + number + " DESC)"
+        // Equal middles are returned as they are: their sum could overflow where the value itself does not.
+        return "(CASE WHEN " + low + " = " + high + " THEN " + low + " ELSE (" + low + " + " + high + ") / 2 END)"
+    }
+
     /// `{a, b, c}[position]` for a position read from the row: memory takes whole, non-negative numbers only.
     func postgreSQLLiteralIndex(_ members: [QueryExpression], _ position: QueryExpression, whole: QueryExpression,
                                 in scope: SQLScope) throws -> SQLFragment {
