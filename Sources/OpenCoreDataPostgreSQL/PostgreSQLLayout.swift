@@ -16,9 +16,11 @@ enum PostgreSQLLayout {
         switch sqliteType.uppercased() {
         case "INTEGER PRIMARY KEY": "BIGINT PRIMARY KEY"
         case "INTEGER": "BIGINT"
-        case "FLOAT", "REAL": "DOUBLE PRECISION"
+        // A date is a double (seconds since 2001): NUMERIC would keep only the 15 digits PostgreSQL's cast
+        // from a double keeps, and a date would come back changed.
+        case "FLOAT", "REAL", "TIMESTAMP": "DOUBLE PRECISION"
         // SQLite gives these NUMERIC affinity: a whole value is kept, and read back, as an integer.
-        case "DECIMAL", "TIMESTAMP": "NUMERIC"
+        case "DECIMAL": "NUMERIC"
         case "VARCHAR", "TEXT": "TEXT"
         default: "BYTEA"
         }

@@ -17,13 +17,13 @@ struct RawPostgreSQLItem {
 
     init(_ row: PostgresRow) throws {
         let (key, entity, version, name, createdAt, done, group, category) =
-            try row.decode((Int64, Int64, Int64, String?, Decimal?, Int64, Int64, Int64).self)
+            try row.decode((Int64, Int64, Int64, String?, Double?, Int64, Int64, Int64).self)
         self.primaryKey = key
         self.entity = entity
         self.version = version
         self.name = name
-        // The store keeps dates as NUMERIC seconds since 2001 (docs/POSTGRESQL.md, "Layout").
-        self.createdAt = createdAt.map { Date(timeIntervalSinceReferenceDate: NSDecimalNumber(decimal: $0).doubleValue) }
+        // The store keeps dates as DOUBLE PRECISION seconds since 2001 (docs/POSTGRESQL.md, "Layout").
+        self.createdAt = createdAt.map { Date(timeIntervalSinceReferenceDate: $0) }
         self.done = done != 0
         self.group = group
         self.category = category

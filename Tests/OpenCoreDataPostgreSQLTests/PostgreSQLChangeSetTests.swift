@@ -135,10 +135,19 @@ struct PostgreSQLChangeSetTests {
             try reference.apply(changes)
             try store.apply(changes)
             for table in tables {
+                // Dates are doubles on PostgreSQL, where SQLite's NUMERIC affinity keeps a whole one as an integer.
+                let dateColumns = Set((model.schema.table(named: table)?.columns ?? []).enumerated()
+                    .filter { $0.element.sqlType == "TIMESTAMP" }.map(\.offset))
                 let expected = try reference.read { db in
                     let columns = model.schema.table(named: table)?.columns.map(\.name) ?? model.schema.joinTables.first { $0.name == table }!.columns
                     return try Row.fetchAll(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table) ORDER BY \(columns.prefix(2).joined(separator: ", "))")
-                        .map { row in (0..<row.count).map { row[$0] as DatabaseValue } }
+                        .map { row in
+                            (0..<row.count).map { index -> DatabaseValue in
+                                let value: DatabaseValue = row[index]
+                                guard dateColumns.contains(index), case .int64(let whole) = value.storage else { return value }
+                                return Double(whole).databaseValue
+                            }
+                        }
                 }
                 let actual = try store.allRows(ofTable: table)
                 #expect(Self.same(expected, actual), "seed \(seed), round \(round), table \(table):\nSQLite     \(expected)\nPostgreSQL \(actual)")

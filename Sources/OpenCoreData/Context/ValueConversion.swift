@@ -102,7 +102,7 @@ enum ValueConversion {
             case let v as Int16: return Double(v).databaseValue
             case let v as Decimal:
                 guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
-                return NSDecimalNumber(decimal: v).doubleValue.databaseValue
+                return nearestDouble(v).databaseValue
             case let v as NSNumber:
                 guard !v.doubleValue.isNaN else { throw nonFinite(attribute, "NaN") }
                 return v.doubleValue.databaseValue
@@ -243,10 +243,21 @@ enum ValueConversion {
         return decimalStoreValue(value)
     }
 
+    /// A decimal as the stores keep it and as queries compare with it: a whole value that fits as a 64-bit
+    /// integer, any other as the double nearest its digits. Either store reads it back as those digits
+    /// (``exactDecimal(_:_:)`` allows no more than a double keeps), and a query's constant is bound the same
+    /// way, so equal decimals meet in SQL.
     static func decimalStoreValue(_ value: Decimal) -> DatabaseValue {
-        // The column has NUMERIC affinity: SQLite keeps the number exactly when a double can, and the text
-        // otherwise, so precision is never silently lost.
-        NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX")).databaseValue
+        let text = NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX"))
+        if let whole = Int64(text) { return whole.databaseValue }
+        return nearestDouble(value).databaseValue
+    }
+
+    /// The double nearest a decimal, parsed from its digits, which rounds correctly (Foundation's
+    /// `doubleValue` can miss by an ulp, and a decimal would then not meet its own stored value).
+    static func nearestDouble(_ value: Decimal) -> Double {
+        Double(NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX")))
+            ?? NSDecimalNumber(decimal: value).doubleValue
     }
 
     static func uuidData(_ uuid: UUID) -> Data {

@@ -123,7 +123,7 @@ enum QuerySQLFunctions {
         case .bool(let v): return (v ? 1 : 0).databaseValue
         case .int(let v): return v.databaseValue
         case .double(let v): return v.databaseValue
-        case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue.databaseValue
+        case .decimal(let v): return ValueConversion.decimalStoreValue(v)
         case .string(let v): return v.databaseValue
         case .date(let v): return v.timeIntervalSinceReferenceDate.databaseValue
         case .data(let v): return v.databaseValue

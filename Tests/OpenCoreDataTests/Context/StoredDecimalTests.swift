@@ -181,4 +181,40 @@ import Testing
         let body = fraction.isEmpty ? String(whole) : whole + "." + fraction
         return body == "0" ? "0" : (negative ? "-" : "") + body
     }
+
+    /// A decimal saved through a context reads back as itself and is found by a predicate comparing with the
+    /// same decimal (`==`, and `<=`/`>=` around it), for random decimals of up to 15 significant digits and
+    /// whole ones across Int64's range. Before decimals were bound as the store keeps them, most were missed.
+    @Test func savedDecimalsReadBackAndMeetTheirOwnConstant() throws {
+        let directory = TemporaryDirectory()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model())
+        try coordinator.addPersistentStore(type: .sqlite, at: directory.file("Saved.sqlite"))
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        var generator = SeededGenerator(seed: 0xDEC1)
+        var amounts: [Decimal] = []
+        for index in 0..<200 {
+            let digits = Int64.random(in: -999_999_999_999_999...999_999_999_999_999, using: &generator)
+            let amount = index % 4 == 0 ? Decimal(Int64.random(in: .min ... .max, using: &generator))
+                : Decimal(sign: digits < 0 ? .minus : .plus, exponent: -Int.random(in: 0...20, using: &generator),
+                          significand: Decimal(digits.magnitude))
+            amounts.append(amount)
+            let item = try context.insertNewObject(forEntityName: "Item")
+            try item.setValue(String(format: "%03d", index), forKey: "label")
+            try item.setValue(amount, forKey: "amount")
+        }
+        try context.save()
+        let reader = ManagedObjectContext(concurrencyType: .confinement)
+        reader.persistentStoreCoordinator = coordinator
+        for (index, amount) in amounts.enumerated() {
+            let label = String(format: "%03d", index)
+            for format in ["amount == %@", "amount <= %@ AND amount >= %@"] {
+                let request = FetchRequest<ManagedObject>(entityName: "Item")
+                request.predicate = try QueryPredicate(format: "label == %@ AND " + format, argumentArray: [label, amount, amount])
+                let found = try reader.fetch(request)
+                #expect(found.count == 1, "\(amount) by \(format)")
+                #expect(try found.first?.value(forKey: "amount") as? Decimal == amount, "\(amount) read back")
+            }
+        }
+    }
 }
