@@ -158,6 +158,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
                                                      configuration: configuration, channel: channel, tables: existing).isEmpty {
             existing = try tableNames(session)
         }
+        if !options.readOnly { try widenDateColumns(session, schema: schema) }
         var differences = try layoutDifferences(session, model: model, schema: schema, tables: existing)
         guard let metadata = try storedMetadata(session, server: server) else {
             throw PostgreSQLStoreError.incompatibleStore(
@@ -166,6 +167,28 @@ public final class PostgreSQLStore: @unchecked Sendable {
         differences += metadata.differences(from: model)
         guard differences.isEmpty else { throw PostgreSQLStoreError.incompatibleStore(server: server, differences: differences) }
         return metadata.uuidString
+    }
+
+    /// Turns date columns an earlier layout made `NUMERIC` into `DOUBLE PRECISION` (``PostgreSQLLayout``), in
+    /// the open's transaction: a `NUMERIC` column keeps only 15 digits of each date written to it. Every value
+    /// already there reads the same afterwards.
+    private static func widenDateColumns(_ session: PostgreSQLSession, schema: StoreSchema) throws {
+        let dateColumns = Set(schema.tables.flatMap { table in
+            table.columns.filter { $0.sqlType == "TIMESTAMP" }.map { "\(table.name).\($0.name)" }
+        })
+        guard !dateColumns.isEmpty else { return }
+        let numeric = try session.rows("""
+            SELECT upper(table_name), upper(column_name) FROM information_schema.columns
+            WHERE table_schema = current_schema() AND data_type = 'numeric' ORDER BY 1, 2
+            """).compactMap { row -> (String, String)? in
+            guard let table = String.fromDatabaseValue(row[0]), let column = String.fromDatabaseValue(row[1]),
+                  dateColumns.contains("\(table).\(column)") else { return nil }
+            return (table, column)
+        }
+        // Names come from the schema (matched above), never from the server's answer alone.
+        for (table, column) in numeric {
+            try session.execute("ALTER TABLE \(table) ALTER COLUMN \(column) TYPE DOUBLE PRECISION")
+        }
     }
 
     /// The tables of the store's schema, their names in upper case as the layout spells them.

@@ -84,6 +84,44 @@ struct PostgreSQLStoreLayoutTests {
 
     /// Text in another collation would compare and sort in the server's locale order, not memory's: a store
     /// whose text columns lost the "C" collation is refused by column.
+    /// A store an earlier layout made with `NUMERIC` date columns opens with them widened to `DOUBLE PRECISION`,
+    /// its dates as they were, and keeps every bit of a date written afterwards; a read-only open leaves it.
+    @Test func widensNumericDateColumnsOfAnEarlierLayout() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let model = try LibraryModel.make()
+        let earlier = try PostgreSQLStore(model: model, configuration: configuration)
+        try earlier.pool.withSession { session in
+            _ = try session.execute("ALTER TABLE ZAUTHOR ALTER COLUMN ZBORN TYPE NUMERIC")
+            _ = try session.execute("INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZBORN) VALUES (1, ?, 1, 786240000.123457)",
+                                    [Int64(model.entitiesByName["Author"]!.entityNumber).databaseValue])
+        }
+        earlier.close()
+        func bornType(_ store: PostgreSQLStore) throws -> String? {
+            try store.pool.withSession { session in
+                try session.rows("SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'zauthor' AND column_name = 'zborn'")
+            }.first.flatMap { String.fromDatabaseValue($0[0]) }
+        }
+        let reader = try PostgreSQLStore(model: model, configuration: configuration, options: StoreOptions(readOnly: true))
+        #expect(try bornType(reader) == "numeric")
+        reader.close()
+
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(configuration: configuration)
+        #expect(try bornType(store) == "double precision")
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        let author = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Author")).first)
+        #expect(try author.value(forKey: "born") as? Date == Date(timeIntervalSinceReferenceDate: 786240000.123457))
+        let precise = Date(timeIntervalSinceReferenceDate: 786240000.1234567)
+        try author.setValue(precise, forKey: "born")
+        try context.save()
+        let fresh = ManagedObjectContext(concurrencyType: .confinement)
+        fresh.persistentStoreCoordinator = coordinator
+        let reread = try #require(try fresh.fetch(FetchRequest<ManagedObject>(entityName: "Author")).first)
+        #expect(try reread.value(forKey: "born") as? Date == precise)
+    }
+
     @Test func refusesTextColumnsOutsideTheCCollation() throws {
         let configuration = try PostgreSQLTestServer.freshConfiguration()
         defer { PostgreSQLTestServer.drop(configuration) }
