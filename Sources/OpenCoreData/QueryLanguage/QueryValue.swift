@@ -47,6 +47,9 @@ public enum QueryValue: Sendable, Hashable {
     /// The conversion, or nil for an unsupported value.
     static func convert(_ value: Any?) -> QueryValue? {
         guard let value else { return .null }
+        // Text first: attribute values are mostly strings, and each failed cast below costs a runtime lookup.
+        // Nothing else casts to String but NSString, which is text either way.
+        if let text = value as? String { return .string(text) }
         if let optional = value as? any OptionalProtocol {
             return convert(optional.wrappedAny)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How constants compare: one implementation shared by in-memory evaluation and the SQL functions the store
 /// registers, so both give the same answer for the same values.
@@ -106,7 +107,31 @@ enum QueryValueSemantics {
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
-        return folding.isEmpty ? text : text.folding(options: folding, locale: nil)
+        if folding.isEmpty { return text }
+        // ASCII has no diacritics, and Foundation folds its letters to lower case: the same text, without
+        // Foundation's per-call cost (most values a residual predicate meets are ASCII).
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard folding.contains(.caseInsensitive), text.utf8.contains(where: { $0 &- 0x41 < 26 }) else { return text }
+            return String(decoding: text.utf8.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        return text.folding(options: folding, locale: nil)
+    }
+
+    /// The last pattern folded by ``foldPattern(_:_:)``: a predicate compares every row with the same one.
+    private static let lastFoldedPattern = Mutex<(text: String, options: QueryComparison.Options, folded: String)?>(nil)
+
+    /// ``fold(_:_:)`` for the pattern side of a string comparison (a `CONTAINS` needle, a `LIKE` pattern), which
+    /// is usually one constant across the rows a predicate is evaluated on: the last one is kept.
+    static func foldPattern(_ text: String, _ options: QueryComparison.Options) -> String {
+        guard !options.isDisjoint(with: [.caseInsensitive, .diacriticInsensitive]), !text.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return fold(text, options)
+        }
+        if let hit = lastFoldedPattern.withLock({ last in last.flatMap { $0.text == text && $0.options == options ? $0.folded : nil } }) {
+            return hit
+        }
+        let folded = fold(text, options)
+        lastFoldedPattern.withLock { $0 = (text, options, folded) }
+        return folded
     }
 
     static func compareScalars(_ a: String, _ b: String) -> ComparisonResult {
@@ -190,17 +215,17 @@ enum QueryValueSemantics {
         case .contains:
             if case .array(let members) = a { return members.contains { equal($0, b, options) } }
             guard let haystack = text(a), let needle = text(b) else { return false }
-            return QueryStringMatching.contains(fold(haystack, options), fold(needle, options))
+            return QueryStringMatching.contains(fold(haystack, options), foldPattern(needle, options))
         case .beginsWith, .endsWith, .like, .matches:
             guard let subject = text(a), let pattern = text(b) else { return false }
             switch op {
             case .beginsWith:
-                return fold(subject, options).unicodeScalars.starts(with: fold(pattern, options).unicodeScalars)
+                return fold(subject, options).unicodeScalars.starts(with: foldPattern(pattern, options).unicodeScalars)
             case .endsWith:
                 return fold(subject, options).unicodeScalars.reversed()
-                    .starts(with: fold(pattern, options).unicodeScalars.reversed())
+                    .starts(with: foldPattern(pattern, options).unicodeScalars.reversed())
             case .like:
-                return QueryStringMatching.like(fold(subject, options), pattern: fold(pattern, options))
+                return QueryStringMatching.like(fold(subject, options), pattern: foldPattern(pattern, options))
             default:
                 return try QueryStringMatching.matches(subject, pattern: pattern, options: options)
             }
