@@ -130,6 +130,22 @@ struct PostgreSQLResidualDictionaryTests {
         }
     }
 
+    /// Sorted plainly by a key it neither groups by nor fetches, a grouped or distinct fetch has no defined
+    /// order: the server refuses the statement, a typed error rather than some row's order.
+    @Test func groupedFetchSortedPlainlyByAnUnfetchedKeyIsRefusedByTheServer() throws {
+        let model = try Fixture.makeModel()
+        let postgreSQL = try SharedStoreLocation(.postgreSQL, model: model)
+        try Fixture.seed(postgreSQL.context())
+        for distinct in [false, true] {
+            let request = FetchRequest<[String: Any]>(entityName: "Person")
+            request.resultType = .dictionary
+            request.propertiesToFetch = ["group"]
+            if distinct { request.returnsDistinctResults = true } else { request.propertiesToGroupBy = ["group"] }
+            request.sortDescriptors = [QuerySortDescriptor(key: "name")]
+            #expect(throws: PostgreSQLStoreError.self, "distinct \(distinct)") { try postgreSQL.context().fetch(request) }
+        }
+    }
+
     /// A batch update whose predicate the server cannot say changes exactly the rows the same request changes on
     /// SQLite, reports them (count, IDs, status), lists them in the history, and a live context that merges the
     /// IDs sees the new values.
