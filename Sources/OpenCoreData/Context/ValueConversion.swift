@@ -231,8 +231,8 @@ enum ValueConversion {
     /// any 64-bit integer exactly, but other numbers only to 15 significant digits (it converts them to
     /// REAL), so a decimal with more would come back changed. We refuse it instead.
     static func exactDecimal(_ value: Decimal, _ attribute: AttributeDescription) throws -> DatabaseValue {
-        let text = NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX"))
-        if Int64(text) != nil { return decimalStoreValue(value) }
+        let text = digits(of: value)
+        if let whole = Int64(text) { return whole.databaseValue }
         var digits = text.filter(\.isNumber)
         while digits.first == "0" { digits.removeFirst() }
         if text.contains(".") { while digits.last == "0" { digits.removeLast() } }
@@ -240,7 +240,7 @@ enum ValueConversion {
             throw ObjectGraphError.valueOutOfRange(entity: attribute.entity?.name ?? "?", key: attribute.name,
                                                    value: "\(text) (more than 15 significant digits, which SQLite does not keep)")
         }
-        return decimalStoreValue(value)
+        return nearestDouble(value, digits: text).databaseValue
     }
 
     /// A decimal as the stores keep it and as queries compare with it: a whole value that fits as a 64-bit
@@ -248,16 +248,26 @@ enum ValueConversion {
     /// (``exactDecimal(_:_:)`` allows no more than a double keeps), and a query's constant is bound the same
     /// way, so equal decimals meet in SQL.
     static func decimalStoreValue(_ value: Decimal) -> DatabaseValue {
-        let text = NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX"))
+        let text = digits(of: value)
         if let whole = Int64(text) { return whole.databaseValue }
-        return nearestDouble(value).databaseValue
+        return nearestDouble(value, digits: text).databaseValue
     }
 
     /// The double nearest a decimal, parsed from its digits, which rounds correctly (Foundation's
     /// `doubleValue` can miss by an ulp, and a decimal would then not meet its own stored value).
     static func nearestDouble(_ value: Decimal) -> Double {
-        Double(NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX")))
-            ?? NSDecimalNumber(decimal: value).doubleValue
+        nearestDouble(value, digits: digits(of: value))
+    }
+
+    private static func nearestDouble(_ value: Decimal, digits: String) -> Double {
+        Double(digits) ?? NSDecimalNumber(decimal: value).doubleValue
+    }
+
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    /// A decimal's plain digits (`-12.25`, `0.0000000001`), whatever the process's locale.
+    private static func digits(of value: Decimal) -> String {
+        NSDecimalNumber(decimal: value).description(withLocale: posix)
     }
 
     static func uuidData(_ uuid: UUID) -> Data {
