@@ -88,11 +88,28 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
         guard let user = components.user, !user.isEmpty else { throw invalid("it names no user") }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         guard !path.isEmpty, !path.contains("/") else { throw invalid("it names no database (…/DATABASE)") }
-        let port = components.port ?? 5432
-        guard (1...65_535).contains(port) else { throw invalid("port \(port) is out of range") }
+        // URLComponents drops a port it cannot hold (above Int's range on some platforms, or not digits), and
+        // 5432 would then be used in its place: read the written port from the text itself.
+        var port = 5432
+        if let written = Self.writtenPort(in: text), !written.isEmpty {
+            guard let number = Int(written), (1...65_535).contains(number) else {
+                throw invalid("port \(written.prefix(24)) is out of range (1-65535)")
+            }
+            port = number
+        }
         // URLComponents gives `user` and `password` percent-decoded, the host without IPv6 brackets.
+        let database = path.removingPercentEncoding ?? path
+        // Each of these travels as a NUL-terminated string in the startup or password message: a NUL inside
+        // would end it early and let the rest pass as parameters of the URL's choosing (options, role,
+        // replication). Control characters have no place in a name either.
+        for (part, value) in [("host", host), ("user", user), ("database", database)] where Self.hasControlCharacter(value) {
+            throw invalid("the \(part) holds a NUL or control character")
+        }
+        if let password = components.password, password.utf8.contains(0) {
+            throw invalid("the password holds a NUL character")
+        }
         self.init(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port,
-                  username: user, password: components.password, database: path.removingPercentEncoding ?? path)
+                  username: user, password: components.password, database: database)
         var seen: Set<String> = []
         for item in components.queryItems ?? [] {
             guard Self.knownParameters.contains(item.name) else {
@@ -127,6 +144,9 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
                 }
                 queryTimeout = seconds
             default:
+                guard !Self.hasControlCharacter(value) else {
+                    throw invalid("application_name holds a NUL or control character")
+                }
                 applicationName = value
             }
         }
@@ -174,10 +194,47 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
         }
     }
 
-    /// `text` with any password replaced, for error messages and logs.
+    /// `text` with any password replaced and control characters escaped, for error messages and logs.
+    ///
+    /// A URL that does not parse is redacted by its text: everything between the first `:` of what follows
+    /// `://` and the last `@` is hidden, which hides at least the password however the rest is malformed.
     static func redacted(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.password != nil else { return text }
-        components.password = "***"
-        return components.string ?? text
+        let shown: String
+        if var components = URLComponents(string: text), components.password != nil {
+            components.password = "***"
+            shown = components.string ?? redactedByText(text)
+        } else if URLComponents(string: text) != nil {
+            shown = text
+        } else {
+            shown = redactedByText(text)
+        }
+        return shown.unicodeScalars.map { scalar in
+            scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+        }.joined()
+    }
+
+    private static func redactedByText(_ text: String) -> String {
+        let afterScheme = text.range(of: "://").map { $0.upperBound } ?? text.startIndex
+        guard let at = text[afterScheme...].lastIndex(of: "@"),
+              let colon = text[afterScheme..<at].firstIndex(of: ":") else { return text }
+        return String(text[..<text.index(after: colon)]) + "***" + String(text[at...])
+    }
+
+    /// The port as written in the URL's authority (`…@host:PORT/…`, `…@[v6]:PORT/…`), or nil when none is.
+    static func writtenPort(in text: String) -> Substring? {
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let rest = text[schemeEnd.upperBound...]
+        let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
+        let hostAndPort = authority[(authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex)...]
+        let afterHost = hostAndPort.hasPrefix("[")
+            ? hostAndPort[(hostAndPort.firstIndex(of: "]").map { hostAndPort.index(after: $0) } ?? hostAndPort.endIndex)...]
+            : hostAndPort[(hostAndPort.firstIndex(of: ":") ?? hostAndPort.endIndex)...]
+        guard afterHost.first == ":" else { return nil }
+        return afterHost.dropFirst()
+    }
+
+    /// Whether `text` holds a NUL or another C0 control character, or DEL.
+    static func hasControlCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 }

@@ -48,6 +48,22 @@ struct PostgreSQLStoreConfigurationTests {
         ("postgresql://a@h/d?schema=a;drop", "schema 'a;drop'"),
         ("postgresql://a@h/d?schema=1abc", "schema '1abc'"),
         ("postgresql://a@h/d?schema=a&schema=b", "given twice"),
+        // A NUL would end the name early in the startup message and let the rest add parameters of its own.
+        ("postgresql://a%00options@h/d", "user"),
+        ("postgresql://a:se%00cret@h/d", "password"),
+        ("postgresql://a@h/d%00replication", "database"),
+        ("postgresql://a@h/d?application_name=x%00role", "application_name"),
+        ("postgresql://a@h/d?application_name=x%0Ay", "application_name"),
+        ("postgresql://a@h%00x/d", "host"),
+        // Ports URLComponents cannot hold must not quietly become 5432.
+        ("postgresql://a@h:65536/d", "port 65536"),
+        ("postgresql://a@h:99999999999999999999/d", "port"),
+        ("postgresql://a@h:12ab/d", "not a URL"),
+        ("postgresql://a@[::1]:70000/d", "port 70000"),
+        // Malformed URLs with a password: the password is never echoed.
+        ("postgresql://a:secret@h:x y/d", "not a URL"),
+        ("postgresql://a:secret@[::1/d", "not a URL"),
+        ("postgresql ://a:secret@h/d", "not a URL"),
     ])
     func refusesWithTheCulprit(url: String, culprit: String) {
         do {
