@@ -42,6 +42,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
     ///
     /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when no connection can be opened
     ///   (or the pool stays busy past ``checkoutTimeout``), or what `body` throws.
+    @discardableResult
     func withSession<Result>(_ body: (PostgreSQLSession) throws -> Result) throws -> Result {
         if let session = pinnedSession() { return try body(session) }
         if let borrowed {
@@ -166,6 +167,36 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
         return try connect(id: id)
     }
 
+    /// What went wrong opening a connection, in words a person can act on: the server's own refusal
+    /// (authentication, no such database) with its SQLSTATE, or, before the server answered, whether the
+    /// address refused, timed out or did not resolve, with the host and port tried.
+    static func connectionFailureReason(_ error: PSQLError, host: String, port: Int) -> String {
+        if let info = error.serverInfo {
+            let message = info[.message] ?? "\(error.code)"
+            let state = info[.sqlState] ?? ""
+            switch state {
+            case "28P01", "28000": return "authentication failed: \(message) (SQLSTATE \(state))"
+            case "3D000": return "no such database: \(message) (SQLSTATE \(state))"
+            case "": return message
+            default: return "\(message) (SQLSTATE \(state))"
+            }
+        }
+        let target = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        guard let underlying = error.underlying else { return "\(error.code) at \(target)" }
+        if let channelError = underlying as? ChannelError, case .connectTimeout(let limit) = channelError {
+            return "timed out after \(Double(limit.nanoseconds) / 1e9) s connecting to \(target) (connect_timeout)"
+        }
+        let text = String(describing: underlying)
+        if text.range(of: "refused", options: .caseInsensitive) != nil {
+            return "connection refused at \(target): no server is listening there"
+        }
+        if let connectionError = underlying as? NIOConnectionError,
+           connectionError.dnsAError != nil || connectionError.dnsAAAAError != nil {
+            return "the host name \(host) did not resolve"
+        }
+        return "\(text) (connecting to \(target))"
+    }
+
     private func connect(id: Int) throws -> PostgresConnection {
         let server = configuration.redactedURL
         let tls: PostgresConnection.Configuration.TLS
@@ -188,8 +219,8 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
             connection = try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
                                                         configuration: settings, id: id, logger: logger).wait()
         } catch let error as PSQLError {
-            let reason = error.serverInfo?[.message] ?? "\(error.code)"
-            throw PostgreSQLStoreError.connectionFailed(server: server, reason: reason)
+            throw PostgreSQLStoreError.connectionFailed(
+                server: server, reason: Self.connectionFailureReason(error, host: configuration.host, port: configuration.port))
         } catch {
             throw PostgreSQLStoreError.connectionFailed(server: server, reason: "\(error)")
         }
