@@ -81,13 +81,29 @@ final class PostgreSQLSession {
             transactionDepth -= 1
             // A lost connection has rolled the transaction back already.
             if !connection.isClosed {
-                try? execute(transactionDepth == 0 ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)")
+                _ = try? execute(transactionDepth == 0 ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)")
             }
             throw error
         }
     }
 
+    /// The statement log `OCD_SQL_DEBUG=1` turns on, as for SQLite stores (one line a statement, with its time).
+    static let sqlLogger = Logger(label: "OpenCoreData.SQL")
+    static let sqlDebug: Bool = ProcessInfo.processInfo.environment["OCD_SQL_DEBUG"].map { $0 != "0" && !$0.isEmpty } ?? false
+
     private func run(_ sql: String, _ arguments: [DatabaseValue]) throws -> PostgresQueryResult {
+        guard Self.sqlDebug else { return try runOnce(sql, arguments) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer {
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let (text, _) = PostgreSQLStatementText.numberingPlaceholders(sql)
+            let bound = arguments.isEmpty ? "" : " [\(arguments.count) bound]"
+            Self.sqlLogger.info("\(text)\(bound) (\(String(format: "%.4f", seconds))s)")
+        }
+        return try runOnce(sql, arguments)
+    }
+
+    private func runOnce(_ sql: String, _ arguments: [DatabaseValue]) throws -> PostgresQueryResult {
         let (text, count) = PostgreSQLStatementText.numberingPlaceholders(sql)
         precondition(count == arguments.count, "statement has \(count) placeholders for \(arguments.count) values")
         let query = PostgresQuery(unsafeSQL: text, binds: PostgreSQLValueCoding.bindings(arguments))

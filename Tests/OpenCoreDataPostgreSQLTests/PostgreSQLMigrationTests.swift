@@ -33,6 +33,7 @@ struct PostgreSQLMigrationTests {
         }
 
         /// Runs `body` on a connection to the schema.
+        @discardableResult
         func withSession<Result>(_ body: (PostgreSQLSession) throws -> Result) throws -> Result {
             let pool = PostgreSQLConnectionPool(configuration: configuration)
             defer { pool.close() }

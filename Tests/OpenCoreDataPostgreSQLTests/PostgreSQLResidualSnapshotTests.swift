@@ -215,7 +215,7 @@ struct PostgreSQLResidualSnapshotTests {
         let saves = Atomic<Int>(0)
         let saver = try location.context()
         let finished = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) let saving = saver
+        let saving = saver
         Thread.detachNewThread {
             var index = 0
             while !stop.load(ordering: .relaxed) {

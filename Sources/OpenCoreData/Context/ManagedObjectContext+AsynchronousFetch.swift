@@ -24,6 +24,7 @@ extension ManagedObjectContext {
     ///   predicate cannot be evaluated; ``PersistentHistoryError/tokenOfAnotherStore(token:store:)`` for a
     ///   history request whose token belongs to another store; ``StoreError`` when the store cannot be read or
     ///   written (nothing is written then).
+    @discardableResult
     public func execute<Request: PersistentStoreRequest>(_ request: Request) throws -> PersistentStoreResult {
         QueueCheck.use(of: self, "execute(_:)")
         guard let executable = request as? ContextExecutable else {

@@ -325,7 +325,7 @@ import Testing
 
     @Test func batchInsertUpsertsWithACompoundConstraint() throws {
         let stack = try TestStack(model: Self.model())
-        try stack.context().execute(BatchInsertRequest(entityName: "Person", objects: [
+        _ = try stack.context().execute(BatchInsertRequest(entityName: "Person", objects: [
             ["first": "Ada", "last": "Lovelace", "age": 1],
             ["first": "Ada", "last": "Byron", "age": 2],
             ["first": "Ada", "last": "Lovelace", "age": 36],
@@ -344,7 +344,7 @@ import Testing
         let stored = try insert(context, "Account", ["email": "a@x", "name": "old"])
         try context.save()
         let token = try PersistentHistoryTests.history(context).transactions.last?.token
-        try context.execute(BatchInsertRequest(entityName: "Account", objects: [
+        _ = try context.execute(BatchInsertRequest(entityName: "Account", objects: [
             ["email": "a@x", "name": "upserted"], ["email": "b@x", "name": "new"],
         ]))
         let changes = try #require(try PersistentHistoryTests.history(context, after: token).transactions.last?.changes)

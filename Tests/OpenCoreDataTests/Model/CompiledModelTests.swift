@@ -367,13 +367,15 @@ enum CompiledModelFixture {
         // in place in the binary list: each name is one string object found by its offset, and a shorter
         // string written over a longer one leaves only unreferenced bytes behind.
         var bytes = [UInt8](archiver.encodedData)
-        for (type, name) in [(MomFixtureModel.self as AnyClass, "NSManagedObjectModel"),
+        let renames: [(AnyClass, String)] = [(MomFixtureModel.self, "NSManagedObjectModel"),
                              (MomFixtureEntity.self, "NSEntityDescription"),
                              (MomFixtureAttribute.self, "NSAttributeDescription"),
                              (MomFixtureRelationship.self, "NSRelationshipDescription"),
                              (MomFixtureIndex.self, "NSFetchIndexDescription"),
                              (MomFixtureIndexElement.self, "NSFetchIndexElementDescription"),
-                             (MomFixtureFetchedProperty.self, "NSFetchedPropertyDescription")] {
+                             (MomFixtureFetchedProperty.self, "NSFetchedPropertyDescription")]
+        for rename in renames {
+            let type: AnyClass = rename.0, name = rename.1
             let written = Array(NSStringFromClass(type).utf8), wanted = Array(name.utf8)
             precondition(written.count < 256 && wanted.count >= 15 && wanted.count <= written.count)
             for marker: UInt8 in [0x5F, 0x7F] {

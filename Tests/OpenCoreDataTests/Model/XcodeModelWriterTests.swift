@@ -134,7 +134,7 @@ import Testing
         try writer.addPersistentStore(type: .sqlite, at: store)
 
         let output = directory.file("App.xcdatamodeld")
-        var command = try ModelConvertCommand.parse([momd.path, "--output", output.path])
+        let command = try ModelConvertCommand.parse([momd.path, "--output", output.path])
         try await command.run()
         let converted = try ManagedObjectModel(contentsOf: output)
         #expect(converted.entityVersionHashesByName == compiled.entityVersionHashesByName)

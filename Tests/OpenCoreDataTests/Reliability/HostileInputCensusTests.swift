@@ -247,7 +247,7 @@ extension Reliability {
                 deep, "name MATCHES '(a|aa)*b'", "name == \"\u{0}\"", "SELF == SELF",
             ].map { Data($0.utf8) }
             // Compiled models written here from models of the test fixtures (the corpus holds only an archive).
-            let compiled = try Self.seeds("ModelXML").prefix(6).compactMap { try? ManagedObjectModel(xmlData: $0, source: "seed") }
+            let compiled = Self.seeds("ModelXML").prefix(6).compactMap { try? ManagedObjectModel(xmlData: $0, source: "seed") }
                 .map(CompiledModelFixture.momData) + [CompiledModelFixture.momData(
                     try ManagedObjectModel(xmlData: RenumberedStoreFixture.xml, source: "inheritance"))]
             let xmlDeep = Data(("<model>" + String(repeating: "<entity>", count: 30_000) + "</model>").utf8)
