@@ -24,9 +24,21 @@ final class RawPostgreSQL {
     }
 
     /// Runs one statement with `$1…` placeholders and the values bound, and returns its rows.
+    ///
+    /// - Throws: the server's error, or ``BenchWorkerFailure`` when the connection closes before the reply.
     @discardableResult
     func run(_ sql: String, _ values: [DatabaseValue] = []) throws -> PostgresQueryResult {
-        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostgreSQLValueCoding.bindings(values)), logger: logger).wait()
+        let reply = connection.query(PostgresQuery(unsafeSQL: sql, binds: PostgreSQLValueCoding.bindings(values)), logger: logger)
+        // postgres-nio can leave a query unanswered for ever when the server restarts under it (the store's
+        // session guards its waits the same way): look at the connection every second.
+        let answered = DispatchSemaphore(value: 0)
+        reply.whenComplete { _ in answered.signal() }
+        while answered.wait(timeout: .now() + 1) == .timedOut {
+            if connection.isClosed, answered.wait(timeout: .now() + 1) == .timedOut {
+                throw BenchWorkerFailure(description: "lost the connection to the server before its reply")
+            }
+        }
+        return try reply.wait()
     }
 
     func close() { try? (connection.close() as EventLoopFuture<Void>).wait() }

@@ -42,13 +42,34 @@ struct WorkerBarrier {
 
     /// Starts `count` workers (``start(count:arguments:)``), says go once all are ready, and waits for them all.
     ///
+    /// Once one worker has failed, the others get `grace` seconds to end by themselves (a server restart fails
+    /// them all, but one stuck on a dead connection would keep the run waiting for ever); then they are killed
+    /// and reported as such.
+    ///
     /// - Returns: each worker's exit status and standard output, by index.
     /// - Throws: ``BenchWorkerFailure`` when a worker cannot be started.
-    func run(count: Int, arguments: (Int) -> [String]) throws -> [(status: Int32, output: String)] {
+    func run(count: Int, grace: Double = 30, arguments: (Int) -> [String]) throws -> [(status: Int32, output: String)] {
         let workers = try start(count: count, arguments: arguments)
         waitUntilReady(workers)
         try go()
-        return workers.map { $0.wait() }
+        var results: [(status: Int32, output: String)?] = Array(repeating: nil, count: workers.count)
+        var killAt: Date?
+        while results.contains(where: { $0 == nil }) {
+            for (index, worker) in workers.enumerated() where results[index] == nil {
+                guard let result = worker.poll() else { continue }
+                results[index] = result
+                if result.status != 0, killAt == nil { killAt = Date(timeIntervalSinceNow: grace) }
+            }
+            if let deadline = killAt, Date() >= deadline {
+                for (index, worker) in workers.enumerated() where results[index] == nil {
+                    worker.kill()
+                    let ended = worker.wait()
+                    results[index] = (ended.status, ended.output + " (killed: still running \(Int(grace)) s after another worker failed)")
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return results.map { $0! }
     }
 
     /// What the workers of a multi-process scenario printed, one line each: `done conflicts start end`

@@ -42,6 +42,21 @@ struct WorkerProcess {
     func wait() -> (status: Int32, output: String) {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return result(status)
+    }
+
+    /// The worker's exit status and output if it has ended (reaping it), nil while it runs.
+    func poll() -> (status: Int32, output: String)? {
+        var status: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(pid, &status, WNOHANG) } while reaped < 0 && errno == EINTR
+        return reaped == pid ? result(status) : nil
+    }
+
+    /// Ends the worker at once (SIGKILL); ``wait()`` then reaps it.
+    func kill() { _ = Glibc.kill(pid, SIGKILL) }
+
+    private func result(_ status: Int32) -> (status: Int32, output: String) {
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return (code, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
     }

@@ -86,4 +86,24 @@ struct PostgreSQLServerRestartTests {
         #expect(try Self.count("ZTAG", in: store) == rows + count)
         #expect(try store.count(entity: tag, predicate: nil) == rows + count)
     }
+
+    /// ocd-bench's multi-writer scenario whose server restarts under its workers ends by itself with a
+    /// failure naming the workers, rather than waiting for ever on a connection the restart closed.
+    @Test func benchMultiWriterEndsWhenTheServerRestarts() throws {
+        let bench = TestProgram.packageRoot.appendingPathComponent(".build/debug/ocd-bench").path
+        try #require(FileManager.default.isExecutableFile(atPath: bench), "ocd-bench is not built")
+        let server = try PrivatePostgreSQLServer()
+        defer { server.remove() }
+        let run = try TestProgram(bench, ["--store", server.url, "--scenario", "pg-multi-writer", "--rows", "400000",
+                                          "--processes", "2"])
+        // Restart once the workers are writing (the first line is printed before they start).
+        let started = Date()
+        while !run.stdout.contains("processes  side"), Date().timeIntervalSince(started) < 120 { Thread.sleep(forTimeInterval: 0.1) }
+        Thread.sleep(forTimeInterval: 2)
+        try server.stop()
+        try server.start()
+        let status = try run.wait(seconds: 240)
+        #expect(status != 0, "\(run.stdout)")
+        #expect(run.stderr.contains("worker"), "\(run.stderr)")
+    }
 }
