@@ -147,6 +147,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
             try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)",
                                 [Int64(StoreMetadata.rowVersion).databaseValue, metadata.uuidString.databaseValue,
                                  try metadata.plistData().databaseValue])
+            try PostgreSQLModelCache.store(model, in: session)
             return metadata.uuidString
         }
         guard existing.contains("Z_METADATA"), existing.contains("Z_PRIMARYKEY") else {
@@ -166,6 +167,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
         }
         differences += metadata.differences(from: model)
         guard differences.isEmpty else { throw PostgreSQLStoreError.incompatibleStore(server: server, differences: differences) }
+        if !options.readOnly { try PostgreSQLModelCache.store(model, in: session) }
         return metadata.uuidString
     }
 

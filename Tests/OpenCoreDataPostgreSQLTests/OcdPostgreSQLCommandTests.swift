@@ -403,7 +403,9 @@ struct OcdPostgreSQLCommandTests {
             let errors = output.stderr.split(separator: "\n").filter { $0.hasPrefix("Error:") }
             #expect(errors.count == 1 && errors[0].contains(text), "\(arguments): \(output.stderr)")
         }
-        try refused(["fetch", fixture.url, "--entity", "Tag"], saying: "--model is required for a PostgreSQL store")
+        // Without --model, the model the store carries serves (every writable open records it).
+        let withoutModel = try Self.ocd(["fetch", fixture.url, "--entity", "Tag"])
+        #expect(withoutModel.status == 0 && withoutModel.stdout.contains("blueberry"), "\(withoutModel.stderr)")
         try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Tag", "--keys", "books.nope"],
                     saying: "--keys 'books.nope'")
         try refused(["fetch", fixture.url, "--model", fixture.modelPath, "--entity", "Nope"], saying: "the model has no entity 'Nope'")
@@ -422,6 +424,57 @@ struct OcdPostgreSQLCommandTests {
         try refused(["import", fixture.url, "--model", fixture.modelPath, "--entity", "Nope", "--csv", "/dev/null"],
                     saying: "the model has no entity 'Nope'")
         #expect(!FileManager.default.fileExists(atPath: fixture.url), "a file was made under the URL's name")
+    }
+
+    /// ocd's own stores open on a URL as on a file: with the built-in model they were written by, no
+    /// `--model`; a reading command on an empty schema says so and creates nothing; `--sql-debug` shows the
+    /// statements sent to the server.
+    @Test func builtInModelsEmptySchemasAndTheStatementLog() throws {
+        let configuration = try PostgreSQLTestServer.freshConfiguration()
+        defer { PostgreSQLTestServer.drop(configuration) }
+        let url = Self.url(of: configuration)
+        let list = try Self.ocd(["todo", "list", "--store", url])
+        #expect(list.status != 0 && list.stderr.contains("holds no store"), "\(list.stdout) \(list.stderr)")
+        #expect(try !PostgreSQLStorePresence.find(configuration: configuration).hasStore, "todo list made a store")
+        let populate = try Self.ocd(["todo", "populate", "--count", "30", "--store", url, "--sql-debug"])
+        #expect(populate.status == 0, "\(populate.stderr)")
+        #expect(populate.stderr.contains("CoreData: sql: INSERT INTO"), "\(populate.stderr.prefix(600))")
+        let fetch = try Self.ocd(["fetch", url, "--entity", "Item", "--limit", "3"])
+        #expect(fetch.status == 0, "\(fetch.stderr)")
+        #expect(fetch.stdout.split(separator: "\n").count == 3, "\(fetch.stdout)")
+        let inspect = try Self.ocd(["inspect", url])
+        #expect(inspect.status == 0 && inspect.stdout.contains("Z_MODELCACHE"), "\(inspect.stdout) \(inspect.stderr)")
+        // The model the store carries converts to a bundle with the same version hashes.
+        let cached = try #require(try PostgreSQLStore.cachedModel(configuration: configuration))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-pg-convert-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = folder.appendingPathComponent("Todo.xcdatamodeld")
+        let convert = try Self.ocd(["model", "convert", url, "--output", bundle.path])
+        #expect(convert.status == 0, "\(convert.stderr)")
+        let converted = try ManagedObjectModel(contentsOf: bundle)
+        #expect(converted.entityVersionHashesByName == cached.entityVersionHashesByName)
+        #expect(cached.entitiesByName["Item"] != nil)
+        // A store without the cache (written before stores carried their model) opens with ocd's own model.
+        let reader = try PostgreSQLStore(model: cached, configuration: configuration, options: StoreOptions(readOnly: true))
+        try reader.pool.withSession { try $0.execute("DELETE FROM Z_MODELCACHE") }
+        reader.close()
+        let builtIn = try Self.ocd(["inspect", url])
+        #expect(builtIn.status == 0 && builtIn.stdout.contains("to-do"), "\(builtIn.stdout) \(builtIn.stderr)")
+        let noCache = try Self.ocd(["model", "convert", url, "--output", folder.appendingPathComponent("Other.xcdatamodeld").path])
+        #expect(noCache.status != 0 && noCache.stderr.contains("carries no model"), "\(noCache.stderr)")
+    }
+
+    /// A server that cannot be reached is named with what failed: the address and that nothing listens there,
+    /// or the server's own refusal for a database that does not exist.
+    @Test func connectionFailuresSayWhatFailed() throws {
+        let refused = try Self.ocd(["inspect", "postgresql://ocd@127.0.0.1:1/ocd"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("connection refused at 127.0.0.1:1"), "\(refused.stderr)")
+        let configuration = try PostgreSQLStoreConfiguration(url: PostgreSQLTestServer.url!)
+        var missing = configuration
+        missing.database = "ocd_no_such_database"
+        let noDatabase = try Self.ocd(["inspect", missing.redactedURL])
+        #expect(noDatabase.stderr.contains("no such database") && noDatabase.stderr.contains("3D000"), "\(noDatabase.stderr)")
     }
 
     /// `ocd history` on a URL prints the store's history (all of it, or after a transaction), registers a

@@ -9,7 +9,7 @@ struct FetchCommand: AsyncParsableCommand {
         commandName: "fetch",
         abstract: "Run a fetch request against a store (read-only) and print the results.")
 
-    @Argument(help: "The store file, or a postgresql:// URL (then --model is required).")
+    @Argument(help: "The store file, or a postgresql:// URL (with --model, or ocd's own model it was written by).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")

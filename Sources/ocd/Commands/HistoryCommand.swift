@@ -15,7 +15,7 @@ struct HistoryCommand: AsyncParsableCommand {
             --readers lists the registered readers; --unregister NAME removes one (a reader that stops for good must).
             """)
 
-    @Argument(help: "The store file, or a postgresql:// URL (then --model is required).")
+    @Argument(help: "The store file, or a postgresql:// URL (with --model, or ocd's own model it was written by).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")

@@ -12,7 +12,7 @@ struct InspectCommand: AsyncParsableCommand {
         commandName: "inspect",
         abstract: "Show the entities, row counts and a sample of rows of a store (read-only).")
 
-    @Argument(help: "The store file, or a postgresql:// URL (then --model is required).")
+    @Argument(help: "The store file, or a postgresql:// URL (with --model, or ocd's own model it was written by).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// `ocd model convert <model or store> --output <bundle>`: any model form written as an Xcode model bundle.
 struct ModelConvertCommand: AsyncParsableCommand {
@@ -9,10 +10,10 @@ struct ModelConvertCommand: AsyncParsableCommand {
         abstract: "Write a model as an Xcode model bundle (.xcdatamodeld, XML) to version and edit it from there.",
         discussion: "Reads a .xcdatamodeld bundle (every version), a .xcdatamodel, a compiled .momd (every .mom in "
             + "it, the current one as VersionInfo.plist says) or .mom, or a store file that carries its compiled model "
-            + "(Z_MODELCACHE). The output must not exist yet. A compiled model lacks some of what the source had "
+            + "(Z_MODELCACHE), or a postgresql:// URL of a store (which carries its model too). The output must not exist yet. A compiled model lacks some of what the source had "
             + "(docs/INTEROP.md says what); the converted bundle opens the same stores (equal version hashes).")
 
-    @Argument(help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom) or a store file with a model cache.")
+    @Argument(help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom), a store file with a model cache, or a postgresql:// URL.")
     var input: String
 
     @Option(name: .long, help: "The bundle to write (…/Name.xcdatamodeld); it must not exist.")
@@ -25,9 +26,14 @@ struct ModelConvertCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let url = URL(fileURLWithPath: input)
-        guard FileManager.default.fileExists(atPath: url.path) else { throw OCDError("\(input): no such model or store") }
-        let (versions, current) = try Self.versions(at: url)
+        let versions: [(name: String, model: ManagedObjectModel)], current: String
+        if case .postgreSQL(let configuration) = try StoreLocation(input) {
+            (versions, current) = try Self.versions(of: configuration)
+        } else {
+            let url = URL(fileURLWithPath: input)
+            guard FileManager.default.fileExists(atPath: url.path) else { throw OCDError("\(input): no such model or store") }
+            (versions, current) = try Self.versions(at: url)
+        }
         do {
             try ManagedObjectModel.writeModelBundle(versions: versions, currentVersion: current,
                                                     to: URL(fileURLWithPath: output))
@@ -42,6 +48,23 @@ struct ModelConvertCommand: AsyncParsableCommand {
             for line in UnreadModelKeys.note(for: model, version: name) { Console.line(line) }
         }
         Console.line("Wrote \(output).")
+    }
+
+    /// The model a PostgreSQL store carries (``PostgreSQLStore/cachedModel(configuration:)``), named after its
+    /// database (and schema).
+    static func versions(of configuration: PostgreSQLStoreConfiguration) throws -> ([(name: String, model: ManagedObjectModel)], String) {
+        let cached: ManagedObjectModel?
+        do {
+            cached = try PostgreSQLStore.cachedModel(configuration: configuration)
+        } catch {
+            throw OCDError("cannot read the model of \(configuration.redactedURL): \(error)")
+        }
+        guard let cached else {
+            throw OCDError("\(configuration.redactedURL) carries no model (no store there, or none opened for writing since "
+                + "stores began carrying their model); convert the app's model instead")
+        }
+        let name = configuration.schema ?? configuration.database
+        return ([(name, cached)], name)
     }
 
     /// The versions the input holds, by name, and the current one's name.

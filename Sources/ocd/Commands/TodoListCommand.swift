@@ -11,7 +11,7 @@ struct TodoListCommand: AsyncParsableCommand {
     func run() async throws {
         storeArguments.configureLogging()
         let store = try OpenedStore.open(storeArguments.location(defaultName: TodoCommand.defaultStoreName),
-                                         model: TodoModel.make(), history: storeArguments.history)
+                                         model: TodoModel.make(), history: storeArguments.history, creating: false)
         defer { store.close() }
         TodoListCommand.report(try await AsyncItemFetch.run(store, expected: try TodoListCommand.itemCount(store)))
     }

@@ -9,7 +9,7 @@ struct WatchCommand: AsyncParsableCommand {
         abstract: "Print each transaction any process commits to a store, as it happens (read-only; Ctrl-C stops).",
         discussion: "With persistent history in the store, each line says who committed and what changed; without it, only that the store changed.")
 
-    @Argument(help: "The store file, or a postgresql:// URL (then --model is required).")
+    @Argument(help: "The store file, or a postgresql:// URL (with --model, or ocd's own model it was written by).")
     var store: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")

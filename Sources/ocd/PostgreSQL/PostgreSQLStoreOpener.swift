@@ -2,18 +2,47 @@ import Foundation
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 
-/// Opens a PostgreSQL store for ocd's commands. The model must be given (the store's `Z_METADATA` holds the
-/// model's version hashes, not the model); the commands that only read never create a store in an empty
-/// schema.
+/// Opens a PostgreSQL store for ocd's commands, with `--model` or, without one, with the model the store
+/// carries or else whichever of ocd's own models (to-do, banks) it was written by, as a file store is
+/// opened; the commands that only read never create a store in an empty schema.
 enum PostgreSQLStoreOpener {
-    /// The `--model` a PostgreSQL store is opened with, and the name messages give it.
+    /// The model to open the store at `configuration` with, and the name messages give it: `--model` when
+    /// given, else the model the store carries (``PostgreSQLStore/cachedModel(configuration:)``), else the
+    /// built-in model whose version hashes the store's `Z_METADATA` carries.
     ///
-    /// - Throws: ``OCDError`` when no `--model` is given or it cannot be read.
-    static func model(_ modelPath: String?) throws -> (model: ManagedObjectModel, name: String) {
-        guard let modelPath else {
-            throw OCDError("--model is required for a PostgreSQL store (its Z_METADATA holds the model's version hashes, not the model)")
+    /// - Throws: ``OCDError`` when `--model` cannot be read, when the schema holds no store, or when no
+    ///   built-in model fits it (then `--model` is needed: the store's `Z_METADATA` holds the model's
+    ///   version hashes, not the model).
+    static func model(_ modelPath: String?, for configuration: PostgreSQLStoreConfiguration) throws
+        -> (model: ManagedObjectModel, name: String) {
+        if let modelPath { return (try ModelLocator.load(modelPath: modelPath), URL(fileURLWithPath: modelPath).lastPathComponent) }
+        let server = configuration.redactedURL
+        var settings = configuration
+        settings.poolSize = 1
+        do {
+            guard try PostgreSQLStorePresence.find(configuration: settings).hasStore else {
+                throw OCDError("\(server) holds no store (no Z_METADATA in schema \(configuration.schema ?? "public"))")
+            }
+            // The model the store carries, which every writable open records, then ocd's own.
+            if let cached = try PostgreSQLStore.cachedModel(configuration: settings) {
+                return (cached, "the store's model cache (Z_MODELCACHE)")
+            }
+            for (name, make) in BuiltInModels.all {
+                let model = try make()
+                do {
+                    try PostgreSQLStore(model: model, configuration: settings, options: StoreOptions(readOnly: true)).close()
+                    return (model, name)
+                } catch PostgreSQLStoreError.incompatibleStore {
+                    continue
+                }
+            }
+        } catch let error as OCDError {
+            throw error
+        } catch {
+            throw OCDError("cannot open \(server): \(error)")
         }
-        return (try ModelLocator.load(modelPath: modelPath), URL(fileURLWithPath: modelPath).lastPathComponent)
+        throw OCDError("\(server) was not written by one of ocd's models; pass --model <xcdatamodeld> "
+            + "(a PostgreSQL store's Z_METADATA holds the model's version hashes, not the model)")
     }
 
     /// Opens the store at `configuration` for `model`, on its own (`ocd watch` reads its change feed).
@@ -52,12 +81,12 @@ enum PostgreSQLStoreOpener {
     ///
     /// - Throws: as ``store(_:model:options:requiringHistory:creating:)``; ``OCDError`` when the change feed cannot start.
     static func open(_ configuration: PostgreSQLStoreConfiguration, model: ManagedObjectModel, readOnly: Bool,
-                     history: Bool = false, watch: Bool = false) throws -> OpenedStore {
+                     history: Bool = false, watch: Bool = false, creating: Bool = true) throws -> OpenedStore {
         // Following other instances needs the history tables: a writer adds them, a reader needs them there.
         let options = StoreOptions(readOnly: readOnly, persistentHistoryTracking: history || watch,
                                    remoteChangeNotifications: watch)
         let store = try Self.store(configuration, model: model, options: options, requiringHistory: watch && readOnly,
-                                   creating: !readOnly)
+                                   creating: !readOnly && creating)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         do {
             try coordinator.add(store)

@@ -6,7 +6,7 @@ extension WatchCommand {
     /// `ocd watch postgresql://… --model M`: each transaction any instance commits from now on, from the
     /// store's change feed (LISTEN/NOTIFY, caught up from the history tables after a lost connection).
     func watch(_ configuration: PostgreSQLStoreConfiguration) async throws {
-        let store = try PostgreSQLStoreOpener.store(configuration, model: PostgreSQLStoreOpener.model(model).model,
+        let store = try PostgreSQLStoreOpener.store(configuration, model: PostgreSQLStoreOpener.model(model, for: configuration).model,
                                                     requiringHistory: true)
         defer { store.close() }
         let entityDescription = try TransactionText.entity(named: entity, in: store.model)

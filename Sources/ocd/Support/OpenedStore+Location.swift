@@ -8,17 +8,20 @@ extension OpenedStore {
     /// one place the commands that run contexts tell the two apart; what follows is the same for both.
     ///
     /// - Throws: ``OCDError`` naming the store and what is wrong.
+    /// `creating: false` refuses an empty PostgreSQL schema rather than making a store in it (commands that
+    /// only read, such as `ocd todo list`, though they open writable).
     static func open(_ location: StoreLocation, model: ManagedObjectModel, readOnly: Bool = false, history: Bool = false,
-                     watch: Bool = false) throws -> OpenedStore {
+                     watch: Bool = false, creating: Bool = true) throws -> OpenedStore {
         switch location {
         case .file(let path): try open(path: path, model: model, readOnly: readOnly, history: history, watch: watch)
         case .postgreSQL(let configuration):
-            try PostgreSQLStoreOpener.open(configuration, model: model, readOnly: readOnly, history: history, watch: watch)
+            try PostgreSQLStoreOpener.open(configuration, model: model, readOnly: readOnly, history: history, watch: watch,
+                                           creating: creating)
         }
     }
 
     /// Opens the store at `location` read-only: a file with `--model` or the model ``ModelLocator`` finds
-    /// for it, a PostgreSQL store with `--model` (required there). Returns the name messages give the model.
+    /// for it, a PostgreSQL store with `--model` or the built-in model it was written by. Returns the name messages give the model.
     ///
     /// - Throws: ``OCDError`` naming the store or model and what is wrong.
     static func openReadOnly(_ location: StoreLocation, modelPath: String?, watch: Bool = false) throws
@@ -28,7 +31,7 @@ extension OpenedStore {
             let (opened, name) = try ModelLocator.openReadOnly(storePath: path, modelPath: modelPath, watch: watch)
             return (opened, name)
         case .postgreSQL(let configuration):
-            let (model, name) = try PostgreSQLStoreOpener.model(modelPath)
+            let (model, name) = try PostgreSQLStoreOpener.model(modelPath, for: configuration)
             return (try PostgreSQLStoreOpener.open(configuration, model: model, readOnly: true, watch: watch), name)
         }
     }
