@@ -189,8 +189,9 @@ struct CompiledModelLoader {
             try archive.string(archive.reference("NSEntityName", of: $0))
         } ?? nil
         var properties: [PropertyDescription] = []
+        let inherited = try inheritedPropertyNames(of: reference, entity: name, in: archive)
         for (propertyKey, propertyReference) in try archive.stringKeyedEntries(archive.reference("NSProperties", of: reference))
-            .sorted(by: { $0.key < $1.key }) {
+            .sorted(by: { $0.key < $1.key }) where !inherited.contains(propertyKey) {
             if let property = try property(propertyReference, named: propertyKey, entity: name, in: archive) {
                 properties.append(property)
             }
@@ -205,6 +206,25 @@ struct CompiledModelLoader {
         entity.indexes = try indexes(of: reference, entity: name, in: archive)
         try noteUnreadKeys(of: reference, instance: instance, known: Self.entityKeys, owner: name, in: archive)
         return entity
+    }
+
+    /// The names of the properties `reference`'s superentities declare. A store's model cache (unlike a `.mom`)
+    /// archives a sub-entity with a copy of every inherited property among its own, each naming the sub-entity
+    /// as its `NSEntity` (alemar11's `SportCar` repeats `Car`'s `color`): those are the superentity's, read
+    /// there once. Core Data allows no property to be declared again below, so a name is enough to tell.
+    ///
+    /// - Throws: ``ModelError/malformedModelFile(path:reason:)`` when the superentities form a cycle.
+    private func inheritedPropertyNames(of reference: KeyedArchive.Reference, entity: String,
+                                        in archive: KeyedArchive) throws -> Set<String> {
+        var names: Set<String> = []
+        var visited: Set<KeyedArchive.Reference> = [reference]
+        var next = try archive.reference("NSSuperentity", of: reference)
+        while let ancestor = next {
+            guard visited.insert(ancestor).inserted else { throw failure("the superentities of '\(entity)' form a cycle") }
+            names.formUnion(try archive.stringKeyedEntries(archive.reference("NSProperties", of: ancestor)).keys)
+            next = try archive.reference("NSSuperentity", of: ancestor)
+        }
+        return names
     }
 
     /// `NSUniqueTuples`: an array of constraints, each an array of property names (or of the properties).
@@ -561,7 +581,7 @@ struct CompiledModelLoader {
         do {
             let text = try archivedExpressionFormat(in: archive, at: expression)
             do {
-                attribute.derivationExpression = try QueryExpression(format: text)
+                attribute.derivationExpression = Self.countAsKeyPath(try QueryExpression(format: text))
             } catch {
                 throw ArchivedPredicate.Failure(reason: "'\(text)' does not parse: \(error)")
             }
@@ -578,6 +598,15 @@ struct CompiledModelLoader {
         } catch let failure as ArchivedPredicate.Failure {
             unread.append("\(owner): NSFilteringPredicate of the derivation not read (\(failure.reason))")
         }
+    }
+
+    /// Core Data archives a derivation written `pages.@count` as the function `count:(pages)` (alemar11's
+    /// `SampleModel2` caches): read back as the key path it was written as, which the XML form holds.
+    static func countAsKeyPath(_ expression: QueryExpression) -> QueryExpression {
+        guard case .function(.count, let arguments) = expression, arguments.count == 1,
+              case .keyPath(let base, let components) = arguments[0], !components.isEmpty,
+              components.last?.hasPrefix("@") == false else { return expression }
+        return .keyPath(base: base, components: components + ["@count"])
     }
 
     /// A limit archived beside `NSFlagsKey`: an Int64 for integer types (a value) and strings (a length), a
@@ -624,7 +653,9 @@ struct CompiledModelLoader {
             try archive.string(archive.reference("NSPropertyName", of: $0))
         } ?? nil
         let inverseName = try inverse ?? archive.string(archive.reference("_NSInverseRelationshipName", of: reference))
-        let maxCount = Int(clamping: try archive.field("NSMaxCount", of: reference)?.integer ?? 0)
+        // A negative maximum is Int.max cut to 32 bits (a model built in code with `maxCount = .max`): no maximum.
+        let archivedMaxCount = try archive.field("NSMaxCount", of: reference)?.integer ?? 0
+        let maxCount = archivedMaxCount < 0 ? Int.max : Int(clamping: archivedMaxCount)
         let minCount = Int(clamping: try archive.field("NSMinCount", of: reference)?.integer ?? 0)
         // NSDeleteRule values are Core Data's public enum: no action 0, nullify 1, cascade 2, deny 3.
         let rules: [Int64: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]

@@ -26,8 +26,24 @@ extension ManagedObjectModel {
     ///   throw, and ``ModelError/unusableEntityNumbers(reason:)`` when the store's entities are not the
     ///   model's (one missing, one extra, numbers not 1 to the entity count).
     public convenience init(contentsOf modelURL: URL, numberedLikeStoreAt storeURL: URL) throws {
-        let numbers = try Self.entityNumbers(ofStoreAt: storeURL)
-        try self.init(compiled: try Self.entityDescriptions(in: modelURL), entityNumbers: numbers)
+        let contents = try Self.entityDescriptions(in: modelURL)
+        let numbers = Self.following(renames: contents.entities, in: try Self.entityNumbers(ofStoreAt: storeURL))
+        try self.init(compiled: contents, entityNumbers: numbers)
+    }
+
+    /// A store's entity numbers with each entity the store knows by its old name (its renaming identifier)
+    /// filed under its new one. Core Data leaves `Z_PRIMARYKEY`'s names as they were when it migrates a store
+    /// to a version that renames an entity (alemar11's `SampleModel_V2` still lists `ExpensiveSportCar`, which
+    /// that model calls `LuxuryCar`, renamed from it), and matches the entity by its renaming identifier.
+    static func following(renames entities: [EntityDescription], in numbers: [String: Int]) -> [String: Int] {
+        var renamed = numbers
+        let names = Set(entities.map(\.name))
+        for entity in entities where renamed[entity.name] == nil {
+            guard let old = entity.renamingIdentifier, !names.contains(old), let number = renamed[old] else { continue }
+            renamed[old] = nil
+            renamed[entity.name] = number
+        }
+        return renamed
     }
 
     /// Fresh entity descriptions of the model file at `url`, compiled or Xcode source.

@@ -79,8 +79,10 @@ extension RelationshipDescription {
         input.append(baseVersionHash)
         input.append(destinationEntityName)
         if let inverseName, !isOwnInverse { input.append(inverseName) }
-        input.append(i32: Int32(clamping: maxCount))
-        input.append(i32: Int32(clamping: minCount))
+        // Core Data keeps the counts as 32 bits, cut rather than clamped: a maximum of Int.max (a model built in
+        // code for "no maximum") archives as -1 (alemar11's SampleModel2 caches).
+        input.append(i32: Int32(truncatingIfNeeded: maxCount))
+        input.append(i32: Int32(truncatingIfNeeded: minCount))
         if isOrdered { input.append(u16: 1) }
         return input.digest
     }

@@ -545,8 +545,10 @@ struct XcodeModelLoader {
         return info
     }
 
+    /// A count up to Int32's maximum, or `Int.max`: what a model built in code sets for "no maximum" (a store's
+    /// model cache carries it; `ocd model convert` writes it out).
     private func count(_ text: String, _ key: String, _ node: XcodeModelXMLNode) throws -> Int {
-        guard let value = Int(text), value >= 0, value <= Int(Int32.max) else {
+        guard let value = Int(text), value >= 0, value <= Int(Int32.max) || value == Int.max else {
             throw malformed("\(key) '\(text)' is not a count", at: node)
         }
         return value

@@ -21,10 +21,10 @@ enum XcodeModelValue {
             guard let value = integer(trimmed) else { throw invalid() }
             return value
         case .double:
-            guard let value = Double(trimmed) else { throw invalid() }
+            guard let value = Double(trimmed) ?? booleanSpelling(trimmed).map({ $0 ? 1 : 0 }) else { throw invalid() }
             return value
         case .float:
-            guard let value = Float(trimmed) else { throw invalid() }
+            guard let value = Float(trimmed) ?? booleanSpelling(trimmed).map({ $0 ? 1 : 0 }) else { throw invalid() }
             return value
         case .decimal:
             guard let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")),
@@ -54,10 +54,21 @@ enum XcodeModelValue {
         }
     }
 
-    /// An integer written as "42" or, as some older files do, "42.0".
+    /// An integer written as "42" or, as some older files do, "42.0"; or Xcode's boolean spelling "NO" or
+    /// "YES" (left by an attribute that was Boolean before), read as 0 or 1 as Core Data loads such a model
+    /// (inferred: docs/INTEROP.md, "Default values").
     private static func integer(_ text: String) -> Int64? {
         if let value = Int64(text) { return value }
         if let value = Double(text), let exact = Int64(exactly: value) { return exact }
-        return nil
+        return booleanSpelling(text).map { $0 ? 1 : 0 }
+    }
+
+    /// Xcode's spelling of a boolean default value, as a boolean; nil for any other text.
+    private static func booleanSpelling(_ text: String) -> Bool? {
+        switch text {
+        case "YES": true
+        case "NO": false
+        default: nil
+        }
     }
 }

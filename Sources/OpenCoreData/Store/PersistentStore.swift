@@ -453,7 +453,8 @@ public final class PersistentStore: @unchecked Sendable {
             for row in numbers { nameByNumber[row[0]] = row[1] }
             for entity in model.entitiesByNumber {
                 if let stored = nameByNumber[entity.entityNumber] {
-                    if stored != entity.name {
+                    // A store Core Data migrated keeps an entity's old name (ManagedObjectModel.following(renames:in:)).
+                    if stored != entity.name && stored != entity.renamingIdentifier {
                         differences.append("entity number \(entity.entityNumber) is '\(stored)' in the store, '\(entity.name)' in the model")
                     }
                 } else {
@@ -461,7 +462,8 @@ public final class PersistentStore: @unchecked Sendable {
                 }
             }
             let modelNames = Set(model.entities.map(\.name))
-            for (_, name) in nameByNumber where !modelNames.contains(name) {
+            for (number, name) in nameByNumber where !modelNames.contains(name)
+                && model.entity(number: number)?.renamingIdentifier != name {
                 differences.append("the store has entity '\(name)', which the model does not")
             }
             if !differences.isEmpty && Set(nameByNumber.values) == modelNames {

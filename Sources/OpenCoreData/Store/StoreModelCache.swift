@@ -55,7 +55,7 @@ extension ManagedObjectModel {
         let source = url.path + " (Z_MODELCACHE)"
         var loader = CompiledModelLoader(source: source)
         let contents = try loader.contents(from: data)
-        let numbers = try? entityNumbers(ofStoreAt: url)
+        let numbers = (try? entityNumbers(ofStoreAt: url)).map { following(renames: contents.entities, in: $0) }
         do {
             return try ManagedObjectModel(compiled: contents, entityNumbers: numbers)
         } catch ModelError.unusableEntityNumbers {

@@ -165,18 +165,27 @@ package struct StoreSchema: Sendable {
             where relationship.isToMany && !relationship.isTransient {
                 let destinationTable = tableIndex(of: relationship.destinationEntity)
                 if let inverse = relationship.inverseRelationship, inverse.isToMany {
-                    // Many-to-many: the side with the lower entity number (then name) names the table.
+                    // Many-to-many: the side with the lower entity number names the table; between two
+                    // relationships of one entity, the one whose name sorts later, as Core Data named
+                    // duckduckgo's Z_1FAVORITES (favorites, inverse favoriteFolders) (docs/STORE-LAYOUT.md).
                     let source = entity.entityNumber, destination = inverse.entity!.entityNumber
-                    let ownsTable = (source, relationship.name) <= (destination, inverse.name)
+                    let ownsTable = source == destination ? relationship.name >= inverse.name : source < destination
                     let (owner, other) = ownsTable ? (relationship, inverse) : (inverse, relationship)
                     let ownerNumber = owner.entity!.entityNumber
                     let otherNumber = other.entity!.entityNumber
-                    let join = JoinTable(
+                    var join = JoinTable(
                         name: "Z_\(ownerNumber)\(owner.name.uppercased())",
                         sourceColumn: "Z_\(ownerNumber)\(other.name.uppercased())",
                         destinationColumn: "Z_\(otherNumber)\(owner.name.uppercased())",
                         orderColumn: owner.isOrdered ? "Z_FOK_\(otherNumber)\(owner.name.uppercased())" : nil,
                         inverseOrderColumn: other.isOrdered ? "Z_FOK_\(ownerNumber)\(other.name.uppercased())" : nil)
+                    if owner === other {
+                        // Its own inverse (Person.friends): one relationship, so each link is a row from either
+                        // side, ordered by its own row; the second key column gets a `1` (inferred,
+                        // docs/STORE-LAYOUT.md).
+                        join.destinationColumn += "1"
+                        join.inverseOrderColumn = nil
+                    }
                     if ownsTable {
                         try claim(join.name, for: describe(owner))
                         if Set(join.columns).count != join.columns.count {

@@ -50,7 +50,9 @@ enum BinaryPropertyListReader {
     static let maximumDepth = 64
     /// Objects may be shared: a list can name one object many times, and each mention is a copy in the value
     /// read. The objects read (mentions, not distinct objects) may number at most this many times the
-    /// distinct objects, or ``minimumObjectAllowance``, whichever is more.
+    /// distinct objects, or ``minimumObjectAllowance``, or the file's size in bytes, whichever is more: each
+    /// mention written in the file takes at least a byte (CoreFoundation writes one zero for thousands of
+    /// equal elements), so only shared containers, whose mentions multiply, can pass it.
     static let maximumReadsPerObject = 4
     static let minimumObjectAllowance = 10_000
     /// The bytes of data and strings read may be at most this many times the list's own size, or
@@ -152,7 +154,7 @@ enum BinaryPropertyListReader {
         mutating func object(at index: Int, depth: Int) throws -> PropertyListValue {
             guard depth <= BinaryPropertyListReader.maximumDepth else { throw Failure(reason: "nested too deeply") }
             visits += 1
-            guard visits <= max(BinaryPropertyListReader.minimumObjectAllowance,
+            guard visits <= max(BinaryPropertyListReader.minimumObjectAllowance, bytes.count,
                                 objectCount * BinaryPropertyListReader.maximumReadsPerObject) else {
                 throw Failure(reason: "too many object references (more than \(BinaryPropertyListReader.maximumReadsPerObject) reads per object)")
             }

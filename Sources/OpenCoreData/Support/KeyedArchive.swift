@@ -74,8 +74,10 @@ struct KeyedArchive: Sendable {
     static let maximumObjectCount = 1_000_000
     /// ``resolved(_:)`` refuses deeper trees than this.
     static let maximumDepth = 64
-    /// ``resolved(_:)`` visits at most this many times the archive's object count (or ``minimumVisitAllowance``):
-    /// shared references must not expand a small archive into a huge tree.
+    /// ``resolved(_:)`` visits at most this many times the archive's objects and references (UIDs written in
+    /// it), or ``minimumVisitAllowance``: a value named many times (CoreFoundation archives thousands of equal
+    /// numbers as one object) costs a visit per reference written, but shared collections, whose references
+    /// multiply, must not expand a small archive into a huge tree.
     static let maximumVisitsPerObject = 4
     static let minimumVisitAllowance = 10_000
 
@@ -83,6 +85,8 @@ struct KeyedArchive: Sendable {
     let objects: [PropertyListValue]
     /// The named roots in `$top`.
     let top: [String: Reference]
+    /// How many references (UIDs) the objects hold, each collection element counted.
+    let referenceCount: Int
 
     /// Reads an archive's outer structure.
     ///
@@ -111,6 +115,18 @@ struct KeyedArchive: Sendable {
             top[key] = try Self.reference(value, count: objects.count, context: "$top[\(key)]")
         }
         self.top = top
+        referenceCount = objects.reduce(0) { count, object in
+            count + (object.dictionary?.values.reduce(0) { $0 + Self.uidCount($1) } ?? 0)
+        }
+    }
+
+    /// The UIDs in one field of an object: itself, or the elements of an array stored in place.
+    private static func uidCount(_ value: PropertyListValue) -> Int {
+        switch value {
+        case .uid: return 1
+        case .array(let items): return items.reduce(0) { if case .uid = $1 { $0 + 1 } else { $0 } }
+        default: return 0
+        }
     }
 
     /// The root stored under `key` in `$top` (`"root"` is where `archivedData(withRootObject:)` puts it).
@@ -224,6 +240,7 @@ struct KeyedArchive: Sendable {
     ///   or an entry is not an in-range UID.
     func entries(_ reference: Reference?) throws -> [(key: Reference, value: Reference)] {
         guard let reference, let instance = try instance(reference) else { return [] }
+        if instance.isKind(of: "NSKnownKeysDictionary1") { return try knownKeysEntries(reference, instance: instance) }
         guard let keys = instance.fields["NS.keys"]?.array, let values = instance.fields["NS.objects"]?.array else {
             throw Failure(reason: "\(reference) (\(instance.className)) is not a dictionary: it lacks NS.keys or NS.objects")
         }
@@ -234,6 +251,28 @@ struct KeyedArchive: Sendable {
             (try Self.reference(pair.0, count: objects.count, context: "\(reference) NS.keys[\(position)]"),
              try Self.reference(pair.1, count: objects.count, context: "\(reference) NS.objects[\(position)]"))
         }
+    }
+
+    /// The entries of an `NSKnownKeysDictionary1` (how Core Data archives a model's entities): its keys are
+    /// the `keys` array of the `NSKnownKeysMappingStrategy1` under `searchMapping`, its values the `values`
+    /// array in the same order, a slot holding the `emptyToken` string having no value.
+    private func knownKeysEntries(_ reference: Reference, instance: Instance) throws -> [(key: Reference, value: Reference)] {
+        guard let mapping = try self.reference("searchMapping", of: reference),
+              let mappingInstance = try self.instance(mapping), mappingInstance.isKind(of: "NSKnownKeysMappingStrategy1") else {
+            throw Failure(reason: "\(reference) (NSKnownKeysDictionary1) has no NSKnownKeysMappingStrategy1 searchMapping")
+        }
+        let keys = try elements(self.reference("keys", of: mapping))
+        let values = try elements(self.reference("values", of: reference))
+        guard keys.count == values.count else {
+            throw Failure(reason: "\(reference) has \(keys.count) keys but \(values.count) values")
+        }
+        let emptyToken = try self.reference("emptyToken", of: reference).map { try string($0) } ?? nil
+        var result: [(key: Reference, value: Reference)] = []
+        for (key, value) in zip(keys, values) {
+            if let emptyToken, case .value(.string(emptyToken)) = try object(value) { continue }
+            result.append((key, value))
+        }
+        return result
     }
 
     /// The dictionary `reference` names, keyed by its string keys.
@@ -276,7 +315,8 @@ struct KeyedArchive: Sendable {
 
         /// A walk of `archive` with its visit allowance.
         init(_ archive: KeyedArchive) {
-            allowance = max(KeyedArchive.minimumVisitAllowance, archive.objects.count * KeyedArchive.maximumVisitsPerObject)
+            allowance = max(KeyedArchive.minimumVisitAllowance,
+                            (archive.objects.count + archive.referenceCount) * KeyedArchive.maximumVisitsPerObject)
         }
 
         /// Counts a visit of `reference` at `depth`; ``leave(_:)`` ends it.

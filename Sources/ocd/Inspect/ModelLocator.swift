@@ -51,10 +51,16 @@ enum ModelLocator {
         guard FileManager.default.fileExists(atPath: storePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw OCDError("\(storePath): no such file")
         }
-        // A store Core Data wrote carries its compiled model.
-        if let cached = try? ManagedObjectModel.cachedModel(ofStoreAt: URL(fileURLWithPath: storePath)),
-           let opened = try? OpenedStore.open(path: storePath, model: cached, readOnly: true, watch: watch) {
-            return (opened, "the store's model cache (Z_MODELCACHE)")
+        // A store Core Data wrote carries its compiled model. Why it could not be used is kept: when no
+        // built-in model fits either, that is the answer the user needs.
+        var cacheFailure: String?
+        do {
+            if let cached = try ManagedObjectModel.cachedModel(ofStoreAt: URL(fileURLWithPath: storePath)) {
+                return (try OpenedStore.open(path: storePath, model: cached, readOnly: true, watch: watch),
+                        "the store's model cache (Z_MODELCACHE)")
+            }
+        } catch {
+            cacheFailure = "\(error)"
         }
         var lastError: Error?
         for (name, make) in [("ocd's to-do model", TodoModel.make), ("seed 004's FailedBanks model", BankModel.make)] {
@@ -66,6 +72,9 @@ enum ModelLocator {
         }
         let reason = lastError.map { "\($0)" } ?? "unknown"
         if reason.contains("not a store") { throw OCDError(reason.replacingOccurrences(of: "cannot open ", with: "")) }
+        if let cacheFailure {
+            throw OCDError("\(storePath): the model the store carries (Z_MODELCACHE) does not open it: \(cacheFailure); pass --model <xcdatamodeld>")
+        }
         throw OCDError("\(storePath) was not written by one of ocd's models; pass --model <xcdatamodeld>")
     }
 }

@@ -91,15 +91,6 @@ import Testing
         }
     }
 
-    @Test func aManyToManyThatIsItsOwnInverseIsRefusedNotLeftToSQLite() throws {
-        // Its join table would need the column Z_1FRIENDS twice; CREATE TABLE failed on it.
-        #expect(throws: ModelError.conflictingNames(first: "relationship 'Person.friends'",
-                                                     second: "its inverse relationship 'Person.friends'",
-                                                     storeName: "Z_1FRIENDS")) {
-            try ManagedObjectModel { EntityDescription("Person") { ToMany("friends", "Person", inverse: "friends") } }
-        }
-    }
-
     @Test(arguments: ["_PRIMARYKEY", "_1TAGS", "1Item", "It em", "It\"em", "Item;", ""])
     func entityNamesCoreDataRefusesAreRefused(_ name: String) throws {
         #expect(throws: ModelError.invalidName(entity: name, property: nil)) {

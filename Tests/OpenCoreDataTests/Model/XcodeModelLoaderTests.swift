@@ -173,6 +173,24 @@ import Testing
         #expect(throws: ModelError.self) { try ManagedObjectModel(xmlData: xml, source: "test") }
     }
 
+    /// Xcode's boolean spelling left on a number attribute (SRGSSR's SRGUserData_v7 ships `"NO"` on an
+    /// Integer 64) reads as 0 or 1, as Core Data loads such a model; other text is still refused.
+    @Test func booleanSpellingOnANumberReadsAsZeroOrOne() throws {
+        let xml = InteropFixtures.modelXML(#"""
+            <entity name="A">
+                <attribute name="no" attributeType="Integer 64" defaultValueString="NO"/>
+                <attribute name="yes" attributeType="Integer 16" defaultValueString="YES"/>
+                <attribute name="ratio" attributeType="Double" defaultValueString="NO"/>
+            </entity>
+            """#)
+        let entity = try #require(try ManagedObjectModel(xmlData: xml, source: "test").entitiesByName["A"])
+        #expect(entity.attributesByName["no"]?.defaultValue as? Int64 == 0)
+        #expect(entity.attributesByName["yes"]?.defaultValue as? Int16 == 1)
+        #expect(entity.attributesByName["ratio"]?.defaultValue as? Double == 0)
+        let other = InteropFixtures.modelXML(#"<entity name="A"><attribute name="n" attributeType="Integer 64" defaultValueString="no"/></entity>"#)
+        #expect(throws: ModelError.self) { try ManagedObjectModel(xmlData: other, source: "test") }
+    }
+
     @Test func modelChecksStillApply() {
         let xml = InteropFixtures.modelXML(#"<entity name="A"><relationship name="b" maxCount="1" destinationEntity="B" deletionRule="Nullify"/></entity>"#)
         #expect(throws: ModelError.unknownDestination(entity: "A", relationship: "b", destination: "B")) {

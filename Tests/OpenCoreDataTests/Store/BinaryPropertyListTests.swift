@@ -41,6 +41,23 @@ import Testing
         #expect(throws: BinaryPropertyListReader.Failure.self) { try BinaryPropertyListReader.read(Data(bytes)) }
     }
 
+    /// An array naming one object 12,000 times (CoreFoundation writes equal values once) is read: each
+    /// mention is a reference written in the file.
+    @Test func readsOneObjectNamedManyTimes() throws {
+        let count = 12_000
+        // Object 0: an array of `count` one-byte references to object 1, the integer 0.
+        var bytes = Array("bplist00".utf8) + [0xAF, 0x11, UInt8(count >> 8), UInt8(count & 0xFF)]
+        bytes += Array(repeating: 1, count: count)
+        let integerOffset = bytes.count
+        bytes += [0x10, 0x00]
+        let tableStart = bytes.count
+        bytes += [0x00, 0x08, UInt8(integerOffset >> 8), UInt8(integerOffset & 0xFF)]
+        bytes += [0, 0, 0, 0, 0, 0, 2, 1] + [0, 0, 0, 0, 0, 0, 0, 2] + [0, 0, 0, 0, 0, 0, 0, 0]
+            + [0, 0, 0, 0, 0, 0, UInt8(tableStart >> 8), UInt8(tableStart & 0xFF)]
+        let value = try BinaryPropertyListReader.read(Data(bytes))
+        #expect(value == .array(Array(repeating: .integer(0), count: count)))
+    }
+
     /// Damaged metadata blobs (which crash Foundation's reader on Linux) are refused, never a crash.
     @Test func damagedMetadataNeverCrashes() throws {
         let model = try ManagedObjectModel(contentsOf: InteropFixtures.url("Library.xcdatamodeld"))

@@ -120,6 +120,51 @@ final class ArchiveTestNode: NSObject, NSCoding {
         #expect(failure.reason.contains("visits more than"))
     }
 
+    /// One value named by thousands of references (CoreFoundation archives equal numbers as one object) is
+    /// read: each reference is written in the archive, so the visits stay within what it holds.
+    @Test func readsOneValueSharedByManyReferences() throws {
+        let count = 12_000
+        let objects: [TestArchive.Node] = [
+            .string("$null"),
+            .dictionary(["$class": .uid(2), "NS.objects": .array(Array(repeating: .uid(3), count: count))]),
+            TestArchive.classDescription("NSArray", ["NSArray", "NSObject"]),
+            .integer(0),
+        ]
+        let archive = try KeyedArchive(data: TestArchive.data(objects: objects))
+        #expect(try archive.resolved(archive.topObject()) == .array(Array(repeating: .integer(0), count: count)))
+    }
+
+    /// An `NSKnownKeysDictionary1` (how Core Data archives a model's entities): keys in its mapping
+    /// strategy, values in the same order, a slot holding the empty token left out.
+    @Test func readsAKnownKeysDictionary() throws {
+        let empty = "__empty_slot_token_4c24_98dc_ac1e_b773__"
+        let objects: [TestArchive.Node] = [
+            .string("$null"),
+            .dictionary(["$class": .uid(2), "version": .integer(1), "searchMapping": .uid(3),
+                         "values": .uid(8), "emptyToken": .uid(7)]),
+            TestArchive.classDescription("NSKnownKeysDictionary1",
+                                         ["NSKnownKeysDictionary1", "NSKnownKeysDictionary", "NSMutableDictionary", "NSDictionary", "NSObject"]),
+            .dictionary(["$class": .uid(4), "version": .integer(1), "length": .integer(3), "keys": .uid(5)]),
+            TestArchive.classDescription("NSKnownKeysMappingStrategy1", ["NSKnownKeysMappingStrategy1", "NSObject"]),
+            .dictionary(["$class": .uid(6), "NS.objects": .array([.uid(9), .uid(10), .uid(11)])]),
+            TestArchive.classDescription("NSArray", ["NSArray", "NSObject"]),
+            .string(empty),
+            .dictionary(["$class": .uid(6), "NS.objects": .array([.uid(12), .uid(7), .uid(13)])]),
+            .string("Author"), .string("Unused"), .string("Book"),
+            .string("an author"), .string("a book"),
+        ]
+        let archive = try KeyedArchive(data: TestArchive.data(objects: objects))
+        let entries = try archive.stringKeyedEntries(archive.topObject())
+        #expect(try entries.mapValues { try archive.string($0) } == ["Author": "an author", "Book": "a book"])
+        #expect(try archive.resolved(archive.topObject()) == .dictionary(["Author": .string("an author"), "Book": .string("a book")]))
+
+        var uneven = objects
+        uneven[8] = .dictionary(["$class": .uid(6), "NS.objects": .array([.uid(12)])])
+        let refused = try KeyedArchive(data: TestArchive.data(objects: uneven))
+        let failure = try #require(throws: KeyedArchive.Failure.self) { try refused.entries(refused.topObject()) }
+        #expect(failure.reason.contains("3 keys but 1 values"))
+    }
+
     @Test func refusesNestingDeeperThanTheLimit() throws {
         var objects: [TestArchive.Node] = [.string("$null"), TestArchive.classDescription("NSArray", ["NSArray", "NSObject"])]
         let levels = KeyedArchive.maximumDepth + 10
