@@ -62,6 +62,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         if type == .sqlite && url == nil {
             throw ObjectGraphError.invalidRequest("an SQLite store needs a file URL")
         }
+        if type == .sqlite, options.checkpointsWriteAheadLogOnOpen, !options.readOnly, let url {
+            try WriteAheadLogCheckpoint.run(onStoreAt: url.path, busyTimeout: options.busyTimeout)
+        }
         let store = try PersistentStore(type: type, url: url, model: managedObjectModel, options: options)
         try add(store)
         return store

@@ -33,7 +33,7 @@ extension ManagedObjectContext {
         saving += try recomputeDerivedAttributes(saving: saving)
         // Copies of the sets (shared until the context changes its own) for the did-save notification.
         let savedObjects = (inserted: insertedSet, updated: updatedSet, deleted: deletedSet)
-        try validatePendingChanges()
+        if validatesOnSave { try validatePendingChanges() }
         if let parent {
             try pushChanges(into: parent)
             for object in saving { object.didSave() }
@@ -223,7 +223,9 @@ extension ManagedObjectContext {
         if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
     }
 
-    func validate(_ object: ManagedObject) -> [ValidationFailure] {
+    /// The rules `object` breaks; `asNewObject` checks a saved object as the insert it was (every value,
+    /// `validateForInsert`), for a migration that saved its objects before validating them.
+    func validate(_ object: ManagedObject, asNewObject: Bool = false) -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         func fail(_ key: String, _ rule: ValidationFailure.Rule, _ message: String) {
             failures.append(ValidationFailure(objectID: object.objectID, entity: object.entity.name, key: key,
@@ -270,13 +272,14 @@ extension ManagedObjectContext {
         // The subclass's hooks (a plain ManagedObject has none to run): each changed value (a new object's
         // are all changed), then the object as a whole.
         guard type(of: object) != ManagedObject.self else { return failures }
-        for key in object.changedKeys.sorted() {
+        let keys = asNewObject ? object.entity.allProperties.filter { !$0.isTransient }.map(\.name) : object.changedKeys.sorted()
+        for key in keys {
             do { try object.validateValue(try object.value(forKey: key), forKey: key) } catch {
                 failures.append(ValidationFailure(thrownBy: object, key: key, error: error))
             }
         }
         do {
-            if object.isInserted { try object.validateForInsert() } else { try object.validateForUpdate() }
+            if object.isInserted || asNewObject { try object.validateForInsert() } else { try object.validateForUpdate() }
         } catch {
             failures.append(ValidationFailure(thrownBy: object, key: "", error: error))
         }

@@ -125,6 +125,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// per object changed between reports; a context nobody observes that inserts or edits in bulk can
     /// turn it off (change observers and fetched results controllers still record for themselves).
     public var postsObjectsDidChangeNotifications = true
+    /// Whether a save checks the validation rules first. Off only in a mapping migration's destination
+    /// context while objects are made and linked batch by batch: Core Data validates them once their
+    /// relationships are set (`MigrationManager.validateDestination`).
+    var validatesOnSave = true
     /// Whether edits are recorded for observers or the notification.
     var tracksChanges: Bool { postsObjectsDidChangeNotifications || !changeObservers.isEmpty }
     /// Whether temporary IDs made permanent are recorded: only change observers use them (the

@@ -346,12 +346,9 @@ final class InferredMappingPlanner {
             throw MigrationError.unsupportedChange(entity: declaring.name, property: attribute.name,
                                                    reason: "its default value cannot be stored (\(error))")
         }
-        let found = sourceProperty(for: attribute, in: sourceEntity)
-        if let found, !(found is AttributeDescription) {
-            throw MigrationError.unsupportedChange(entity: declaring.name, property: attribute.name,
-                                                   reason: "it was a relationship and becomes an attribute")
-        }
-        guard let old = found as? AttributeDescription,
+        // A relationship that becomes an attribute of the same name is one property removed and one added
+        // (its links go with the old relationship): the attribute is filled as a new one.
+        guard let old = sourceProperty(for: attribute, in: sourceEntity) as? AttributeDescription,
               case .attribute(let oldColumn, _) = storage(of: old, in: sourceEntity, schema: source.schema) else {
             // A new attribute: its default, or nothing.
             if let defaultValue, !defaultValue.isNull { return ("?", [defaultValue]) }

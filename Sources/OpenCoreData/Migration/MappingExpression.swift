@@ -7,7 +7,11 @@ import Foundation
 ///   `$source.price * 100`, `$source.owner.name`, `FUNCTION($source.name, "uppercaseString")`;
 /// - `FUNCTION($source, "valueForKey:", "name")`, the same as `$source.name`;
 /// - `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "CarToCar", $source.cars)`:
-///   the destination objects an entity mapping made from the source objects (what relationship mappings use).
+///   the destination objects an entity mapping made from the source objects (what relationship mappings use);
+/// - `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "cars", $source.cars)`:
+///   the destination objects made from the source objects a relationship of the source entity holds, by
+///   whichever mapping made each (what Xcode writes where several mappings read the relationship's
+///   entity and its sub-entities);
 ///
 /// - `FUNCTION($entityPolicy, "centsFromDollars:", $source.price)`: a function of the entity mapping's
 ///   ``EntityMigrationPolicy`` (``EntityMigrationPolicy/callFunction(_:arguments:manager:)``), given the
@@ -27,11 +31,16 @@ public enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
     /// `sourceInstances` gives (one object, a collection, or nil). An empty name (what a generated
     /// relationship mapping without `sourcemappingname` gets) means the mapping that made each object.
     case destinationInstances(entityMappingName: String, sourceInstances: QueryExpression)
+    /// The destination objects made from the source objects `sourceInstances` gives, which the source
+    /// entity's relationship `relationshipName` holds: each by whichever entity mapping made it (Core
+    /// Data's `destinationInstancesForSourceRelationshipNamed:sourceInstances:`).
+    case destinationInstancesForSourceRelationship(relationshipName: String, sourceInstances: QueryExpression)
     /// A function of the entity mapping's migration policy (`FUNCTION($entityPolicy, "selector", arguments…)`),
     /// called with the values of `arguments` evaluated on the source object.
     case policyFunction(selector: String, arguments: [QueryExpression])
 
     static let destinationInstancesSelector = "destinationInstancesForEntityMappingNamed:sourceInstances:"
+    static let sourceRelationshipSelector = "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
 
     /// Parses a value expression as a mapping model writes it.
     ///
@@ -43,16 +52,19 @@ public enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
             let receiver = call.arguments[0]
             let selector = try MappingCall.stringLiteral(call.arguments[1], what: "a FUNCTION selector")
             if receiver == "$manager" {
-                guard selector == Self.destinationInstancesSelector else {
+                guard selector == Self.destinationInstancesSelector || selector == Self.sourceRelationshipSelector else {
                     throw MigrationError.unsupportedMapping(
                         entityMapping: "?", reason: "the migration manager function '\(selector)' is not supported")
                 }
+                let named = selector == Self.destinationInstancesSelector ? "an entity mapping name" : "a relationship name"
                 guard call.arguments.count == 4 else {
-                    throw QueryLanguageError.semantic("'\(selector)' takes an entity mapping name and the source instances")
+                    throw QueryLanguageError.semantic("'\(selector)' takes \(named) and the source instances")
                 }
-                let name = try MappingCall.stringLiteral(call.arguments[2], what: "an entity mapping name")
-                self = .destinationInstances(entityMappingName: name,
-                                             sourceInstances: try QueryExpression(format: call.arguments[3]))
+                let name = try MappingCall.stringLiteral(call.arguments[2], what: named)
+                let sourceInstances = try QueryExpression(format: call.arguments[3])
+                self = selector == Self.destinationInstancesSelector
+                    ? .destinationInstances(entityMappingName: name, sourceInstances: sourceInstances)
+                    : .destinationInstancesForSourceRelationship(relationshipName: name, sourceInstances: sourceInstances)
                 return
             }
             if receiver == "$entityPolicy" {
@@ -88,6 +100,8 @@ public enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
             return expression.expressionFormat
         case .destinationInstances(let name, let sourceInstances):
             return "FUNCTION($manager, \"\(Self.destinationInstancesSelector)\", \(QueryFormatter.format(.constant(.string(name)))), \(sourceInstances.expressionFormat))"
+        case .destinationInstancesForSourceRelationship(let name, let sourceInstances):
+            return "FUNCTION($manager, \"\(Self.sourceRelationshipSelector)\", \(QueryFormatter.format(.constant(.string(name)))), \(sourceInstances.expressionFormat))"
         case .policyFunction(let selector, let arguments):
             let parts = [QueryFormatter.format(.constant(.string(selector)))] + arguments.map(\.expressionFormat)
             return "FUNCTION($entityPolicy, " + parts.joined(separator: ", ") + ")"
@@ -95,6 +109,20 @@ public enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { format }
+
+    /// The key path read from `$source` (`$source.owner.name` gives `["owner", "name"]`), for a plain value
+    /// or the source instances of a relationship; nil for any other expression.
+    var sourceKeyPath: [String]? {
+        let read: QueryExpression
+        switch self {
+        case .value(let expression): read = expression
+        case .destinationInstances(_, let sourceInstances), .destinationInstancesForSourceRelationship(_, let sourceInstances):
+            read = sourceInstances
+        case .policyFunction: return nil
+        }
+        guard case .keyPath(.variable("source"), let components) = read else { return nil }
+        return components
+    }
 }
 
 /// The objects an entity mapping reads: Core Data's source expression

@@ -46,7 +46,8 @@ public enum MappingModelMigration {
     ///
     /// - Throws: what the public `migrate` throws.
     static func migrate(storeAt source: URL, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
-                        mapping: MappingModel, into destination: URL, batchSize: Int, externalData: URL?) throws {
+                        mapping: MappingModel, into destination: URL, batchSize: Int, externalData: URL?,
+                        reportingTo observer: MigrationManager? = nil) throws {
         let plan = try MappingPlan(mapping: mapping, sourceModel: sourceModel, destinationModel: destinationModel)
         guard !FileManager.default.fileExists(atPath: destination.path) else {
             throw MigrationError.stepFailed(path: destination.path, step: "create the destination store",
@@ -67,7 +68,8 @@ public enum MappingModelMigration {
             try history?.reserveKeys(inDestinationAt: destination.path)
             let manager = MigrationManager(plan: plan, sourceModel: sourceModel, destinationModel: destinationModel,
                                            source: sourceCoordinator, destination: destinationCoordinator,
-                                           destinationPath: destination.path, batchSize: max(1, batchSize))
+                                           destinationPath: destination.path, batchSize: max(1, batchSize),
+                                           observer: observer)
             try manager.run()
             destinationCoordinator.persistentStores.forEach(destinationCoordinator.remove)
             try history?.carry(into: destination.path, run: MappingRun(plan: plan, associations: manager.associations,
@@ -147,6 +149,12 @@ struct MappingPlan {
     let entities: [Entity]
     let mapping: MappingModel
 
+    /// A plan that maps nothing: a migration manager's before it runs a migration.
+    init() {
+        entities = []
+        mapping = MappingModel(entityMappings: [])
+    }
+
     /// - Throws: see ``MappingModelMigration/migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)``.
     init(mapping: MappingModel, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws {
         self.mapping = mapping
@@ -211,7 +219,7 @@ struct MappingPlan {
                         throw misfit("the destination entity '\(destinationName)' has no attribute '\(property.name)'")
                     }
                     mapped.insert(property.name)
-                    switch property.valueExpression {
+                    switch property.effectiveExpression(readingFrom: source) {
                     case .value(let expression)?: attributes.append((attribute, .query(expression)))
                     case .policyFunction(let selector, let arguments)?:
                         guard policy != nil else {
@@ -220,7 +228,7 @@ struct MappingPlan {
                                 reason: "attribute '\(property.name)' calls FUNCTION($entityPolicy, \"\(selector)\"), but the mapping names no migration policy class")
                         }
                         attributes.append((attribute, .policyFunction(selector: selector, arguments: arguments)))
-                    case .destinationInstances?:
+                    case .destinationInstances?, .destinationInstancesForSourceRelationship?:
                         throw misfit("attribute '\(property.name)' is given destination instances, which only a relationship can hold")
                     case nil: continue
                     }
@@ -236,12 +244,18 @@ struct MappingPlan {
                     guard let relationship = destination.relationshipsByName[property.name] else {
                         throw misfit("the destination entity '\(destinationName)' has no relationship '\(property.name)'")
                     }
-                    switch property.valueExpression {
+                    switch property.effectiveExpression(readingFrom: source) {
                     case .destinationInstances(let target, let sourceInstances)?:
                         guard target.isEmpty || names.contains(target) else {
                             throw misfit("relationship '\(property.name)' names the entity mapping '\(target)', which the mapping model does not have")
                         }
                         relationships.append((relationship, target, sourceInstances))
+                    case .destinationInstancesForSourceRelationship(let sourceRelationship, let sourceInstances)?:
+                        guard let source, source.relationshipsByName[sourceRelationship] != nil else {
+                            throw misfit("relationship '\(property.name)' reads the source relationship '\(sourceRelationship)', which the source entity '\(source?.name ?? "-")' does not have")
+                        }
+                        // Whichever mapping made each object the source relationship holds (an empty name).
+                        relationships.append((relationship, "", sourceInstances))
                     case .value?, .policyFunction?:
                         throw MigrationError.unsupportedMapping(
                             entityMapping: name,

@@ -199,6 +199,7 @@ enum MappingModelXML {
                             entityMapping: name, reason: "the attribute mapping '\(propertyName)' names the entity mapping '\(through)' (sourcemappingname), which only a relationship mapping can")
                     }
                     var expression: MappingExpression?
+                    var generated = false
                     do {
                         if let text = property.string("valueexpressionstring") {
                             expression = try MappingExpression(format: text)
@@ -213,6 +214,7 @@ enum MappingModelXML {
                             }
                             expression = try MappingExpression(format: text)
                         } else if property.flag("autogenerateexpression") != false {
+                            generated = true
                             expression = try generatedExpression(for: propertyName, keyPath: property.string("sourcekeypath"),
                                                                  through: property.string("sourcemappingname"),
                                                                  isRelationship: type == relationshipMappingType)
@@ -220,7 +222,9 @@ enum MappingModelXML {
                     } catch {
                         throw expressionFailure(error, "'\(propertyName)'")
                     }
-                    return PropertyMapping(name: propertyName, valueExpression: expression)
+                    var mapping = PropertyMapping(name: propertyName, valueExpression: expression)
+                    mapping.isGenerated = generated
+                    return mapping
                 }
             }
             mappings.append(EntityMapping(
@@ -243,7 +247,10 @@ enum MappingModelXML {
     /// made each source object").
     private static func generatedExpression(for name: String, keyPath: String?, through mappingName: String?,
                                             isRelationship: Bool) throws -> MappingExpression {
-        let path = QueryExpression.key(keyPath ?? name)
+        // Xcode writes a relationship's source key path from `$source` (`$source.country.continent`).
+        var written = keyPath ?? name
+        if written.hasPrefix("$source.") { written.removeFirst("$source.".count) }
+        let path = QueryExpression.key(written)
         let source: QueryExpression
         if case .keyPath(_, let components) = path {
             source = .keyPath(base: .variable("source"), components: components)

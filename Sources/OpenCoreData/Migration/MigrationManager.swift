@@ -5,8 +5,13 @@ import Foundation
 /// ``MappingModelMigration``; the ``EntityMigrationPolicy`` steps get it to read the source, make and find
 /// destination objects.
 ///
+/// Made by an app as Core Data's is (``init(sourceModel:destinationModel:)``), it runs a migration with
+/// ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)`` and
+/// reports ``migrationProgress`` and ``currentEntityMapping`` while it does.
+///
 /// Not thread-safe, as the contexts it holds are confined to the migration's thread: use it only inside the
-/// policy step that was given it.
+/// policy step that was given it, or on the thread that runs its migration; ``migrationProgress`` and
+/// ``cancelMigrationWithError(_:)`` may be used from any thread.
 public final class MigrationManager {
     /// The model of the store being migrated.
     public let sourceModel: ManagedObjectModel
@@ -18,10 +23,22 @@ public final class MigrationManager {
     public let sourceContext: ManagedObjectContext
     /// A context on the new store; saved and reset by the migration after each batch of source objects.
     public let destinationContext: ManagedObjectContext
-    /// The entity mapping whose step is running.
-    public private(set) var currentEntityMapping: EntityMapping?
-    /// Free for the policies' use across steps and mappings.
+    /// The entity mapping whose step is running (of the migration this manager runs, for a manager an app made).
+    public var currentEntityMapping: EntityMapping? { runningMapping }
+    /// Free for the policies' use across steps and mappings; what an app sets before
+    /// ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``
+    /// reaches the policies, and what they leave is there afterwards.
     public var userInfo: [String: Any] = [:]
+    /// How far the migration it runs is, from 0 to 1 (Core Data's `migrationProgress`); safe to read from any thread.
+    public var migrationProgress: Float { state.progress }
+    /// Called with ``migrationProgress`` each time it moves, on the migrating thread (Core Data apps observe
+    /// the property with KVO, which Linux lacks).
+    public var progressHandler: ((Float) -> Void)?
+
+    private var runningMapping: EntityMapping?
+    /// The manager an app made, which this run reports to (nil: this is that manager, or no one asked).
+    private let observer: MigrationManager?
+    let state = MigrationRunState()
 
     let plan: MappingPlan
     let destinationPath: String
@@ -38,7 +55,10 @@ public final class MigrationManager {
     private let policies: [String: EntityMigrationPolicy]
 
     init(plan: MappingPlan, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
-         source: PersistentStoreCoordinator, destination: PersistentStoreCoordinator, destinationPath: String, batchSize: Int) {
+         source: PersistentStoreCoordinator, destination: PersistentStoreCoordinator, destinationPath: String, batchSize: Int,
+         observer: MigrationManager? = nil) {
+        self.observer = observer
+        if let observer { userInfo = observer.userInfo }
         self.plan = plan
         self.sourceModel = sourceModel
         self.destinationModel = destinationModel
@@ -54,6 +74,20 @@ public final class MigrationManager {
             policies[entity.name] = (entity.policy ?? EntityMigrationPolicy.self).init()
         }
         self.policies = policies
+    }
+
+    /// A manager for migrating stores of `sourceModel` into stores of `destinationModel` (Core Data's
+    /// `NSMigrationManager(sourceModel:destinationModel:)`). Its contexts have no store until a migration runs.
+    public init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) {
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        plan = MappingPlan()
+        sourceContext = ManagedObjectContext(concurrencyType: .confinement)
+        destinationContext = ManagedObjectContext(concurrencyType: .confinement)
+        destinationPath = ""
+        batchSize = MappingModelMigration.defaultBatchSize
+        policies = [:]
+        observer = nil
     }
 
     // MARK: What policies call
@@ -126,23 +160,88 @@ public final class MigrationManager {
     ///
     /// - Throws: see ``MappingModelMigration/migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)``.
     func run() throws {
+        defer { observer?.userInfo = userInfo }
+        let passes = Float(max(1, plan.entities.count * 2))
+        var passesDone: Float = 0
+        progressInPass = { [unowned self] fraction in report((passesDone + fraction) / passes) }
+        passDone = { passesDone += 1 }
+        // Objects are saved batch by batch before their relationships are set: they are validated once
+        // the relationship pass is over, as Core Data validates (a required to-one is set only then).
+        destinationContext.validatesOnSave = false
         for entity in plan.entities { try createObjects(entity) }
         for entity in plan.entities where entity.policy != nil || !entity.relationships.isEmpty {
             try createRelationships(entity)
         }
+        destinationContext.validatesOnSave = true
+        try validateDestination()
+        report(1)
         for entity in plan.entities where entity.policy != nil {
             try step(entity, "performCustomValidation") { try $0.performCustomValidation(forMapping: entity.mapping, manager: self) }
             try step(entity, "end") { try $0.end(entity.mapping, manager: self) }
             try saveAndReset(entity, step: "save what the policy's last steps made")
         }
         currentEntity = nil
-        currentEntityMapping = nil
+        setCurrent(nil)
+    }
+
+    private var progressInPass: (Float) -> Void = { _ in }
+    private var passDone: () -> Void = {}
+
+    /// Records how far the run is, for this manager and the one it reports to.
+    private func report(_ progress: Float) {
+        for manager in [self, observer].compactMap({ $0 }) where manager.state.progress != progress {
+            manager.state.progress = progress
+            manager.progressHandler?(progress)
+        }
+    }
+
+    private func setCurrent(_ mapping: EntityMapping?) {
+        runningMapping = mapping
+        observer?.runningMapping = mapping
+    }
+
+    /// Throws the error ``cancelMigrationWithError(_:)`` was given, on this manager or the one it reports to.
+    private func checkCancellation() throws {
+        for manager in [self, observer].compactMap({ $0 }) {
+            if let error = manager.state.cancellation {
+                manager.state.cancellation = nil
+                throw error
+            }
+        }
+    }
+
+    /// Checks every object of the new store against the destination model's validation rules, a batch at a
+    /// time.
+    ///
+    /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` naming the entity and, in the reason,
+    ///   each object and rule that failed.
+    private func validateDestination() throws {
+        for entity in destinationModel.entities where !entity.isAbstract
+            && (entity.needsValidation || entity.managedObjectClass != ManagedObject.self) {
+            let step = "validate the new '\(entity.name)' objects"
+            func failed(_ reason: String) -> MigrationError { .stepFailed(path: destinationPath, step: step, reason: reason) }
+            let request = FetchRequest<ManagedObjectID>(entityName: entity.name)
+            request.resultType = .managedObjectID
+            request.includesSubentities = false
+            let ids: [ManagedObjectID]
+            do { ids = Array(try destinationContext.fetch(request)) } catch { throw failed("\(error)") }
+            var start = 0
+            while start < ids.count {
+                var failures: [ValidationFailure] = []
+                for id in ids[start..<min(start + batchSize, ids.count)] {
+                    do { failures += destinationContext.validate(try destinationObject(id), asNewObject: true) } catch { throw failed("\(error)") }
+                }
+                if !failures.isEmpty { throw failed("\(ObjectGraphError.validationFailed(failures))") }
+                destinationContext.reset()
+                start += batchSize
+            }
+        }
     }
 
     /// Pass 1 for one mapping: its policy makes the destination objects of each source object.
     private func createObjects(_ entity: MappingPlan.Entity) throws {
         currentEntity = entity
-        currentEntityMapping = entity.mapping
+        setCurrent(entity.mapping)
         try step(entity, "begin") { try $0.begin(entity.mapping, with: self) }
         if let sourceEntity = entity.source {
             let request = FetchRequest<ManagedObjectID>(entityName: sourceEntity.name)
@@ -165,7 +264,7 @@ public final class MigrationManager {
     /// Pass 2 for one mapping: each object it made gets its relationships.
     private func createRelationships(_ entity: MappingPlan.Entity) throws {
         currentEntity = entity
-        currentEntityMapping = entity.mapping
+        setCurrent(entity.mapping)
         if let sourceEntity = entity.source, let storeIndex = sourceStoreIndex {
             try inBatches(associations.sourceKeys(of: entity.name), entity, saving: "save a batch of relationships") { key in
                 let source = try sourceObject(ManagedObjectID(entity: sourceEntity, primaryKey: key, storeIndex: storeIndex))
@@ -246,10 +345,15 @@ public final class MigrationManager {
                                  _ body: (Item) throws -> Void) throws {
         var start = 0
         while start < items.count {
+            try checkCancellation()
             for item in items[start..<min(start + batchSize, items.count)] { try body(item) }
             try saveAndReset(entity, step: step)
             start += batchSize
+            progressInPass(Float(min(start, items.count)) / Float(items.count))
         }
+        try checkCancellation()
+        passDone()
+        progressInPass(0)
     }
 
     /// Saves the destination, records the associations of the objects just saved, and resets both contexts.

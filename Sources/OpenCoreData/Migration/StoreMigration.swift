@@ -60,13 +60,21 @@ public enum StoreMigration {
         // A mapping model from the store's version to the model's (passed in the options, else beside the
         // bundle) is used before any inferred mapping (docs/MIGRATION.md, "Mapping models").
         // A compiled mapping model names no versions: it is matched by the entity version hashes it records.
-        let mapping = try options.mappingModels.first {
-            ($0.sourceModelVersionName == stored.name && $0.destinationModelVersionName == modelVersion)
-                || $0.fits(sourceModel: stored.model, destinationModel: model)
-        } ?? MappingModel.find(in: bundleURL.deletingLastPathComponent(), from: stored.name, to: modelVersion)
+        func mappingModel(from source: ModelVersion, to destination: ModelVersion,
+                          destinationModel: ManagedObjectModel) throws -> MappingModel? {
+            try options.mappingModels.first {
+                ($0.sourceModelVersionName == source.name && $0.destinationModelVersionName == destination.name)
+                    || $0.fits(sourceModel: source.model, destinationModel: destinationModel)
+            } ?? MappingModel.find(in: bundleURL.deletingLastPathComponent(), from: source.name, to: destination.name)
+        }
+        let mapping = try mappingModel(from: stored, to: target, destinationModel: model)
+        // Without one mapping model for the whole way, the app's mapping models for each step (inferring the
+        // steps without one).
+        let chain = mapping != nil ? nil
+            : try MigrationChain.find(in: bundle, from: stored, to: target, targetModel: model, mappingFor: mappingModel)
         let reason: String? = options.readOnly ? "the store is opened read-only"
             : !options.migratesStoreAutomatically ? "automatic migration is turned off (shouldMigrateStoreAutomatically)"
-            : !options.infersMappingModelAutomatically && mapping == nil
+            : !options.infersMappingModelAutomatically && mapping == nil && chain?.isMappedThroughout != true
                 ? "inferring the mapping is turned off (shouldInferMappingModelAutomatically)" : nil
         if let reason {
             throw MigrationError.migrationNeeded(path: path, storeVersion: stored.name, modelVersion: modelVersion, reason: reason)
@@ -75,6 +83,10 @@ public enum StoreMigration {
             // Stages run code on contexts, so they work on a copy (StagedMigrationRunner).
             try StagedMigrationRunner.migrate(storeAt: path, bundle: bundle, target: target, manager: manager,
                                               busyTimeout: options.busyTimeout, recordsHistory: options.persistentHistoryTracking)
+            return
+        }
+        if let chain {
+            try chain.migrateInPlace(storeAt: URL(fileURLWithPath: path), busyTimeout: options.busyTimeout)
             return
         }
         if let mapping {

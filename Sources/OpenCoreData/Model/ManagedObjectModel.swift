@@ -66,9 +66,22 @@ public final class ManagedObjectModel: @unchecked Sendable {
     ///   compute (``ModelError/invalidDerivation(entity:attribute:reason:)``), or
     ///   ``ModelError/unusableEntityNumbers(reason:)`` for `entityNumbers` that miss an entity, name one the
     ///   model lacks, repeat a number or use one outside 1..<16000.
-    public init(entities: [EntityDescription], versionIdentifiers: [String] = [],
-                entityNumbers: [String: Int]? = nil) throws {
+    public convenience init(entities: [EntityDescription], versionIdentifiers: [String] = [],
+                            entityNumbers: [String: Int]? = nil) throws {
         guard !entities.isEmpty else { throw ModelError.emptyModel }
+        try self.init(building: entities, versionIdentifiers: versionIdentifiers, entityNumbers: entityNumbers)
+    }
+
+    /// A model without entities (Core Data's `NSManagedObjectModel()`): what a coordinator needs to replace
+    /// or destroy store files (``PersistentStoreCoordinator/destroyPersistentStore(at:ofType:options:)``)
+    /// without knowing their model. It opens no store that holds anything.
+    public convenience init() {
+        // An empty list passes every check: a failure here is a mistake in this library.
+        try! self.init(building: [], versionIdentifiers: [], entityNumbers: nil)
+    }
+
+    /// Builds and checks a model from `entities` (empty for ``init()``).
+    private init(building entities: [EntityDescription], versionIdentifiers: [String], entityNumbers: [String: Int]?) throws {
         var byName: [String: EntityDescription] = [:]
         // Table names are the uppercased entity names, and SQLite ignores case: `Item` and `ITEM` (or
         // `Straße` and `STRASSE`) would share one table.

@@ -55,6 +55,10 @@ public struct StoreOptions: Sendable, Hashable {
     /// Core Data's `NSPersistentStoreStagedMigrationManagerOptionKey`: the stages (and their code) a store
     /// written by an earlier version of the bundle is migrated through on open (docs/MIGRATION.md).
     public var stagedMigrationManager: StagedMigrationManager?
+    /// Before opening, move the store's write-ahead log (`-wal`) into its file (a full checkpoint), as Core
+    /// Data does for `NSSQLitePragmasOption` `journal_mode = DELETE`: the file alone then holds every
+    /// commit. Ignored for a read-only open, which writes nothing.
+    public var checkpointsWriteAheadLogOnOpen = false
     /// Mapping models to migrate with on open, before those found beside the model's bundle: the one whose
     /// ``MappingModel/sourceModelVersionName`` is the store's version and whose
     /// ``MappingModel/destinationModelVersionName`` is the model's is used, or a compiled one (`.cdm`) whose
@@ -451,9 +455,11 @@ public final class PersistentStore: @unchecked Sendable {
                                            arguments: [HistoryTables.firstReservedEntityNumber])
             var nameByNumber: [Int: String] = [:]
             for row in numbers { nameByNumber[row[0]] = row[1] }
+            // Core Data's lightweight migration of a renamed entity keeps the old name in `Z_PRIMARYKEY`
+            // (alemar11's `SampleModel_V2.sqlite`: `ExpensiveSportCar` for `LuxuryCar`, renaming ID
+            // `ExpensiveSportCar`): the entity's renaming identifier names it too.
             for entity in model.entitiesByNumber {
                 if let stored = nameByNumber[entity.entityNumber] {
-                    // A store Core Data migrated keeps an entity's old name (ManagedObjectModel.following(renames:in:)).
                     if stored != entity.name && stored != entity.renamingIdentifier {
                         differences.append("entity number \(entity.entityNumber) is '\(stored)' in the store, '\(entity.name)' in the model")
                     }

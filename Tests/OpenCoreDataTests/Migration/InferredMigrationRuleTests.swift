@@ -43,6 +43,25 @@ import Testing
         #expect(try MigrationFixtures.bytes(url) == before)
     }
 
+    /// A relationship that becomes an attribute of the same name is one property removed and one added: the
+    /// rows stay, their links go, and the new attribute starts at its default.
+    @Test func aRelationshipBecomingAnAttributeOfTheSameNameIsRemovedAndAdded() throws {
+        let directory = TemporaryDirectory()
+        let pet = #"<entity name="Pet"><attribute name="name" attributeType="String"/></entity>"#
+        let (bundle, url, _) = try Self.store(directory, versions: [
+            ("V1", pet + #"<entity name="Person"><attribute name="name" attributeType="String"/><relationship name="pet" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Pet"/></entity>"#),
+            ("V2", pet + #"<entity name="Person"><attribute name="name" attributeType="String"/><attribute name="pet" optional="YES" attributeType="String" defaultValueString="none"/></entity>"#),
+        ], objects: [Object(entity: "Pet", key: "rex", values: ["name": "rex"]),
+                     Object(entity: "Person", key: "ann", values: ["name": "ann"], links: ["pet": ["rex"]]),
+                     Object(entity: "Person", key: "bob", values: ["name": "bob"])])
+        try Self.open(url, bundle: bundle)
+        #expect(try MigrationFixtures.dump(url, model: try ManagedObjectModel(contentsOf: bundle)) == [
+            "Person name=ann (String) pet=none (String)",
+            "Person name=bob (String) pet=none (String)",
+            "Pet name=rex (String)",
+        ])
+    }
+
     @Test func aRequiredAttributeWithADefaultFillsTheNulls() throws {
         let directory = TemporaryDirectory()
         let (bundle, url, _) = try Self.store(directory, versions: [

@@ -32,15 +32,19 @@ import Testing
         #expect(values["year"] == .value(try QueryExpression(format: "$source.year")))
         #expect(values["model"] == .value(try QueryExpression(format: "$source.model")))
         #expect(values["title"] == .value(try QueryExpression(format: "uppercase:($source.make)")))
-        #expect(car.relationshipMappings == [PropertyMapping(
+        var driver = PropertyMapping(
             name: "driver", valueExpression: .destinationInstances(entityMappingName: "OwnerToPerson",
-                                                                   sourceInstances: try QueryExpression(format: "$source.owner")))])
+                                                                   sourceInstances: try QueryExpression(format: "$source.owner")))
+        // Generated from `sourcemappingname` and `sourcekeypath`: used where the source has `owner`.
+        driver.isGenerated = true
+        #expect(car.relationshipMappings == [driver])
         #expect(mapping.entityMapping(named: "NoteToNone")?.sourceExpression == nil)
     }
 
     @Test func expressionsReadBackFromTheirFormat() throws {
         for text in ["$source.price * 100", "$source.owner.name",
-                     #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "A", $source.cars)"#] {
+                     #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "A", $source.cars)"#,
+                     #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "cars", $source.cars)"#] {
             let expression = try MappingExpression(format: text)
             #expect(try MappingExpression(format: expression.format) == expression)
         }

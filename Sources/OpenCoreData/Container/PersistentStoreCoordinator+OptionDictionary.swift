@@ -1,0 +1,22 @@
+import Foundation
+
+extension PersistentStoreCoordinator {
+    /// Opens a store as Core Data's `addPersistentStore(ofType:configurationName:at:options:)` does: the
+    /// type by Core Data's name (``SQLiteStoreType``, ``InMemoryStoreType``), the options as Core Data's
+    /// dictionary (``StoreOptions/init(optionDictionary:)``: read-only, automatic migration and inference,
+    /// history tracking, remote change notifications, `NSSQLitePragmasOption`'s `journal_mode`). The typed
+    /// form is ``addPersistentStore(type:at:options:)``.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for another store type, a configuration name other
+    ///   than nil or `"Default"` (a model here has one configuration), or an option that is not read (named);
+    ///   and what ``addPersistentStore(type:at:options:)`` throws.
+    @discardableResult
+    public func addPersistentStore(ofType storeType: String, configurationName: String?, at url: URL?,
+                                   options: [AnyHashable: Any]? = nil) throws -> PersistentStore {
+        guard configurationName == nil || configurationName == "Default" else {
+            throw ObjectGraphError.invalidRequest("the model has no configuration '\(configurationName ?? "")' (only the default one)")
+        }
+        return try addPersistentStore(type: try StoreType(coreDataName: storeType), at: url,
+                                      options: try StoreOptions(optionDictionary: options))
+    }
+}
