@@ -383,7 +383,7 @@ struct OcdPostgreSQLCommandTests {
         let bench = TestProgram.packageRoot.appendingPathComponent(".build/debug/ocd-bench").path
         try #require(FileManager.default.isExecutableFile(atPath: bench), "ocd-bench is not built")
         let output = try TestProgram.run(bench, ["--store", PostgreSQLTestServer.url!, "--rows", "2500", "--processes", "1,2"],
-                                         seconds: 300)
+                                         seconds: 600)
         #expect(output.status == 0, "\(output.stdout) \(output.stderr)")
         let lines = output.stdout.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
         let results = lines.filter { $0.count == 9 && ["ours", "raw"].contains($0[1]) }

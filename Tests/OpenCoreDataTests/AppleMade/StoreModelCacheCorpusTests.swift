@@ -78,7 +78,7 @@ struct StoreModelCacheCorpusTests {
         let copy = try AppleMadeFixtures.copyOfStore(store, into: directory.url)
         let cached = try #require(try ManagedObjectModel.cachedModel(ofStoreAt: copy))
         let bundleURL = try AppleMadeFixtures.url(bundle)
-        let versions = try XcodeModelLoader.versionNames(inBundle: bundleURL)
+        let versions = XcodeModelLoader.versionNames(inBundle: bundleURL)
         let match = try versions.lazy.map { try ManagedObjectModel(contentsOf: bundleURL, version: $0) }
             .first { $0.entityVersionHashesByName == cached.entityVersionHashesByName }
         let source = try #require(match, "no version of \(bundle) hashes as the cache of \(store)")

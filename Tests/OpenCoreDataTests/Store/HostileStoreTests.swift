@@ -184,13 +184,35 @@ import Testing
         #expect(throws: BinaryPropertyListReader.Failure.self) {
             try BinaryPropertyListReader.read(sharedDataPlist(size: 100_000, references: 2_000))
         }
-        // One byte named 50,000 times from a list of two objects.
+        // One byte named 50,000 times from a list of two objects reads: every mention takes a byte of the file,
+        // so what is read grows with the file (CoreFoundation writes one zero for thousands of equal elements).
+        let repeated = try BinaryPropertyListReader.read(sharedDataPlist(size: 1, references: 50_000))
+        #expect(repeated.array?.count == 50_000)
+        // A shared container multiplies its mentions: 3,000 mentions of an array of 3,000 mentions is 9 million
+        // reads from a 6 KB list, refused.
         #expect(throws: BinaryPropertyListReader.Failure.self) {
-            try BinaryPropertyListReader.read(sharedDataPlist(size: 1, references: 50_000))
+            try BinaryPropertyListReader.read(nestedSharedPlist(references: 3_000))
         }
         // Naming a small object a few times is what writers do, and reads.
         let few = try BinaryPropertyListReader.read(sharedDataPlist(size: 32, references: 5))
         #expect(few.array?.count == 5)
+    }
+
+    /// A binary property list whose top array names object 1 `references` times, object 1 being an array
+    /// naming object 2 (one byte of data) `references` times.
+    private func nestedSharedPlist(references: Int) -> Data {
+        func bigEndian(_ value: Int, _ width: Int) -> [UInt8] { (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * (width - 1 - $0))) } }
+        var bytes = Array("bplist00".utf8)
+        let outerOffset = bytes.count
+        bytes += [0xAF, 0x12] + bigEndian(references, 4) + [UInt8](repeating: 1, count: references)
+        let innerOffset = bytes.count
+        bytes += [0xAF, 0x12] + bigEndian(references, 4) + [UInt8](repeating: 2, count: references)
+        let dataOffset = bytes.count
+        bytes += [0x41, 0xAB]
+        let tableOffset = bytes.count
+        bytes += bigEndian(outerOffset, 4) + bigEndian(innerOffset, 4) + bigEndian(dataOffset, 4)
+        bytes += [0, 0, 0, 0, 0, 0, 4, 1] + bigEndian(3, 8) + bigEndian(0, 8) + bigEndian(tableOffset, 8)
+        return Data(bytes)
     }
 
     @Test func aStoreWhoseMetadataExpandsIsRefusedEvenForReading() throws {
