@@ -80,9 +80,13 @@ struct CompiledModelLoader {
         } else {
             info = (try? PropertyListSerialization.propertyList(from: infoData, format: nil)) as? [String: Any]
         }
-        guard let current = info?["NSManagedObjectModel_CurrentVersionName"] as? String, !current.isEmpty,
+        guard let info else {
+            throw ModelError.malformedModelFile(path: infoURL.path, reason: "VersionInfo.plist is not a readable property list dictionary")
+        }
+        guard let named = info["NSManagedObjectModel_CurrentVersionName"] else { return try onlyModel(in: url, infoURL: infoURL) }
+        guard let current = named as? String, !current.isEmpty,
               !current.contains("/"), current != ".", current != ".." else {
-            throw ModelError.malformedModelFile(path: infoURL.path, reason: "NSManagedObjectModel_CurrentVersionName is missing or not a file name")
+            throw ModelError.malformedModelFile(path: infoURL.path, reason: "NSManagedObjectModel_CurrentVersionName is not a file name")
         }
         let mom = url.appendingPathComponent(current + ".mom")
         if FileManager.default.fileExists(atPath: mom.path) { return mom }
@@ -91,6 +95,19 @@ struct CompiledModelLoader {
             throw ModelError.malformedModelFile(path: omo.path, reason: "the optimized model format (.omo) is not read; the folder has no \(current).mom")
         }
         throw ModelError.malformedModelFile(path: mom.path, reason: "the current version named by VersionInfo.plist is missing")
+    }
+
+    /// The one `.mom` of a `.momd` whose `VersionInfo.plist` names no current version (Xcode wrote such a
+    /// folder for drewying's `GameLibrary.momd`, a single-version model): with one model there is nothing to
+    /// choose, so it is the one Core Data loads (inferred, docs/INTEROP.md); with several, none is guessed.
+    private static func onlyModel(in folder: URL, infoURL: URL) throws -> URL {
+        let moms = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.lowercased().hasSuffix(".mom") }.sorted()
+        guard moms.count == 1 else {
+            throw ModelError.malformedModelFile(path: infoURL.path, reason: "NSManagedObjectModel_CurrentVersionName is missing "
+                + "and the folder holds \(moms.count) models (\(moms.joined(separator: ", "))), so none is the current one")
+        }
+        return folder.appendingPathComponent(moms[0])
     }
 
     private func failure(_ reason: String) -> ModelError { .malformedModelFile(path: source, reason: reason) }

@@ -109,11 +109,10 @@ struct Xcode3ModelArchive {
     private func entityNode(named name: String, at reference: Reference, names: Names) throws -> XcodeModelXMLNode {
         let what = "entity '\(name)'"
         let entity = try instance(reference, of: "XDPMEntity", what: what)
+        // Specializations list the sub-entities, whose own Generalizations name this one: read from there.
         try checkKeys(entity, of: reference, what: what, allowed: ["_name", "_isAbstract"],
-                      buckets: ["OwnedAttributes", "Stereotypes", "Generalizations"])
-        guard isEmptyCollection(try archive.reference("XDBucketForGeneralizationsstorage", of: reference)) else {
-            throw unmappable("a superentity of \(what) (its Generalizations)")
-        }
+                      buckets: ["OwnedAttributes", "Stereotypes", "Generalizations", "Specializations"])
+        let parent = try superentityName(of: reference, what: what, names: names)
         let slots = try stereotypeSlots(of: reference, what: what, allowed: [
             "XD_PStereotype": ["XD_PSK_entityClassName", "XD_PSK_isAbstract", "XD_PSK_userInfo",
                                "XD_PSK_versionHashModifier", "XD_PSK_fetchRequestsArray", "XD_PSK_classMapping",
@@ -123,6 +122,7 @@ struct Xcode3ModelArchive {
             guard isEmptyCollection(slots[slot] ?? nil) else { throw unmappable("\(construct) of \(what)") }
         }
         var attributes = ["name": name]
+        if let parent { attributes["parentEntity"] = parent }
         let umlAbstract = try inPlaceBool("_isAbstract", of: entity, at: reference, what: what) ?? false
         let isAbstract = try bool(slots["XD_PSK_isAbstract"] ?? nil, what: "\(what) XD_PSK_isAbstract") ?? umlAbstract
         guard isAbstract == umlAbstract else {
@@ -144,6 +144,26 @@ struct Xcode3ModelArchive {
         }
         return XcodeModelXMLNode(name: "entity", attributes: attributes.compactMapValues { $0 }, children: children,
                                  origin: "\(reference) of \(source)")
+    }
+
+    /// The superentity named by the entity's one generalization (`XDUMLGeneralizationImp`: `_general` the
+    /// superentity, `_specific` the entity itself), as Xcode 3 archived it (Apress's `Shapes 2`); nil when it
+    /// has none.
+    private func superentityName(of reference: Reference, what: String, names: Names) throws -> String? {
+        let generalizations = try archive.elements(try archive.reference("XDBucketForGeneralizationsstorage", of: reference))
+        guard let generalization = generalizations.first else { return nil }
+        guard generalizations.count == 1 else { throw unmappable("\(what) with \(generalizations.count) superentities") }
+        let description = "the generalization of \(what)"
+        let object = try instance(generalization, of: "XDUMLGeneralizationImp", what: description)
+        try checkKeys(object, of: generalization, what: description, allowed: ["_name", "_general", "_specific"])
+        guard try archive.reference("_specific", of: generalization) == reference else {
+            throw damaged("\(description) (\(generalization)) _specific is not \(reference)")
+        }
+        guard let general = try archive.reference("_general", of: generalization),
+              let parent = names.entities[general.index] else {
+            throw damaged("\(description) (\(generalization)) _general is not an entity of the model")
+        }
+        return parent
     }
 
     // MARK: Properties
@@ -386,10 +406,48 @@ struct Xcode3ModelArchive {
 
     private func integer(_ reference: Reference?, what: String) throws -> Int64? {
         guard let reference else { return nil }
-        guard case .value(.integer(let number)) = try archive.object(reference), (0...Int64(Int32.max)).contains(number) else {
+        let object = try archive.object(reference)
+        let number: Int64?
+        switch object {
+        case .value(.integer(let value)): number = value
+        // Foundation archives an NSDecimalNumber under the class name NSDecimalNumberPlaceholder.
+        case .instance(let instance) where instance.isKind(of: "NSDecimalNumber") || instance.isKind(of: "NSDecimalNumberPlaceholder"):
+            number = Self.wholeNumber(instance)
+        default: number = nil
+        }
+        guard let number, (0...Int64(Int32.max)).contains(number) else {
             throw damaged("\(what) (\(reference)) is not a count or code")
         }
         return number
+    }
+
+    /// A whole `NSDecimalNumber` as Foundation archives it (`NS.mantissa`: little-endian 16-bit words, `NS.length`
+    /// of them, `NS.exponent`, `NS.negative`), as Xcode 3 archived some counts (Apress's `Shapes`: the minimum
+    /// count 3 of `Polygon.vertices`); nil when it is not a whole number that fits.
+    private static func wholeNumber(_ decimal: KeyedArchive.Instance) -> Int64? {
+        guard let mantissa = decimal.fields["NS.mantissa"]?.data, let length = decimal.fields["NS.length"]?.integer,
+              let exponent = decimal.fields["NS.exponent"]?.integer, (0...4).contains(length),
+              mantissa.count >= 2 * Int(length), (-9...9).contains(exponent) else { return nil }
+        guard decimal.fields["NS.mantissa.bo"]?.integer ?? 1 == 1 else { return nil }
+        var value: Int64 = 0
+        let bytes = [UInt8](mantissa)
+        for word in (0..<Int(length)).reversed() {
+            let part = Int64(bytes[2 * word]) | Int64(bytes[2 * word + 1]) << 8
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 1 << 16)
+            guard !overflow else { return nil }
+            value = shifted | part
+        }
+        for _ in 0..<max(exponent, 0) {
+            let (scaled, overflow) = value.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            value = scaled
+        }
+        for _ in 0..<max(-exponent, 0) {
+            guard value % 10 == 0 else { return nil }
+            value /= 10
+        }
+        if case .boolean(true)? = decimal.fields["NS.negative"] { value = -value }
+        return value
     }
 
     private func string(_ reference: Reference?, what: String) throws -> String? {
@@ -416,11 +474,38 @@ struct Xcode3ModelArchive {
         let entries = try archive.stringKeyedEntries(reference)
         guard !entries.isEmpty else { return [] }
         let nodes = try entries.sorted { $0.key < $1.key }.map { key, value in
-            guard let text = try archive.string(value) else { throw damaged("\(what) '\(key)' is null") }
+            guard let text = try userInfoText(value) else { throw damaged("\(what) '\(key)' is null") }
             return XcodeModelXMLNode(name: "entry", attributes: ["key": key, "value": text], children: [],
                                      origin: "\(value) of \(source)")
         }
         return [XcodeModelXMLNode(name: "userInfo", attributes: [:], children: nodes, origin: "\(what) of \(source)")]
+    }
+
+    /// A user info value as the XML form's text: a string as it is; an array, dictionary or number (Sync
+    /// Services' `com.apple.syncservices.IdentityProperties` in mogenerator's `MyModel` is an array) in the
+    /// old-style property list text of its description, `(a, b)` or `{k = v; }` — how Xcode converts such a
+    /// value to the XML form is inferred (docs/INTEROP.md); user info is in no version hash.
+    private func userInfoText(_ reference: Reference) throws -> String? {
+        if case .value(.string(let text)) = try archive.object(reference) { return text }
+        if let text = try? archive.string(reference) { return text }
+        func text(_ value: KeyedArchive.Value) -> String {
+            switch value {
+            case .null: return ""
+            case .string(let string): return string
+            case .integer(let number): return String(number)
+            case .real(let number): return String(number)
+            case .boolean(let flag): return flag ? "1" : "0"
+            case .date(let date): return String(date.timeIntervalSinceReferenceDate)
+            case .data(let data): return "<" + data.map { String(format: "%02x", $0) }.joined() + ">"
+            case .array(let items): return "(" + items.map(text).joined(separator: ", ") + ")"
+            case .dictionary(let entries):
+                return "{" + entries.sorted { $0.key < $1.key }.map { "\($0.key) = \(text($0.value)); " }.joined() + "}"
+            case .instance(let className, _): return className
+            }
+        }
+        let value = try archive.resolved(reference)
+        if case .null = value { return nil }
+        return text(value)
     }
 
     private func damaged(_ reason: String) -> ModelError { .malformedModelFile(path: source, reason: reason) }

@@ -83,7 +83,9 @@ struct KeyPathReader {
         let rest = steps.dropFirst()
         switch step {
         case .key(let key):
-            if let object = value as? ManagedObject { return try read(try object.value(forKey: key), rest) }
+            if let object = value as? ManagedObject {
+                return try read(try MissingTransformerNotice.shared.value(of: object, forKey: key), rest)
+            }
             guard let collection = members(of: value) else { return nil }
             var results: [Any] = []
             for member in collection {

@@ -156,7 +156,8 @@ import Testing
         expectRefusal({ _ = try ManagedObjectModel(contentsOf: other) }, folder: other, construct: "XDDevModel")
 
         let cases: [(String, String, (inout [PropertyListValue]) -> Void)] = [
-            ("Inherits", "superentity", { objects in
+            // Generalizations hold XDUMLGeneralizationImp objects (Xcode3ModelArchive), not the superentity itself.
+            ("Inherits", "generalization", { objects in
                 let book = self.index(of: "Book", class: "XDPMEntity", in: objects)
                 let author = self.index(of: "Author", class: "XDPMEntity", in: objects)
                 objects.append(.dictionary(["NS.objects": .array([.uid(UInt64(author))]),
