@@ -1,6 +1,5 @@
-import Foundation
 import Testing
-import OpenCoreData
+import OpenCoreData   // and nothing else: it brings Foundation's names, as `import CoreData` does
 
 // A progressive migrator written as a Core Data app writes one, in Core Data's words with the `NS` prefix
 // dropped: it finds the model version that wrote a store from the store's metadata, walks the versions one

@@ -49,6 +49,15 @@ extension NSManagedObjectModel {
         }
         return model
     }
+
+    /// The version `version` of the compiled model `name.momd` in `bundle`.
+    static func version(_ version: String, ofModel name: String, in bundle: Bundle) throws -> NSManagedObjectModel {
+        guard let url = bundle.url(forResource: version, withExtension: "mom", subdirectory: "\(name).momd"),
+              let model = NSManagedObjectModel(contentsOf: url) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "\(name).momd/\(version).mom"])
+        }
+        return model
+    }
 }
 #else
 @_exported import OpenCoreData
@@ -64,6 +73,13 @@ public typealias NSFetchedResultsController<ResultType: ManagedObject> = Fetched
 public typealias NSPredicate = QueryPredicate
 public typealias NSSortDescriptor = QuerySortDescriptor
 public typealias NSExpression = QueryExpression
+public typealias NSPersistentStoreCoordinator = PersistentStoreCoordinator
+public typealias NSMigrationManager = MigrationManager
+public typealias NSMappingModel = MappingModel
+public typealias NSEntityMigrationPolicy = EntityMigrationPolicy
+public typealias NSEntityMapping = EntityMapping
+public let NSSQLiteStoreType = SQLiteStoreType
+public let NSSQLitePragmasOption = SQLitePragmasOption
 
 extension Notification.Name {
     public static let NSManagedObjectContextObjectsDidChange = ManagedObjectContext.didChangeObjectsNotification
@@ -75,6 +91,13 @@ extension NSManagedObjectModel {
     /// The model source `name.xcdatamodeld` in `bundle`.
     static func named(_ name: String, in bundle: Bundle) throws -> NSManagedObjectModel {
         try ManagedObjectModel(named: name, in: bundle)
+    }
+
+    /// The version `version` of the model source `name.xcdatamodeld` in `bundle`.
+    static func version(_ version: String, ofModel name: String, in bundle: Bundle) throws -> NSManagedObjectModel {
+        let current = try ManagedObjectModel(named: name, in: bundle)
+        guard let folder = current.versionBundleURL else { return current }
+        return try ManagedObjectModel(contentsOf: folder, version: version)
     }
 }
 #endif

@@ -6,8 +6,14 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
 
-let store = try NoteStore(url: directory.appendingPathComponent("Notes.sqlite"))
+let storeURL = directory.appendingPathComponent("Notes.sqlite")
+// As an app does before it opens its store: a store of an earlier model version is migrated first.
+let migrator = NoteStoreMigrator()
+if try migrator.requiresMigration(at: storeURL) { try migrator.migrateStore(at: storeURL) }
+let store = try NoteStore(url: storeURL)
 try store.add(title: "Zebra crossing")
 try await store.importTitles(["Émile's letter", "apple pie", "Ωmega project"])
 for note in try store.notes() { print(note.title ?? "") }
 print("containing 'e':", try store.notes(containing: "E").count)
+// Written by the current version, the store needs no migrating.
+print("needs migrating:", try migrator.requiresMigration(at: storeURL))
