@@ -21,7 +21,14 @@ public enum AttributeValueConverter {
             Refusal(description: "\(field) is not a valid \(type.rawValue)\(why)")
         }
         if case .null = field { return nil }
-        if case .nested = field { throw refuse() }
+        if type == .transformable, archivesPropertyLists(attribute) {
+            // The value as JSON wrote it; the insert hands its property-list form to the transformer.
+            return field
+        }
+        switch field {
+        case .array, .object: throw refuse()
+        default: break
+        }
         if case .text(let text) = field, text.trimmingCharacters(in: .whitespaces).isEmpty, type != .string { return nil }
         switch type {
         case .string:
@@ -33,7 +40,7 @@ public enum AttributeValueConverter {
             case .integer(let value): return "\(value)"
             case .number(let value): return "\(value)"
             case .bool(let value): return value ? "true" : "false"
-            case .null, .nested: throw refuse()
+            case .null, .array, .object: throw refuse()
             }
         case .integer16, .integer32, .integer64:
             let whole: Int64
@@ -97,8 +104,12 @@ public enum AttributeValueConverter {
             }
         case .date:
             switch field {
-            case .integer(let value): return Date(timeIntervalSinceReferenceDate: Double(value))
-            case .number(let value): return Date(timeIntervalSinceReferenceDate: value)
+            case .integer(let value):
+                guard let date = ImportDate.date(seconds: Double(value)) else { throw refuse(" (out of range: years 1 to 9999)") }
+                return date
+            case .number(let value):
+                guard let date = ImportDate.date(seconds: value) else { throw refuse(" (out of range: years 1 to 9999)") }
+                return date
             case .text(let text):
                 guard let date = ImportDate.parse(text.trimmingCharacters(in: .whitespaces)) else {
                     throw refuse(" (write ISO 8601, like 2011-10-21 or 2011-10-21T09:30:00Z, 21-Oct-11, or seconds since 2001)")
@@ -123,8 +134,16 @@ public enum AttributeValueConverter {
             return data
         case .transformable, .objectID, .composite:
             // A composite's elements are imported by their key paths (`magnitude.richter`), not as one field.
-            throw Refusal(description: "\(type.rawValue) attributes cannot be imported from text")
+            throw Refusal(description: "\(type.rawValue) attributes cannot be imported from text"
+                          + (type == .transformable ? " unless their transformer archives property-list values" : ""))
         }
+    }
+
+    /// Whether `attribute`'s transformer archives Foundation property-list values (the default,
+    /// `NSSecureUnarchiveFromData`, and its subclasses), so any JSON value fits it.
+    public static func archivesPropertyLists(_ attribute: AttributeDescription) -> Bool {
+        let name = ValueTransformerName(attribute.valueTransformerName ?? ValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue)
+        return SecureUnarchiveFromDataTransformer(forName: name) != nil
     }
 
     /// Whether `text` is one plain decimal number: an optional sign, digits with at most one point, and

@@ -9,9 +9,18 @@ import Foundation
 public enum ImportDate {
     /// The date `text` names in one of the forms above, or nil.
     public static func parse(_ text: String) -> Date? {
-        if let seconds = Double(text), seconds.isFinite { return Date(timeIntervalSinceReferenceDate: seconds) }
+        if let seconds = Double(text) { return date(seconds: seconds) }
         if let date = ClosingDate.parse(text) { return date }
         return iso8601(text)
+    }
+
+    /// Seconds since the reference date from 0001-01-01T00:00:00Z up to (not including) the year 10000:
+    /// the dates ISO 8601 writes with four-digit years. A number outside (`1e308`) is no date anyone meant.
+    public static let secondsRange: Range<Double> = -63_113_904_000 ..< 252_423_993_600
+
+    /// The date `seconds` after the reference date, or nil outside ``secondsRange`` (or not finite).
+    public static func date(seconds: Double) -> Date? {
+        secondsRange.contains(seconds) ? Date(timeIntervalSinceReferenceDate: seconds) : nil
     }
 
     /// Largest zone offset accepted, in minutes: ISO 8601 itself allows any, but real zones stay within
@@ -55,15 +64,13 @@ public enum ImportDate {
         guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else {
             return nil
         }
-        var calendar = Calendar(identifier: .gregorian)
-        guard let utc = TimeZone(identifier: "UTC") else { return nil }
-        calendar.timeZone = utc
-        let components = DateComponents(year: year, month: month, day: day)
-        guard let midnight = calendar.date(from: components),
-              calendar.dateComponents([.year, .month, .day], from: midnight) == DateComponents(
-                year: year, month: month, day: day) else { return nil }   // refuses 2011-02-30
-        let seconds = Double(hour * 3600 + minute * 60 + second - offsetMinutes * 60) + fraction
-        return midnight.addingTimeInterval(seconds)
+        // ISO 8601's calendar is the proleptic Gregorian one, also before 1582 (``CivilDate``); 2011-02-30 is refused.
+        guard year >= 1, Int64(day) <= CivilDate.daysInMonth(year: Int64(year), month: Int64(month)) else { return nil }
+        let midnight = CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400
+        // Whole seconds counted from the reference date before the fraction is added: the double keeps more
+        // of the fraction the closer it is to zero.
+        let whole = midnight - 978_307_200 + Int64(hour * 3600 + minute * 60 + second - offsetMinutes * 60)
+        return Date(timeIntervalSinceReferenceDate: Double(whole) + fraction)
     }
 
     /// Reads fixed-width ASCII digit groups and separators from the front of a text.

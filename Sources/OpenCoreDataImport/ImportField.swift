@@ -13,12 +13,14 @@ public enum ImportField: Sendable, Equatable, Decodable, CustomStringConvertible
     case number(Double)
     /// A CSV field, or a JSON string.
     case text(String)
-    /// A JSON array or object: nothing an attribute holds.
-    case nested
+    /// A JSON array: only a transformable attribute whose transformer archives property-list values holds one.
+    case array([ImportField])
+    /// A JSON object: only a transformable attribute whose transformer archives property-list values holds one.
+    case object([String: ImportField])
 
-    /// Reads one JSON value; arrays and objects become ``nested``.
+    /// Reads one JSON value, arrays and objects with their members.
     ///
-    /// - Throws: `DecodingError` only when the decoder has no single value to give.
+    /// - Throws: `DecodingError` when the decoder has no single JSON value to give.
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -31,8 +33,24 @@ public enum ImportField: Sendable, Equatable, Decodable, CustomStringConvertible
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
             self = .text(value)
+        } else if let value = try? container.decode([ImportField].self) {
+            self = .array(value)
         } else {
-            self = .nested
+            self = .object(try container.decode([String: ImportField].self))
+        }
+    }
+
+    /// The value as a Foundation property-list value, what a keyed archive holds: `NSNull`, `Bool`, `Int`
+    /// (`Int64` beyond it), `Double`, `String`, `[Any]` and `[String: Any]`, nested.
+    public var propertyListValue: Any {
+        switch self {
+        case .null: return NSNull()
+        case .bool(let value): return value
+        case .integer(let value): return Int(exactly: value) ?? value
+        case .number(let value): return value
+        case .text(let value): return value
+        case .array(let values): return values.map(\.propertyListValue)
+        case .object(let values): return values.mapValues(\.propertyListValue)
         }
     }
 
@@ -44,7 +62,8 @@ public enum ImportField: Sendable, Equatable, Decodable, CustomStringConvertible
         case .integer(let value): return "\(value)"
         case .number(let value): return "\(value)"
         case .text(let value): return "'\(TerminalText.escaped(value))'"
-        case .nested: return "a nested JSON value"
+        case .array: return "a JSON array"
+        case .object: return "a JSON object"
         }
     }
 }

@@ -50,13 +50,20 @@ public enum ImportRecordReader {
         var columns: [String] = []
         var seen = Set<String>()
         var records: [ImportRecord] = []
-        // Split on every line ending: "\r\n" is one Character, so splitting on "\n" alone misses it.
-        for (offset, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        // JSON Lines ends a line at "\n" only (a "\r" before it is whitespace): U+2028 and the other
+        // Unicode line breaks are text a JSON string may hold as it is.
+        for (offset, line) in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let trimmed = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { continue }
             let location = "line \(offset + 1)"
             guard let object = try? decoder.decode([String: ImportField].self, from: Data(trimmed.utf8)) else {
                 records.append(ImportRecord(location: location, fields: [:], unreadable: "not a JSON object"))
+                continue
+            }
+            // The decoder keeps one value of a key written twice; which one the writer meant is unknown.
+            if let repeated = JSONObjectKeys.firstRepeated(in: trimmed) {
+                records.append(ImportRecord(location: location, fields: [:],
+                                            unreadable: "the key '\(TerminalText.escaped(repeated))' appears twice"))
                 continue
             }
             for key in object.keys.sorted() where seen.insert(key).inserted { columns.append(key) }

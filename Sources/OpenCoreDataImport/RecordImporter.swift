@@ -35,7 +35,7 @@ public enum RecordImporter {
                     do {
                         if let value = try AttributeValueConverter.value(field, for: attribute) {
                             // The library's own rule, so a row accepted here is never refused at insert.
-                            try attribute.checkStorable(value)
+                            try attribute.checkStorable(Self.settable(value))
                             values[attribute.name] = value
                         }
                     } catch {
@@ -54,6 +54,12 @@ public enum RecordImporter {
         return (rows, refused)
     }
 
+    /// What `setValue` gets for a converted value: a JSON value for a transformable attribute (kept as its
+    /// ``ImportField``, which is `Sendable`) in its Foundation form, which the transformer archives.
+    static func settable(_ value: any Sendable) -> Any {
+        (value as? ImportField)?.propertyListValue ?? value
+    }
+
     /// Inserts `rows` as new objects of `entity` and saves once; nothing is written if the save fails.
     ///
     /// - Throws: `ObjectGraphError` when an object cannot be made or given a value, ``ImportError`` when
@@ -63,7 +69,7 @@ public enum RecordImporter {
         try context.performAndWait {
             for (index, values) in rows.enumerated() {
                 let object = try context.insertNewObject(forEntityName: entity)
-                for (key, value) in values { try object.setValue(value, forKey: key) }
+                for (key, value) in values { try object.setValue(Self.settable(value), forKey: key) }
                 progress?(index + 1)
             }
             do {

@@ -3,13 +3,16 @@
 /// stored value can neither move the cursor nor change the terminal's state.
 public enum TerminalText {
     /// `text` with every control character escaped (`\n`, `\t`, `\r`, otherwise `\u{1B}`); other
-    /// characters as they are.
-    public static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+    /// characters as they are. With `keepingTabs`, tabs stay (they separate the columns of a line and
+    /// move the cursor forward only).
+    public static func escaped(_ text: String, keepingTabs: Bool = false) -> String {
+        func escapes(_ scalar: Unicode.Scalar) -> Bool { isControl(scalar) && !(keepingTabs && scalar == "\t") }
+        guard text.unicodeScalars.contains(where: escapes) else { return text }
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
             switch scalar {
+            case _ where !escapes(scalar): out.unicodeScalars.append(scalar)
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"

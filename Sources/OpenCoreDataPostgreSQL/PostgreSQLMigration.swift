@@ -47,7 +47,7 @@ enum PostgreSQLMigration {
         guard let bundleURL = model.versionBundleURL, let modelVersion = model.versionName,
               metadata.versionHashes != model.entityVersionHashesByName else { return [] }
         let bundle = try ModelVersionBundle(contentsOf: bundleURL)
-        guard let stored = bundle.version(withHashes: metadata.versionHashes),
+        guard let stored = bundle.version(withHashes: metadata.versionHashes, notAfter: modelVersion),
               let target = bundle.version(named: modelVersion) else { return [] }
         guard !options.readOnly, options.migratesStoreAutomatically else { return [] }
         let versions = "\(stored.name) → \(modelVersion)"

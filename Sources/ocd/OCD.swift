@@ -17,15 +17,25 @@ struct OCD: AsyncParsableCommand {
     /// so the classes a model file names are not ocd's to find, and their absence is not worth a warning.
     static func main() async {
         ManagedObjectClassRegistry.warnsAboutMissingClasses = false
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
-        } catch {
+        } catch let error where error is CleanExit || error is ExitCode || error is ValidationError {
             exit(withError: error)
+        } catch {
+            // ArgumentParser's own messages (usage, help) are its text; any other error may quote a store,
+            // a model or a file, so it is printed escaped, with ArgumentParser's prefix and exit status.
+            Console.error("Error: " + message(for: error))
+            exit(withError: ExitCode(exitCode(for: error).rawValue))
         }
     }
 }

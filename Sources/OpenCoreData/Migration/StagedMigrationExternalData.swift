@@ -28,8 +28,8 @@ final class StagedMigrationExternalData {
     /// The folders for migrating the store at `path` through `models` (every version the stages pass,
     /// the store's own first) on its copy at `copyPath`; nil when no version keeps values outside rows.
     ///
-    /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` when the copy's folder cannot be made,
-    ///   and the ``StoreError`` of reading the copy.
+    /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` when the copy's folder cannot be made or
+    ///   the original's is reached through a symbolic link, and the ``StoreError`` of reading the copy.
     init?(storeAt path: String, copyPath: String, models: [ManagedObjectModel]) throws {
         let url = URL(fileURLWithPath: path)
         copy = URL(fileURLWithPath: copyPath)
@@ -41,6 +41,7 @@ final class StagedMigrationExternalData {
         func failure(_ reason: String) -> MigrationError {
             .stepFailed(path: path, step: "share the store's _EXTERNAL_DATA files with its copy", reason: reason)
         }
+        if let problem = ExternalBinaryStorage.confinementProblem(of: originalFolder) { throw failure(problem) }
         do {
             try FileManager.default.createDirectory(at: workingFolder, withIntermediateDirectories: false)
         } catch {
@@ -70,9 +71,13 @@ final class StagedMigrationExternalData {
     /// is in the original folder, synced.
     ///
     /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` when a file cannot be placed (what was
-    ///   placed is removed again), and the ``StoreError`` of reading the copy.
+    ///   placed is removed again) or the original folder is reached through a symbolic link, and the
+    ///   ``StoreError`` of reading the copy.
     func publish(model: ManagedObjectModel, reportedPath: String) throws {
         let named = try ExternalBinaryStorage.referencedFiles(ofStoreAt: copy, model: model)
+        if let problem = ExternalBinaryStorage.confinementProblem(of: originalFolder) {
+            throw MigrationError.stepFailed(path: reportedPath, step: "place the migrated _EXTERNAL_DATA files", reason: problem)
+        }
         do {
             var missingFolders: [URL] = []
             var folder = originalFolder

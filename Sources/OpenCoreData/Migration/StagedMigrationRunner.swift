@@ -87,7 +87,7 @@ package enum StagedMigrationRunner {
                         recordsHistory: Bool = false) throws -> [MigrationPlan] {
         let metadata = try ReadOnlyStoreFile.read(path) { try StoreMetadata.read($0, path: path) }
         if metadata.versionHashes == target.model.entityVersionHashesByName { return [] }
-        guard let stored = bundle.version(withHashes: metadata.versionHashes),
+        guard let stored = bundle.version(withHashes: metadata.versionHashes, notAfter: target.name),
               let from = bundle.versions.firstIndex(where: { $0.name == stored.name }),
               let to = bundle.versions.firstIndex(where: { $0.name == target.name }) else {
             throw StoreError.incompatibleModel(path: path, differences: metadata.differences(from: target.model))

@@ -140,8 +140,14 @@ enum StoreFileReplacement {
         func remove(_ path: String) {
             for suffix in ["-wal", "-shm", "-journal", ""] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
-        for name in names where name.hasPrefix(prefix) && !["-wal", "-shm", "-journal"].contains(where: name.hasSuffix) {
+        let sidecars = ["-wal", "-shm", "-journal"]
+        for name in names where name.hasPrefix(prefix) {
             let path = folder.appendingPathComponent(name).path
+            if let sidecar = sidecars.first(where: name.hasSuffix) {
+                // A log or journal whose file is gone (killed between removing the two) is no one's.
+                if !names.contains(String(name.dropLast(sidecar.count))) { try? FileManager.default.removeItem(atPath: path) }
+                continue
+            }
             if let suffix = [derivedSuffix, externalDataSuffix].first(where: { path.hasSuffix($0) }) {
                 // A derived file or folder goes with its copy; alone, its copy was already removed (the
                 // process died in between), so no one uses it.

@@ -48,14 +48,14 @@ public enum StoreMigration {
     static func migrateIfNeeded(path: String, model: ManagedObjectModel, options: StoreOptions) throws {
         // A migration on a copy killed after its write-back leaves the store migrated and its copy behind,
         // and the store then opens without migrating: the copies of dead processes go at every writable open.
-        if !options.readOnly, model.versionBundleURL != nil {
+        if !options.readOnly {
             StoreFileReplacement.removeAbandonedCopies(of: URL(fileURLWithPath: path))
         }
         guard let bundleURL = model.versionBundleURL, let modelVersion = model.versionName,
               let metadata = try? StoreMetadata.read(storeAt: path),
               metadata.versionHashes != model.entityVersionHashesByName else { return }
         let bundle = try ModelVersionBundle(contentsOf: bundleURL)
-        guard let stored = bundle.version(withHashes: metadata.versionHashes),
+        guard let stored = bundle.version(withHashes: metadata.versionHashes, notAfter: modelVersion),
               let target = bundle.version(named: modelVersion) else { return }
         // A mapping model from the store's version to the model's (passed in the options, else beside the
         // bundle) is used before any inferred mapping (docs/MIGRATION.md, "Mapping models").
@@ -144,7 +144,7 @@ public enum StoreMigration {
                               differences: (ManagedObjectModel) throws -> [String],
                               storedNumbers readNumbers: () throws -> [String: Int]) throws -> [MigrationPlan] {
         if metadata.versionHashes == targetModel.entityVersionHashesByName { return [] }
-        guard let stored = bundle.version(withHashes: metadata.versionHashes) else {
+        guard let stored = bundle.version(withHashes: metadata.versionHashes, notAfter: target.name) else {
             throw StoreError.incompatibleModel(path: path, differences: metadata.differences(from: targetModel))
         }
         guard let from = bundle.versions.firstIndex(where: { $0.name == stored.name }),

@@ -28,7 +28,7 @@ public struct ModelVersionBundle: Sendable {
         self.url = url
         versions = try XcodeModelLoader.versionNames(inBundle: url).map { name in
             ModelVersion(name: name, isCurrent: name == current,
-                         model: try ManagedObjectModel(contentsOf: url, version: name))
+                         model: try ManagedObjectModel(versionFolder: url.appendingPathComponent(name + ".xcdatamodel"), bundle: url))
         }
     }
 
@@ -41,10 +41,21 @@ public struct ModelVersionBundle: Sendable {
         return versions.first { $0.name == wanted }
     }
 
-    /// The version whose entity hashes are exactly `hashes`; the last such one in version order when
-    /// several versions hash alike (they open the same stores), nil when none does.
+    /// The version whose entity hashes are exactly `hashes`, nil when none does. When several versions
+    /// hash alike (they open the same stores), the last one not after the current version: a store such
+    /// a version wrote opens with the current one, and is never taken for one written by a later version
+    /// (which would refuse it as newer); the last one when all come after.
     public func version(withHashes hashes: [String: Data]) -> ModelVersion? {
-        versions.last { $0.wrote(versionHashes: hashes) }
+        version(withHashes: hashes, notAfter: current.name)
+    }
+
+    /// The version whose entity hashes are exactly `hashes`; when several versions hash alike, the last
+    /// one not after the version named `target` (the version a migration goes to), else the last one.
+    public func version(withHashes hashes: [String: Data], notAfter target: String) -> ModelVersion? {
+        let matching = versions.indices.filter { versions[$0].wrote(versionHashes: hashes) }
+        guard let targetIndex = versions.firstIndex(where: { $0.name == XcodeModelLoader.versionName(target) }),
+              let notAfter = matching.last(where: { $0 <= targetIndex }) else { return matching.last.map { versions[$0] } }
+        return versions[notAfter]
     }
 
     /// The version that wrote the store at `storeURL`, read from its metadata without changing the file;
@@ -53,5 +64,13 @@ public struct ModelVersionBundle: Sendable {
     /// - Throws: ``StoreError`` when the file is not a readable store.
     public func version(ofStoreAt storeURL: URL) throws -> ModelVersion? {
         version(withHashes: try StoreMetadata.read(storeAt: storeURL.path).versionHashes)
+    }
+
+    /// The version that wrote the store at `storeURL`, as ``version(ofStoreAt:)`` finds it, but among
+    /// versions that hash alike the last one not after the version named `target`.
+    ///
+    /// - Throws: ``StoreError`` when the file is not a readable store.
+    public func version(ofStoreAt storeURL: URL, notAfter target: String) throws -> ModelVersion? {
+        version(withHashes: try StoreMetadata.read(storeAt: storeURL.path).versionHashes, notAfter: target)
     }
 }

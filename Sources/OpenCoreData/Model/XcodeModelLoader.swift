@@ -49,6 +49,15 @@ extension ManagedObjectModel {
         } else if let version {
             throw ModelError.versionNotFound(bundle: url.path, version: version, available: [])
         }
+        try self.init(versionFolder: versionURL, bundle: bundleURL)
+    }
+
+    /// Loads the model at `versionURL` (a version folder of the bundle `bundleURL`, or a lone model with
+    /// nil), without looking the version up in the bundle again: ``ModelVersionBundle`` loads every
+    /// version it listed once this way, so a bundle loads in time linear in its versions.
+    ///
+    /// - Throws: every ``ModelError`` that ``init(contentsOf:)`` throws.
+    convenience init(versionFolder versionURL: URL, bundle bundleURL: URL?) throws {
         let contentsURL = try XcodeModelLoader.contentsFileURL(for: versionURL)
         let root = try XcodeModelLoader.modelRoot(at: contentsURL)
         try self.init(compiled: try XcodeModelLoader(source: contentsURL.path).contents(fromModel: root))

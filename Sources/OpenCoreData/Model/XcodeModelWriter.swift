@@ -27,7 +27,9 @@ extension ManagedObjectModel {
     ///
     /// - Throws: ``ModelError/malformedModelFile(path:reason:)`` naming `url` when something already exists
     ///   there (nothing is overwritten), when a version name is empty, holds a `/` or is given twice, when
-    ///   `currentVersion` is not one of them, or when the files cannot be written.
+    ///   `currentVersion` is not one of them, when a name or value of a model holds a character an XML file
+    ///   cannot (a control character, NUL, a noncharacter; named with its entity and property), or when the
+    ///   files cannot be written.
     public static func writeModelBundle(versions: [(name: String, model: ManagedObjectModel)], currentVersion: String,
                                         to url: URL) throws {
         let fileManager = FileManager.default
@@ -41,11 +43,18 @@ extension ManagedObjectModel {
         guard names.contains(currentVersion) else {
             throw ModelError.malformedModelFile(path: url.path, reason: "the current version '\(currentVersion)' is not one of the versions written")
         }
+        let documents = try versions.map { name, model in
+            let document = XcodeModelWriter(model: model).document()
+            if let problem = XcodeModelWriter.unwritableCharacter(in: document) {
+                throw ModelError.malformedModelFile(path: url.path, reason: "version '\(name)': \(problem); nothing was written")
+            }
+            return (name, Data(document.utf8))
+        }
         do {
-            for (name, model) in versions {
+            for (name, document) in documents {
                 let folder = url.appendingPathComponent(name + ".xcdatamodel", isDirectory: true)
                 try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
-                try model.xcodeModelXML().write(to: folder.appendingPathComponent("contents"))
+                try document.write(to: folder.appendingPathComponent("contents"))
             }
             let marker = """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -306,6 +315,48 @@ struct XcodeModelWriter {
     static func number(_ value: Double) -> String {
         if value.rounded() == value, abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
+    }
+
+    /// The first character of `document` (written by ``document()``) that XML 1.0 cannot hold or that
+    /// reads back as another (C0 controls but tab and line breaks, noncharacters such as U+FFFE), named
+    /// with the entity and element holding it; nil when there is none. Such text would make a file no
+    /// XML parser reads back.
+    static func unwritableCharacter(in document: String) -> String? {
+        var entity: String?, property: String?
+        for line in document.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.drop { $0 == " " }
+            let element = String(trimmed.dropFirst().prefix { $0.isLetter })
+            if element == "entity" { entity = attribute("name", in: trimmed) }
+            if ["entity", "attribute", "relationship", "fetchedProperty"].contains(element) { property = nil }
+            if ["attribute", "relationship", "fetchedProperty"].contains(element) {
+                property = attribute("name", in: trimmed).map { "\(element) '\($0)'" }
+            }
+            if let bad = line.unicodeScalars.first(where: { !isWritable($0) }) {
+                let named = property != nil && element != "entry" ? nil : attribute("name", in: trimmed) ?? attribute("key", in: trimmed)
+                let place = [entity.map { "entity '\($0)'" }, property, named.map { "\(element) '\($0)'" }]
+                    .compactMap { $0 }.joined(separator: ", ")
+                return "\(place.isEmpty ? "<\(element)>" : place) holds U+\(String(format: "%04X", bad.value)), which an XML model file cannot hold"
+            }
+            // A property written on one line ends there; its user info and the like follow on lines of their own.
+            if trimmed.hasSuffix("/>"), element != "entry" { property = nil }
+            if trimmed.hasPrefix("</entity") || trimmed.hasPrefix("</attribute") || trimmed.hasPrefix("</relationship")
+                || trimmed.hasPrefix("</fetchedProperty") { property = nil }
+        }
+        return nil
+    }
+
+    private static func isWritable(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        if value < 0x20 { return value == 0x09 || value == 0x0A || value == 0x0D }
+        if (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE { return false }
+        return true
+    }
+
+    /// The escaped value of `name="…"` in an element's line, shown escaped for a terminal.
+    private static func attribute(_ name: String, in line: Substring) -> String? {
+        guard let start = line.range(of: " \(name)=\"") else { return nil }
+        let value = line[start.upperBound...].prefix { $0 != "\"" }
+        return String(value.unicodeScalars.map { isWritable($0) ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }.joined())
     }
 
     /// Text safe inside a double-quoted XML attribute: markup characters and every character XML would

@@ -162,9 +162,11 @@ final class BatchedObjects {
             }
         }
         if let object = objects[index] { return object }
-        // The context is gone or the store refused: hand out a fault that reports the problem when used.
+        // The store refused the batch: hand out the context's fault, which reads its row again when used
+        // and then throws the store's own error (an unreadable value is not a missing object). Without a
+        // context, a fault that reports the object as gone.
         let id = id(at: index)
-        let fault = id.entity.managedObjectClass.init(entity: id.entity, id: id)
+        let fault = (try? contextReference.context?.object(with: id)) ?? id.entity.managedObjectClass.init(entity: id.entity, id: id)
         Self.set(batch, in: &writtenBatches)
         objects[index] = fault
         return fault

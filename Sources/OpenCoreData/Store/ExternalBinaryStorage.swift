@@ -143,10 +143,14 @@ package final class ExternalBinaryStorage: Sendable {
         }
     }
 
-    /// The bytes of a file in the folder, refusing a symbolic link or anything but a regular file.
+    /// The bytes of a file in the folder, refusing a symbolic link (the file's or a folder's on the way) or
+    /// anything but a regular file.
     private func readFile(named name: String, _ unreadable: (String) -> StoreError) throws -> Data {
+        if let problem = Self.confinementProblem(of: directory) { throw unreadable(problem) }
         let path = directory.appendingPathComponent(name).path
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer for ever; the check
+        // below refuses it once open. Reads of a regular file ignore the flag.
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
             if code == ENOENT { throw unreadable("its file _EXTERNAL_DATA/\(name) is missing") }
@@ -167,7 +171,7 @@ package final class ExternalBinaryStorage: Sendable {
 
     /// Whether the folder holds a regular file named `name` (a symbolic link is not one).
     func holdsFile(named name: String) -> Bool {
-        guard Self.isFileName(name) else { return false }
+        guard Self.isFileName(name), Self.confinementProblem(of: directory) == nil else { return false }
         var status = stat()
         return lstat(directory.appendingPathComponent(name).path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
@@ -250,11 +254,7 @@ package final class ExternalBinaryStorage: Sendable {
         func failure(_ reason: String) -> StoreError {
             .externalDataNotWritten(path: storePath, entity: entity, key: key, reason: reason)
         }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw failure("the folder \(directory.path) cannot be made: \(error.localizedDescription)")
-        }
+        if let problem = Self.makeConfinedFolder(directory) { throw failure(problem) }
         let path = directory.appendingPathComponent(name).path
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
@@ -296,7 +296,8 @@ package final class ExternalBinaryStorage: Sendable {
 
     /// Removes a file named as Core Data names them from `directory` (a file already gone is fine).
     static func remove(_ name: String, from directory: URL) {
-        guard isFileName(name) else { return }
+        // Through a linked folder the file would be another folder's: it stays (a file too many is no loss).
+        guard isFileName(name), confinementProblem(of: directory) == nil else { return }
         unlink(directory.appendingPathComponent(name).path)
     }
 }

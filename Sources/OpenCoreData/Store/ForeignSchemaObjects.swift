@@ -18,17 +18,25 @@ enum ForeignSchemaObjects {
             || coreDataHistoryTables.contains(upper)
     }
 
-    /// The foreign objects in `db`, one line each ("trigger EVIL on ZITEM", "view V", "table T"), in name
-    /// order; empty when the store holds only what `schema` and Core Data's layout imply. Indexes are
-    /// tolerated on the tables that are: they act on no write beyond refusing a duplicate.
+    /// The foreign objects in `db`, one line each ("trigger EVIL on ZITEM", "view V", "table T", "ON
+    /// CONFLICT REPLACE in the declaration of table ZITEM"), in name order; empty when the store holds only
+    /// what `schema` and Core Data's layout imply. Indexes are tolerated on the tables that are: they act on
+    /// no write beyond refusing a duplicate. The model's tables must be declared without the clauses
+    /// ``TableDeclarationClauses`` lists, which would make a save drop or overwrite rows while succeeding.
     static func list(in db: Database, schema: StoreSchema) throws -> [String] {
         let known = Set(schema.tables.map { $0.name.uppercased() } + schema.joinTables.map { $0.name.uppercased() })
         func isKnownTable(_ name: String) -> Bool { known.contains(name.uppercased()) || isCoreDataTable(name) }
         var foreign: [String] = []
-        for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name FROM sqlite_master ORDER BY name") {
+        for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name") {
             let type: String = row["type"] ?? "?", name: String = row["name"] ?? "?"
             let table: String = row["tbl_name"] ?? "?"
             switch type {
+            case "table" where known.contains(name.uppercased()):
+                // The model's own tables: made by the model, but re-declared by another program?
+                let declaration = String.fromDatabaseValue(row["sql"]) ?? ""
+                for clause in TableDeclarationClauses.silentlyActing(in: declaration) {
+                    foreign.append("\(clause) in the declaration of table \(name)")
+                }
             case "table" where isKnownTable(name), "index" where isKnownTable(table):
                 continue
             case "trigger", "index":

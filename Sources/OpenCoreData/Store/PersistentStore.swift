@@ -351,7 +351,7 @@ public final class PersistentStore: @unchecked Sendable {
 
     /// Copies a file and its hot journal into a private folder and opens the copy writable once, so SQLite
     /// rolls the interrupted transaction back there. Returns the folder.
-    private static func rolledBackCopy(of path: String) throws -> URL {
+    static func rolledBackCopy(of path: String) throws -> URL {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("OpenCoreData-recovered-\(UUID().uuidString)", isDirectory: true)
         let copy = folder.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path

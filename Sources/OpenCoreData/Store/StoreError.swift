@@ -15,7 +15,8 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
     /// The store's bookkeeping rows are inconsistent.
     case corrupt(path: String, reason: String)
     /// The store holds triggers, views or tables that neither this library nor Core Data's layout made
-    /// (each named with its kind, e.g. "trigger EVIL on ZITEM"); it was opened for writing without
+    /// (each named with its kind, e.g. "trigger EVIL on ZITEM"), or a model table declared with a clause
+    /// that acts on writes ("ON CONFLICT IGNORE in the declaration of table ZITEM"); it was opened for writing without
     /// ``StoreOptions/allowsForeignSchemaObjects``.
     case foreignSchemaObjects(path: String, objects: [String])
     /// An entity's primary keys would pass 2^63 - 1 (its `Z_MAX` in `Z_PRIMARYKEY` is `maximum`, or not an

@@ -84,7 +84,7 @@ struct HistoryCommand: AsyncParsableCommand {
             throw OCDError("cannot read the history readers of \(store): \(error)")
         }
         for reader in registered {
-            let updated = ValueText.iso8601(reader.updated)
+            let updated = DateText.iso8601(reader.updated)
             if json {
                 Console.line("{\"name\":\(ValueText.quoted(reader.name)),\"seenThrough\":\(reader.seenThrough.transactionNumber),"
                              + "\"updated\":\(ValueText.quoted(updated))}")

@@ -14,7 +14,8 @@ struct ImportCommand: AsyncParsableCommand {
             Columns (CSV header names) or JSON keys fill the attributes of the same name, ignoring case; \
             --map column=attribute overrides. Values are converted to the attribute's type: numbers, \
             booleans (yes/no, true/false, 1/0), dates (ISO 8601, 21-Oct-11, or seconds since 2001), UUIDs, \
-            URLs, base64 for binary data. All rows are saved in one transaction: a bad row refuses the \
+            URLs, base64 for binary data, any JSON value (arrays and objects too) for a transformable \
+            attribute whose transformer archives property lists (NSSecureUnarchiveFromData). All rows are saved in one transaction: a bad row refuses the \
             whole file unless --skip-bad-rows is given.
             """)
 

@@ -40,7 +40,7 @@ struct MigrateCommand: AsyncParsableCommand {
         do {
             let bundle = try ModelVersionBundle(contentsOf: URL(fileURLWithPath: model))
             let target = to ?? bundle.current.name
-            let stored = try bundle.version(ofStoreAt: url)
+            let stored = try bundle.version(ofStoreAt: url, notAfter: target)
             Console.line("\(store) is at version '\(stored?.name ?? "unknown")'; target version '\(target)'.")
             if let stored, stored.name != target, try migrateWithMappingModel(url, bundle: bundle, from: stored, to: target) {
                 return

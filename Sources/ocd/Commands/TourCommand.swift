@@ -87,6 +87,6 @@ struct TourCommand: AsyncParsableCommand {
 
     private func heading(_ text: String) {
         Console.line("")
-        Console.line(Console.stdoutIsTerminal ? "\u{1B}[1m\(text)\u{1B}[0m" : text)
+        Console.raw(Console.stdoutIsTerminal ? "\u{1B}[1m\(text)\u{1B}[0m\n" : text + "\n")
     }
 }

@@ -39,7 +39,12 @@ struct WatchCommand: AsyncParsableCommand {
         var printed = 0
         for await change in changes {
             var lines: [String] = []
-            if change.historyToken != nil {
+            if let token = change.historyToken {
+                if let seen = last, token.transactionNumber < seen.transactionNumber {
+                    // The numbers went backwards (history cleared, the file replaced): every transaction
+                    // the store holds now is new to this watch.
+                    last = nil
+                }
                 let after = last
                 let result = try context.performAndWait {
                     try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: after)) as? PersistentHistoryResult

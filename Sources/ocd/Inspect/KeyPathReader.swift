@@ -2,7 +2,7 @@ import Foundation
 import OpenCoreData
 
 /// A `--keys` path checked against the model, read the way key-value coding reads it: through to-one
-/// relationships to one value, through to-many relationships to the collection of the values reached
+/// relationships to one value, through to-many relationships and fetched properties to the collection of the values reached
 /// (members without one left out), and with the collection operators `@count`, `@sum`, `@avg`, `@min`
 /// and `@max` after a to-many (`books.@count`, `books.@sum.pageCount`).
 ///
@@ -54,8 +54,21 @@ struct KeyPathReader {
             guard !rest.isEmpty else { throw refuse("'\(component)' needs a key after it (\(component).price)") }
             return [.aggregate(op, try check(rest, entity: entity, inCollection: false, path: path))]
         }
+        // A fetched property reads as the array of objects its fetch request finds: a to-many.
+        if entity.propertiesByName[component] == nil, let fetched = entity.fetchedProperty(named: component) {
+            guard let destination = entity.managedObjectModel?.entitiesByName[fetched.entityName] else {
+                throw refuse("'\(component)' fetches entity '\(fetched.entityName)', which the model does not have")
+            }
+            return [.key(component)] + (try check(rest, entity: destination, inCollection: true, path: path))
+        }
         guard let property = entity.propertiesByName[component] else {
-            let names = entity.propertiesByName.keys.sorted().joined(separator: ", ")
+            var fetched: [String] = []
+            var ancestor: EntityDescription? = entity
+            while let current = ancestor {
+                fetched += current.fetchedProperties.map(\.name)
+                ancestor = current.superentity
+            }
+            let names = Set(Array(entity.propertiesByName.keys) + fetched).sorted().joined(separator: ", ")
             throw refuse("\(entity.name) has no property '\(component)' (it has \(names))")
         }
         if let relationship = property as? RelationshipDescription {

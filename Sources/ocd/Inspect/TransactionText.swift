@@ -9,7 +9,7 @@ enum TransactionText {
         let changes = transaction.changes ?? []
         let count = { (type: PersistentHistoryChangeType) in changes.filter { $0.changeType == type }.count }
         let who = [transaction.contextName, transaction.processID.map { "process \($0)" }].compactMap { $0 }
-        return "#\(transaction.transactionNumber) \(ValueText.iso8601(transaction.timestamp))"
+        return "#\(transaction.transactionNumber) \(DateText.iso8601(transaction.timestamp))"
             + " by \(TerminalText.escaped(transaction.author ?? "(no author)"))"
             + (who.isEmpty ? "" : " (\(TerminalText.escaped(who.joined(separator: ", "))))")
             + ": \(count(.insert)) inserted, \(count(.update)) updated, \(count(.delete)) deleted"
@@ -28,7 +28,7 @@ enum TransactionText {
         }
         let fields = [
             "\"transaction\":\(transaction.transactionNumber)",
-            "\"timestamp\":\(ValueText.quoted(ValueText.iso8601(transaction.timestamp)))",
+            "\"timestamp\":\(ValueText.quoted(DateText.iso8601(transaction.timestamp)))",
             "\"author\":\(ValueText.json(transaction.author))",
             "\"contextName\":\(ValueText.json(transaction.contextName))",
             "\"process\":\(ValueText.json(transaction.processID))",

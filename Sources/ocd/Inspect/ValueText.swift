@@ -4,16 +4,22 @@ import OpenCoreData
 
 /// How `inspect` and `fetch` write attribute values: plain text (control characters escaped, so a stored
 /// value cannot drive the terminal), or JSON (dates in ISO 8601 with their fractional seconds, decimals
-/// with all their digits, objects as their URI, binary data as base64, collections as arrays).
+/// with all their digits, objects as their URI, binary data as base64, arrays and sets as arrays (a set sorted), dictionaries as objects with sorted keys);
+/// dates through ``DateText``, so no stored value, however far from any calendar, traps.
 enum ValueText {
     static func plain(_ value: Any?) -> String {
         switch value {
         case nil: return "nil"
-        case let date as Date: return iso8601(date)
+        case is NSNull: return "null"
+        case let date as Date: return DateText.iso8601(date)
         case let object as ManagedObject: return object.objectID.uriRepresentation().absoluteString
         case let objects as Set<ManagedObject>: return "\(objects.count) objects"
         case let objects as [ManagedObject]: return "\(objects.count) objects"
         case let values as [Any]: return "[" + values.map { plain($0) }.joined(separator: ", ") + "]"
+        case let values as Set<AnyHashable>: return "{" + values.map { plain($0.base) }.sorted().joined(separator: ", ") + "}"
+        case let dictionary as [String: Any]:
+            return "[" + dictionary.sorted { $0.key < $1.key }
+                .map { TerminalText.escaped($0.key) + ": " + plain($0.value) }.joined(separator: ", ") + "]"
         case let data as Data: return "<\(data.count) bytes>"
         case let string as String: return TerminalText.escaped(string)
         case let some?: return TerminalText.escaped("\(some)")
@@ -23,8 +29,9 @@ enum ValueText {
     static func json(_ value: Any?) -> String {
         switch value {
         case nil: return "null"
+        case is NSNull: return "null"
         case let bool as Bool: return bool ? "true" : "false"
-        case let date as Date: return quoted(iso8601(date))
+        case let date as Date: return quoted(DateText.iso8601(date))
         case let string as String: return quoted(string)
         case let double as Double: return double.isFinite ? "\(double)" : "null"
         case let float as Float: return float.isFinite ? "\(float)" : "null"
@@ -39,30 +46,15 @@ enum ValueText {
             return "[" + objects.map { json($0) }.sorted().joined(separator: ",") + "]"
         case let objects as [ManagedObject]: return "[" + objects.map { json($0) }.joined(separator: ",") + "]"
         case let values as [Any]: return "[" + values.map { json($0) }.joined(separator: ",") + "]"
+        // A set has no order: its members print sorted by their JSON text, so equal sets print alike.
+        case let values as Set<AnyHashable>: return "[" + values.map { json($0.base) }.sorted().joined(separator: ",") + "]"
+        case let dictionary as [String: Any]:
+            return "{" + dictionary.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + json($0.value) }.joined(separator: ",") + "}"
         case let some?: return quoted("\(some)")
         }
     }
 
-    /// `2011-10-21T09:30:00Z`, with the fraction of a second when the date has one (to the microsecond,
-    /// trailing zeros left off): Core Data keeps dates as seconds in a double, so sub-second parts are
-    /// real data.
-    static func iso8601(_ date: Date) -> String {
-        var whole = date.timeIntervalSinceReferenceDate.rounded(.down)
-        var micros = Int(((date.timeIntervalSinceReferenceDate - whole) * 1_000_000).rounded())
-        if micros == 1_000_000 {
-            whole += 1
-            micros = 0
-        }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        let text = formatter.string(from: Date(timeIntervalSinceReferenceDate: whole))
-        guard micros != 0, text.hasSuffix("Z") else { return text }
-        var fraction = String(format: "%06d", micros)
-        while fraction.hasSuffix("0") { fraction.removeLast() }
-        return text.dropLast() + "." + fraction + "Z"
-    }
-
-    /// A JSON string literal.
+    /// A JSON string literal, with every control character escaped.
     static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
@@ -72,7 +64,10 @@ enum ValueText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            // C0, DEL and C1 (whose U+009B starts a terminal control sequence too): JSON may hold the last
+            // two as they are, a terminal must not receive them.
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                out += String(format: "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreDataImport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,14 +16,17 @@ enum Console {
     /// Whether stdin and stdout are both terminals (the interactive browser is possible).
     static let isInteractive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
 
-    /// Prints a line to stdout.
-    static func line(_ text: String = "") { emit(text + "\n", to: STDOUT_FILENO) }
+    /// Prints a line to stdout. Every line ocd prints passes here or through ``error(_:)``, the one place
+    /// where control characters are escaped (tabs kept, as column separators): text from a store, a model,
+    /// a file or an error message can neither forge lines nor drive the terminal.
+    static func line(_ text: String = "") { emit(TerminalText.escaped(text, keepingTabs: true) + "\n", to: STDOUT_FILENO) }
 
-    /// Prints text to stdout without a newline.
+    /// Prints ocd's own text to stdout as it is, without a newline: terminal control (progress, the
+    /// browser's screen, styles), never text read from elsewhere unescaped.
     static func raw(_ text: String) { emit(text, to: STDOUT_FILENO) }
 
-    /// Prints a line to stderr.
-    static func error(_ text: String) { emit(text + "\n", to: STDERR_FILENO) }
+    /// Prints a line to stderr, escaped as ``line(_:)`` is.
+    static func error(_ text: String) { emit(TerminalText.escaped(text, keepingTabs: true) + "\n", to: STDERR_FILENO) }
 
     private static func systemWrite(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
         write(descriptor, buffer, count)

@@ -49,7 +49,8 @@ enum AsyncItemFetch {
                     let result = try context.execute(asynchronous)
                     interrupt.start {
                         result.cancel()
-                        Console.line(Console.stdoutIsTerminal ? "\ncancelled" : "cancelled")
+                        if Console.stdoutIsTerminal { Console.raw("\n") }
+                        Console.line("cancelled")
                     }
                 } catch {
                     continuation.resume(throwing: OCDError("cannot start the asynchronous fetch: \(error)"))

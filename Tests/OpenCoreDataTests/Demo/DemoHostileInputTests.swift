@@ -81,6 +81,28 @@ struct DemoHostileInputTests {
         #expect(try library.books().map { $0["title"] as? String } == ["Right", "Second"])
     }
 
+    @Test func jsonLinesEndAtNewlinesOnlyRefuseRepeatedKeysAndDatesNoCalendarHolds() throws {
+        let library = try Library()
+        defer { try? FileManager.default.removeItem(at: library.folder) }
+        let file = try library.write("""
+            {"title":"Line\u{2028}and paragraph\u{2029}separators","isbn":"1234567890"}
+            {"title":"First","isbn":"1234567891","title":"Second"}
+            {"title":"Far","isbn":"1234567892","createdAt":1e308}
+            {"title":"Far text","isbn":"1234567893","createdAt":"1e308"}
+            {"title":"Before year one","isbn":"1234567894","createdAt":-63113904001}
+
+            """, "hostile.jsonl")
+        let output = try library.run(["import", library.store, "--model", library.model, "--entity", "Book",
+                                      "--jsonl", file, "--skip-bad-rows"])
+        #expect(output.status == 0, "\(output.stderr)")
+        for expected in ["line 2: the key 'title' appears twice",
+                         "line 3: column 'createdAt': ", "line 4: column 'createdAt': ", "line 5: column 'createdAt': ",
+                         "Imported 1 row into Book"] {
+            #expect(output.stdout.contains(expected), "missing «\(expected)» in \(output.stdout)")
+        }
+        #expect(try library.books().map { $0["title"] as? String } == ["Line\u{2028}and paragraph\u{2029}separators"])
+    }
+
     /// A store with two books on one shelf, and stored text holding a terminal escape.
     static func shelvedStore(_ library: Library) throws {
         let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: library.model))

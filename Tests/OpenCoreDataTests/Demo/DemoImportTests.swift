@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 /// `ocd import`: CSV and JSON Lines rows into the Library fixture's Book entity, typed, in one save.
@@ -40,6 +41,24 @@ struct DemoImportTests {
 
         func run(_ arguments: [String]) throws -> OcdBinary.Output {
             try OcdBinary.run(arguments, binary: binary)
+        }
+
+        /// Imports the JSON Lines `lines` as books with persistent history on, and with `reader` registered
+        /// when given: a store with history to read or tamper with.
+        func importWithHistory(_ lines: [String], registering reader: String? = nil) throws {
+            let file = try write(lines.joined(separator: "\n") + "\n", "books-\(UUID().uuidString).jsonl")
+            let imported = try run(["import", store, "--model", model, "--entity", "Book", "--jsonl", file, "--history"])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            if let reader {
+                #expect(try run(["history", store, "--model", model, "--register", reader]).status == 0)
+            }
+        }
+
+        /// Runs `sql` on the store as another program would.
+        func alter(_ sql: String, arguments: StatementArguments = []) throws {
+            let queue = try DatabaseQueue(path: store)
+            try queue.write { try $0.execute(sql: sql, arguments: arguments) }
+            try queue.close()
         }
 
         func books() throws -> [[String: Any]] {

@@ -47,6 +47,24 @@ struct DemoMigrateTests {
         #expect(again.status == 0 && again.stdout.contains("Nothing to do."))
     }
 
+    @Test func aDryRunOnAStoreWithAHotJournalPrintsThePlanAndChangesNothing() throws {
+        let binary = try #require(OcdBinary.url)
+        let directory = TemporaryDirectory()
+        let bundle = try MigrationFixtures.shopBundle()
+        let url = directory.file("Shop.sqlite")
+        try MigrationFixtures.fill(url, model: ManagedObjectModel(contentsOf: bundle, version: "Shop"),
+                                   with: ShopMigrationTests.shopData(seed: 8))
+        // A writer killed mid-transaction in rollback-journal mode: the file and its hot journal.
+        let crashed = try Reliability.HotJournalTests.crashedCopy(of: url, as: directory.file("Crashed.sqlite"),
+                                                                  tearing: "UPDATE Z_METADATA SET Z_PLIST = zeroblob(5000)")
+        let before = try ["", "-journal"].map { try Data(contentsOf: URL(fileURLWithPath: crashed.path + $0)) }
+        let dryRun = try OcdBinary.run(["migrate", crashed.path, "--model", bundle.path, "--dry-run"], binary: binary)
+        #expect(dryRun.status == 0, "\(dryRun.stderr)")
+        #expect(dryRun.stdout.contains("is at version 'Shop'; target version 'Shop 3'."), "\(dryRun.stdout)")
+        #expect(dryRun.stdout.contains("Shop → Shop 2: "), "\(dryRun.stdout)")
+        #expect(try ["", "-journal"].map { try Data(contentsOf: URL(fileURLWithPath: crashed.path + $0)) } == before)
+    }
+
     @Test func aMappingModelIsPrintedThenRun() throws {
         let binary = try #require(OcdBinary.url)
         let directory = TemporaryDirectory()

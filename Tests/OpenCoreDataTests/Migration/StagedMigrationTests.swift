@@ -335,6 +335,28 @@ import Glibc
         #expect(Set(try Self.leftovers(directory)) == [".Store.sqlite.migrating-BUSY", ".Store.sqlite.migrating-BUSY.derived"])
     }
 
+    /// A kill between removing a copy and its log leaves the log alone; a store opened with a model that is
+    /// not from a bundle (a compiled model, one built in code) clears the leftovers too.
+    @Test func logsWhoseCopyIsGoneAreRemovedByAnyWritableOpen() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("Store.sqlite")
+        let current = try ManagedObjectModel(contentsOf: Self.bundleURL())
+        try MigrationFixtures.fill(url, model: current, with: [])
+        let gone = directory.file(".Store.sqlite.migrating-GONE").path
+        let dead = directory.file(".Store.sqlite.migrating-DEAD").path
+        for path in [gone + "-wal", gone + "-shm", StoreFileReplacement.derivedPath(of: gone) + "-journal", dead] {
+            try Data("half a copy".utf8).write(to: URL(fileURLWithPath: path))
+        }
+        // The same model, read from its version folder rather than the bundle: it names no bundle.
+        let version = try #require(current.versionName)
+        let lone = try ManagedObjectModel(contentsOf: Self.bundleURL().appendingPathComponent("\(version).xcdatamodel"))
+        #expect(lone.versionBundleURL == nil)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: lone)
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        coordinator.persistentStores.forEach(coordinator.remove)
+        #expect(try Self.leftovers(directory).isEmpty)
+    }
+
     @Test func stagesThatTheBundleCannotPlaceAreRefusedBeforeAnythingIsCopied() throws {
         let directory = TemporaryDirectory()
         let (url, before) = try Self.store(directory, objects: Self.catalogData(seed: 10))

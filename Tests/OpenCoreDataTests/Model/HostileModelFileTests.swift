@@ -61,6 +61,33 @@ import Testing
         #expect(try ManagedObjectModel(contentsOf: bundle).entitiesByName["A"] != nil)
     }
 
+    @Test func aBundleOfManyVersionsLoadsInTimeLinearInThem() throws {
+        // Each version used to list and sort the whole bundle again: 2,000 versions took 52 s.
+        func bundle(versions: Int, in directory: TemporaryDirectory) throws -> URL {
+            let url = directory.file("Many \(versions).xcdatamodeld")
+            for number in 1...versions {
+                let folder = url.appendingPathComponent("Many \(number).xcdatamodel")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try InteropFixtures.modelXML(#"<entity name="A"><attribute name="a\#(number)" attributeType="String"/></entity>"#)
+                    .write(to: folder.appendingPathComponent("contents"))
+            }
+            return url
+        }
+        let directory = TemporaryDirectory()
+        func seconds(_ versions: Int) throws -> Double {
+            let url = try bundle(versions: versions, in: directory)
+            let start = ContinuousClock.now
+            let loaded = try ModelVersionBundle(contentsOf: url)
+            let elapsed = ContinuousClock.now - start
+            #expect(loaded.versions.count == versions)
+            #expect(loaded.current.name == "Many \(versions)")
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        }
+        let small = try seconds(150), large = try seconds(1_500)
+        // Ten times the versions: linear work takes about ten times as long, quadratic about a hundred.
+        #expect(large < small * 30 + 1, "150 versions \(small) s, 1,500 versions \(large) s")
+    }
+
     /// `E0` ← `E1` ← … ← `E<depth-1>`, each entity adding one attribute.
     static func chainXML(depth: Int) -> String {
         var xml = "<model>"

@@ -93,6 +93,30 @@ import Testing
     </model>
     """#
 
+    @Test(arguments: [0x0, 0x7, 0xFFFE, 0xFDD0] as [UInt32])
+    func textAnXMLFileCannotHoldIsRefusedNamingEntityAndAttribute(_ scalar: UInt32) throws {
+        let text = "a" + String(Unicode.Scalar(scalar)!) + "b"
+        let shown = "U+" + String(format: "%04X", scalar)
+        // The model refuses a NUL in a String default itself; user info takes any text.
+        let attribute = AttributeDescription(name: "title", type: .string)
+        attribute.userInfo = ["note": text]
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Book", properties: [attribute])])
+        let directory = TemporaryDirectory()
+        let url = directory.file("Converted.xcdatamodeld")
+        #expect {
+            try model.writeModelBundle(to: url, versionName: "Converted")
+        } throws: { error in
+            guard case ModelError.malformedModelFile(_, let reason) = error else { return false }
+            return reason.contains("entity 'Book', attribute 'title', entry 'note' holds \(shown)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        // Line breaks and tabs are written as references and read back.
+        let fine = AttributeDescription(name: "title", type: .string, defaultValue: "a\nb\tc\u{85}")
+        try ManagedObjectModel(entities: [EntityDescription(name: "Book", properties: [fine])]).writeModelBundle(to: url, versionName: "Converted")
+        let loaded = try ManagedObjectModel(contentsOf: url)
+        #expect(loaded.entitiesByName["Book"]?.attributesByName["title"]?.defaultValue as? String == "a\nb\tc\u{85}")
+    }
+
     @Test func everyFieldReadsBackTheSame() throws {
         let model = try ManagedObjectModel(xmlData: Data(Self.everyFeatureXML.utf8), source: "every feature")
         let again = try Self.roundTrip(model)

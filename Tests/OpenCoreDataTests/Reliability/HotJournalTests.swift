@@ -10,15 +10,22 @@ extension Reliability {
     @Suite struct HotJournalTests {
         /// The store as a crash mid-transaction leaves it: the database file and its hot journal.
         static func storeWithHotJournal(_ directory: TemporaryDirectory) throws -> URL {
-            let url = directory.file("Store.sqlite"), copy = directory.file("Crashed.sqlite")
+            let url = directory.file("Store.sqlite")
             try HostileStoreFileTests.validStore(at: url)
+            return try crashedCopy(of: url, as: directory.file("Crashed.sqlite"),
+                                   tearing: "UPDATE ZITEM SET ZNAME = ZNAME || ' torn', ZBLOB = zeroblob(2000)")
+        }
+
+        /// A copy of the store at `url`, at `copy`, as a writer killed in the middle of `sql` in
+        /// rollback-journal mode leaves it: the database file and its hot journal. `url` itself is rolled back.
+        static func crashedCopy(of url: URL, as copy: URL, tearing sql: String) throws -> URL {
             let queue = try DatabaseQueue(path: url.path)
             try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = DELETE") }
             try queue.inDatabase { db in
                 // A tiny page cache makes SQLite write changed pages into the file before the commit.
                 try db.execute(sql: "PRAGMA cache_size = 1")
                 try db.execute(sql: "BEGIN IMMEDIATE")
-                try db.execute(sql: "UPDATE ZITEM SET ZNAME = ZNAME || ' torn', ZBLOB = zeroblob(2000)")
+                try db.execute(sql: sql)
                 for suffix in ["", "-journal"] {
                     try FileManager.default.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
                 }

@@ -346,6 +346,61 @@ import Testing
         try Self.expectUnreadable(stack, key: key, mentioning: "symbolic link")
     }
 
+    /// A folder elsewhere holding `name` with secret bytes, reached from the store's folder through a
+    /// symbolic link at `.Test_SUPPORT` (`linked == "support"`) or at `_EXTERNAL_DATA`.
+    static func linkFolder(_ stack: TestStack, linked: String, holding name: String?) throws -> URL {
+        let outside = stack.directory.file("elsewhere-\(UUID().uuidString)")
+        let outsideData = linked == "support" ? outside.appendingPathComponent("_EXTERNAL_DATA") : outside
+        try FileManager.default.createDirectory(at: outsideData, withIntermediateDirectories: true)
+        if let name { try Data("secret".utf8).write(to: outsideData.appendingPathComponent(name)) }
+        let support = stack.directory.file(".Test_SUPPORT")
+        if linked == "support" {
+            try FileManager.default.createSymbolicLink(at: support, withDestinationURL: outside)
+        } else {
+            try FileManager.default.createDirectory(at: support, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(at: folder(stack), withDestinationURL: outside)
+        }
+        return outsideData
+    }
+
+    @Test(arguments: ["support", "external data"])
+    func aLinkedFolderIsNotFollowedForReading(linked: String) throws {
+        let stack = try Self.stack(names: ["h"])
+        let name = UUID().uuidString.uppercased()
+        _ = try Self.linkFolder(stack, linked: linked, holding: name)
+        let key = try Self.write(stack, Self.reference(name), of: "h")
+        try Self.expectUnreadable(stack, key: key, mentioning: "symbolic link")
+    }
+
+    @Test(arguments: ["support", "external data"])
+    func aLinkedFolderIsNeitherWrittenNorEmptiedBySaves(linked: String) throws {
+        let stack = try Self.stack(names: ["h"])
+        let name = UUID().uuidString.uppercased()
+        let outside = try Self.linkFolder(stack, linked: linked, holding: name)
+        try Self.write(stack, Self.reference(name), of: "h")
+        let context = try Self.freshContext(stack)
+        let photo = try context.insertNewObject(forEntityName: "Photo")
+        try photo.setValue(Self.bytes(200_000, seed: 9), forKey: "image")
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case StoreError.externalDataNotWritten(_, "Photo", "image", let reason) = error else { return false }
+            return reason.contains("symbolic link")
+        }
+        // Deleting the row that names the outside file leaves that file alone.
+        try Self.freshContext(stack).execute(BatchDeleteRequest(fetchRequest: OpenCoreData.FetchRequest<ManagedObject>(entityName: "Photo")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == [name])
+    }
+
+    @Test func aFIFOInTheFolderIsRefusedWithoutWaiting() throws {
+        let stack = try Self.stack(names: ["h"])
+        let name = UUID().uuidString.uppercased()
+        try FileManager.default.createDirectory(at: Self.folder(stack), withIntermediateDirectories: true)
+        #expect(mkfifo(Self.folder(stack).appendingPathComponent(name).path, 0o644) == 0)
+        let key = try Self.write(stack, Self.reference(name), of: "h")
+        try Self.expectUnreadable(stack, key: key, mentioning: "not a regular file")
+    }
+
     @Test(arguments: [Data([0x07, 0x41]), Data([0x00]), Data([0x03]) + Data("x".utf8),
                       reference(UUID().uuidString) + Data("junk".utf8)])
     func anUnknownMarkerOrTrailingBytesAreATypedError(stored: Data) throws {

@@ -62,6 +62,57 @@ import Testing
         #expect(try names(in: url, options: StoreOptions(allowsForeignSchemaObjects: true)) == ["kept"])
     }
 
+    /// The item table re-declared by another program with `clauses` after its columns (rows kept).
+    private func redeclareItemTable(_ url: URL, _ clauses: String) throws {
+        let columns = try DatabaseQueue(path: url.path).read { db in
+            try Row.fetchAll(db, sql: "PRAGMA table_info(ZITEM)").map { row -> String in
+                let name: String = row["name"], type: String = row["type"]
+                return name == "Z_PK" ? "Z_PK INTEGER PRIMARY KEY" : name == "ZNAME" ? "ZNAME \(type) \(clauses)" : "\(name) \(type)"
+            }
+        }
+        // As another program would: without GRDB's foreign-key enforcement, so a REFERENCES clause is only declared.
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = false
+        let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+        try queue.write { db in
+            try db.execute(sql: """
+                ALTER TABLE ZITEM RENAME TO ZOLD;
+                CREATE TABLE ZITEM (\(columns.joined(separator: ", ")));
+                INSERT INTO ZITEM SELECT * FROM ZOLD;
+                DROP TABLE ZOLD;
+                """)
+        }
+        try queue.close()
+    }
+
+    @Test(arguments: [
+        ("UNIQUE ON CONFLICT REPLACE", "ON CONFLICT REPLACE in the declaration of table ZITEM"),
+        ("UNIQUE ON CONFLICT IGNORE", "ON CONFLICT IGNORE in the declaration of table ZITEM"),
+        ("NOT NULL ON CONFLICT IGNORE", "ON CONFLICT IGNORE in the declaration of table ZITEM"),
+        ("REFERENCES Z_PRIMARYKEY (Z_NAME) ON DELETE CASCADE", "REFERENCES in the declaration of table ZITEM"),
+    ])
+    func tablesRedeclaredToDropRowsSilentlyStopWritableOpens(_ clauses: String, _ named: String) throws {
+        let directory = TemporaryDirectory()
+        let url = try store(with: ["kept"], in: directory)
+        try redeclareItemTable(url, clauses)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
+        #expect {
+            try coordinator.addPersistentStore(type: .sqlite, at: url)
+        } throws: { error in
+            guard case StoreError.foreignSchemaObjects(url.path, let objects) = error else { return false }
+            return objects == [named]
+        }
+        #expect(try names(in: url, options: StoreOptions(readOnly: true)) == ["kept"])
+    }
+
+    @Test func quotedNamesAndCommentsAreNoClauses() {
+        #expect(TableDeclarationClauses.silentlyActing(in: """
+            CREATE TABLE "ON CONFLICT" ('on conflict' TEXT, [references] INT, `on` INT -- on conflict replace
+            /* REFERENCES x */, "a""on conflict" INT)
+            """).isEmpty)
+        #expect(TableDeclarationClauses.silentlyActing(in: "CREATE TABLE T (A INT NOT NULL on Conflict Ignore)") == ["ON CONFLICT IGNORE"])
+    }
+
     @Test func coreDataOwnTablesAndIndexesAreTolerated() throws {
         let directory = TemporaryDirectory()
         let url = try store(with: ["kept"], in: directory)

@@ -50,8 +50,20 @@ package enum HistoryReaderRegistry {
     }
 
     /// Every registered reader: name, last transaction seen, when it last said so; by name.
+    ///
+    /// - Throws: `DatabaseError` `SQLITE_CORRUPT` (a `StoreError.corrupt` once the store maps it) naming the
+    ///   row and column when another program wrote a value of the wrong type or NULL there.
     static func all(in db: Database) throws -> [(name: String, seen: Int64, timestamp: Double)] {
         guard try exists(in: db) else { return [] }
-        return try Row.fetchAll(db, sql: allSQL).map { ($0[0], $0[1], $0[2]) }
+        return try Row.fetchAll(db, sql: allSQL).enumerated().map { position, row in
+            func refuse(_ column: String, _ expected: String) -> DatabaseError {
+                DatabaseError(resultCode: .SQLITE_CORRUPT,
+                              message: "\(table) row \(position + 1): \(column) is \(row[column] as DatabaseValue), not \(expected)")
+            }
+            guard let name = String.fromDatabaseValue(row[0]) else { throw refuse("Z_NAME", "a name") }
+            guard let seen = Int64.fromDatabaseValue(row[1]) else { throw refuse("Z_SEEN", "a transaction number") }
+            guard let timestamp = Double.fromDatabaseValue(row[2]) else { throw refuse("Z_TIMESTAMP", "a time") }
+            return (name, seen, timestamp)
+        }
     }
 }
