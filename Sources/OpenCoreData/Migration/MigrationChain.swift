@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A store several versions behind, migrated one version at a time: through each step's mapping model where
 /// the app ships one (an app ships `v1_v2`, `v2_v3`, … rather than one per pair of versions), inferring the
@@ -46,8 +45,8 @@ struct MigrationChain {
     /// Runs every step on a copy of the store at `url` and writes the result back in one transaction.
     ///
     /// - Throws: what ``MappingModelMigration/migrateInPlace(storeAt:sourceModel:destinationModel:mapping:busyTimeout:)``
-    ///   throws for a mapping step, the planner's refusals for an inferred step, and
-    ///   ``MigrationError/stepFailed(path:step:reason:)`` naming the step when a step's result cannot be
+    ///   throws for a mapping step, the planner's refusals for an inferred step, and what
+    ///   ``StoreFileCopy/replaceContents(of:withStoreAt:busyTimeout:)`` throws when a step's result cannot be
     ///   carried to the next; the store is then exactly as it was.
     func migrateInPlace(storeAt url: URL, busyTimeout: TimeInterval) throws {
         guard let first = steps.first else { return }
@@ -65,14 +64,14 @@ struct MigrationChain {
         defer { removeDerived() }
         let folder = ExternalBinaryStorage.directory(forStoreAt: url)
         for step in steps {
-            let name = "\(step.source.name) → \(step.destination.name)"
             if let mapping = step.mapping {
                 removeDerived()
                 try MappingModelMigration.migrate(storeAt: URL(fileURLWithPath: snapshot.copyPath), sourceModel: step.sourceModel,
                                                   destinationModel: step.destinationModel, mapping: mapping,
                                                   into: URL(fileURLWithPath: derived),
                                                   batchSize: MappingModelMigration.defaultBatchSize, externalData: folder)
-                try Self.copy(derived, into: snapshot.copyPath, storePath: path, step: name)
+                // Written with the backup API, the copy keeps its identity, and so the lock that marks it in use.
+                try StoreFileCopy.replaceContents(of: snapshot.copyPath, withStoreAt: derived, busyTimeout: busyTimeout)
             } else {
                 let plans = try ReadOnlyStoreFile.read(snapshot.copyPath) { db in
                     try StoreMigration.plans(db, path: path, bundle: bundle, target: step.destination, targetModel: step.destinationModel)
@@ -81,22 +80,5 @@ struct MigrationChain {
             }
         }
         try StoreFileReplacement.replaceContents(of: path, with: snapshot)
-    }
-
-    /// Copies the store at `source` over the one at `destination` with SQLite's backup API (the file keeps
-    /// its identity, and so the lock that marks the copy in use).
-    ///
-    /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` naming `step`.
-    private static func copy(_ source: String, into destination: String, storePath: String, step: String) throws {
-        do {
-            let from = try DatabaseQueue(path: source)
-            defer { try? from.close() }
-            let to = try DatabaseQueue(path: destination)
-            defer { try? to.close() }
-            try from.inDatabase { reading in try to.inDatabase { writing in try reading.backup(to: writing) } }
-        } catch let error as DatabaseError {
-            throw MigrationError.stepFailed(path: storePath, step: "carry the result of \(step) to the next step",
-                                            reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
-        }
     }
 }
