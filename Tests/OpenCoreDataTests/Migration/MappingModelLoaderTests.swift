@@ -16,6 +16,28 @@ import Testing
         return try MappingModelXML.read(Data(text.replacingOccurrences(of: original, with: replacement).utf8), path: "test.xml")
     }
 
+    /// A mapping model of 20,000 attribute mappings of one name loads: nothing in reading it compares every
+    /// mapping with every other (a quadratic read would keep this test from ending).
+    @Test func manyMappingsLoadInTimeLinearInThem() throws {
+        let count = 20_000
+        let sameName = (0..<count).map { index in
+            """
+                <object type="XDDEVATTRIBUTEMAPPING" id="a\(index)">
+                    <attribute name="name" type="string">name</attribute>
+                    <attribute name="valueexpressionstring" type="string">$source.name</attribute>
+                    <relationship name="entitymapping" type="1/1" destination="XDDEVENTITYMAPPING" idrefs="z103"></relationship>
+                </object>
+            """
+        }.joined(separator: "\n")
+        let ids = (0..<count).map { "a\($0)" }.joined(separator: " ")
+        let text = try Self.fixtureXML()
+            .replacingOccurrences(of: #"destination="XDDEVATTRIBUTEMAPPING" idrefs="z104""#,
+                                  with: #"destination="XDDEVATTRIBUTEMAPPING" idrefs=""# + ids + #"""#)
+            .replacingOccurrences(of: "</database>", with: sameName + "\n</database>")
+        let model = try MappingModelXML.read(Data(text.utf8), path: "test.xml")
+        #expect(model.entityMappings.first { $0.name == "OwnerToPerson" }?.attributeMappings.count == count)
+    }
+
     @Test func theFixtureReadsAsWritten() throws {
         let mapping = try MappingModel(contentsOf: InteropFixtures.url("Garage1to2.xcmappingmodel"))
         #expect(mapping.sourceModelVersionName == "Garage")
