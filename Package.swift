@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // Declarations of the Swift runtime's own functions that have no Swift spelling (see its header).
@@ -52,6 +53,8 @@ let package = Package(
                 "OpenCoreDataImport",
                 "OpenCoreDataPostgreSQL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `ocd serve` (docs/SERVE.md): the read-only store browser's HTTP server.
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             resources: [.copy("Resources")]
         ),

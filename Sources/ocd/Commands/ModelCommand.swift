@@ -4,7 +4,7 @@ import ArgumentParser
 struct ModelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
-        abstract: "Look at a data model (.xcdatamodeld, .xcdatamodel) or convert one into a .xcdatamodeld.",
-        subcommands: [ModelHashesCommand.self, ModelVersionsCommand.self, ModelConvertCommand.self]
+        abstract: "Look at a data model (.xcdatamodeld, .xcdatamodel) convert one into a .xcdatamodeld, or draw it.",
+        subcommands: [ModelHashesCommand.self, ModelVersionsCommand.self, ModelConvertCommand.self, ModelDiagramCommand.self]
     )
 }

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import OpenCoreData
+
+/// `ocd serve <store>`: a read-only store browser (docs/SERVE.md) on a local web server: the entities with
+/// their counts and the model's diagram, each entity as a paged, sortable, filterable table, each object
+/// with its values and links along its relationships. Opens whatever `ocd inspect` opens.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Browse a store in a web browser (read-only): entities, tables, objects and the model's diagram.",
+        discussion: "Listens on 127.0.0.1 unless --host says otherwise, and prints the address it serves on "
+            + "(with --port 0 the system picks a free port). Stop it with Ctrl-C.")
+
+    @Argument(help: "The store file, or a postgresql:// URL (with --model, or ocd's own model it was written by).")
+    var store: String
+
+    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom); optional for stores ocd wrote or that carry their model.")
+    var model: String?
+
+    @Option(name: .long, help: "The port to listen on (0: any free port).")
+    var port = 8046
+
+    @Option(name: .long, help: "The address to listen on; anything but loopback lets other machines read the store.")
+    var host = "127.0.0.1"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        guard !host.isEmpty else { throw ValidationError("--host cannot be empty") }
+    }
+
+    func run() async throws {
+        let location = try StoreLocation(store)
+        let (opened, modelName) = try OpenedStore.openReadOnly(location, modelPath: model)
+        defer { opened.close() }
+        let host = self.host
+        let routes = BrowserRoutes(browser: StoreBrowser(opened: opened, modelName: modelName, storeName: opened.displayName),
+                                   host: host)
+        let application = Application(
+            responder: CallbackResponder<BasicRequestContext> { request, _ in await routes.respond(to: request) },
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "ocd serve"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                routes.port.withLock { $0 = port }
+                let shownHost = host.contains(":") ? "[\(host)]" : host
+                Console.line("Serving \(opened.displayName) on http://\(shownHost):\(port)/ (read-only; Ctrl-C stops)")
+            })
+        try await application.runService()
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// Answers `ocd serve`'s requests: GET and HEAD only (405 otherwise), from no other origin than the
+/// server's own (403 for a request whose `Origin` names another, or on loopback whose `Host` names
+/// another), each path to its page, every failure as an error page with its status.
+final class BrowserRoutes: Sendable {
+    /// The store the pages show.
+    let browser: StoreBrowser
+    /// The host the server listens on, as `--host` gave it.
+    let host: String
+    /// The port the server listens on, known once it runs (`--port 0` lets the system choose).
+    let port = Mutex<Int>(0)
+
+    init(browser: StoreBrowser, host: String) {
+        self.browser = browser
+        self.host = host
+    }
+
+    /// The names of loopback, as a `Host` header or an origin spells them.
+    private static let loopbackNames = ["127.0.0.1", "localhost", "[::1]"]
+
+    /// Whether the server listens on loopback only.
+    private var isLoopback: Bool { Self.loopbackNames.contains(host) || host == "::1" }
+
+    /// The `host:port` values a request to this server carries in its `Host` header: the host it was
+    /// given, and for a loopback host each name of loopback.
+    var ownHosts: Set<String> {
+        let port = port.withLock { $0 }
+        let hosts = isLoopback ? Self.loopbackNames : [host.contains(":") ? "[\(host)]" : host]
+        return Set(hosts.map { "\($0):\(port)" })
+    }
+
+    /// The origins a page of this server's own is served from.
+    var ownOrigins: Set<String> { Set(ownHosts.map { "http://" + $0 }) }
+
+    /// The response to `request`; never throws: every failure becomes an error page.
+    func respond(to request: Request) async -> Response {
+        guard request.method == .get || request.method == .head else {
+            var response = page(.init(status: 405, message: "Only GET and HEAD are answered: the browser is read-only."))
+            response.headers[.allow] = "GET, HEAD"
+            return response
+        }
+        if let origin = request.headers[.origin], !ownOrigins.contains(origin) {
+            return page(.init(status: 403, message: "Requests from another origin (\(origin)) are refused."))
+        }
+        // On loopback, a request for another host name is a page of another site whose name was pointed at
+        // this machine (DNS rebinding): its script would read the store as if it were its own.
+        let requestedHost = request.head.authority ?? ""
+        if isLoopback, !ownHosts.contains(requestedHost.lowercased()) {
+            return page(.init(status: 403, message: "Requests for another host (\(requestedHost)) are refused."))
+        }
+        let response = route(request)
+        return request.method == .head ? response.createHeadResponse() : response
+    }
+
+    /// The page a GET of `request`'s path asks for.
+    private func route(_ request: Request) -> Response {
+        let components = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let path = components.compactMap { $0.removingPercentEncoding }
+        let query = BrowserQuery(request.uri.query)
+        do {
+            guard path.count == components.count else { throw BrowserError.badRequest("The path is not valid UTF-8.") }
+            switch path.count {
+            case 1 where path[0] == "":
+                return html(try IndexPage.html(browser))
+            case 1 where path[0] == "model.svg":
+                return Response(status: .ok, headers: headers(contentType: "image/svg+xml; charset=utf-8"),
+                                body: ResponseBody(byteBuffer: ByteBuffer(string: ModelDiagram(model: browser.model).svg())))
+            case 2 where path[0] == "entity":
+                return html(try EntityTablePage(entity: browser.entity(named: path[1]), query: query).html(browser))
+            case 3 where path[0] == "object":
+                return html(try ObjectPage(entity: browser.entity(named: path[1]), primaryKey: path[2]).html(browser))
+            default:
+                throw BrowserError.notFound("There is no page \(request.uri.path).")
+            }
+        } catch let error as BrowserError {
+            return page(error)
+        } catch {
+            return page(BrowserError(status: 500, message: "The store could not be read: \(error)"))
+        }
+    }
+
+    /// A 200 response with an HTML document.
+    private func html(_ document: String) -> Response {
+        Response(status: .ok, headers: headers(contentType: "text/html; charset=utf-8"),
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: document)))
+    }
+
+    /// An error page with the error's status.
+    private func page(_ error: BrowserError) -> Response {
+        Response(status: HTTPResponse.Status(code: error.status), headers: headers(contentType: "text/html; charset=utf-8"),
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: PageLayout.error(error, storeName: browser.storeName))))
+    }
+
+    /// The headers every response carries: its type, and a content security policy that lets no script run
+    /// and nothing load from elsewhere, should text ever slip through unescaped.
+    private func headers(contentType: String) -> HTTPFields {
+        var fields = HTTPFields()
+        fields[.contentType] = contentType
+        fields[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'"
+        fields[.xContentTypeOptions] = "nosniff"
+        fields[.cacheControl] = "no-store"
+        return fields
+    }
+}

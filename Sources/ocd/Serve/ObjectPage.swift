@@ -1,0 +1,77 @@
+import OpenCoreData
+
+/// `/object/ENTITY/PK`: every attribute of one object (binary data as its size and first bytes, images as
+/// images, transformable values as their description) and its relationships as links to the related
+/// objects (a to-many's first ``StoreBrowser/relatedObjectLimit``, then how many more).
+struct ObjectPage {
+    /// The object's entity, as the path names it.
+    let entity: EntityDescription
+    /// The object's primary key (`Z_PK`).
+    let primaryKey: Int64
+
+    /// Reads the page's path components.
+    ///
+    /// - Throws: ``BrowserError`` (404) for a primary key that is not a positive whole number.
+    init(entity: EntityDescription, primaryKey text: String) throws {
+        guard let primaryKey = Int64(text), primaryKey > 0 else {
+            throw BrowserError.notFound("“\(text)” is not an object number of \(entity.name).")
+        }
+        self.entity = entity
+        self.primaryKey = primaryKey
+    }
+
+    /// The path of `object`'s page.
+    static func path(of object: ManagedObject) -> String {
+        "/object/\(HTMLText.urlComponent(object.objectID.entity.name))/\(object.objectID.primaryKey)"
+    }
+
+    /// A link to `object`'s page, reading `Entity 12`.
+    static func link(to object: ManagedObject) -> String {
+        "<a href=\"\(HTMLText.escaped(path(of: object)))\">"
+            + "\(HTMLText.escaped(object.objectID.entity.name)) \(object.objectID.primaryKey)</a>"
+    }
+
+    /// The page's HTML.
+    ///
+    /// - Throws: ``BrowserError`` (404) when the store has no such object; the store's error when a value
+    ///   cannot be read.
+    func html(_ browser: StoreBrowser) throws -> String {
+        let title = "\(entity.name) \(primaryKey)"
+        let body = try browser.withContext { context -> String in
+            let object = try browser.object(of: entity, primaryKey: primaryKey, in: context)
+            let shown = object.entity
+            var rows: [String] = []
+            for attribute in EntityTablePage.attributes(of: shown) {
+                rows.append("<tr><th>\(HTMLText.escaped(attribute.name))</th>"
+                    + "<td class=\"type\">\(HTMLText.escaped(attribute.attributeType.rawValue))</td>"
+                    + "<td>\(ValueHTML.full(try object.value(forKey: attribute.name)))</td></tr>")
+            }
+            for relationship in EntityTablePage.relationships(of: shown) {
+                let related = StoreBrowser.relatedObjects(try object.value(forKey: relationship.name))
+                rows.append("<tr><th>\(HTMLText.escaped(relationship.name))</th>"
+                    + "<td class=\"type\">\(relationship.isToMany ? "to-many " : "to-one ")"
+                    + "\(HTMLText.escaped(relationship.destinationEntityName))</td>"
+                    + "<td>\(list(related, toMany: relationship.isToMany))</td></tr>")
+            }
+            return """
+                <h1>\(HTMLText.escaped(shown.name)) \(primaryKey)</h1>
+                <p><a href="/entity/\(HTMLText.escaped(HTMLText.urlComponent(shown.name)))">all \(HTMLText.escaped(shown.name)) objects</a></p>
+                <table class="object">
+                \(rows.joined(separator: "\n"))
+                </table>
+                """
+        }
+        return PageLayout.document(title: title, storeName: browser.storeName, body: body)
+    }
+
+    /// Related objects as links: one for a to-one, a list capped at ``StoreBrowser/relatedObjectLimit``
+    /// with how many more for a to-many.
+    private func list(_ related: [ManagedObject], toMany: Bool) -> String {
+        guard toMany else { return related.first.map { Self.link(to: $0) } ?? ValueHTML.text(nil) }
+        guard !related.isEmpty else { return "none" }
+        let shown = related.prefix(StoreBrowser.relatedObjectLimit).map { "<li>\(Self.link(to: $0))</li>" }
+        let more = related.count - shown.count
+        return "\(related.count) object\(related.count == 1 ? "" : "s")<ul class=\"related\">\(shown.joined())"
+            + (more > 0 ? "<li>and \(more) more</li>" : "") + "</ul>"
+    }
+}
