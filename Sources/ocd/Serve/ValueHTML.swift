@@ -29,7 +29,7 @@ enum ValueHTML {
     static func text(_ value: Any?) -> String {
         switch value {
         case nil: return "<span class=\"nil\">nil</span>"
-        case let date as Date: return HTMLText.escaped(ValueText.iso8601(date))
+        case let date as Date: return HTMLText.escaped(DateText.iso8601(date))
         case let string as String: return HTMLText.escaped(string)
         case let uuid as UUID: return HTMLText.escaped(uuid.uuidString)
         case let url as URL: return HTMLText.escaped(url.absoluteString)
