@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension ManagedObject {
     /// The bytes a Transformable attribute's column holds, not transformed: what reading its value needs the
@@ -29,12 +28,10 @@ extension ManagedObject {
               attribute.attributeType == .transformable, case .attribute = entity.storage[slot] else {
             throw ObjectGraphError.invalidRequest("'\(key)' of \(entity.name) is not a stored Transformable attribute")
         }
-        let stored = try primitiveAttribute(atSlot: slot)
-        switch stored.storage {
+        switch StoredCellBytes(try primitiveAttribute(atSlot: slot)) {
         case .null: return nil
-        case .blob(let bytes): return bytes
-        case .string(let text): return Data(text.utf8)
-        case .int64, .double:
+        case .bytes(let bytes): return bytes
+        case .number:
             throw ObjectGraphError.undecodableValue(entity: entity.name, key: key, object: objectID,
                                                     reason: "the column holds a number, not bytes")
         }
