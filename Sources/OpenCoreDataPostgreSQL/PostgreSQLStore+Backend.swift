@@ -6,7 +6,7 @@ import Synchronization
 /// The PostgreSQL store behind the library's store boundary (``StoreBackend``): what contexts, fetch
 /// requests, results controllers and the coordinator use, so they never ask which store they have.
 ///
-/// Statements are the ones the layers above compile in the `.postgreSQL` dialect (``StoreQuery``,
+/// Statements are the ones the layers above compile in the PostgreSQL dialect (``StoreQuery``,
 /// ``SortKeyQuery``, dictionary queries); rows come back as ``RowValues`` or ``SteppedRow``s over decoded
 /// values. A read that may be cancelled (an asynchronous fetch's) streams its rows and is cancelled on the
 /// server (``readCancellable(_:_:cancellation:_:)``). Batch requests run in `PostgreSQLStore+Batch.swift`, history
@@ -24,7 +24,10 @@ extension PostgreSQLStore: StoreBackend {
     package var schema: StoreSchema { model.schema }
     /// Nil: external binary storage is a file store's.
     package var externalStorage: ExternalBinaryStorage? { nil }
-    package var dialect: SQLDialect { .postgreSQL }
+    package var dialect: any SQLDialect { PostgreSQLDialect() }
+
+    /// A ``BoundWrite`` is an SQLite statement: this store takes filled rows.
+    package var bindsValuesDirectly: Bool { false }
 
     // MARK: Rows by key
 

@@ -82,7 +82,7 @@ struct PostgreSQLQueryAgreementTests {
     @Test func equalityWithAConstantAgreesOnNilColumns() throws {
         let fixture = try AgreementFixture(seed: 6)
         let person = try #require(fixture.model.entitiesByName["Person"])
-        let compiled = try PredicateSQLCompiler(model: fixture.model, entity: person, dialect: .postgreSQL)
+        let compiled = try PredicateSQLCompiler(model: fixture.model, entity: person, dialect: PostgreSQLDialect())
             .compile(predicate: try QueryPredicate(format: "age == 42 AND 'Nana' == name"))
         #expect(compiled.whereClause?.contains("IS NOT DISTINCT FROM") == false, "\(compiled.whereClause ?? "")")
         let formats = [
@@ -230,7 +230,7 @@ enum PostgreSQLAgreementData {
                         sort: [QuerySortDescriptor] = []) throws -> QueryDialectRefusal? {
         do {
             _ = try PredicateSQLCompiler.compile(model: fixture.model, entity: entity, predicate: predicate,
-                                                 sortDescriptors: sort, dialect: .postgreSQL)
+                                                 sortDescriptors: sort, dialect: PostgreSQLDialect())
             return nil
         } catch let refusal as QueryDialectRefusal {
             return refusal

@@ -31,7 +31,7 @@ enum BatchDerivations {
     ///   updated attribute and a related object too (SQLite's `UPDATE` cannot join), or one that does not compile
     ///   in `dialect`.
     static func assignments(entity: EntityDescription, includesSubentities: Bool, updates: [String: Any],
-                            model: ManagedObjectModel, dialect: SQLDialect = .sqlite) throws -> [(column: String, sql: String, arguments: [DatabaseValue])] {
+                            model: ManagedObjectModel, dialect: any SQLDialect = SQLiteDialect()) throws -> [(column: String, sql: String, arguments: [DatabaseValue])] {
         guard model.derivationPlan != nil else { return [] }
         for key in updates.keys.sorted() where entity.attributesByName[key]?.isDerived == true {
             throw ObjectGraphError.derivedAttribute(entity: entity.name, key: key)
@@ -114,7 +114,7 @@ enum BatchDerivations {
     /// - Throws: ``ObjectGraphError/derivedAttributeNotRecomputable(entity:key:reason:)`` for a derivation
     ///   that also reads `now()` (every row would change) or does not compile.
     static func relatedStatements(entity: EntityDescription, updatedKeys: Set<String>,
-                                  model: ManagedObjectModel, dialect: SQLDialect = .sqlite) throws -> [Statement] {
+                                  model: ManagedObjectModel, dialect: any SQLDialect = SQLiteDialect()) throws -> [Statement] {
         let table = entity.tableName
         return try relatedStatements(model: model, dialect: dialect,
                                      change: "an attribute the batch update changes on related rows") { relationship, key in
@@ -128,12 +128,12 @@ enum BatchDerivations {
     ///
     /// - Throws: ``ObjectGraphError/derivedAttributeNotRecomputable(entity:key:reason:)`` as
     ///   ``relatedStatements(entity:updatedKeys:model:)`` does.
-    static func statementsAfterDelete(model: ManagedObjectModel, dialect: SQLDialect = .sqlite) throws -> [Statement] {
+    static func statementsAfterDelete(model: ManagedObjectModel, dialect: any SQLDialect = SQLiteDialect()) throws -> [Statement] {
         try relatedStatements(model: model, dialect: dialect, change: "related objects, which a batch delete may remove") { _, _ in true }
     }
 
     /// The statements for the derived attributes with a key path (relationship, last key) that `reads` accepts.
-    private static func relatedStatements(model: ManagedObjectModel, dialect: SQLDialect, change: String,
+    private static func relatedStatements(model: ManagedObjectModel, dialect: any SQLDialect, change: String,
                                           reads: (RelationshipDescription, String) -> Bool) throws -> [Statement] {
         guard model.derivationPlan != nil else { return [] }
         var statements: [Statement] = []
@@ -164,10 +164,10 @@ enum BatchDerivations {
                 let ownerTable = owner.tableName
                 let value = "(SELECT \(compiled.sql) FROM \(compiled.fromClause) WHERE t0.Z_PK = \(ownerTable).Z_PK)"
                 let numbers = owner.entityNumbersIncludingSubentities.map(String.init).joined(separator: ", ")
-                // "Differs, NULL included": SQLite's `IS NOT`, PostgreSQL's `IS DISTINCT FROM`.
-                let differs = dialect == .postgreSQL ? "IS DISTINCT FROM" : "IS NOT"
+                // "Differs, NULL included".
+                let differs = dialect.nullSafeEquality(negated: true)
                 let sql = "UPDATE \(ownerTable) SET \(column) = \(value), Z_OPT = Z_OPT + 1 "
-                    + "WHERE \(ownerTable).Z_ENT IN (\(numbers)) AND \(ownerTable).\(column) \(differs) \(value)"
+                    + "WHERE \(ownerTable).Z_ENT IN (\(numbers)) AND \(ownerTable).\(column)\(differs)\(value)"
                 statements.append((sql, compiled.arguments + compiled.arguments))
             }
         }

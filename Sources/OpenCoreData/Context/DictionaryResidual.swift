@@ -14,6 +14,8 @@ struct DictionaryResidual {
     let serverSort: [QuerySortDescriptor]
     /// The request's sort, done in memory when the server cannot order alike; nil otherwise.
     let memorySort: [QuerySortDescriptor]?
+    /// The store's dialect, which a refusal names.
+    let dialect: any SQLDialect
 
     /// The plan for `request` on `store`: as the request is on SQLite or when the store's SQL says it all.
     /// Nothing is read yet.
@@ -21,7 +23,8 @@ struct DictionaryResidual {
     /// - Throws: ``QueryLanguageError`` for a predicate or sort key the model cannot answer;
     ///   ``QueryDialectRefusal`` for a sort key refused for another reason than its comparison selector.
     init<T>(request: FetchRequest<T>, entity: EntityDescription, model: ManagedObjectModel, store: any StoreBackend) throws {
-        let residual = store.dialect != .postgreSQL ? nil
+        dialect = store.dialect
+        let residual = !store.dialect.mayRefuseConstructs ? nil
             : try ResidualQuery.compile(model: model, entity: entity, predicate: request.predicate,
                                         sortDescriptors: request.sortDescriptors, dialect: store.dialect).residual
         if residual?.predicate != nil {
@@ -59,7 +62,7 @@ struct DictionaryResidual {
         return try memorySort.map { descriptor in
             if let index = expressions[..<fetchedCount].firstIndex(of: .key(descriptor.key)) { return index }
             guard !groupedOrDistinct else {
-                throw QueryDialectRefusal(.sortComparator, in: .postgreSQL, expression: descriptor.key,
+                throw QueryDialectRefusal(.sortComparator, in: dialect, expression: descriptor.key,
                                           detail: "a grouped or distinct dictionary fetch of '\(entity.name)' is sorted in the app on its fetched columns; fetch '\(descriptor.key)' to sort by it")
             }
             expressions.append(.key(descriptor.key))

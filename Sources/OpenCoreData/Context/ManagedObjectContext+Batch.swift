@@ -143,8 +143,7 @@ extension BatchInsertRequest: ContextExecutable {
                 // Rows are made and written one at a time inside the transaction: a bad row throws and
                 // the transaction rolls back, so nothing is inserted, without holding every row at once.
                 // Rows with values in external binary storage form are encoded as rows (PersistentStore+Batch).
-                // A ``BoundWrite`` is an SQLite statement: other stores take filled rows.
-                if template.bindsDirectly && store.dialect == .sqlite
+                if template.bindsDirectly && store.bindsValuesDirectly
                     && store.externalStorage?.columns(forTable: entity.tableName) == nil {
                     // Values go from the dictionaries straight to the statement: no row in between.
                     outcome = try store.batchInsert(entity: entity, count: objects.count,

@@ -17,17 +17,13 @@ extension PredicateSQLCompiler {
                                 limit: Int, offset: Int) throws -> CompiledDictionaryQuery {
         let context = CompilationContext(compiler: self)
         let root = context.rootScope
-        let aggregates: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG", .median: "ocd_median"]
         var selected: [SQLFragment] = []
         for column in columns {
-            if case .function(let function, let arguments) = column, let sqlFunction = aggregates[function], arguments.count == 1 {
+            if case .function(let function, let arguments) = column, QueryFunction.rowAggregates.contains(function),
+               arguments.count == 1 {
                 let argument = try context.value(arguments[0], in: root)
-                if dialect == .postgreSQL {
-                    selected.append(try Self.postgreSQLAggregate(function, of: arguments[0], argument, expression: column,
-                                                                 in: context))
-                    continue
-                }
-                selected.append(sqlFunction + "(" + argument + ")")
+                selected.append(try dialect.rowAggregate(function, of: arguments[0], argument, expression: column,
+                                                         sumInDoublePrecision: true, in: context))
             } else {
                 selected.append(try context.value(column, in: root))
             }
@@ -51,7 +47,7 @@ extension PredicateSQLCompiler {
         if !groups.isEmpty { query = query + " GROUP BY " + SQLFragment.joined(groups, separator: ", ") }
         if !orderings.isEmpty { query = query + " ORDER BY " + SQLFragment.joined(orderings, separator: ", ") }
         if limit > 0 { query = query + " LIMIT \(limit)" }
-        if offset > 0 { query = query + (limit > 0 || dialect == .postgreSQL ? "" : " LIMIT -1") + " OFFSET \(offset)" }
+        if offset > 0 { query = query + dialect.limitBeforeOffset(limit: limit) + " OFFSET \(offset)" }
         return CompiledDictionaryQuery(sql: query.sql, arguments: query.arguments)
     }
 

@@ -9,7 +9,7 @@ extension PredicateSQLCompiler {
     /// - Throws: ``QueryLanguageError`` for what the model cannot answer; ``QueryDialectRefusal`` for a
     ///   construct `dialect` cannot answer as memory does.
     static func compile(model: ManagedObjectModel, entity: EntityDescription, predicate: QueryPredicate?,
-                        sortDescriptors: [QuerySortDescriptor], dialect: SQLDialect = .sqlite) throws -> CompiledQuery {
+                        sortDescriptors: [QuerySortDescriptor], dialect: any SQLDialect = SQLiteDialect()) throws -> CompiledQuery {
         let compiler = PredicateSQLCompiler(model: model, entity: entity, dialect: dialect)
         return try compiler.compile(predicate: predicate, sortDescriptors: sortDescriptors, includesEntityFilter: false)
     }
@@ -19,7 +19,7 @@ extension PredicateSQLCompiler {
 /// attribute, checking constants against the attribute's type before any row changes.
 enum BatchValueCompiler {
     static func compile(_ value: Any, for attribute: AttributeDescription, entity: EntityDescription,
-                        model: ManagedObjectModel, dialect: SQLDialect = .sqlite) throws -> (String, [DatabaseValue]) {
+                        model: ManagedObjectModel, dialect: any SQLDialect = SQLiteDialect()) throws -> (String, [DatabaseValue]) {
         if let expression = value as? QueryExpression {
             if case .constant(let constant) = expression {
                 return ("?", [try ValueConversion.storeValue(constant.swiftValue, for: attribute)])

@@ -50,11 +50,11 @@ package struct PredicateSQLCompiler {
     let model: ManagedObjectModel
     let entity: EntityDescription
     /// The SQL written: SQLite's unless a PostgreSQL store asks for its own.
-    let dialect: SQLDialect
+    let dialect: any SQLDialect
     /// Values for `$variables` that were not substituted before compiling.
     var substitutionVariables: [String: QueryValue] = [:]
 
-    package init(model: ManagedObjectModel, entity: EntityDescription, dialect: SQLDialect = .sqlite) {
+    package init(model: ManagedObjectModel, entity: EntityDescription, dialect: any SQLDialect = SQLiteDialect()) {
         self.model = model
         self.entity = entity
         self.dialect = dialect
@@ -110,23 +110,14 @@ package struct PredicateSQLCompiler {
     /// `average:`, `median:` of a key path aggregate over all fetched rows (`SUM(t0.ZPRICE)`, `ocd_median(…)`); any other expression is
     /// compiled per row, as ``compile(expression:)`` does (for GROUP BY keys and plain columns).
     func compile(fetchedValue expression: QueryExpression) throws -> CompiledExpression {
-        let sqlFunctions: [QueryFunction: String] = [.sum: "TOTAL", .count: "COUNT", .min: "MIN", .max: "MAX", .average: "AVG", .median: "ocd_median"]
-        guard case .function(let function, let arguments) = expression, let sqlFunction = sqlFunctions[function],
+        guard case .function(let function, let arguments) = expression, QueryFunction.rowAggregates.contains(function),
               arguments.count == 1, case .keyPath = arguments[0] else {
             return try compile(expression: expression)
         }
         let context = CompilationContext(compiler: self)
         let argument = try context.value(arguments[0], in: context.rootScope)
-        let aggregate: SQLFragment
-        switch (dialect, function) {
-        case (.sqlite, _): aggregate = sqlFunction + "(" + argument + ")"
-        // TOTAL: a sum that is 0.0 over no rows; AVG in double precision, as SQLite computes it.
-        case (.postgreSQL, .sum): aggregate = "COALESCE(SUM(" + argument + "), 0)"
-        case (.postgreSQL, .average): aggregate = "AVG(CAST(" + argument + " AS DOUBLE PRECISION))"
-        case (.postgreSQL, .median):
-            aggregate = try context.postgreSQLMedianAggregate(of: arguments[0], argument, expression: expression)
-        case (.postgreSQL, _): aggregate = sqlFunction + "(" + argument + ")"
-        }
+        let aggregate = try dialect.rowAggregate(function, of: arguments[0], argument, expression: expression,
+                                                 sumInDoublePrecision: false, in: context)
         return CompiledExpression(fromClause: context.rootScope.fromClause, sql: aggregate.sql,
                                   arguments: aggregate.arguments)
     }

@@ -57,14 +57,14 @@ public struct QueryDialectRefusal: Error, Sendable, Hashable, CustomStringConver
     /// in a `MATCHES` pattern, such as `\d`); nil otherwise.
     public var detail: String?
 
-    init(_ construct: Construct, in dialect: SQLDialect, expression: String, detail: String? = nil) {
+    init(_ construct: Construct, in dialect: any SQLDialect, expression: String, detail: String? = nil) {
         self.construct = construct
-        self.dialect = dialect.rawValue
+        self.dialect = dialect.name
         self.expression = expression
         self.detail = detail
     }
 
-    init(_ construct: Construct, in dialect: SQLDialect, expression: QueryExpression) {
+    init(_ construct: Construct, in dialect: any SQLDialect, expression: QueryExpression) {
         self.init(construct, in: dialect, expression: QueryFormatter.format(expression))
     }
 

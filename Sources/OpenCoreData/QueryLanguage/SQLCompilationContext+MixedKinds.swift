@@ -1,7 +1,7 @@
 import Foundation
 
 /// What an operand of a comparison gives, as far as the compiler can tell without reading a row.
-enum OperandKind: Equatable {
+package enum OperandKind: Equatable {
     /// A number, boolean or date (a date compares as seconds since 2001).
     case number
     /// A string or URI.

@@ -8,24 +8,6 @@ import GRDB
 /// the store's layout (text columns in the `"C"` collation, so `<` and MIN/MAX are code point order, and `=`
 /// is exact), and refuses the rest with a ``QueryDialectRefusal`` naming the comparison.
 extension CompilationContext {
-    var dialect: SQLDialect { compiler.dialect }
-
-    /// The refusal of `construct`, naming the comparison being compiled (or the whole query's entity).
-    func refusal(_ construct: QueryDialectRefusal.Construct, subject: String? = nil, detail: String? = nil) -> QueryDialectRefusal {
-        let described = subject ?? currentComparison.map { QueryFormatter.format($0) } ?? "a query on \(compiler.entity.name)"
-        return QueryDialectRefusal(construct, in: dialect, expression: described, detail: detail)
-    }
-
-    /// A constant as a bound parameter; on PostgreSQL, text holding U+0000 is refused (the server cannot
-    /// take it, and memory compares it as any other character).
-    func parameter(_ constant: QueryValue) throws -> SQLFragment {
-        let bound = try QuerySQLFunctions.bind(constant)
-        if dialect == .postgreSQL, case .string(let text) = bound.storage, text.utf8.contains(0) {
-            throw refusal(.nulCharacter)
-        }
-        return SQLFragment.parameter(bound)
-    }
-
     /// Refuses on PostgreSQL unless every operand is known to be a number (or nil): arithmetic and
     /// aggregates there fail on text, where SQLite would read it as a number.
     func requireNumbers(_ operands: [QueryExpression]) throws {
@@ -183,7 +165,7 @@ extension CompilationContext {
 
     /// The median of the numbers `values` selects (one column `v`, NULLs left out): the middle one, or the
     /// mean of the middle two in double precision, as memory computes it.
-    func postgreSQLMedian(of values: SQLFragment) -> SQLFragment {
+    static func postgreSQLMedian(of values: SQLFragment) -> SQLFragment {
         "(SELECT AVG(v) FROM (SELECT v, row_number() OVER (ORDER BY v) AS r, count(*) OVER () AS n FROM ("
             + values + ") AS ocd_members) AS ocd_ranked WHERE r IN ((n + 1) / 2, (n + 2) / 2))"
     }
@@ -268,7 +250,7 @@ extension CompilationContext {
         guard let (left, right) = operands else { throw refusal(.operandKind) }
         let kinds = (try operandKind(left), try operandKind(right))
         // A string operator with nil on either side is false in memory.
-        if kinds.0 == .null || kinds.1 == .null { return SQLFragment(dialect.boolean(false)) }
+        if kinds.0 == .null || kinds.1 == .null { return SQLFragment("FALSE") }
         guard kinds.0 == .text, kinds.1 == .text else { throw refusal(.operandKind) }
         switch op {
         case .beginsWith: return "starts_with(" + lhs + ", " + rhs + ")"
@@ -326,7 +308,7 @@ extension CompilationContext {
                                    caseInsensitive: Bool) throws -> SQLFragment {
         guard let (left, right) = operands else { throw refusal(.operandKind) }
         let kinds = (try operandKind(left), try operandKind(right))
-        if kinds.0 == .null || kinds.1 == .null { return SQLFragment(dialect.boolean(false)) }
+        if kinds.0 == .null || kinds.1 == .null { return SQLFragment("FALSE") }
         guard kinds.0 == .text, kinds.1 == .text else { throw refusal(.operandKind) }
         guard let constant = try foldedConstant(right), let pattern = QueryValueSemantics.text(constant) else {
             throw refusal(.regularExpression, detail: "the pattern must be a constant")
@@ -403,24 +385,17 @@ extension CompilationContext {
     /// canonical decomposition folded scalar by scalar (the store's `ocd_sort_fold_<digest>` function of
     /// PostgreSQL's `normalize(…, NFD)`), then by scalars for strings that fold alike. The localized selectors
     /// are refused on text: no PostgreSQL collation orders as their Swift code does.
-    func ordering(_ value: SQLFragment, by descriptor: QuerySortDescriptor) throws -> SQLFragment {
-        switch dialect {
-        case .sqlite:
-            var ordering = value
-            if let collation = descriptor.comparator.collationName { ordering = ordering + " COLLATE \(collation)" }
-            return descriptor.ascending ? ordering : ordering + " DESC"
-        case .postgreSQL:
-            let path = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            let kind = try operandKind(.keyPath(base: .evaluatedObject, components: path))
-            let direction = descriptor.ascending ? " NULLS FIRST" : " DESC NULLS LAST"
-            if descriptor.comparator == .caseInsensitiveCompare, kind == .text {
-                let key = CaseMappingTable.sortFolding.functionName + "(normalize(" + value + ", NFD)) COLLATE \"C\""
-                return key + direction + ", " + value + " COLLATE \"C\"" + direction
-            }
-            if descriptor.comparator != .compare, kind != .number, kind != .other {
-                throw refusal(.sortComparator, subject: "the sort on '\(descriptor.key)' by \(descriptor.comparator.rawValue):")
-            }
-            return value + direction
+    func postgreSQLOrdering(_ value: SQLFragment, by descriptor: QuerySortDescriptor) throws -> SQLFragment {
+        let path = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let kind = try operandKind(.keyPath(base: .evaluatedObject, components: path))
+        let direction = descriptor.ascending ? " NULLS FIRST" : " DESC NULLS LAST"
+        if descriptor.comparator == .caseInsensitiveCompare, kind == .text {
+            let key = CaseMappingTable.sortFolding.functionName + "(normalize(" + value + ", NFD)) COLLATE \"C\""
+            return key + direction + ", " + value + " COLLATE \"C\"" + direction
         }
+        if descriptor.comparator != .compare, kind != .number, kind != .other {
+            throw refusal(.sortComparator, subject: "the sort on '\(descriptor.key)' by \(descriptor.comparator.rawValue):")
+        }
+        return value + direction
     }
 }

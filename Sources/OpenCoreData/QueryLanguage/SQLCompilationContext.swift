@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// The state of one compilation: alias numbering and the rows `$variables` of SUBQUERYs range over.
-final class CompilationContext {
+package final class CompilationContext {
     let compiler: PredicateSQLCompiler
     private var aliasCount = 0
     private(set) var rootScope: SQLScope
@@ -19,6 +19,26 @@ final class CompilationContext {
     }
 
     private var schema: StoreSchema { compiler.model.schema }
+
+    var dialect: any SQLDialect { compiler.dialect }
+
+    /// The refusal of `construct`, naming the comparison being compiled (or the whole query's entity).
+    func refusal(_ construct: QueryDialectRefusal.Construct, subject: String? = nil, detail: String? = nil) -> QueryDialectRefusal {
+        let described = subject ?? currentComparison.map { QueryFormatter.format($0) } ?? "a query on \(compiler.entity.name)"
+        return QueryDialectRefusal(construct, in: dialect, expression: described, detail: detail)
+    }
+
+    /// A constant as a bound parameter, once the dialect has checked the database can hold it.
+    func parameter(_ constant: QueryValue) throws -> SQLFragment {
+        let bound = try QuerySQLFunctions.bind(constant)
+        if case .string(let text) = bound.storage { try dialect.checkBoundText(text, in: self) }
+        return SQLFragment.parameter(bound)
+    }
+
+    /// One ORDER BY term, as the dialect sorts like memory.
+    func ordering(_ value: SQLFragment, by descriptor: QuerySortDescriptor) throws -> SQLFragment {
+        try dialect.ordering(value, by: descriptor, in: self)
+    }
 
     func newAlias() -> String {
         aliasCount += 1
@@ -169,8 +189,8 @@ final class CompilationContext {
         case .toManyByJoinTable(let joinTable):
             let joinAlias = newAlias()
             // The join table comes first; the member table is joined on the destination key, in the WHERE
-            // clause (PostgreSQL wants CROSS for a join without ON).
-            let join = "\(joinTable.name) \(joinAlias) " + (dialect == .postgreSQL ? "CROSS JOIN " : "JOIN ") + table
+            // clause.
+            let join = "\(joinTable.name) \(joinAlias) " + dialect.joinWithoutCondition + table
             let scope = SQLScope(alias: alias, entity: destination, table: join)
             return (scope, "\(alias).Z_PK = \(joinAlias).\(joinTable.destinationColumn) AND \(joinAlias).\(joinTable.sourceColumn) = \(ownerAlias).Z_PK",
                     (joinTable.orderColumn.map { ["\(joinAlias).\($0)"] } ?? []) + ["\(alias).Z_PK"])
@@ -287,16 +307,14 @@ final class CompilationContext {
         }
     }
 
-    private static let foldingOptions: QueryComparison.Options = [.caseInsensitive, .diacriticInsensitive]
+    static let foldingOptions: QueryComparison.Options = [.caseInsensitive, .diacriticInsensitive]
 
-    /// A comparison run by `ocd_compare` (memory's own code) on SQLite; on PostgreSQL, the string operators
-    /// its functions answer alike, given the `operands` they compare, and a refusal for the rest.
+    /// A comparison SQL's operators do not answer as memory does, as the dialect spells it, given the
+    /// `operands` it compares.
     func function(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
                   _ lhs: SQLFragment, _ rhs: SQLFragment,
                   operands: (QueryExpression, QueryExpression)? = nil) throws -> SQLFragment {
-        if dialect == .postgreSQL { return try postgreSQLComparison(op, options, lhs, rhs, operands: operands) }
-        let flags = options.intersection(CompilationContext.foldingOptions).rawValue
-        return "ocd_compare('\(op.rawValue)', \(flags), " + lhs + ", " + rhs + ")"
+        try dialect.comparison(op, options, lhs, rhs, operands: operands, in: self)
     }
 
     private func scalarComparison(_ comparison: QueryComparison, in scope: SQLScope) throws -> SQLFragment {
@@ -341,15 +359,11 @@ final class CompilationContext {
                     _ lhs: SQLFragment, _ rhs: SQLFragment,
                     operands: (QueryExpression, QueryExpression)? = nil) throws -> SQLFragment {
         if !options.isEmpty { return try function(op, options, lhs, rhs, operands: operands) }
-        if dialect == .postgreSQL, let (left, right) = operands { try requireComparableKinds(left, right) }
+        if let (left, right) = operands { try dialect.requireComparableKinds(left, right, in: self) }
         switch op {
         case .equal:
             if rhs.sql == "NULL" { return lhs + " IS NULL" }
-            // Against a non-null value, `=` differs from the null-safe form only for a NULL column: NULL instead
-            // of false, which every consumer reads as false (negations go through COALESCE), as memory reads
-            // nil == value. PostgreSQL's IS NOT DISTINCT FROM costs more per row and uses no index.
-            if dialect == .postgreSQL, lhs.isBoundValue || rhs.isBoundValue { return "(" + lhs + " = " + rhs + ")" }
-            return "(" + lhs + dialect.nullSafeEquality(negated: false) + rhs + ")"
+            return dialect.equality(lhs, rhs)
         case .notEqual:
             return rhs.sql == "NULL" ? lhs + " IS NOT NULL" : "(" + lhs + dialect.nullSafeEquality(negated: true) + rhs + ")"
         case .less: return "(" + lhs + " < " + rhs + ")"
@@ -467,32 +481,22 @@ final class CompilationContext {
                                               path: QueryFormatter.format(expression))
             }
         case .arithmetic(let op, let lhs, let rhs):
-            if dialect == .postgreSQL { return try postgreSQLArithmetic(op, lhs, rhs, in: scope) }
-            let left = try value(lhs, in: scope), right = try value(rhs, in: scope)
-            switch op {
-            case .add: return "(" + left + " + " + right + ")"
-            case .subtract: return "(" + left + " - " + right + ")"
-            case .multiply: return "(" + left + " * " + right + ")"
-            case .divide: return "ocd_divide(" + left + ", " + right + ")"
-            case .power: return "ocd_power(" + left + ", " + right + ")"
-            }
+            return try dialect.arithmetic(op, lhs, rhs, in: scope, context: self)
         case .negate(let operand):
-            if dialect == .postgreSQL { try requireNumbers([operand]) }
+            try dialect.requireNumbers([operand], in: self)
             return "(0 - " + (try value(operand, in: scope)) + ")"
         case .function(let function, let arguments):
             return try functionValue(function, arguments, expression, in: scope)
         case .index(let base, let index):
             return try indexValue(base, index, expression, in: scope)
         case .ternary(let predicate, let whenTrue, let whenFalse):
-            // PostgreSQL's CASE needs branches of one type.
-            if dialect == .postgreSQL, try operandKind(expression) == .unknown { throw refusal(.operandKind) }
+            try dialect.requireSingleKind(expression, in: self)
             // An unknown (NULL) condition takes the false branch, as a false predicate does in memory.
             let condition = try compile(predicate, in: scope)
             return "CASE WHEN " + condition + " THEN " + (try value(whenTrue, in: scope)) + " ELSE "
                 + (try value(whenFalse, in: scope)) + " END"
         case .cast(let operand, let type):
-            if dialect == .postgreSQL { return try postgreSQLCast(operand, to: type, in: scope) }
-            return "ocd_cast(" + (try value(operand, in: scope)) + ", '\(type.rawValue)')"
+            return try dialect.cast(operand, to: type, in: scope, context: self)
         case .aggregate:
             throw unsupported("a collection in a scalar position")
         case .subquery:
@@ -510,20 +514,15 @@ final class CompilationContext {
         if let op = function.arithmeticOperator { return try value(.arithmetic(op, arguments[0], arguments[1]), in: scope) }
         switch function {
         case .now: return SQLFragment.parameter(Date().timeIntervalSinceReferenceDate.databaseValue)
-        case .random: return SQLFragment(dialect == .postgreSQL ? "random()" : "ocd_random()")
+        case .random: return SQLFragment(dialect.randomNumber)
         case .noindex: return try value(arguments[0], in: scope)
         case .abs:
-            guard dialect == .postgreSQL else { return "ocd_abs(" + (try value(arguments[0], in: scope)) + ")" }
-            try requireNumbers(arguments)
-            return "abs(" + (try value(arguments[0], in: scope)) + ")"
+            return try dialect.absoluteValue(arguments[0], in: scope, context: self)
         case .count, .sum, .min, .max, .average, .median:
             if let folded = try foldedConstant(whole) { return try value(.constant(folded), in: scope) }
             return try aggregateValue(function, arguments, in: scope)
         default:
-            if dialect == .postgreSQL { return try postgreSQLFunction(function, arguments, in: scope) }
-            // The rest run the same Swift code as memory does (SQLite's own upper() and % differ).
-            let values = try arguments.map { try value($0, in: scope) }
-            return "ocd_function('\(function.rawValue)', " + SQLFragment.joined(values, separator: ", ") + ")"
+            return try dialect.function(function, arguments, in: scope, context: self)
         }
     }
 
@@ -532,21 +531,23 @@ final class CompilationContext {
     private func aggregateValue(_ function: QueryFunction, _ arguments: [QueryExpression], in scope: SQLScope) throws -> SQLFragment {
         // Several values, or one literal collection of them: `max:(age, score)`, `median:({age, score, 7})`.
         if let members = arguments.count == 1 ? literalMembers(arguments[0]) : arguments, !members.isEmpty {
-            if dialect == .postgreSQL, function != .count { try requireNumbers(members) }
+            if function != .count { try dialect.requireNumbers(members, in: self) }
             let rows = try members.enumerated().map { offset, member in
                 "SELECT " + (try value(member, in: scope)) + (offset == 0 ? " AS v" : "")
             }
-            let sqlFunctions: [QueryFunction: String] = [
-                .count: "COUNT(*)", .sum: "COALESCE(SUM(v), 0)", .min: "MIN(v)", .max: "MAX(v)", .median: "ocd_median(v)",
-                .average: dialect == .postgreSQL ? "AVG(CAST(v AS DOUBLE PRECISION))" : "AVG(v)",
-            ]
-            guard let aggregate = sqlFunctions[function] else { throw unsupported(function.rawValue) }
             // PostgreSQL wants a name for a subquery in FROM.
             let values = "(" + SQLFragment.joined(rows, separator: " UNION ALL ") + ") AS ocd_values"
-            if dialect == .postgreSQL, function == .median {
-                return postgreSQLMedian(of: "SELECT CAST(v AS DOUBLE PRECISION) AS v FROM " + values + " WHERE v IS NOT NULL")
+            let aggregate: SQLFragment
+            switch function {
+            case .count: aggregate = SQLFragment("COUNT(*)")
+            case .sum: aggregate = SQLFragment("COALESCE(SUM(v), 0)")
+            case .min: aggregate = SQLFragment("MIN(v)")
+            case .max: aggregate = SQLFragment("MAX(v)")
+            case .average: aggregate = dialect.average(of: SQLFragment("v"), distinct: false)
+            case .median: return dialect.median(ofValuesIn: values)
+            default: throw unsupported(function.rawValue)
             }
-            return "(SELECT \(aggregate) FROM " + values + ")"
+            return "(SELECT " + aggregate + " FROM " + values + ")"
         }
         guard arguments.count == 1, case .keyPath = arguments[0], let target = try resolve(arguments[0], in: scope),
               case .toMany(let relationship, let storage, let owner, let rest) = target else {
@@ -603,12 +604,7 @@ final class CompilationContext {
             return column
         }
         let unique = distinct ? "DISTINCT " : ""
-        if dialect == .postgreSQL {
-            // Sums and averages of text differ between the databases (and memory); MIN and MAX of text
-            // follow the columns' "C" collation, which is memory's order.
-            if ["@sum", "@avg", "@median"].contains(operatorName),
-               attributeKind(memberScope.entity, attributePath) != .number { throw refusal(.operandKind) }
-        }
+        try dialect.requireAggregatable(operatorName, of: attributeKind(memberScope.entity, attributePath), in: self)
         let aggregate: SQLFragment
         switch operatorName {
         case "@count":
@@ -619,18 +615,13 @@ final class CompilationContext {
                 aggregate = SQLFragment("COUNT(*)")
             }
         case "@sum": aggregate = "COALESCE(SUM(" + unique + (try column()) + "), 0)"
-        case "@avg" where dialect == .postgreSQL:
-            // In double precision, as SQLite and memory compute it (PostgreSQL's AVG of integers is NUMERIC).
-            aggregate = "AVG(" + unique + "CAST(" + (try column()) + " AS DOUBLE PRECISION))"
-        case "@avg": aggregate = "AVG(" + unique + (try column()) + ")"
+        case "@avg": aggregate = dialect.average(of: try column(), distinct: distinct)
         case "@min": aggregate = "MIN(" + (try column()) + ")"
         case "@max": aggregate = "MAX(" + (try column()) + ")"
-        case "@median" where allowsMedian && dialect == .postgreSQL:
+        case "@median" where allowsMedian:
             let member = try column()
             // Joins the member path added belong to the member scope, so the FROM clause is read afterwards.
-            return postgreSQLMedian(of: "SELECT " + unique + "CAST(" + member + " AS DOUBLE PRECISION) AS v FROM "
-                + "\(memberScope.fromClause) WHERE \(correlation) AND " + member + " IS NOT NULL")
-        case "@median" where allowsMedian: aggregate = "ocd_median(" + unique + (try column()) + ")"
+            return dialect.median(of: member, distinct: distinct, from: memberScope.fromClause, where: correlation)
         default:
             throw unsupported("the collection operator \(operatorName)")
         }
@@ -677,14 +668,7 @@ final class CompilationContext {
                     return try value(members[offset], in: scope)
                 }
                 if members.isEmpty { return SQLFragment("NULL") }
-                if dialect == .postgreSQL { return try postgreSQLLiteralIndex(members, position, whole: whole, in: scope) }
-                // Through ocd_function the position has no column affinity, so text never matches a number
-                // (memory takes numbers only).
-                var cases = "CASE ocd_function('noindex:', " + (try value(position, in: scope)) + ")"
-                for (offset, member) in members.enumerated() {
-                    cases = cases + " WHEN \(offset) THEN " + (try value(member, in: scope))
-                }
-                return cases + " END"
+                return try dialect.literalIndex(members, position, whole: whole, in: scope, context: self)
             }
         }
         if case .subquery(let collection, let variable, let predicate) = base {

@@ -4,7 +4,7 @@ import GRDB
 ///
 /// Fragments carry their own arguments so that combining them (or repeating one, as BETWEEN does) can never
 /// put a value at the wrong placeholder.
-struct SQLFragment: Sendable {
+package struct SQLFragment: Sendable {
     var sql: String
     var arguments: [DatabaseValue]
 

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One FROM scope: the rows of an entity under an alias, plus the to-one joins key paths needed.
-final class SQLScope {
+package final class SQLScope {
     let alias: String
     let entity: EntityDescription
     let table: String

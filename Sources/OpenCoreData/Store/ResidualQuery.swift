@@ -25,7 +25,7 @@ package struct ResidualQuery: Sendable {
     ///   on SQLite (comparisons with external binary storage), which is never split, and on PostgreSQL for a sort
     ///   key refused for another reason than its comparison selector.
     static func compile(model: ManagedObjectModel, entity: EntityDescription, predicate: QueryPredicate?,
-                        sortDescriptors: [QuerySortDescriptor], dialect: SQLDialect)
+                        sortDescriptors: [QuerySortDescriptor], dialect: any SQLDialect)
         throws -> (compiled: PredicateSQLCompiler.CompiledQuery, residual: ResidualQuery?) {
         func compile(_ predicate: QueryPredicate?, _ sort: [QuerySortDescriptor]) throws -> PredicateSQLCompiler.CompiledQuery {
             try PredicateSQLCompiler.compile(model: model, entity: entity, predicate: predicate, sortDescriptors: sort,
@@ -33,7 +33,7 @@ package struct ResidualQuery: Sendable {
         }
         do {
             return (try compile(predicate, sortDescriptors), nil)
-        } catch is QueryDialectRefusal where dialect == .postgreSQL {
+        } catch is QueryDialectRefusal where dialect.mayRefuseConstructs {
             // Split below.
         }
         var narrowing: [QueryPredicate] = []
@@ -68,7 +68,7 @@ package struct ResidualQuery: Sendable {
     /// - Throws: as ``compile(model:entity:predicate:sortDescriptors:dialect:)``.
     static func selectionQuery(store: any StoreBackend, model: ManagedObjectModel, entity: EntityDescription,
                                predicate: QueryPredicate?, includesSubentities: Bool) throws -> StoreQuery? {
-        guard store.dialect == .postgreSQL else { return nil }
+        guard store.dialect.mayRefuseConstructs else { return nil }
         let query = try StoreQuery.fetch(store: store, model: model, entity: entity, predicate: predicate, sortDescriptors: [],
                                          includesSubentities: includesSubentities, limit: 0, offset: 0)
         return query.residual != nil ? query : nil

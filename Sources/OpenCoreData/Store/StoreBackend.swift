@@ -37,7 +37,10 @@ package protocol StoreBackend: AnyObject, Sendable {
     var externalStorage: ExternalBinaryStorage? { get }
 
     /// How the query compiler spells SQL for this store.
-    var dialect: SQLDialect { get }
+    var dialect: any SQLDialect { get }
+    /// Whether a batch insert may bind a ``BoundWrite``'s values straight to the store's statement
+    /// (``batchInsert(entity:count:returningIDs:bindRow:)``); otherwise contexts hand it filled rows.
+    var bindsValuesDirectly: Bool { get }
 
     // MARK: Rows by key
 
@@ -171,7 +174,10 @@ extension PersistentStore: StoreBackend {
     }
 
     /// SQLite's: the library's functions and collations are registered on every connection.
-    package var dialect: SQLDialect { .sqlite }
+    package var dialect: any SQLDialect { SQLiteDialect() }
+
+    /// A ``BoundWrite`` is an SQLite statement: values go from the dictionaries to it with no row in between.
+    package var bindsValuesDirectly: Bool { true }
 
     /// `body` as it is: SQLite answers every predicate in its SQL, so no batch request or dictionary fetch
     /// selects its rows in the app first.

@@ -64,8 +64,7 @@ package struct StoreQuery: @unchecked Sendable {
             + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
         var limitSQL = ""
         if sqlLimit > 0 { limitSQL += " LIMIT \(sqlLimit)" }
-        // SQLite needs a LIMIT before an OFFSET (-1: none); PostgreSQL takes an OFFSET alone.
-        if sqlOffset > 0 { limitSQL += (sqlLimit > 0 || store.dialect == .postgreSQL ? "" : " LIMIT -1") + " OFFSET \(sqlOffset)" }
+        if sqlOffset > 0 { limitSQL += store.dialect.limitBeforeOffset(limit: sqlLimit) + " OFFSET \(sqlOffset)" }
         let tail = selection + (compiled.orderByClause.map { " ORDER BY \($0)" } ?? "") + limitSQL
         let table = model.schema.table(named: entity.tableName)
         let rowColumns = table.map { $0.columns.map { "t0." + $0.name }.joined(separator: ", ") } ?? "t0.Z_PK"
