@@ -50,21 +50,4 @@ extension PredicateSQLCompiler {
         if offset > 0 { query = query + dialect.limitBeforeOffset(limit: limit) + " OFFSET \(offset)" }
         return CompiledDictionaryQuery(sql: query.sql, arguments: query.arguments)
     }
-
-    /// An aggregate column spelled for PostgreSQL with SQLite's answer: a sum is a double and 0 over no rows
-    /// (SQLite's `TOTAL`), an average is taken in double precision, a median is the middle number or the mean
-    /// of the middle two.
-    ///
-    /// - Throws: ``QueryDialectRefusal`` (`operandKind`) for `median:` of an operand not known to be a number.
-    private static func postgreSQLAggregate(_ function: QueryFunction, of operand: QueryExpression, _ argument: SQLFragment,
-                                            expression: QueryExpression, in context: CompilationContext) throws -> SQLFragment {
-        switch function {
-        case .sum: "COALESCE(SUM(CAST(" + argument + " AS DOUBLE PRECISION)), 0.0)"
-        case .average: "AVG(CAST(" + argument + " AS DOUBLE PRECISION))"
-        case .count: "COUNT(" + argument + ")"
-        case .min: "MIN(" + argument + ")"
-        case .max: "MAX(" + argument + ")"
-        default: try context.postgreSQLMedianAggregate(of: operand, argument, expression: expression)
-        }
-    }
 }

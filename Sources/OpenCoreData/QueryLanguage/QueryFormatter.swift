@@ -5,7 +5,7 @@ import Foundation
 /// Parentheses are added exactly where the parser's precedence would otherwise regroup the tree. A tree built
 /// in code deeper than ``QueryLanguageLimits/maximumNestingDepth`` (the parser builds none) prints its parts
 /// beyond the limit as `…`, rather than recursing without bound: such a tree parses back to nothing anyway.
-enum QueryFormatter {
+package enum QueryFormatter {
     /// What stands for the parts of a tree beyond the nesting limit.
     static let elided = "…"
 
@@ -18,7 +18,7 @@ enum QueryFormatter {
 
     static func isReserved(_ word: String) -> Bool { reservedWords.contains(word.uppercased()) }
 
-    static func format(_ predicate: QueryPredicate, depth: Int = 0) -> String {
+    package static func format(_ predicate: QueryPredicate, depth: Int = 0) -> String {
         guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
         func part(_ predicate: QueryPredicate) -> String { QueryFormatter.format(predicate, depth: depth + 1) }
         func comparisonText(_ comparison: QueryComparison) -> String { QueryFormatter.format(comparison, depth: depth + 1) }
@@ -50,7 +50,7 @@ enum QueryFormatter {
         }
     }
 
-    static func format(_ comparison: QueryComparison, depth: Int = 0) -> String {
+    package static func format(_ comparison: QueryComparison, depth: Int = 0) -> String {
         guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
         func part(_ expression: QueryExpression) -> String { QueryFormatter.format(expression, depth: depth + 1) }
         var text = comparison.modifier == .direct ? "" : comparison.modifier.rawValue + " "
@@ -65,7 +65,7 @@ enum QueryFormatter {
     }
 
     // Expression precedence levels: 1 additive, 2 multiplicative, 3 power, 4 unary, 5 postfix/primary.
-    static func format(_ expression: QueryExpression, level: Int = 0, depth: Int = 0) -> String {
+    package static func format(_ expression: QueryExpression, level: Int = 0, depth: Int = 0) -> String {
         guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
         func part(_ expression: QueryExpression, level: Int = 0) -> String {
             QueryFormatter.format(expression, level: level, depth: depth + 1)

@@ -7,7 +7,7 @@ import GRDB
 /// Each one calls the same Swift code as in-memory evaluation, so SQL and memory agree on
 /// case/diacritic folding, LIKE, MATCHES, division and sort order. The scalar functions are
 /// ``FullLengthSQLFunction``s, so strings with a NUL inside reach them whole.
-enum QuerySQLFunctions {
+package enum QuerySQLFunctions {
     /// `ocd_compare(op, flags, lhs, rhs)`: a comparison with `[c]`/`[d]` flags (1 = case, 2 = diacritics),
     /// or a string operator (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `IN`, `LIKE`, `MATCHES`).
     static let compare = FullLengthSQLFunction("ocd_compare", argumentCount: 4, pure: true) { arguments in

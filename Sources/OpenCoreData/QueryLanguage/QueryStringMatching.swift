@@ -3,7 +3,7 @@ import Synchronization
 
 /// Substring search, LIKE wildcards and MATCHES regular expressions, all on Unicode scalars so that the
 /// answer never depends on the locale or on where the code runs (in memory or inside SQLite).
-enum QueryStringMatching {
+package enum QueryStringMatching {
     static func contains(_ haystack: String, _ needle: String) -> Bool {
         let h = Array(haystack.unicodeScalars), n = Array(needle.unicodeScalars)
         if n.isEmpty { return true }
@@ -82,7 +82,7 @@ enum QueryStringMatching {
     /// The pattern compiled to match whole subjects only (cached by pattern and case option).
     ///
     /// - Throws: ``QueryLanguageError`` for a pattern ICU refuses, alone or anchored.
-    static func anchoredExpression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
+    package static func anchoredExpression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
         let key = Array(((caseInsensitive ? "i:" : "s:") + pattern).utf8)
         if let cached = regexCache.withLock({ $0[key] }) { return cached }
         let options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []

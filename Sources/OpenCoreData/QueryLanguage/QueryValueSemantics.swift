@@ -8,7 +8,7 @@ import Synchronization
 /// numbers as seconds since 2001 (the stored form); a string that spells a number (``spelledNumber(_:)``)
 /// compares with a number as that number, any other string with no number; nil equals only nil and orders
 /// against nothing; plain strings compare by Unicode scalars (SQLite's BINARY order), `[c]`/`[d]` fold first.
-enum QueryValueSemantics {
+package enum QueryValueSemantics {
     enum Number: Equatable {
         case int(Int64), double(Double), decimal(Decimal)
 
@@ -95,7 +95,7 @@ enum QueryValueSemantics {
     }
 
     /// Text of string-like values (URLs are stored as their absolute string).
-    static func text(_ value: QueryValue) -> String? {
+    package static func text(_ value: QueryValue) -> String? {
         switch value {
         case .string(let v): return v
         case .url(let v): return v.absoluteString
@@ -103,7 +103,7 @@ enum QueryValueSemantics {
         }
     }
 
-    static func fold(_ text: String, _ options: QueryComparison.Options) -> String {
+    package static func fold(_ text: String, _ options: QueryComparison.Options) -> String {
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }

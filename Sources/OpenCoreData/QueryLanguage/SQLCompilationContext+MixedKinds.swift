@@ -144,7 +144,7 @@ extension CompilationContext {
         return "(" + SQLFragment.joined(tests, separator: " OR ") + ")"
     }
 
-    func operandKind(_ expression: QueryExpression) throws -> OperandKind {
+    package func operandKind(_ expression: QueryExpression) throws -> OperandKind {
         if isConstant(expression) {
             guard let value = try? foldedConstant(expression) else { return .unknown }
             if case .array = value { return .other }
@@ -217,4 +217,28 @@ extension CompilationContext {
         }
         return .unknown
     }
+
+    /// The kind of the attribute a plain key path from `entity` reaches (`.unknown` past anything else).
+    package func attributeKind(_ entity: EntityDescription, _ path: [String]) -> OperandKind {
+        attributeType(entity, path).map(OperandKind.init) ?? .unknown
+    }
+
+    /// The type of the attribute a plain key path from `entity` (through to-one relationships) reaches.
+    package func attributeType(_ entity: EntityDescription, _ path: [String]) -> AttributeType? {
+        var current = entity
+        for (position, key) in path.enumerated() {
+            // A composite's element is an attribute keyed by its path (`magnitude.richter`).
+            if let element = current.compositeElementKey(in: path, at: position) {
+                return element.last == path.count - 1 ? current.attributesByName[element.key]?.attributeType : nil
+            }
+            if let attribute = current.attributesByName[key] {
+                return position == path.count - 1 ? attribute.attributeType : nil
+            }
+            guard let relationship = current.propertiesByName[key] as? RelationshipDescription, !relationship.isToMany,
+                  let destination = relationship.destinationEntity else { return nil }
+            current = destination
+        }
+        return nil
+    }
+
 }

@@ -3,14 +3,14 @@ import GRDB
 
 /// The state of one compilation: alias numbering and the rows `$variables` of SUBQUERYs range over.
 package final class CompilationContext {
-    let compiler: PredicateSQLCompiler
+    package let compiler: PredicateSQLCompiler
     private var aliasCount = 0
-    private(set) var rootScope: SQLScope
+    package private(set) var rootScope: SQLScope
     /// SUBQUERY variables and quantified members: the alias and entity of the row they stand for.
-    private(set) var boundRows: [String: (alias: String, entity: EntityDescription, scope: SQLScope)] = [:]
+    package private(set) var boundRows: [String: (alias: String, entity: EntityDescription, scope: SQLScope)] = [:]
     private var depth = 0
     /// The comparison being compiled, which a refusal names.
-    var currentComparison: QueryComparison?
+    package var currentComparison: QueryComparison?
 
     init(compiler: PredicateSQLCompiler) {
         self.compiler = compiler
@@ -20,16 +20,16 @@ package final class CompilationContext {
 
     private var schema: StoreSchema { compiler.model.schema }
 
-    var dialect: any SQLDialect { compiler.dialect }
+    package var dialect: any SQLDialect { compiler.dialect }
 
     /// The refusal of `construct`, naming the comparison being compiled (or the whole query's entity).
-    func refusal(_ construct: QueryDialectRefusal.Construct, subject: String? = nil, detail: String? = nil) -> QueryDialectRefusal {
+    package func refusal(_ construct: QueryDialectRefusal.Construct, subject: String? = nil, detail: String? = nil) -> QueryDialectRefusal {
         let described = subject ?? currentComparison.map { QueryFormatter.format($0) } ?? "a query on \(compiler.entity.name)"
         return QueryDialectRefusal(construct, in: dialect, expression: described, detail: detail)
     }
 
     /// A constant as a bound parameter, once the dialect has checked the database can hold it.
-    func parameter(_ constant: QueryValue) throws -> SQLFragment {
+    package func parameter(_ constant: QueryValue) throws -> SQLFragment {
         let bound = try QuerySQLFunctions.bind(constant)
         if case .string(let text) = bound.storage { try dialect.checkBoundText(text, in: self) }
         return SQLFragment.parameter(bound)
@@ -307,7 +307,7 @@ package final class CompilationContext {
         }
     }
 
-    static let foldingOptions: QueryComparison.Options = [.caseInsensitive, .diacriticInsensitive]
+    package static let foldingOptions: QueryComparison.Options = [.caseInsensitive, .diacriticInsensitive]
 
     /// A comparison SQL's operators do not answer as memory does, as the dialect spells it, given the
     /// `operands` it compares.
@@ -355,7 +355,7 @@ package final class CompilationContext {
         }
     }
 
-    func scalarTest(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
+    package func scalarTest(_ op: QueryComparison.Operator, _ options: QueryComparison.Options,
                     _ lhs: SQLFragment, _ rhs: SQLFragment,
                     operands: (QueryExpression, QueryExpression)? = nil) throws -> SQLFragment {
         if !options.isEmpty { return try function(op, options, lhs, rhs, operands: operands) }
@@ -376,7 +376,7 @@ package final class CompilationContext {
 
     /// Whether an expression stands for an object rather than a value: SELF, a row a SUBQUERY or quantifier
     /// binds, a key path ending in a to-one relationship, an object constant.
-    func isObject(_ expression: QueryExpression) -> Bool {
+    package func isObject(_ expression: QueryExpression) -> Bool {
         switch expression {
         case .evaluatedObject: return true
         case .constant(.objectID): return true
@@ -444,7 +444,7 @@ package final class CompilationContext {
 
     // MARK: Values
 
-    func value(_ expression: QueryExpression, in scope: SQLScope) throws -> SQLFragment {
+    package func value(_ expression: QueryExpression, in scope: SQLScope) throws -> SQLFragment {
         try enter()
         defer { depth -= 1 }
         switch expression {
@@ -762,7 +762,7 @@ package final class CompilationContext {
 
     /// The value of an expression that reads no row (constants, and arithmetic, functions and indexes of
     /// them; substituted variables), computed by memory's evaluator; nil for anything else.
-    func foldedConstant(_ expression: QueryExpression) throws -> QueryValue? {
+    package func foldedConstant(_ expression: QueryExpression) throws -> QueryValue? {
         guard isConstant(expression) else { return nil }
         var evaluator = try QueryEvaluator(variables: compiler.substitutionVariables.mapValues { $0.swiftValue as Any })
         let result = try evaluator.evaluate(expression, object: nil)
@@ -772,7 +772,7 @@ package final class CompilationContext {
         return converted
     }
 
-    func isConstant(_ expression: QueryExpression) -> Bool {
+    package func isConstant(_ expression: QueryExpression) -> Bool {
         switch expression {
         case .constant: return true
         case .variable(let name): return boundRows[name] == nil && compiler.substitutionVariables[name] != nil

@@ -5,29 +5,29 @@ import GRDB
 /// Fragments carry their own arguments so that combining them (or repeating one, as BETWEEN does) can never
 /// put a value at the wrong placeholder.
 package struct SQLFragment: Sendable {
-    var sql: String
-    var arguments: [DatabaseValue]
+    package var sql: String
+    package var arguments: [DatabaseValue]
 
-    init(_ sql: String, _ arguments: [DatabaseValue] = []) {
+    package init(_ sql: String, _ arguments: [DatabaseValue] = []) {
         self.sql = sql
         self.arguments = arguments
     }
 
-    static func parameter(_ value: DatabaseValue) -> SQLFragment {
+    package static func parameter(_ value: DatabaseValue) -> SQLFragment {
         value.isNull ? SQLFragment("NULL") : SQLFragment("?", [value])
     }
 
     /// Whether the fragment is one placeholder bound to a non-null value (as ``parameter(_:)`` makes it).
-    var isBoundValue: Bool { sql == "?" && arguments.count == 1 && !arguments[0].isNull }
+    package var isBoundValue: Bool { sql == "?" && arguments.count == 1 && !arguments[0].isNull }
 
-    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
+    package static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
         SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
     }
 
-    static func + (lhs: SQLFragment, rhs: String) -> SQLFragment { SQLFragment(lhs.sql + rhs, lhs.arguments) }
-    static func + (lhs: String, rhs: SQLFragment) -> SQLFragment { SQLFragment(lhs + rhs.sql, rhs.arguments) }
+    package static func + (lhs: SQLFragment, rhs: String) -> SQLFragment { SQLFragment(lhs.sql + rhs, lhs.arguments) }
+    package static func + (lhs: String, rhs: SQLFragment) -> SQLFragment { SQLFragment(lhs + rhs.sql, rhs.arguments) }
 
-    static func joined(_ parts: [SQLFragment], separator: String) -> SQLFragment {
+    package static func joined(_ parts: [SQLFragment], separator: String) -> SQLFragment {
         SQLFragment(parts.map(\.sql).joined(separator: separator), parts.flatMap(\.arguments))
     }
 }

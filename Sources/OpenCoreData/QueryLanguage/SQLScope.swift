@@ -2,9 +2,9 @@ import Foundation
 
 /// One FROM scope: the rows of an entity under an alias, plus the to-one joins key paths needed.
 package final class SQLScope {
-    let alias: String
-    let entity: EntityDescription
-    let table: String
+    package let alias: String
+    package let entity: EntityDescription
+    package let table: String
     private(set) var joins: [String] = []
     private var joinAliases: [String: String] = [:]
 
@@ -14,7 +14,7 @@ package final class SQLScope {
         self.table = table
     }
 
-    var fromClause: String { ([table + " " + alias] + joins).joined(separator: " ") }
+    package var fromClause: String { ([table + " " + alias] + joins).joined(separator: " ") }
 
     /// The alias joined through `sourceAlias.column`, reusing an existing join.
     func join(from sourceAlias: String, column: String, to table: String, newAlias: () -> String) -> String {

@@ -14,7 +14,7 @@ import Foundation
 ///
 /// Strings Foundation calls equal may be ordered here by a last tie-break (their scalars), so that a
 /// sort is the same every time. Known corners where the order differs are listed in the DocC article PortingFromCoreData.md.
-enum StringCollation {
+package enum StringCollation {
     // MARK: caseInsensitiveCompare:
 
     /// Foundation's `caseInsensitiveCompare:` (not localized).
@@ -43,7 +43,7 @@ enum StringCollation {
     }
 
     /// Appends the full case folding of `scalar`: the lowercase of its uppercase, so "ß" folds to "ss".
-    static func fold(_ scalar: Unicode.Scalar, into out: inout [Unicode.Scalar]) {
+    package static func fold(_ scalar: Unicode.Scalar, into out: inout [Unicode.Scalar]) {
         if scalar.isASCII {
             let value = scalar.value
             out.append(value >= 65 && value <= 90 ? Unicode.Scalar(UInt8(value + 32)) : scalar)

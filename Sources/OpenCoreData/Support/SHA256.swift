@@ -10,7 +10,7 @@ import Foundation
 /// // or in one go:
 /// let same = SHA256.hash(Data("abc".utf8))
 /// ```
-struct SHA256: Sendable {
+package struct SHA256: Sendable {
     /// The digest length in bytes.
     static let digestLength = 32
 
@@ -33,17 +33,17 @@ struct SHA256: Sendable {
     /// Total message length in bytes so far.
     private var length: UInt64 = 0
 
-    init() {}
+    package init() {}
 
     /// The digest of `data` in one call.
-    static func hash<Bytes: Sequence>(_ data: Bytes) -> Data where Bytes.Element == UInt8 {
+    package static func hash<Bytes: Sequence>(_ data: Bytes) -> Data where Bytes.Element == UInt8 {
         var hasher = SHA256()
         hasher.update(data)
         return hasher.finalize()
     }
 
     /// Feeds more of the message.
-    mutating func update<Bytes: Sequence>(_ data: Bytes) where Bytes.Element == UInt8 {
+    package mutating func update<Bytes: Sequence>(_ data: Bytes) where Bytes.Element == UInt8 {
         for byte in data {
             pending.append(byte)
             length &+= 1
@@ -56,7 +56,7 @@ struct SHA256: Sendable {
 
     /// Pads the message and returns the 32-byte digest. The hasher is consumed (it is a value: copy it
     /// first to keep hashing a common prefix).
-    func finalize() -> Data {
+    package func finalize() -> Data {
         var copy = self
         let bitLength = length &* 8
         var tail = copy.pending

@@ -1,3 +1,5 @@
+import OpenCoreData
+
 /// PostgreSQL's SQL, on the PostgreSQL store's layout (text columns in the `"C"` collation: code point order).
 ///
 /// It uses built-ins only where they provably give memory's answer and refuses the rest with a

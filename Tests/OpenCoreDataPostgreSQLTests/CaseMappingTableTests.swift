@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import OpenCoreData
+@testable import OpenCoreDataPostgreSQL
 
 /// The case mapping tables are what `[c]`, `uppercase:` and `lowercase:` mean on a store that cannot call
 /// Swift: each must map every string exactly as Swift and Foundation do, scalar by scalar.

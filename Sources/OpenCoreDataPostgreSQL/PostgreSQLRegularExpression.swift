@@ -1,3 +1,4 @@
+import OpenCoreData
 /// `MATCHES`'s ICU regular expression written as a PostgreSQL advanced regular expression (ARE) that accepts
 /// exactly the same whole strings, for the subset of ICU both engines read alike; the rest is refused by name.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreData
 
 /// What `[c]`, `uppercase:` and `lowercase:` do to each Unicode scalar, taken from the running Swift and
 /// Foundation so that a store whose SQL cannot call Swift (PostgreSQL) maps text exactly as memory and SQLite

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import OpenCoreData
 
 /// The PostgreSQL dialect's own SQL forms (docs/POSTGRESQL.md, "Queries").
 ///
@@ -24,29 +25,6 @@ extension CompilationContext {
             kind == .other && (other == .text || (other == .number && !isObject(expression)))
         }
         if clashes(kinds.0, left, kinds.1) || clashes(kinds.1, right, kinds.0) { throw refusal(.operandKind) }
-    }
-
-    /// The kind of the attribute a plain key path from `entity` reaches (`.unknown` past anything else).
-    func attributeKind(_ entity: EntityDescription, _ path: [String]) -> OperandKind {
-        attributeType(entity, path).map(OperandKind.init) ?? .unknown
-    }
-
-    /// The type of the attribute a plain key path from `entity` (through to-one relationships) reaches.
-    private func attributeType(_ entity: EntityDescription, _ path: [String]) -> AttributeType? {
-        var current = entity
-        for (position, key) in path.enumerated() {
-            // A composite's element is an attribute keyed by its path (`magnitude.richter`).
-            if let element = current.compositeElementKey(in: path, at: position) {
-                return element.last == path.count - 1 ? current.attributesByName[element.key]?.attributeType : nil
-            }
-            if let attribute = current.attributesByName[key] {
-                return position == path.count - 1 ? attribute.attributeType : nil
-            }
-            guard let relationship = current.propertiesByName[key] as? RelationshipDescription, !relationship.isToMany,
-                  let destination = relationship.destinationEntity else { return nil }
-            current = destination
-        }
-        return nil
     }
 
     /// Whether memory computes the expression as a whole number (Int64): integer and boolean attributes,
