@@ -127,4 +127,25 @@ package struct PostgreSQLDialect: SQLDialect {
                           in context: CompilationContext) throws -> SQLFragment {
         try context.postgreSQLOrdering(value, by: descriptor)
     }
+
+    // MARK: Migration statements
+
+    /// In lower case: the layout writes names unquoted, so the server folds them.
+    package func quotedName(_ name: String) -> String {
+        "\"" + name.lowercased().replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+    package var temporarySchema: String { "pg_temp" }
+    /// An index goes beside its table; a schema in the index's name is refused.
+    package var qualifiesTemporaryIndexes: Bool { false }
+    package var greatest: String { "GREATEST" }
+    package var doubleType: String { "DOUBLE PRECISION" }
+    /// A bare NULL in a subquery is typed as text.
+    package var nullNumber: String { "CAST(NULL AS BIGINT)" }
+    /// Before version 16, a subquery in FROM needs an alias.
+    package var aliasesSubqueries: Bool { true }
+    package func columnDefinition(forSQLiteType type: String) -> String { PostgreSQLLayout.columnDefinition(forSQLiteType: type) }
+    /// Entity names in the server's collation, where entity tables' text is in `"C"`.
+    package func bookkeepingColumnDefinition(forSQLiteType type: String) -> String {
+        PostgreSQLLayout.columnType(forSQLiteType: type)
+    }
 }

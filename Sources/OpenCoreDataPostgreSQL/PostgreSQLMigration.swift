@@ -11,15 +11,6 @@ import OpenCoreData
 /// statement or a lost connection leaves the database exactly as it was. Instances opening at once wait
 /// for the lock; the first migrates, the others then find the new version and open it.
 enum PostgreSQLMigration {
-    /// The planner's statements as PostgreSQL reads them: names in lower case (the layout writes them
-    /// unquoted, so the server folds them), temporary tables in `pg_temp`, the layout's column types.
-    static let spelling = MigrationSQLSpelling(
-        name: { "\"" + $0.lowercased().replacingOccurrences(of: "\"", with: "\"\"") + "\"" },
-        temporarySchema: "pg_temp", qualifiesTemporaryIndexes: false, greatest: "GREATEST",
-        doubleType: "DOUBLE PRECISION", never: "FALSE", nullNumber: "CAST(NULL AS BIGINT)", aliasesSubqueries: true,
-        columnDefinition: { PostgreSQLLayout.columnDefinition(forSQLiteType: $0) },
-        bookkeepingColumnDefinition: { PostgreSQLLayout.columnType(forSQLiteType: $0) })
-
     /// Migrates the store when `metadata` carries the hashes of an earlier version of the bundle `model` was
     /// loaded from and `options` allow it (``StoreOptions/migratesStoreAutomatically`` and
     /// ``StoreOptions/infersMappingModelAutomatically``, not ``StoreOptions/readOnly``); returns the plans it
@@ -62,7 +53,7 @@ enum PostgreSQLMigration {
             let tables = try PostgreSQLStore.tableNames(session)
             let plans = try StoreMigration.plans(
                 metadata: metadata, path: server, bundle: bundle, target: destination, targetModel: destinationModel,
-                spelling: spelling,
+                dialect: PostgreSQLDialect(),
                 differences: { version in
                     try PostgreSQLStore.layoutDifferences(session, model: version, schema: version.schema, tables: tables)
                 },

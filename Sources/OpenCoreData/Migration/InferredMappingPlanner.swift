@@ -19,7 +19,7 @@ final class InferredMappingPlanner {
     /// The store's metadata, rewritten with the target's hashes (its UUID kept).
     let metadata: StoreMetadata
     /// How the statements are written for the store's database.
-    let spelling: MigrationSQLSpelling
+    let dialect: any SQLDialect
 
     /// Prefix of the tables of the new layout while they are filled.
     static let newTablePrefix = "_OCD_NEW_"
@@ -39,22 +39,22 @@ final class InferredMappingPlanner {
     private var linksByRelationship: [ObjectIdentifier: String?] = [:]
 
     init(source: ManagedObjectModel, sourceVersion: String, target: ManagedObjectModel, targetVersion: String,
-         storedEntityNumbers: [String: Int], metadata: StoreMetadata, spelling: MigrationSQLSpelling = .sqlite) {
+         storedEntityNumbers: [String: Int], metadata: StoreMetadata, dialect: any SQLDialect = SQLiteDialect()) {
         self.source = source
         self.target = target
         self.sourceVersion = sourceVersion
         self.targetVersion = targetVersion
         self.storedEntityNumbers = storedEntityNumbers
         self.metadata = metadata
-        self.spelling = spelling
+        self.dialect = dialect
     }
 
     /// A name the library made, quoted as the store's database quotes it.
-    private func q(_ name: String) -> String { spelling.name(name) }
+    private func q(_ name: String) -> String { dialect.quotedName(name) }
 
     /// The name of an index on a temporary table.
     private func temporaryIndex(_ name: String) -> String {
-        spelling.qualifiesTemporaryIndexes ? spelling.temporary(name) : q(name)
+        dialect.qualifiesTemporaryIndexes ? dialect.temporary(name) : q(name)
     }
 
     /// The plan.
@@ -73,7 +73,7 @@ final class InferredMappingPlanner {
         // Entity tables.
         for table in targetSchema.tables {
             let entities = target.entitiesByNumber.filter { targetSchema.mapping(for: $0).tableName == table.name }
-            let columns = table.columns.map { "\(q($0.name)) \(spelling.columnDefinition($0.sqlType))" }.joined(separator: ", ")
+            let columns = table.columns.map { "\(q($0.name)) \(dialect.columnDefinition(forSQLiteType: $0.sqlType))" }.joined(separator: ", ")
             creates.append(SchemaStep(.createTable, subject: entities.first?.rootEntity.name,
                                       "create \(table.name) (\(table.columns.count) columns)",
                                       [MigrationStatement(sql: "CREATE TABLE \(q(Self.newTablePrefix + table.name)) (\(columns))")]))
@@ -85,7 +85,7 @@ final class InferredMappingPlanner {
         }
         // Join tables.
         for join in targetSchema.joinTables {
-            let columns = join.columns.map { "\(q($0)) \(spelling.columnDefinition("INTEGER"))" }.joined(separator: ", ")
+            let columns = join.columns.map { "\(q($0)) \(dialect.columnDefinition(forSQLiteType: "INTEGER"))" }.joined(separator: ", ")
             creates.append(SchemaStep(.createTable, subject: nil, "create join table \(join.name)", [MigrationStatement(
                 sql: "CREATE TABLE \(q(Self.newTablePrefix + join.name)) (\(columns), PRIMARY KEY (\(q(join.sourceColumn)), \(q(join.destinationColumn))))")]))
             if let fill = try fillJoinTable(join) { copies.append(fill) }
@@ -111,7 +111,7 @@ final class InferredMappingPlanner {
         steps.append(try writeMetadata())
         if !linkSteps.isEmpty {
             let drops = linksByRelationship.values.compactMap { $0 }.sorted().map {
-                MigrationStatement(sql: "DROP TABLE \(spelling.temporary($0))")
+                MigrationStatement(sql: "DROP TABLE \(dialect.temporary($0))")
             }
             steps.append(SchemaStep(.cleanUp, subject: nil, "drop the collected links", drops))
         }
@@ -208,7 +208,7 @@ final class InferredMappingPlanner {
     /// SQL for the highest key an old table holds or handed out.
     private func highestKey(of table: String) -> (sql: String, arguments: [DatabaseValue]) {
         let names = source.entitiesByNumber.filter { sourceTable($0) == table }.map(\.name)
-        return ("\(spelling.greatest)((SELECT COALESCE(MAX(\(q("Z_PK"))), 0) FROM \(q(table))), (SELECT COALESCE(MAX(\(q("Z_MAX"))), 0) FROM \(q("Z_PRIMARYKEY")) WHERE \(q("Z_NAME")) IN (\(placeholders(names)))))",
+        return ("\(dialect.greatest)((SELECT COALESCE(MAX(\(q("Z_PK"))), 0) FROM \(q(table))), (SELECT COALESCE(MAX(\(q("Z_MAX"))), 0) FROM \(q("Z_PRIMARYKEY")) WHERE \(q("Z_NAME")) IN (\(placeholders(names)))))",
                 names.map(\.databaseValue))
     }
 
@@ -286,7 +286,7 @@ final class InferredMappingPlanner {
             case .toOne(let column, _, _, _):
                 let relationship = property as! RelationshipDescription
                 guard let links = try links(for: relationship) else { continue }
-                assignments.append((column, "(SELECT l.b FROM \(spelling.temporary(links)) AS l WHERE l.a = \(key.sql))", key.arguments))
+                assignments.append((column, "(SELECT l.b FROM \(dialect.temporary(links)) AS l WHERE l.a = \(key.sql))", key.arguments))
             default:
                 break
             }
@@ -300,10 +300,10 @@ final class InferredMappingPlanner {
                       destinationTable == table.name, entity.isKind(of: relationship.destinationEntity),
                       let links = try links(for: relationship) else { continue }
                 if relationship.inverseRelationship == nil {
-                    assignments.append((column, "(SELECT l.a FROM \(spelling.temporary(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
+                    assignments.append((column, "(SELECT l.a FROM \(dialect.temporary(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
                 }
                 if let orderColumn {
-                    assignments.append((orderColumn, "(SELECT l.pos FROM \(spelling.temporary(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
+                    assignments.append((orderColumn, "(SELECT l.pos FROM \(dialect.temporary(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
                 }
             }
         }
@@ -361,7 +361,7 @@ final class InferredMappingPlanner {
             }
             return nil
         }
-        guard let converted = Self.convert("old.\(q(oldColumn))", from: old.attributeType, to: attribute.attributeType, doubleType: spelling.doubleType) else {
+        guard let converted = Self.convert("old.\(q(oldColumn))", from: old.attributeType, to: attribute.attributeType, doubleType: dialect.doubleType) else {
             throw MigrationError.unsupportedTypeChange(entity: declaring.name, attribute: attribute.name,
                                                        from: old.attributeType, to: attribute.attributeType)
         }
@@ -427,7 +427,7 @@ final class InferredMappingPlanner {
             }
             try checkDestination(old.destinationEntity, becomes: owner, of: inverse)
             let inner = offsetPairs(sourcePairs(old, in: sourceInverseOwner), old, in: sourceInverseOwner)
-            pairs = ("SELECT b AS a, a AS b, io AS o, o AS io FROM \(spelling.derived(inner.sql, "inverse"))", inner.arguments)
+            pairs = ("SELECT b AS a, a AS b, io AS o, o AS io FROM \(dialect.derived(inner.sql, "inverse"))", inner.arguments)
             fromToMany = old.inverseRelationship?.isToMany ?? true
             fromManyToMany = old.isManyToMany
         }
@@ -441,7 +441,7 @@ final class InferredMappingPlanner {
         linkSteps.append(SchemaStep(.collectLinks, subject: "\(owner.name).\(relationship.name)",
                                     "collect the links of \(owner.name).\(relationship.name)", [
             MigrationStatement(
-                sql: "CREATE TEMP TABLE \(table) AS SELECT a, b, ROW_NUMBER() OVER (PARTITION BY a ORDER BY o, b) * 1024 AS pos, ROW_NUMBER() OVER (PARTITION BY b ORDER BY io, a) * 1024 AS ipos FROM \(spelling.derived(pairs.sql, "pairs")) WHERE a IN (\(ownerKeys.sql)) AND b IN (\(destinationKeys.sql))",
+                sql: "CREATE TEMP TABLE \(table) AS SELECT a, b, ROW_NUMBER() OVER (PARTITION BY a ORDER BY o, b) * 1024 AS pos, ROW_NUMBER() OVER (PARTITION BY b ORDER BY io, a) * 1024 AS ipos FROM \(dialect.derived(pairs.sql, "pairs")) WHERE a IN (\(ownerKeys.sql)) AND b IN (\(destinationKeys.sql))",
                 arguments: pairs.arguments + ownerKeys.arguments + destinationKeys.arguments),
             MigrationStatement(sql: "CREATE INDEX \(temporaryIndex(name + "_A")) ON \(table) (a)"),
             MigrationStatement(sql: "CREATE INDEX \(temporaryIndex(name + "_B")) ON \(table) (b)"),
@@ -458,7 +458,7 @@ final class InferredMappingPlanner {
         if !lost.isEmpty {
             addCheck(key: "lost \(name)", subject: "\(owner.name).\(relationship.name)",
                      "links to objects no longer of the relationship's entities",
-                     sql: "SELECT COUNT(*) FROM \(spelling.derived(pairs.sql, "pairs")) WHERE \(lost.joined(separator: " OR "))",
+                     sql: "SELECT COUNT(*) FROM \(dialect.derived(pairs.sql, "pairs")) WHERE \(lost.joined(separator: " OR "))",
                      arguments: pairs.arguments + lostArguments,
                      refusal: .linksLost(entity: owner.name, relationship: relationship.name))
         }
@@ -466,14 +466,14 @@ final class InferredMappingPlanner {
         if !relationship.isToMany && fromToMany {
             addCheck(key: "links \(name)", subject: "\(owner.name).\(relationship.name)",
                      "objects holding several \(relationship.name) links",
-                     sql: "SELECT COUNT(*) FROM \(spelling.derived("SELECT a FROM \(spelling.temporary(name)) GROUP BY a HAVING COUNT(*) > 1", "several"))", arguments: [],
+                     sql: "SELECT COUNT(*) FROM \(dialect.derived("SELECT a FROM \(dialect.temporary(name)) GROUP BY a HAVING COUNT(*) > 1", "several"))", arguments: [],
                      refusal: .severalLinks(entity: owner.name, relationship: relationship.name))
         }
         if relationship.isToMany && !relationship.isManyToMany && fromManyToMany {
             let inverseName = relationship.inverseRelationship?.name ?? relationship.name
             addCheck(key: "inverse links \(name)", subject: "\(destination.name).\(inverseName)",
                      "objects linked from several \(owner.name) objects",
-                     sql: "SELECT COUNT(*) FROM \(spelling.derived("SELECT b FROM \(spelling.temporary(name)) GROUP BY b HAVING COUNT(*) > 1", "several"))", arguments: [],
+                     sql: "SELECT COUNT(*) FROM \(dialect.derived("SELECT b FROM \(dialect.temporary(name)) GROUP BY b HAVING COUNT(*) > 1", "several"))", arguments: [],
                      refusal: .severalLinks(entity: destination.name, relationship: inverseName))
         }
         return name
@@ -496,7 +496,7 @@ final class InferredMappingPlanner {
                              in entity: EntityDescription) -> (sql: String, arguments: [DatabaseValue]) {
         let a = newKey("a", of: sourceTable(entity)), b = newKey("b", of: sourceTable(relationship.destinationEntity))
         guard !a.arguments.isEmpty || !b.arguments.isEmpty else { return pairs }
-        return ("SELECT \(a.sql) AS a, \(b.sql) AS b, o, io FROM \(spelling.derived(pairs.sql, "moved"))", a.arguments + b.arguments + pairs.arguments)
+        return ("SELECT \(a.sql) AS a, \(b.sql) AS b, o, io FROM \(dialect.derived(pairs.sql, "moved"))", a.arguments + b.arguments + pairs.arguments)
     }
 
     /// SQL selecting (a: source key, b: destination key, o: order in a's list, io: order in b's list)
@@ -504,19 +504,19 @@ final class InferredMappingPlanner {
     private func sourcePairs(_ relationship: RelationshipDescription, in entity: EntityDescription) -> (sql: String, arguments: [DatabaseValue]) {
         switch storage(of: relationship, in: entity, schema: source.schema) {
         case .toOne(let column, _, _, _):
-            var inverseOrder = spelling.nullNumber
+            var inverseOrder = dialect.nullNumber
             if let inverse = relationship.inverseRelationship, inverse.isOrdered, let inverseOwner = inverse.entity,
                case .toManyByForeignKey(_, _, let orderColumn?) = storage(of: inverse, in: inverseOwner, schema: source.schema) {
                 inverseOrder = q(orderColumn)
             }
-            return ("SELECT \(q("Z_PK")) AS a, \(q(column)) AS b, \(spelling.nullNumber) AS o, \(inverseOrder) AS io FROM \(q(sourceTable(entity))) WHERE \(q(column)) IS NOT NULL", [])
+            return ("SELECT \(q("Z_PK")) AS a, \(q(column)) AS b, \(dialect.nullNumber) AS o, \(inverseOrder) AS io FROM \(q(sourceTable(entity))) WHERE \(q(column)) IS NOT NULL", [])
         case .toManyByForeignKey(let table, let column, let orderColumn):
-            return ("SELECT \(q(column)) AS a, \(q("Z_PK")) AS b, \(orderColumn.map(q) ?? spelling.nullNumber) AS o, \(spelling.nullNumber) AS io FROM \(q(table)) WHERE \(q(column)) IS NOT NULL", [])
+            return ("SELECT \(q(column)) AS a, \(q("Z_PK")) AS b, \(orderColumn.map(q) ?? dialect.nullNumber) AS o, \(dialect.nullNumber) AS io FROM \(q(table)) WHERE \(q(column)) IS NOT NULL", [])
         case .toManyByJoinTable(let join):
-            return ("SELECT \(q(join.sourceColumn)) AS a, \(q(join.destinationColumn)) AS b, \(join.orderColumn.map(q) ?? spelling.nullNumber) AS o, \(join.inverseOrderColumn.map(q) ?? spelling.nullNumber) AS io FROM \(q(join.name))", [])
+            return ("SELECT \(q(join.sourceColumn)) AS a, \(q(join.destinationColumn)) AS b, \(join.orderColumn.map(q) ?? dialect.nullNumber) AS o, \(join.inverseOrderColumn.map(q) ?? dialect.nullNumber) AS io FROM \(q(join.name))", [])
         case .attribute, .transient:
-            let null = spelling.nullNumber
-            return ("SELECT \(null) AS a, \(null) AS b, \(null) AS o, \(null) AS io WHERE \(spelling.never)", [])
+            let null = dialect.nullNumber
+            return ("SELECT \(null) AS a, \(null) AS b, \(null) AS o, \(null) AS io WHERE \(dialect.boolean(false))", [])
         }
     }
 
@@ -533,7 +533,7 @@ final class InferredMappingPlanner {
                 if let inverseOrderColumn = join.inverseOrderColumn { columns.append(inverseOrderColumn); values.append("ipos") }
                 return SchemaStep(.fillJoinTable, subject: "\(owner.name).\(relationship.name)",
                                   "fill \(join.name) with the links of \(owner.name).\(relationship.name)", [MigrationStatement(
-                    sql: "INSERT INTO \(q(Self.newTablePrefix + join.name)) (\(columns.map(q).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(spelling.temporary(links))")])
+                    sql: "INSERT INTO \(q(Self.newTablePrefix + join.name)) (\(columns.map(q).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(dialect.temporary(links))")])
             }
         }
         return nil
@@ -544,7 +544,7 @@ final class InferredMappingPlanner {
     private func rewritePrimaryKeys() -> SchemaStep {
         let table = q(Self.newTablePrefix + "Z_PRIMARYKEY")
         var statements = [MigrationStatement(
-            sql: "CREATE TABLE \(table) (\(q("Z_ENT")) \(spelling.bookkeepingColumnDefinition("INTEGER PRIMARY KEY")), \(q("Z_NAME")) \(spelling.bookkeepingColumnDefinition("VARCHAR")), \(q("Z_SUPER")) \(spelling.bookkeepingColumnDefinition("INTEGER")), \(q("Z_MAX")) \(spelling.bookkeepingColumnDefinition("INTEGER")))")]
+            sql: "CREATE TABLE \(table) (\(q("Z_ENT")) \(dialect.bookkeepingColumnDefinition(forSQLiteType: "INTEGER PRIMARY KEY")), \(q("Z_NAME")) \(dialect.bookkeepingColumnDefinition(forSQLiteType: "VARCHAR")), \(q("Z_SUPER")) \(dialect.bookkeepingColumnDefinition(forSQLiteType: "INTEGER")), \(q("Z_MAX")) \(dialect.bookkeepingColumnDefinition(forSQLiteType: "INTEGER")))")]
         for entity in target.entitiesByNumber {
             let row: [DatabaseValue] = [entity.entityNumber.databaseValue, entity.name.databaseValue,
                                         (entity.superentity?.entityNumber ?? 0).databaseValue]
@@ -565,7 +565,7 @@ final class InferredMappingPlanner {
                 terms.append(handedOut.sql)
                 arguments += names.map(\.databaseValue) + handedOut.arguments
             }
-            statements.append(MigrationStatement(sql: "INSERT INTO \(table) VALUES (?, ?, ?, \(spelling.greatest)(\(terms.joined(separator: ", "))))",
+            statements.append(MigrationStatement(sql: "INSERT INTO \(table) VALUES (?, ?, ?, \(dialect.greatest)(\(terms.joined(separator: ", "))))",
                                                  arguments: arguments))
         }
         statements.append(MigrationStatement(sql: "DROP TABLE \(q("Z_PRIMARYKEY"))"))

@@ -116,7 +116,7 @@ public enum StoreMigration {
                       targetModel: ManagedObjectModel) throws -> [MigrationPlan] {
         let metadata = try StoreMetadata.read(db, path: path)
         let result = try plans(metadata: metadata, path: path, bundle: bundle, target: target, targetModel: targetModel,
-                               spelling: .sqlite, differences: { model in
+                               dialect: SQLiteDialect(), differences: { model in
             let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { $0.uppercased() })
             return try PersistentStore.schemaDifferences(db, model: model, tableSet: tables)
         }, storedNumbers: {
@@ -132,7 +132,7 @@ public enum StoreMigration {
 
     /// The plans from the version whose hashes `metadata` carries to `target`, for a store in any database:
     /// `differences` says how its tables differ from those a model implies, `storedNumbers` reads the entity
-    /// numbers of its `Z_PRIMARYKEY` (once the tables are known to fit), and `spelling` writes the statements
+    /// numbers of its `Z_PRIMARYKEY` (once the tables are known to fit), and `dialect` writes the statements
     /// for its database. Runs no check.
     ///
     /// - Throws: ``StoreError/incompatibleModel(path:differences:)`` when no version of `bundle` wrote the
@@ -140,7 +140,7 @@ public enum StoreMigration {
     ///   ``MigrationError/storeDoesNotMatchItsVersion(path:version:differences:)``, and the planner's
     ///   refusals (``MigrationError/unsupportedChange(entity:property:reason:)``, …).
     package static func plans(metadata: StoreMetadata, path: String, bundle: ModelVersionBundle, target: ModelVersion,
-                              targetModel: ManagedObjectModel, spelling: MigrationSQLSpelling,
+                              targetModel: ManagedObjectModel, dialect: any SQLDialect,
                               differences: (ManagedObjectModel) throws -> [String],
                               storedNumbers readNumbers: () throws -> [String: Int]) throws -> [MigrationPlan] {
         if metadata.versionHashes == targetModel.entityVersionHashesByName { return [] }
@@ -164,7 +164,7 @@ public enum StoreMigration {
         func direct() throws -> [MigrationPlan] {
             [try InferredMappingPlanner(
                 source: stored.model, sourceVersion: stored.name, target: targetModel, targetVersion: target.name,
-                storedEntityNumbers: storedNumbers, metadata: metadata, spelling: spelling).plan()]
+                storedEntityNumbers: storedNumbers, metadata: metadata, dialect: dialect).plan()]
         }
         // Step through every version in between first: renaming identifiers name elements of the version
         // before, so each step is the change its author described ("Shop 3" renames what "Shop 2" called
@@ -177,7 +177,7 @@ public enum StoreMigration {
                     source: model(at: index), sourceVersion: bundle.versions[index].name,
                     target: model(at: index + 1), targetVersion: bundle.versions[index + 1].name,
                     storedEntityNumbers: index == from ? storedNumbers : numbers(of: model(at: index)),
-                    metadata: stepMetadata, spelling: spelling).plan())
+                    metadata: stepMetadata, dialect: dialect).plan())
                 stepMetadata.versionHashes = model(at: index + 1).entityVersionHashesByName
             }
             return plans

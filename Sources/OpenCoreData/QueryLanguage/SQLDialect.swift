@@ -121,6 +121,29 @@ package protocol SQLDialect: Sendable {
     ///
     /// - Throws: ``QueryDialectRefusal`` (`sortComparator`) for a comparison the database cannot order alike.
     func ordering(_ value: SQLFragment, by descriptor: QuerySortDescriptor, in context: CompilationContext) throws -> SQLFragment
+
+    // MARK: Migration statements (``MigrationPlan``)
+
+    /// A name the library made (``StoreSchema`` or the migration planner's prefixes), quoted.
+    func quotedName(_ name: String) -> String
+    /// The schema temporary tables live in (`temp.name`).
+    var temporarySchema: String { get }
+    /// Whether an index on a temporary table is created under the temporary schema's name, or without one
+    /// (beside its table, refusing a schema in the index's name).
+    var qualifiesTemporaryIndexes: Bool { get }
+    /// The scalar function giving the largest of its arguments.
+    var greatest: String { get }
+    /// The type an integer is cast to when it becomes a double.
+    var doubleType: String { get }
+    /// A NULL where a key or an order number is expected, typed as a number where a bare NULL would not be.
+    var nullNumber: String { get }
+    /// Whether a subquery in `FROM` needs an alias.
+    var aliasesSubqueries: Bool { get }
+    /// The column definition for a column SQLite declares as `type` (`INTEGER PRIMARY KEY`, `VARCHAR`, …), as a
+    /// fresh store of the dialect declares it.
+    func columnDefinition(forSQLiteType type: String) -> String
+    /// The same for the columns of `Z_PRIMARYKEY`, which a fresh store may declare otherwise.
+    func bookkeepingColumnDefinition(forSQLiteType type: String) -> String
 }
 
 extension QueryFunction {

@@ -108,4 +108,17 @@ package struct SQLiteDialect: SQLDialect {
         if let collation = descriptor.comparator.collationName { ordering = ordering + " COLLATE \(collation)" }
         return descriptor.ascending ? ordering : ordering + " DESC"
     }
+
+    // MARK: Migration statements
+
+    package func quotedName(_ name: String) -> String { quoted(name) }
+    package var temporarySchema: String { "temp" }
+    package var qualifiesTemporaryIndexes: Bool { true }
+    /// SQLite's two-argument `MAX` is a scalar function.
+    package var greatest: String { "MAX" }
+    package var doubleType: String { "REAL" }
+    package var nullNumber: String { "NULL" }
+    package var aliasesSubqueries: Bool { false }
+    package func columnDefinition(forSQLiteType type: String) -> String { type }
+    package func bookkeepingColumnDefinition(forSQLiteType type: String) -> String { type }
 }
