@@ -2,8 +2,8 @@ import Foundation
 import OpenCoreData
 
 /// The kind of store ``PersistentStoreCoordinator/addPersistentStore(type:at:options:)-(PostgreSQLStoreType,_,_)``
-/// opens from a `postgresql://` URL. A type of its own (not a case of `StoreType`) because the coordinator's
-/// SQLite method returns a `PersistentStore`, which a PostgreSQL store is not.
+/// opens from a `postgresql://` URL. A type of its own (not a case of `StoreType`): the core module's method
+/// opens SQLite stores, and this module's opens PostgreSQL ones.
 public enum PostgreSQLStoreType: Sendable, Hashable {
     /// A store in a PostgreSQL database (``PostgreSQLStore``).
     case postgreSQL
@@ -53,12 +53,6 @@ extension PersistentStoreCoordinator {
         return store
     }
 
-    /// The open PostgreSQL stores, in the order they were added (``persistentStores`` lists the SQLite ones).
+    /// The open PostgreSQL stores, in the order they were added (``persistentStores`` lists them with the others).
     public var postgreSQLStores: [PostgreSQLStore] { storeBackends.compactMap { $0 as? PostgreSQLStore } }
-
-    /// Takes a PostgreSQL store out of the coordinator (stopping its change feed) and closes it.
-    public func remove(_ store: PostgreSQLStore) {
-        remove(store as any StoreBackend)
-        store.close()
-    }
 }

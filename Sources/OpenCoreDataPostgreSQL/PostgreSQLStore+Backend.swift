@@ -15,10 +15,6 @@ import Synchronization
 extension PostgreSQLStore: StoreBackend {
     // MARK: Identity
 
-    /// Nil: a PostgreSQL store has no file; ``displayPath`` names its server.
-    package var url: URL? { nil }
-    /// Whether saves are refused (``StoreOptions/readOnly``).
-    package var isReadOnly: Bool { options.readOnly }
     /// The server's URL without its password.
     package var displayPath: String { configuration.redactedURL }
     package var schema: StoreSchema { model.schema }
@@ -28,6 +24,42 @@ extension PostgreSQLStore: StoreBackend {
 
     /// A ``BoundWrite`` is an SQLite statement: this store takes filled rows.
     package var bindsValuesDirectly: Bool { false }
+
+    /// The store's pool is closed once no coordinator holds the store.
+    package func didLeaveCoordinator() { close() }
+
+    /// `Z_METADATA`'s property list as a dictionary, as on SQLite.
+    ///
+    /// - Throws: ``StoreError/corrupt(path:reason:)`` for metadata that is not a property list dictionary;
+    ///   ``PostgreSQLStoreError`` when the server cannot be read.
+    package func metadataDictionary() throws -> [String: Any] {
+        try pool.withSession { try Self.metadataDictionary($0, server: displayPath) }
+    }
+
+    /// Replaces the app's keys of the metadata in one transaction, as on SQLite.
+    ///
+    /// - Throws: ``StoreError/readOnly(path:)`` for a read-only store; what
+    ///   ``StoreMetadata/propertyList(replacingAppKeysOf:with:)`` throws; ``PostgreSQLStoreError``.
+    package func setMetadataDictionary(_ metadata: [String: Any]) throws {
+        if options.readOnly { throw StoreError.readOnly(path: displayPath) }
+        try pool.withSession { session in
+            try session.transaction {
+                let data = try StoreMetadata.propertyList(
+                    replacingAppKeysOf: Self.metadataDictionary(session, server: displayPath, forUpdate: true), with: metadata)
+                _ = try session.execute("UPDATE Z_METADATA SET Z_PLIST = ?", [data.databaseValue])
+            }
+        }
+    }
+
+    private static func metadataDictionary(_ session: PostgreSQLSession, server: String,
+                                           forUpdate: Bool = false) throws -> [String: Any] {
+        let row = try session.rows("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1" + (forUpdate ? " FOR UPDATE" : "")).first
+        guard let plist = row.flatMap({ Data.fromDatabaseValue($0[0]) }),
+              let dictionary = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] else {
+            throw StoreError.corrupt(path: server, reason: "metadata is not a property list dictionary")
+        }
+        return dictionary
+    }
 
     // MARK: Rows by key
 

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import OpenCoreData
 
-/// Batch update, delete and insert on PostgreSQL, with the SQLite store's meaning (`PersistentStore+Batch`):
+/// Batch update, delete and insert on PostgreSQL, with the SQLite store's meaning (`SQLiteStore+Batch`):
 /// SQL straight on the tables, each request in one transaction, which also writes its history rows and
 /// queues the change feed's `NOTIFY` as a save does (``PostgreSQLHistory``), so other coordinators on the
 /// database hear it. Statements use the names the schema made and take values only as bound parameters.

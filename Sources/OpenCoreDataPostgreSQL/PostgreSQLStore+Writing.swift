@@ -17,7 +17,7 @@ extension PostgreSQLStore {
     /// the change set), the transaction is recorded in the same database transaction and announced to
     /// listeners when it commits.
     ///
-    /// - Throws: `StoreConflicts` as above; `StoreUniqueViolation` when a uniqueness constraint's index refuses
+    /// - Throws: `StoreConflicts` as above; ``StoreError/uniqueConstraintFailed(path:columns:message:)`` when a uniqueness constraint's index refuses
     ///   a write (another instance saved the same values meanwhile); ``PostgreSQLStoreError`` when the server
     ///   refuses a statement or the connection drops (nothing is written: the transaction did not commit).
     @discardableResult
@@ -26,7 +26,7 @@ extension PostgreSQLStore {
         do {
             return try write(changes, history: history, resolvingConflicts: resolve)
         } catch let violation as PostgreSQLUniqueViolation {
-            throw violation.storeError(schema: model.schema)
+            throw violation.storeError(schema: model.schema, server: displayPath)
         }
     }
 

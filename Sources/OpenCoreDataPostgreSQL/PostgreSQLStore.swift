@@ -16,23 +16,18 @@ import Synchronization
 /// defer { store.close() }
 /// print(store.identifier)   // NSStoreUUID, the same for every process on this database and schema
 /// ```
-public final class PostgreSQLStore: @unchecked Sendable {
+public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
     // @unchecked Sendable: the pool locks its own state; `keyBlocks` changes only under `keyLock`.
     /// Where the store lives.
     public let configuration: PostgreSQLStoreConfiguration
     /// The model the store was opened with.
     public let model: ManagedObjectModel
-    /// The store's UUID (`NSStoreUUID`), written when the store was created.
-    public let identifier: String
     let pool: PostgreSQLConnectionPool
     /// How many keys one trip to `Z_PRIMARYKEY` reserves for this process (see ``reservePrimaryKeys(root:count:)``).
     let keyBlockSize: Int
     /// Whether saves record persistent history (Core Data's `NSPersistentHistoryTrackingKey`) and announce
     /// their transactions to listeners (``PostgreSQLChangeListener``).
     public let recordsHistory: Bool
-    /// The options it was opened with (``StoreOptions/readOnly``, ``StoreOptions/remoteChangeNotifications``
-    /// and the row cache's capacity apply; the SQLite file's own options do not).
-    public let options: StoreOptions
     /// The store as object IDs name it.
     package let identity: StoreIdentity
     /// History transactions this store object wrote, until the coordinator takes them (its own saves are
@@ -83,7 +78,6 @@ public final class PostgreSQLStore: @unchecked Sendable {
          keyBlockSize: Int, options: StoreOptions, pool: PostgreSQLConnectionPool) throws {
         self.configuration = configuration
         self.recordsHistory = recordsHistory
-        self.options = options
         self.model = model
         self.keyBlockSize = max(1, keyBlockSize)
         let schema = model.schema
@@ -102,6 +96,7 @@ public final class PostgreSQLStore: @unchecked Sendable {
                 }
             }
         }
+        let identifier: String
         do {
             do {
                 identifier = try open()
@@ -118,6 +113,10 @@ public final class PostgreSQLStore: @unchecked Sendable {
             throw error
         }
         identity = StoreIdentity(uuid: identifier)
+        // No file URL: ``displayPath`` and ``configuration`` name the server. Of the options, readOnly, remoteChangeNotifications and the row cache's capacity apply; the SQLite
+        // file's own options do not.
+        super.init(typeName: Self.storeType, url: nil, identifier: identifier,
+                   options: options)
     }
 
     /// Closes the store's connections. Work started afterwards fails with a typed error.

@@ -7,7 +7,7 @@ import PostgresNIO
 /// A save's constraint lookup and its write are two steps; another instance may commit the same values in
 /// between (or while the write waits for that instance's transaction). The index refuses the write, and the
 /// context should hear it as it does on SQLite: a uniqueness violation naming the entity, the constraint's
-/// keys and the objects (``StoreUniqueViolation``), not a server error.
+/// keys and the objects (``StoreError/uniqueConstraintFailed(path:columns:message:)``), not a server error.
 struct PostgreSQLUniqueViolation: Error {
     /// The index's name as PostgreSQL gives it (folded to lower case).
     let index: String
@@ -23,11 +23,13 @@ struct PostgreSQLUniqueViolation: Error {
         self.statement = statement
     }
 
-    /// What the layers above are told: ``StoreUniqueViolation`` for the index of one of the model's
-    /// uniqueness constraints, else the server error it is (an index the layout did not make).
-    func storeError(schema: StoreSchema) -> any Error {
+    /// What the layers above are told: ``StoreError/uniqueConstraintFailed(path:columns:message:)`` for the
+    /// index of one of the model's uniqueness constraints, else the server error it is (an index the layout
+    /// did not make).
+    func storeError(schema: StoreSchema, server: String) -> any Error {
         if let found = schema.indexes.first(where: { $0.unique && $0.name.lowercased() == index.lowercased() }) {
-            return StoreUniqueViolation(columns: found.columns.map { "\(found.table).\($0)" }, message: message)
+            return StoreError.uniqueConstraintFailed(path: server, columns: found.columns.map { "\(found.table).\($0)" },
+                                                     message: message)
         }
         return PostgreSQLStoreError.serverError(sqlState: "23505", message: message, statement: statement)
     }

@@ -126,7 +126,7 @@ struct PostgreSQLChangeSetTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let reference = try PersistentStore(type: .sqlite, url: folder.appendingPathComponent("reference.sqlite"),
+        let reference = try SQLiteStore(type: .sqlite, url: folder.appendingPathComponent("reference.sqlite"),
                                             model: model, options: StoreOptions())
         var editor = Editor(model: model, seed: seed)
         let tables = model.schema.tables.map(\.name) + model.schema.joinTables.map(\.name)

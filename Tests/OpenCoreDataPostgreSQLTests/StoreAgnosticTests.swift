@@ -401,8 +401,8 @@ struct StoreAgnosticTests {
         }
     }
 
-    /// What the coordinator lists: `persistentStores` the SQLite stores, `postgreSQLStores` the PostgreSQL
-    /// ones, `persistentStoreCount` both; a PostgreSQL store opened from a URL serves contexts, and once
+    /// What the coordinator lists: `persistentStores` every store, `postgreSQLStores` the PostgreSQL ones,
+    /// `persistentStoreCount` all of them; a PostgreSQL store opened from a URL serves contexts, and once
     /// removed they have no store.
     @Test func coordinatorListsAndRemovesAPostgreSQLStore() throws {
         let configuration = try PostgreSQLTestServer.freshConfiguration()
@@ -412,7 +412,7 @@ struct StoreAgnosticTests {
         components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "schema", value: configuration.schema)]
         let url = try #require(components.url)
         let store = try coordinator.addPersistentStore(type: .postgreSQL, at: url)
-        #expect(coordinator.persistentStores.isEmpty)
+        #expect(coordinator.persistentStores.map(ObjectIdentifier.init) == [ObjectIdentifier(store)])
         #expect(coordinator.postgreSQLStores.map(ObjectIdentifier.init) == [ObjectIdentifier(store)])
         #expect(coordinator.persistentStoreCount == 1)
         let context = ManagedObjectContext(concurrencyType: .confinement)

@@ -25,7 +25,7 @@ extension PersistentStoreCoordinator {
     ///
     /// - Throws: ``StoreError`` when it cannot be read.
     public func metadata(for store: PersistentStore) throws -> [String: Any] {
-        try store.metadataDictionary()
+        try store.backend.metadataDictionary()
     }
 
     /// Replaces the metadata of `store` with `metadata` (Core Data's `setMetadata(_:for:)`), written at once
@@ -37,6 +37,6 @@ extension PersistentStoreCoordinator {
     ///   (named) or holds a value a property list cannot; ``StoreError/readOnly(path:)`` for a read-only
     ///   store; ``StoreError`` when SQLite refuses.
     public func setMetadata(_ metadata: [String: Any], for store: PersistentStore) throws {
-        try store.setMetadataDictionary(metadata)
+        try store.backend.setMetadataDictionary(metadata)
     }
 }

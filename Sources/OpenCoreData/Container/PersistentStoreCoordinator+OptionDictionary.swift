@@ -12,7 +12,7 @@ extension PersistentStoreCoordinator {
     ///   and what ``addPersistentStore(type:at:options:)`` throws.
     @discardableResult
     public func addPersistentStore(ofType storeType: String, configurationName: String?, at url: URL?,
-                                   options: [AnyHashable: Any]? = nil) throws -> PersistentStore {
+                                   options: [AnyHashable: Any]? = nil) throws -> SQLiteStore {
         guard configurationName == nil || configurationName == "Default" else {
             throw ObjectGraphError.invalidRequest("the model has no configuration '\(configurationName ?? "")' (only the default one)")
         }

@@ -32,12 +32,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         managedObjectModel.markInUse()
     }
 
-    /// The open SQLite and in-memory stores, in the order they were added. A store of another kind (a
-    /// PostgreSQL store, module `OpenCoreDataPostgreSQL`) is not a ``PersistentStore`` and is listed by its
-    /// own module (`postgreSQLStores`); ``persistentStoreCount`` counts every kind.
+    /// The open stores of every kind (SQLite, in-memory, PostgreSQL), in the order they were added.
     public var persistentStores: [PersistentStore] { lock.withLock { stores.compactMap { $0 as? PersistentStore } } }
 
-    /// How many stores are open, of every kind.
+    /// How many stores are open.
     public var persistentStoreCount: Int { lock.withLock { stores.count } }
 
     /// Every open store, of every kind, in the order they were added.
@@ -58,14 +56,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     ///   version cannot be loaded.
     @discardableResult
     public func addPersistentStore(type: StoreType, at url: URL? = nil,
-                                   options: StoreOptions = StoreOptions()) throws -> PersistentStore {
+                                   options: StoreOptions = StoreOptions()) throws -> SQLiteStore {
         if type == .sqlite && url == nil {
             throw ObjectGraphError.invalidRequest("an SQLite store needs a file URL")
         }
         if type == .sqlite, options.checkpointsWriteAheadLogOnOpen, !options.readOnly, let url {
             try WriteAheadLogCheckpoint.run(onStoreAt: url.path, busyTimeout: options.busyTimeout)
         }
-        let store = try PersistentStore(type: type, url: url, model: managedObjectModel, options: options)
+        let store = try SQLiteStore(type: type, url: url, model: managedObjectModel, options: options)
         try add(store)
         return store
     }
@@ -91,13 +89,16 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Closes a store.
+    /// Takes a store of any kind out of the coordinator, stopping its watch for commits made elsewhere; a
+    /// store that holds connections of its own (PostgreSQL's pool) closes them.
     public func remove(_ store: PersistentStore) {
-        remove(store as any StoreBackend)
+        let backend = store.backend
+        removeBackend(backend)
+        backend.didLeaveCoordinator()
     }
 
-    /// Takes a store of any kind out of the coordinator (its watch stopped); the store itself stays open.
-    package func remove(_ store: any StoreBackend) {
+    /// Takes a store out of the coordinator (its watch stopped); the store itself stays open.
+    package func removeBackend(_ store: any StoreBackend) {
         remoteChangeState.remove(store)
         lock.withLock { stores.removeAll { $0 === store } }
         rowCache.removeAll()
@@ -117,9 +118,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore`` without a store; ``ObjectGraphError/invalidRequest(_:)``
     ///   when it is a store of another kind.
-    func primaryStore() throws -> PersistentStore {
+    func primaryStore() throws -> SQLiteStore {
         let store = try primaryBackend()
-        guard let sqlite = store as? PersistentStore else {
+        guard let sqlite = store as? SQLiteStore else {
             throw ObjectGraphError.invalidRequest("the store at \(store.displayPath) is not an SQLite store")
         }
         return sqlite

@@ -142,7 +142,7 @@ extension BatchInsertRequest: ContextExecutable {
             if let objects = objectsToInsert {
                 // Rows are made and written one at a time inside the transaction: a bad row throws and
                 // the transaction rolls back, so nothing is inserted, without holding every row at once.
-                // Rows with values in external binary storage form are encoded as rows (PersistentStore+Batch).
+                // Rows with values in external binary storage form are encoded as rows (SQLiteStore+Batch).
                 if template.bindsDirectly && store.bindsValuesDirectly
                     && store.externalStorage?.columns(forTable: entity.tableName) == nil {
                     // Values go from the dictionaries straight to the statement: no row in between.
@@ -187,11 +187,6 @@ extension BatchInsertRequest: ContextExecutable {
         } catch let error as StoreError {
             if let failure = BatchUniquenessViolation.failure(for: error, entity: entity, model: coordinator.managedObjectModel) {
                 throw failure
-            }
-            if case .sqlite(let code, let message, _) = error, code & 0xff == 19 {
-                throw ObjectGraphError.validationFailed([ValidationFailure(
-                    objectID: ManagedObjectID(temporaryFor: entity), entity: entity.name, key: "",
-                    rule: .uniquenessViolation, message: message)])
             }
             throw error
         }

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 import OrderedCollections
 
 extension ManagedObjectContext {
@@ -48,7 +47,7 @@ extension ManagedObjectContext {
         let changes: StoreChangeSet
         do {
             // Conflicts are resolved by the merge policy inside the save's own transaction (see
-            // `PersistentStore.apply`): the policy sees the rows as they are under the write lock.
+            // `SQLiteStore.apply`): the policy sees the rows as they are under the write lock.
             let resolver: (([StoreConflict]) throws -> StoreChangeSet)? = mergePolicy == .error ? nil : { conflicts in
                 try self.resolve(conflicts)
                 return try self.makeChangeSet(store: store, insertOrder: insertOrder)
@@ -60,20 +59,11 @@ extension ManagedObjectContext {
             }
         } catch let conflicts as StoreConflicts {
             throw ObjectGraphError.mergeConflict(conflicts.conflicts.map { describe($0) })
-        } catch let error as StoreError {
-            if case .sqlite(let code, let message, _) = error, code & 0xff == SQLITE_CONSTRAINT {
-                // SQLite names the columns ("UNIQUE constraint failed: ZITEM.ZNAME").
-                let failures = uniquenessFailures(columns: message.components(separatedBy: "failed: ").last ?? message,
-                                                  message: message)
-                // A constraint no object of this save can be named for is the store's own error.
-                if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
-            }
-            throw error
-        } catch let violation as StoreUniqueViolation {
-            // Another store's unique index (PostgreSQL): the same failures as SQLite's.
-            let failures = uniquenessFailures(columns: violation.columns.joined(separator: ", "), message: violation.message)
+        } catch StoreError.uniqueConstraintFailed(let path, let columns, let message) {
+            let failures = uniquenessFailures(columns: columns.joined(separator: ", "), message: message)
+            // A constraint no object of this save can be named for is the store's own error.
             if !failures.isEmpty { throw ObjectGraphError.validationFailed(failures) }
-            throw violation
+            throw StoreError.uniqueConstraintFailed(path: path, columns: columns, message: message)
         }
         let saved = didSave(coordinator: coordinator, insertOrder: insertOrder, changes: changes)
         for object in saving { object.didSave() }

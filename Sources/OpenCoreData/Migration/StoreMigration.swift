@@ -118,7 +118,7 @@ public enum StoreMigration {
         let result = try plans(metadata: metadata, path: path, bundle: bundle, target: target, targetModel: targetModel,
                                dialect: SQLiteDialect(), differences: { model in
             let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { $0.uppercased() })
-            return try PersistentStore.schemaDifferences(db, model: model, tableSet: tables)
+            return try SQLiteStore.schemaDifferences(db, model: model, tableSet: tables)
         }, storedNumbers: {
             var numbers: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT \(quoted("Z_NAME")), \(quoted("Z_ENT")) FROM \(quoted("Z_PRIMARYKEY"))") {

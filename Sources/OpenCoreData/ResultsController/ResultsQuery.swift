@@ -75,7 +75,7 @@ struct ResultsQuery: @unchecked Sendable {
             return (token, snapshot)
         }
         if snapshot.fromCache { return snapshot }
-        PersistentStore.logFetch(rows: snapshot.handles.count, since: start)
+        SQLiteStore.logFetch(rows: snapshot.handles.count, since: start)
         var sorted = try ordered(snapshot)
         sorted.sectionCounts = try sectionCounts(sorted)
         if let cache, let token { cache.store(sorted, token: token) }

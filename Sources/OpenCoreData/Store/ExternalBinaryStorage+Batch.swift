@@ -3,8 +3,8 @@ import GRDB
 
 /// Batch updates, deletes and upserting inserts replace or delete stored values without a save's file
 /// handling: the files their rows referred to are listed inside the batch's transaction, and removed once
-/// it has committed (``PersistentStore/batchUpdate(entity:assignments:selection:returningIDs:followUps:)``,
-/// ``PersistentStore/batchDelete(initial:entity:selection:needsIDs:followUps:)``). A batch that fails removes
+/// it has committed (``SQLiteStore/batchUpdate(entity:assignments:selection:returningIDs:followUps:)``,
+/// ``SQLiteStore/batchDelete(initial:entity:selection:needsIDs:followUps:)``). A batch that fails removes
 /// nothing, so the folder never lacks a file a committed row names.
 extension ExternalBinaryStorage {
     /// The names of the flagged columns of `table`, in table order; empty when it has none.

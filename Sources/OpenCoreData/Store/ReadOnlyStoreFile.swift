@@ -22,7 +22,7 @@ enum ReadOnlyStoreFile {
                     where error.resultCode == .SQLITE_READONLY && FileManager.default.fileExists(atPath: path + "-journal") {
             // A hot journal only a writable connection can roll back: the read goes to a rolled-back private
             // copy, as a read-only open of the store does, and the file stays as it is.
-            let folder = try PersistentStore.rolledBackCopy(of: path)
+            let folder = try SQLiteStore.rolledBackCopy(of: path)
             defer { try? FileManager.default.removeItem(at: folder) }
             return try read(folder.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path, body)
         } catch let error as DatabaseError {

@@ -125,7 +125,7 @@ final class RemoteChangeWatcher: StoreChangeWatch, @unchecked Sendable {
     }
 }
 
-extension PersistentStore {
+extension SQLiteStore {
     /// Whether commits made elsewhere (another process, another coordinator on the same file) can be
     /// noticed: file stores only (an in-memory store has no other writers).
     package var canNoticeCommitsElsewhere: Bool { type == .sqlite && url != nil }

@@ -84,7 +84,7 @@ extension Database {
     }
 }
 
-extension PersistentStore {
+extension SQLiteStore {
     /// Runs a dictionary-result query (``PredicateSQLCompiler/CompiledDictionaryQuery``) in one read,
     /// handing each result row to `body` in order.
     ///

@@ -7,7 +7,7 @@ import GRDB
 /// and noticing commits made elsewhere. No SQL text, GRDB connection or statement crosses it; SQL is
 /// written below it (or by the query compiler, whose output only the store runs).
 ///
-/// ``PersistentStore`` (SQLite) and the PostgreSQL store (module `OpenCoreDataPostgreSQL`) conform
+/// ``SQLiteStore`` (SQLite) and the PostgreSQL store (module `OpenCoreDataPostgreSQL`) conform
 /// (docs/ARCHITECTURE.md, "The store boundary"); `package` so that module can. Everything above `Store/`
 /// holds `any StoreBackend`: a call through it is made once per fetch, per batch of rows, per fault fired
 /// or per save, never per row or per column (rows are handed to closures; a ``SteppedRow`` is a concrete
@@ -38,6 +38,16 @@ package protocol StoreBackend: AnyObject, Sendable {
 
     /// How the query compiler spells SQL for this store.
     var dialect: any SQLDialect { get }
+    /// The store's metadata as a dictionary (Core Data's `metadata(for:)`).
+    /// - Throws: ``StoreError`` or the backend's error when the metadata row cannot be read.
+    func metadataDictionary() throws -> [String: Any]
+    /// Writes `metadata` as the store's metadata at once: the app's keys as given, the library's as they are
+    /// (``StoreMetadata/propertyList(replacingAppKeysOf:with:)``).
+    /// - Throws: what that throws; the backend's error for a read-only store or when the write is refused.
+    func setMetadataDictionary(_ metadata: [String: Any]) throws
+    /// Called once the coordinator has let go of the store: a store that holds connections of its own
+    /// closes them.
+    func didLeaveCoordinator()
     /// Whether a batch insert may bind a ``BoundWrite``'s values straight to the store's statement
     /// (``batchInsert(entity:count:returningIDs:bindRow:)``); otherwise contexts hand it filled rows.
     var bindsValuesDirectly: Bool { get }
@@ -166,7 +176,7 @@ package protocol StoreChangeWatch: AnyObject, Sendable {
     func stop()
 }
 
-extension PersistentStore: StoreBackend {
+extension SQLiteStore: StoreBackend {
     package var recordsHistory: Bool { history != nil }
 
     package func takeOwnTransactions(through number: Int64) -> Set<Int64> {
@@ -179,11 +189,25 @@ extension PersistentStore: StoreBackend {
     /// A ``BoundWrite`` is an SQLite statement: values go from the dictionaries to it with no row in between.
     package var bindsValuesDirectly: Bool { true }
 
+    /// Nothing to close: GRDB closes the connections when the store goes.
+    package func didLeaveCoordinator() {}
+
     /// `body` as it is: SQLite answers every predicate in its SQL, so no batch request or dictionary fetch
     /// selects its rows in the app first.
     ///
     /// - Throws: what `body` throws.
     package func inOneSnapshot<T>(writing: Bool, request: String, _ body: () throws -> T) throws -> T {
         try body()
+    }
+}
+
+extension PersistentStore {
+    /// The store as the layers above reach it. Every store is one: only the package subclasses
+    /// ``PersistentStore``.
+    package var backend: any StoreBackend {
+        guard let backend = self as? any StoreBackend else {
+            preconditionFailure("\(Swift.type(of: self)) is a PersistentStore that is not a StoreBackend")
+        }
+        return backend
     }
 }

@@ -87,7 +87,7 @@ package struct StoreConflicts: Error {
     package init(conflicts: [StoreConflict]) { self.conflicts = conflicts }
 }
 
-extension PersistentStore {
+extension SQLiteStore {
     /// Writes a change set in one transaction and returns what it wrote.
     ///
     /// Rows whose version moved on since they were read are conflicts. Without `resolve`, everything is rolled

@@ -12,6 +12,11 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
     case readOnly(path: String)
     /// SQLite reported an error.
     case sqlite(code: Int32, message: String, sql: String?)
+    /// A write was refused by one of the store's unique indexes over `columns` (each `TABLE.COLUMN` in the
+    /// layout's names, such as `ZTAG.ZLABEL`), with the store's own `message`. Whatever the backend, a context
+    /// turns one made by a model's uniqueness constraint into ``ObjectGraphError/validationFailed(_:)``
+    /// naming the objects; this reaches the app only for an index no object of the write explains.
+    case uniqueConstraintFailed(path: String, columns: [String], message: String)
     /// The store's bookkeeping rows are inconsistent.
     case corrupt(path: String, reason: String)
     /// The store holds triggers, views or tables that neither this library nor Core Data's layout made
@@ -40,6 +45,8 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
         case .readOnly(let path): return "\(path) is opened read-only."
         case .sqlite(let code, let message, let sql):
             return "SQLite error \(code): \(message)" + (sql.map { " (in \($0))" } ?? "")
+        case .uniqueConstraintFailed(let path, let columns, let message):
+            return "\(path): a unique index over \(columns.joined(separator: ", ")) refused the write: \(message)"
         case .corrupt(let path, let reason): return "\(path) is corrupt: \(reason)."
         case .foreignSchemaObjects(let path, let objects):
             return "\(path) holds schema objects this library did not make, which would act on its writes: "

@@ -116,7 +116,7 @@ package struct StoreQuery: @unchecked Sendable {
             }
         }
         progress?(rows.count)
-        PersistentStore.logFetch(rows: rows.count, since: start)
+        SQLiteStore.logFetch(rows: rows.count, since: start)
         return rows
     }
 
@@ -150,11 +150,11 @@ package struct StoreQuery: @unchecked Sendable {
         var keys: [Int64] = []
         if let residual {
             keys = try residual.rows(of: self, cancellation: nil).map { Int64.fromDatabaseValue($0[0]) ?? 0 }
-            PersistentStore.logFetch(rows: keys.count, since: start)
+            SQLiteStore.logFetch(rows: keys.count, since: start)
             return keys
         }
         try store.readPrimaryKeys(of: self, cancellation: nil) { keys.append($0) }
-        PersistentStore.logFetch(rows: keys.count, since: start)
+        SQLiteStore.logFetch(rows: keys.count, since: start)
         return keys
     }
 
@@ -205,12 +205,12 @@ package struct StoreQuery: @unchecked Sendable {
             }
         }
         progress?(ids.count)
-        PersistentStore.logFetch(rows: ids.count, since: start)
+        SQLiteStore.logFetch(rows: ids.count, since: start)
         return ids
     }
 }
 
-extension PersistentStore {
+extension SQLiteStore {
     /// Runs ``StoreQuery/countSQL``.
     ///
     /// - Throws: ``StoreError`` when the store cannot be read.

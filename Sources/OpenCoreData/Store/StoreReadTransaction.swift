@@ -80,7 +80,7 @@ private struct SQLiteSnapshotReads: StoreSnapshotReads {
     }
 }
 
-extension PersistentStore {
+extension SQLiteStore {
     /// Runs `body` in one read transaction (joining the one under way, if any), so everything it reads
     /// comes from one snapshot of the store.
     ///

@@ -104,7 +104,7 @@ struct HistoryCommand: AsyncParsableCommand {
     /// Whether the store keeps persistent history tables, read without changing it.
     private static func hasPersistentHistory(_ location: StoreLocation, _ opened: OpenedStore) throws -> Bool {
         switch location {
-        case .file: return try PersistentStore.hasPersistentHistory(at: opened.url)
+        case .file: return try SQLiteStore.hasPersistentHistory(at: opened.url)
         case .postgreSQL(let configuration): return try PostgreSQLStorePresence.find(configuration: configuration).hasHistory
         }
     }

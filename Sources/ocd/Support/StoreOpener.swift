@@ -25,7 +25,7 @@ struct OpenedStore: Sendable {
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         do {
-            let tracking = readOnly ? false : try history || PersistentStore.hasPersistentHistory(at: url)
+            let tracking = readOnly ? false : try history || SQLiteStore.hasPersistentHistory(at: url)
             try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(
                 readOnly: readOnly, persistentHistoryTracking: tracking, remoteChangeNotifications: watch))
         } catch {

@@ -250,7 +250,7 @@ enum FetchPlanCount {
             try info.setValue(details, forKey: "details")
         }
         try context.save()
-        let store = stack.coordinator.persistentStores[0]
+        let store = try #require(stack.coordinator.persistentStores[0] as? SQLiteStore)
         for batchSize in [0, 20] {
             let reader = stack.context()
             let request = FetchRequest<ManagedObject>(entityName: "FailedBankInfo")

@@ -38,7 +38,7 @@ extension Reliability {
             }
             try context.save()
             // Fold the WAL into the main file, so damage to the main file is damage to the data.
-            try coordinator.persistentStores[0].writer.writeWithoutTransaction { db in
+            try #require(coordinator.persistentStores[0] as? SQLiteStore).writer.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             }
         }

@@ -77,7 +77,7 @@ final class AverageScoreOperation: ContextOperation, @unchecked Sendable {
             return try background.fetch(request).map(\.objectID)
         }
         let main = stack.context(.confinement)
-        let store = stack.coordinator.persistentStores[0]
+        let store = try #require(stack.coordinator.persistentStores[0] as? SQLiteStore)
         let readsBefore = store.readCount.load(ordering: .relaxed)
         let names = try ids.map { try main.object(with: $0).value(forKey: "name") as? String }
         #expect(names == (0..<10).map { "i\($0)" })

@@ -112,7 +112,7 @@ import Testing
         try MigrationFixtures.fill(plain, model: ManagedObjectModel(contentsOf: bundle, version: "V1"),
                                    with: [MigrationFixtures.Object(entity: "Note", key: "a", values: ["title": "a"])])
         try StoreMigration.migrate(storeAt: plain, to: ModelVersionBundle(contentsOf: bundle))
-        #expect(try !PersistentStore.hasPersistentHistory(at: plain))
+        #expect(try !SQLiteStore.hasPersistentHistory(at: plain))
     }
 
     /// A custom stage V1 → V2 whose `willMigrate` inserts a note (at V1) and `didMigrate` an album (at

@@ -26,7 +26,7 @@ import Testing
     }
 
     /// The naive reference: each key on its own, through GRDB's row API.
-    private func referenceRows(_ store: PersistentStore, _ ids: [ManagedObjectID]) throws -> [Int64: [DatabaseValue]] {
+    private func referenceRows(_ store: SQLiteStore, _ ids: [ManagedObjectID]) throws -> [Int64: [DatabaseValue]] {
         let table = try #require(store.schema.table(named: "ZITEM"))
         return try store.read { db in
             var rows: [Int64: [DatabaseValue]] = [:]

@@ -33,7 +33,7 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.file("Store.sqlite")
         try Self.rollbackJournalStore(at: url)
-        #expect(PersistentStore.usesRollbackJournal(path: url.path))
+        #expect(SQLiteStore.usesRollbackJournal(path: url.path))
         let before = try Data(contentsOf: url)
         do {
             let (coordinator, context) = try Self.context(on: url)
@@ -79,6 +79,6 @@ import Testing
         try context.save()
         coordinator.remove(coordinator.persistentStores[0])
         #expect(try Self.journalMode(url) == "wal")
-        #expect(!PersistentStore.usesRollbackJournal(path: url.path))
+        #expect(!SQLiteStore.usesRollbackJournal(path: url.path))
     }
 }

@@ -55,7 +55,7 @@ extension PersistentHistoryChangeRequest {
     }
 }
 
-extension PersistentStore {
+extension SQLiteStore {
     /// Runs a commit and, when the store tracks history, records it in the same transaction: the commit and
     /// its history rows are written together or not at all. `entry` describes the inserts and updates from
     /// the commit's result; deletes are captured as they happen.

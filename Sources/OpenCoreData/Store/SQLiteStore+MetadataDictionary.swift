@@ -28,11 +28,11 @@ extension StoreMetadata {
     }
 }
 
-extension PersistentStore {
+extension SQLiteStore {
     /// The store's metadata as a dictionary (Core Data's `metadata`).
     ///
     /// - Throws: ``StoreError`` when the metadata row cannot be read.
-    func metadataDictionary() throws -> [String: Any] {
+    package func metadataDictionary() throws -> [String: Any] {
         try read { db in try StoreMetadata.dictionary(db, path: displayPath) }
     }
 
@@ -41,30 +41,42 @@ extension PersistentStore {
     /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `metadata` changes a key the library keeps
     ///   (``StoreMetadata/libraryKeys``, named) or holds a value a property list cannot;
     ///   ``StoreError/readOnly(path:)`` for a read-only store, ``StoreError`` when SQLite refuses.
-    func setMetadataDictionary(_ metadata: [String: Any]) throws {
+    package func setMetadataDictionary(_ metadata: [String: Any]) throws {
         try write { db in
-            var merged = try StoreMetadata.dictionary(db, path: displayPath)
-            for (key, value) in metadata {
-                if StoreMetadata.libraryKeys.contains(key) {
-                    guard let kept = merged[key], Self.samePropertyListValue(kept, value) else {
-                        throw ObjectGraphError.invalidRequest("the store metadata key '\(key)' is the library's: it cannot be changed")
-                    }
-                    continue
-                }
-                merged[key] = value
-            }
-            // Keys the app left out are removed, as Core Data replaces the whole dictionary; the library's stay.
-            for key in merged.keys where !StoreMetadata.libraryKeys.contains(key) && metadata[key] == nil
-                && !StoreMetadata.Key.written.contains(key) {
-                merged[key] = nil
-            }
-            let data: Data
-            do {
-                data = try PropertyListSerialization.data(fromPropertyList: merged, format: .binary, options: 0)
-            } catch {
-                throw ObjectGraphError.invalidRequest("the store metadata holds a value a property list cannot: \(error)")
-            }
+            let data = try StoreMetadata.propertyList(replacingAppKeysOf: StoreMetadata.dictionary(db, path: displayPath),
+                                                      with: metadata)
             try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [data])
+        }
+    }
+}
+
+extension StoreMetadata {
+    /// The property list of `current` with the app's keys replaced by those of `metadata`: the library's keys
+    /// as they are (`metadata` may repeat them, unchanged), keys `metadata` leaves out removed, as Core Data
+    /// replaces the whole dictionary.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `metadata` changes a key the library keeps
+    ///   (named) or holds a value a property list cannot.
+    package static func propertyList(replacingAppKeysOf current: [String: Any], with metadata: [String: Any]) throws -> Data {
+        var merged = current
+        for (key, value) in metadata {
+            if StoreMetadata.libraryKeys.contains(key) {
+                guard let kept = merged[key], Self.samePropertyListValue(kept, value) else {
+                    throw ObjectGraphError.invalidRequest("the store metadata key '\(key)' is the library's: it cannot be changed")
+                }
+                continue
+            }
+            merged[key] = value
+        }
+        // Keys the app left out are removed, as Core Data replaces the whole dictionary; the library's stay.
+        for key in merged.keys where !StoreMetadata.libraryKeys.contains(key) && metadata[key] == nil
+            && !StoreMetadata.Key.written.contains(key) {
+            merged[key] = nil
+        }
+        do {
+            return try PropertyListSerialization.data(fromPropertyList: merged, format: .binary, options: 0)
+        } catch {
+            throw ObjectGraphError.invalidRequest("the store metadata holds a value a property list cannot: \(error)")
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// The history reader registry (``HistoryReaderRegistry``) as the layers above the store use it: names,
 /// transaction numbers and dates in, no connection or SQL out.
-extension PersistentStore {
+extension SQLiteStore {
     /// Registers `name`, or moves its mark, to "has seen every transaction through `seen`", in one write
     /// transaction.
     ///

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-extension PersistentStore {
+extension SQLiteStore {
     /// The stored rows of `entity` and its sub-entities whose `keys` (attributes or to-one relationships of
     /// one uniqueness constraint) hold `values` (as the store writes them: a to-one as the related row's
     /// key), as object IDs in the store's order. Empty when a key is neither (nothing can hold it).

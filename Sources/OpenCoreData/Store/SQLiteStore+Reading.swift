@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-extension PersistentStore {
+extension SQLiteStore {
     /// The SELECT list of every column of a table, aliased t0.
     func selectList(for table: StoreSchema.Table) -> String {
         table.columns.map { "t0." + $0.name }.joined(separator: ", ")

@@ -3,7 +3,7 @@ import GRDB
 import GRDBSQLite
 
 /// Batch requests in store terms: SQL straight on the tables, one transaction each.
-extension PersistentStore {
+extension SQLiteStore {
     /// `UPDATE` of the rows `selection` names. `assignments` are `column = SQL` pairs with their
     /// arguments (from the query compiler).
     package func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
