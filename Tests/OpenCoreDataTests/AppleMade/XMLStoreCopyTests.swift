@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import OpenCoreData
+
+/// `migratePersistentStore` and `ocd copy` between XML and SQLite stores, on the corpus's XML stores
+/// (copied to a temporary folder): every object and relationship survives XML → SQLite → XML, and a copy
+/// that fails leaves nothing at its destination.
+@Suite(.enabled(if: AppleMadeFixtures.available, AppleMadeFixtures.absentMessage))
+struct XMLStoreCopyTests {
+    @Test(arguments: XMLStoreCorpusTests.files.prefix(5)) func xmlToSQLiteToXMLKeepsEveryObject(_ url: URL) throws {
+        let source = try XMLStoreCorpusTests.copy(url)
+        let folder = source.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sqlite = folder.appendingPathComponent("store.sqlite")
+        let back = folder.appendingPathComponent("back.xml")
+        let model = try ManagedObjectModel.derivedModel(ofXMLStoreAt: source)
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let xml = try coordinator.addPersistentStore(type: .xml, at: source, options: StoreOptions(readOnly: true))
+            let migrated = try coordinator.migratePersistentStore(xml, to: sqlite, type: .sqlite)
+            #expect(coordinator.persistentStores.map(\.type) == [.sqlite])
+            #expect(migrated.url == sqlite)
+        }
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try coordinator.addPersistentStore(type: .sqlite, at: sqlite, options: StoreOptions(readOnly: true))
+            try coordinator.migratePersistentStore(store, to: back, type: .xml)
+        }
+        // The ids are new (the SQLite store knows none), so objects are compared by what they hold, with
+        // each relationship's targets described by their contents too.
+        #expect(try Self.shape(of: back) == Self.shape(of: source))
+    }
+
+    /// Each object as its type, attributes and, for each relationship, its targets' types and attributes.
+    static func shape(of url: URL) throws -> [String] {
+        let objects = try XMLStoreCorpusTests.snapshot(of: url)
+        func plain(_ object: XMLStoreCorpusTests.FileObject) -> String {
+            object.type + " " + object.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        }
+        return objects.values.map { object in
+            plain(object) + " | " + object.relationships.sorted { $0.key < $1.key }.map { name, ids in
+                name + ":" + ids.compactMap { objects[$0].map(plain) }.sorted().joined(separator: ";")
+            }.joined(separator: " ")
+        }.sorted()
+    }
+
+    @Test func aCopyThatFailsLeavesNoDestination() throws {
+        let folder = try OcdBinary.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Note", properties: [AttributeDescription(name: "text", type: .string)]),
+        ])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: folder.appendingPathComponent("notes.sqlite"))
+        let context = ManagedObjectContext(concurrencyType: .confinement)
+        context.persistentStoreCoordinator = coordinator
+        for text in ["fine", "bell \u{7} inside"] {
+            try context.insertNewObject(forEntityName: "Note").setValue(text, forKey: "text")
+        }
+        try context.save()
+        let destination = folder.appendingPathComponent("notes.xml")
+        #expect(throws: XMLStoreError.self) { try coordinator.migratePersistentStore(store, to: destination, type: .xml) }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().allSatisfy { $0.hasPrefix("notes.sqlite") })
+        #expect(coordinator.persistentStores.first === store)
+        // Nothing is copied over an existing file either.
+        try Data("keep".utf8).write(to: destination)
+        #expect(throws: ObjectGraphError.self) { try coordinator.migratePersistentStore(store, to: destination, type: .sqlite) }
+        #expect(try Data(contentsOf: destination) == Data("keep".utf8))
+    }
+
+    @Test(.enabled(if: OcdBinary.url != nil, "ocd is not built")) func ocdCopyMakesAnSQLiteStoreOcdFetchReads() throws {
+        let binary = try #require(OcdBinary.url)
+        let url = try #require(XMLStoreCorpusTests.files.first { $0.path.contains("wibosco-CoreDataMigration-Example/Migration1to2") })
+        let source = try XMLStoreCorpusTests.copy(url)
+        let folder = source.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let map = folder.appendingPathComponent("map.xml")
+        try FileManager.default.moveItem(at: source, to: map)
+        let out = folder.appendingPathComponent("out.sqlite")
+        let expected = try #require(XMLStoreCorpusTests.objectCounts(in: map)["XDDEVATTRIBUTEMAPPING"])
+
+        let copy = try OcdBinary.run(["copy", map.path, out.path], binary: binary)
+        #expect(copy.status == 0, "\(copy.stderr)")
+        #expect(copy.stdout.contains("Copied"))
+        let fetch = try OcdBinary.run(["fetch", out.path, "--model", map.path, "--entity", "XDDevAttributeMapping", "--count"], binary: binary)
+        #expect(fetch.status == 0, "\(fetch.stderr)")
+        #expect(fetch.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(expected)", "\(fetch.stdout)")
+        let names = try OcdBinary.run(["fetch", out.path, "--model", map.path, "--entity", "XDDevAttributeMapping", "--keys", "name"], binary: binary)
+        #expect(names.stdout.contains("hexColor"), "\(names.stdout)")
+
+        // An existing destination is refused, and left as it was, unless --replace.
+        let before = try Data(contentsOf: out)
+        let again = try OcdBinary.run(["copy", map.path, out.path], binary: binary)
+        #expect(again.status != 0 && again.stderr.contains("--replace"))
+        #expect(try Data(contentsOf: out) == before)
+        let replaced = try OcdBinary.run(["copy", map.path, out.path, "--replace"], binary: binary)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+
+        // And back to XML, which opens without a model and holds the same objects.
+        let back = folder.appendingPathComponent("back.xml")
+        let toXML = try OcdBinary.run(["copy", out.path, back.path, "--model", map.path], binary: binary)
+        #expect(toXML.status == 0, "\(toXML.stderr)")
+        #expect(try XMLStoreCopyTests.shape(of: back) == XMLStoreCopyTests.shape(of: map))
+    }
+}
