@@ -169,6 +169,21 @@ struct XMLStoreTests {
         }
     }
 
+    /// Batch requests write straight to the store's tables, so they write the file too.
+    @Test func aBatchDeleteIsWrittenToTheFile() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Tags.xml")
+        let context = try Self.open(url, try Self.model())
+        for label in ["a", "b", "c"] { try context.insertNewObject(forEntityName: "Tag").setValue(label, forKey: "label") }
+        try context.save()
+        let request = FetchRequest<ManagedObject>(entityName: "Tag")
+        request.predicate = try QueryPredicate(format: "label != 'b'")
+        _ = try context.execute(BatchDeleteRequest(fetchRequest: request))
+        let document = try XMLStoreDocument.parse(Data(contentsOf: url), path: url.path)
+        #expect(document.objects.map { $0.attributes.map(\.text) } == [["b"]])
+    }
+
     @Test func aDescriptionOfAnXMLFileOpensAnXMLStore() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
