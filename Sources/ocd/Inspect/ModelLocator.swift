@@ -54,6 +54,11 @@ enum ModelLocator {
         guard FileManager.default.fileExists(atPath: storePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw OCDError("\(storePath): no such file")
         }
+        // An XML store describes its own entities.
+        if URL(fileURLWithPath: storePath).pathExtension.lowercased() == "xml" {
+            return (try OpenedStore.open(path: storePath, model: load(modelPath: storePath), readOnly: true, watch: watch),
+                    "the model its objects describe (XML store)")
+        }
         // A store Core Data wrote carries its compiled model. Why it could not be used is kept: when no
         // built-in model fits either, that is the answer the user needs.
         var cacheFailure: String?

@@ -97,6 +97,11 @@ struct XMLStoreCopyTests {
         let replaced = try OcdBinary.run(["copy", map.path, out.path, "--replace"], binary: binary)
         #expect(replaced.status == 0, "\(replaced.stderr)")
 
+        // The XML store itself reads without a model, as the SQLite copy does.
+        let direct = try OcdBinary.run(["fetch", map.path, "--entity", "XDDevAttributeMapping", "--count"], binary: binary)
+        #expect(direct.status == 0, "\(direct.stderr)")
+        #expect(direct.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(expected)", "\(direct.stdout)")
+
         // And back to XML, which opens without a model and holds the same objects.
         let back = folder.appendingPathComponent("back.xml")
         let toXML = try OcdBinary.run(["copy", out.path, back.path, "--model", map.path], binary: binary)
