@@ -22,9 +22,11 @@ struct XMLStoreCopyTests {
             #expect(migrated.url == sqlite)
         }
         do {
+            // Core Data's names this time.
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            let store = try coordinator.addPersistentStore(type: .sqlite, at: sqlite, options: StoreOptions(readOnly: true))
-            try coordinator.migratePersistentStore(store, to: back, type: .xml)
+            let store = try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: sqlite,
+                                                           options: [ReadOnlyPersistentStoreOption: true])
+            try coordinator.migratePersistentStore(store, to: back, options: nil, withType: XMLStoreType)
         }
         // The ids are new (the SQLite store knows none), so objects are compared by what they hold, with
         // each relationship's targets described by their contents too.
