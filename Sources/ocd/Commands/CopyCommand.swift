@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
 import OpenCoreData
+import OpenCoreDataPostgreSQL
 
 /// `ocd copy SOURCE DESTINATION [--model M] [--from-type T] [--to-type T] [--replace]`: every object of one
 /// store file copied into a new store of another type (Core Data's `migratePersistentStore`), e.g. an XML
-/// store into SQLite. The destination appears only once complete; an existing one is refused unless
-/// `--replace`, which swaps the new file in only after the copy succeeded.
+/// store into SQLite, or into a new PostgreSQL store (a `postgresql://` URL). A file destination appears only
+/// once complete; an existing one is refused unless `--replace`, which swaps the new file in only after the
+/// copy succeeded. A PostgreSQL destination is filled in one transaction and must be new.
 struct CopyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "copy",
@@ -18,7 +20,7 @@ struct CopyCommand: ParsableCommand {
     @Argument(help: "The store to copy from.")
     var source: String
 
-    @Argument(help: "The store file to create.")
+    @Argument(help: "The store file to create, or a postgresql:// URL of a new store.")
     var destination: String
 
     @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, .momd, .mom, or an XML store whose objects describe it).")
@@ -34,6 +36,13 @@ struct CopyCommand: ParsableCommand {
     var replace = false
 
     func run() throws {
+        if case .postgreSQL = try StoreLocation(source) {
+            throw StoreLocation.notOnPostgreSQL("copy", because: "copying out of a PostgreSQL store is not written yet (copy into one)")
+        }
+        if case .postgreSQL(let configuration) = try StoreLocation(destination) {
+            try copy(to: configuration)
+            return
+        }
         let sourceURL = URL(fileURLWithPath: source)
         let destinationURL = URL(fileURLWithPath: destination)
         let sourceType = try Self.storeType(fromType, of: sourceURL)
@@ -68,6 +77,28 @@ struct CopyCommand: ParsableCommand {
         }
     }
 
+    /// Copies the source into a new PostgreSQL store, in one transaction of the server.
+    private func copy(to configuration: PostgreSQLStoreConfiguration) throws {
+        let server = configuration.redactedURL
+        guard !replace else { throw OCDError("\(server): a PostgreSQL store is never replaced; give a new schema (?schema=…)") }
+        let sourceURL = URL(fileURLWithPath: source)
+        let sourceType = try Self.storeType(fromType, of: sourceURL)
+        guard FileManager.default.fileExists(atPath: sourceURL.path) else { throw OCDError("\(source): no such file") }
+        guard let url = URL(string: destination) else { throw OCDError("\(server) is not a URL") }
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try loadModel(sourceURL, type: sourceType))
+            let store = try coordinator.addPersistentStore(type: sourceType, at: sourceURL, options: StoreOptions(readOnly: true))
+            let copied = try coordinator.migratePersistentStore(store, to: url, type: .postgreSQL)
+            defer { coordinator.remove(copied) }
+            let counts = try Self.objectCounts(in: coordinator)
+            Console.line("Copied \(counts.total) objects (\(counts.entities) entities) from \(source) (\(sourceType.rawValue)) to \(server) (PostgreSQL).")
+        } catch let error as OCDError {
+            throw error
+        } catch {
+            throw OCDError("\(error)")
+        }
+    }
+
     private func loadModel(_ url: URL, type: StoreType) throws -> ManagedObjectModel {
         if let model { return try ModelLocator.load(modelPath: model) }
         if type == .xml { return try ManagedObjectModel.derivedModel(ofXMLStoreAt: url) }
@@ -95,6 +126,12 @@ struct CopyCommand: ParsableCommand {
     private static func objectCounts(of url: URL, type: StoreType, model: ManagedObjectModel) throws -> (total: Int, entities: Int) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(type: type, at: url, options: StoreOptions(readOnly: true))
+        return try objectCounts(in: coordinator)
+    }
+
+    /// The objects of the coordinator's store, counted entity by entity.
+    private static func objectCounts(in coordinator: PersistentStoreCoordinator) throws -> (total: Int, entities: Int) {
+        let model = coordinator.managedObjectModel
         let context = ManagedObjectContext(concurrencyType: .confinement)
         context.persistentStoreCoordinator = coordinator
         var total = 0
