@@ -29,6 +29,10 @@ let package = Package(
             dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
         ),
         .executableTarget(
+            name: "FuzzXMLStore",
+            dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
+        ),
+        .executableTarget(
             name: "FuzzImportRows",
             dependencies: [
                 "FuzzDriver",

@@ -58,6 +58,7 @@ TARGETS=(
     "FuzzStoreMetadata StoreMetadata store-metadata.dict 262144"
     "FuzzCompiledModel CompiledModel compiled-model.dict 262144"
     "FuzzImportRows ImportRows import-rows.dict 262144"
+    "FuzzXMLStore XMLStore xml-store.dict 262144"
 )
 
 if [ -n "${FUZZ_TARGETS:-}" ]; then

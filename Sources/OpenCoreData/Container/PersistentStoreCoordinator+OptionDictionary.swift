@@ -19,4 +19,17 @@ extension PersistentStoreCoordinator {
         return try addPersistentStore(type: try StoreType(coreDataName: storeType), at: url,
                                       options: try StoreOptions(optionDictionary: options))
     }
+
+    /// Moves a store to a new file of another type as Core Data's `migratePersistentStore(_:to:options:withType:)`
+    /// does: the type by Core Data's name, the options as Core Data's dictionary. The typed form is
+    /// ``migratePersistentStore(_:to:options:type:)``.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for another store type or an option that is not read;
+    ///   and what ``migratePersistentStore(_:to:options:type:)`` throws.
+    @discardableResult
+    public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,
+                                       withType storeType: String) throws -> SQLiteStore {
+        try migratePersistentStore(store, to: url, options: try StoreOptions(optionDictionary: options),
+                                   type: try StoreType(coreDataName: storeType))
+    }
 }

@@ -41,10 +41,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Every open store, of every kind, in the order they were added.
     package var storeBackends: [any StoreBackend] { lock.withLock { stores } }
 
-    /// Opens (creating if needed) a store. A file store that was written with another model, or that is
+    /// Opens (creating if needed) a store. An XML store (``StoreType/xml``) loads every object of its file
+    /// now and writes the whole file at each save. A file store that was written with another model, or that is
     /// not a store at all, is refused with a ``StoreError`` and left as it was.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for an SQLite store without a URL;
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for an SQLite or XML store without a URL;
+    ///   ``XMLStoreError`` for an XML file that is not a Core Data XML store or does not fit the model (naming
+    ///   the line, object and key);
     ///   ``StoreError/notAStore(path:reason:)`` for a file that is not SQLite, or missing when opened
     ///   read-only; ``StoreError/incompatibleModel(path:differences:)`` for a store written with another model;
     ///   ``StoreError/corrupt(path:reason:)`` for a damaged one;
@@ -57,8 +60,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     @discardableResult
     public func addPersistentStore(type: StoreType, at url: URL? = nil,
                                    options: StoreOptions = StoreOptions()) throws -> SQLiteStore {
-        if type == .sqlite && url == nil {
-            throw ObjectGraphError.invalidRequest("an SQLite store needs a file URL")
+        if type != .inMemory && url == nil {
+            throw ObjectGraphError.invalidRequest("an \(type == .xml ? "XML" : "SQLite") store needs a file URL")
         }
         if type == .sqlite, options.checkpointsWriteAheadLogOnOpen, !options.readOnly, let url {
             try WriteAheadLogCheckpoint.run(onStoreAt: url.path, busyTimeout: options.busyTimeout)

@@ -36,10 +36,11 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
         try options.setOption(value, forKey: key)
     }
 
-    /// Describes a store at a URL (a file store), or an in-memory store when `url` is nil.
+    /// Describes a store at a URL (a file store: an XML store when the file's extension is `xml`, SQLite
+    /// otherwise, unless `type` says), or an in-memory store when `url` is nil.
     public init(url: URL?, type: StoreType? = nil, options: StoreOptions = StoreOptions()) {
         self.url = url
-        self.type = type ?? (url == nil ? .inMemory : .sqlite)
+        self.type = type ?? (url == nil ? .inMemory : url?.pathExtension.lowercased() == "xml" ? .xml : .sqlite)
         self.options = options
     }
 

@@ -64,41 +64,27 @@ enum MappingModelXML {
     /// - Throws: see ``MappingModel/init(contentsOf:)``.
     static func read(_ data: Data, path: String) throws -> MappingModel {
         func invalid(_ reason: String) -> MigrationError { .invalidMappingModel(path: path, reason: reason) }
-        let root: XcodeModelXMLNode
+        // The file is a Core Data XML store: its layout is read (and checked) as one.
+        let document: XMLStoreDocument
         do {
-            root = try XcodeModelXMLNode.parse(data, source: path)
-        } catch let error as ModelError {
-            throw invalid("\(error)")
-        }
-        guard root.name.lowercased() == "database" else {
-            throw invalid("the root element is <\(root.name)>, not <database>")
+            document = try XMLStoreDocument.parse(data, path: path)
+        } catch let error as XMLStoreError {
+            switch error {
+            case .malformed(_, let location, let reason): throw invalid("\(reason) (\(location))")
+            case .invalidObject(_, _, _, let reason): throw invalid(reason)
+            default: throw invalid(error.description)
+            }
         }
         var objects: [String: FileObject] = [:]
         var order: [String] = []
-        for node in root.children where node.name.lowercased() == "object" {
-            guard let id = node["id"], !id.isEmpty else { throw invalid("the object at \(node.location) has no id") }
-            guard objects[id] == nil else { throw invalid("two objects have the id '\(id)' (the second at \(node.location))") }
-            var object = FileObject(id: id, type: (node["type"] ?? "").uppercased(), location: node.location)
-            for child in node.children {
-                let kind = child.name.lowercased()
-                // Core Data's XML store holds attributes and relationships only: anything else is not its file.
-                guard kind == "attribute" || kind == "relationship" else {
-                    throw invalid("the object '\(id)' holds a <\(child.name)> at \(child.location), which a Core Data XML store does not have")
-                }
-                guard let name = child["name"]?.lowercased(), !name.isEmpty else {
-                    throw invalid("the <\(child.name)> at \(child.location) has no name")
-                }
-                guard object.attributes[name] == nil, object.references[name] == nil else {
-                    throw invalid("the object '\(id)' holds '\(name)' twice (the second at \(child.location))")
-                }
-                if kind == "attribute" {
-                    object.attributes[name] = child.text.trimmingCharacters(in: .whitespacesAndNewlines)
-                } else {
-                    object.references[name] = (child["idrefs"] ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
-                }
+        for node in document.objects {
+            var object = FileObject(id: node.id, type: node.type.uppercased(), location: node.location)
+            for attribute in node.attributes {
+                object.attributes[attribute.name.lowercased()] = attribute.text.trimmingCharacters(in: .whitespacesAndNewlines)
             }
-            objects[id] = object
-            order.append(id)
+            for relationship in node.relationships { object.references[relationship.name.lowercased()] = relationship.idrefs }
+            objects[node.id] = object
+            order.append(node.id)
         }
         let models = order.compactMap { objects[$0] }.filter { $0.type == modelType }
         guard let model = models.first else { throw invalid("no object of type \(modelType)") }

@@ -110,13 +110,20 @@ extension SQLiteStore {
         }
     }
 
-    /// Runs a write transaction, mapping SQLite errors.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
+    /// Runs a write transaction, mapping SQLite errors. An XML store's file is written before the
+    /// transaction commits (unless `changesObjects` is false: keys reserved, nothing else), so a file that
+    /// cannot be written rolls the transaction back.
+    func write<T>(changesObjects: Bool = true, _ body: (Database) throws -> T) throws -> T {
         guard !isReadOnly else { throw StoreError.readOnly(path: displayPath) }
         activeWrites.add(1, ordering: .relaxed)
         defer { activeWrites.subtract(1, ordering: .relaxed) }
         do {
-            return try writer.write(body)
+            guard let xmlFile, changesObjects else { return try writer.write(body) }
+            return try writer.write { db in
+                let result = try body(db)
+                try xmlFile.write(from: db, model: model)
+                return result
+            }
         } catch {
             throw StoreError.from(error, path: displayPath)
         }
@@ -129,7 +136,7 @@ extension SQLiteStore {
     ///   2^63 - 1 (nothing is reserved then: the transaction rolls back); ``StoreError/corrupt(path:reason:)``
     ///   when `Z_PRIMARYKEY` has no row for a root; ``StoreError`` when the store cannot be written.
     package func reservePrimaryKeys(_ counts: [(root: EntityDescription, count: Int)]) throws -> [Int64] {
-        try write { db in
+        try write(changesObjects: false) { db in
             try counts.map { try reservePrimaryKeys(root: $0.root, count: $0.count, in: db) }
         }
     }

@@ -44,6 +44,8 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
     package let externalStorage: ExternalBinaryStorage?
     package var schema: StoreSchema { model.schema }
     package var displayPath: String { url?.path ?? ":memory:" }
+    /// The file of an XML store (nil for the other types).
+    let xmlFile: XMLStoreFile?
 
     static let sqlLogger = Logger(label: "OpenCoreData.SQL")
     /// Set `OCD_SQL_DEBUG=1` (like Core Data's SQLDebug launch argument) to log every statement.
@@ -53,7 +55,9 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
         self.type = type
         self.model = model
         var configuration = Configuration()
-        configuration.readonly = options.readOnly
+        // An XML store's tables are filled from its file: its in-memory database is always writable (saves to
+        // a read-only XML store are refused by `isReadOnly`).
+        configuration.readonly = options.readOnly && type != .xml
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.label = "OpenCoreData"
         configuration.maximumReaderCount = 4
@@ -67,7 +71,9 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 }
             }
         }
-        let path = url?.path ?? ":memory:"
+        let path = type == .xml ? ":memory:" : url?.path ?? ":memory:"
+        let xmlFile = try url.flatMap { type == .xml ? try XMLStoreFile(url: $0, model: model, readOnly: options.readOnly) : nil }
+        self.xmlFile = xmlFile
         // An existing file is checked through a read-only connection first: opening a pool switches the
         // journal mode and writes, which must never happen to a file we then refuse.
         var checked: ExistingStore?
@@ -101,7 +107,7 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
         self.recoveredCopyFolder = recoveredCopyFolder
         do {
             switch (type, options.readOnly) {
-            case (.inMemory, _):
+            case (.inMemory, _), (.xml, _):
                 writer = try DatabaseQueue(configuration: configuration)
             case (.sqlite, true):
                 guard FileManager.default.fileExists(atPath: path) else {
@@ -126,7 +132,7 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
         } catch let error as DatabaseError {
             throw StoreError.fromOpening(error, path: path)
         }
-        var loadedIdentifier = UUID().uuidString.uppercased()
+        var loadedIdentifier = xmlFile?.uuid ?? UUID().uuidString.uppercased()
         do {
             if let checked {
                 loadedIdentifier = checked.identifier
@@ -138,9 +144,12 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
                     }
                 }
             } else {
-                loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, options: options,
+                var schemaOptions = options
+                if type == .xml { schemaOptions.readOnly = false }
+                loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, options: schemaOptions,
                                                           path: path, newIdentifier: loadedIdentifier,
                                                           refusesForeignObjects: Self.refusesForeignObjects(options))
+                if let xmlFile { try writer.write { db in try xmlFile.load(into: db, model: model) } }
             }
         } catch let error as DatabaseError {
             throw StoreError.fromOpening(error, path: path)

@@ -4,6 +4,8 @@ import Foundation
 public let SQLiteStoreType = StoreType.sqlite.rawValue
 /// Core Data's `NSInMemoryStoreType`: a store in memory (``StoreType/inMemory``).
 public let InMemoryStoreType = StoreType.inMemory.rawValue
+/// Core Data's `NSXMLStoreType`: an XML store file, loaded whole and written whole (``StoreType/xml``).
+public let XMLStoreType = StoreType.xml.rawValue
 /// Core Data's `NSSQLitePragmasOption`: a dictionary of SQLite pragmas (``StoreOptions/init(optionDictionary:)``
 /// reads `journal_mode`).
 public let SQLitePragmasOption = "NSSQLitePragmasOption"
@@ -19,13 +21,14 @@ public let PersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
 public let PersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
 
 extension StoreType {
-    /// The store type Core Data's name gives (`NSSQLiteStoreType`: "SQLite", `NSInMemoryStoreType`: "InMemory").
+    /// The store type Core Data's name gives (`NSSQLiteStoreType`: "SQLite", `NSInMemoryStoreType`: "InMemory",
+    /// `NSXMLStoreType`: "XML").
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` naming any other type (Core Data's binary and XML
-    ///   stores are not supported).
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` naming any other type (Core Data's binary store is
+    ///   not supported).
     init(coreDataName name: String) throws {
         guard let type = StoreType(rawValue: name) else {
-            throw ObjectGraphError.invalidRequest("the store type '\(name)' is not supported (\(SQLiteStoreType) or \(InMemoryStoreType))")
+            throw ObjectGraphError.invalidRequest("the store type '\(name)' is not supported (\(SQLiteStoreType), \(InMemoryStoreType) or \(XMLStoreType))")
         }
         self = type
     }

@@ -9,6 +9,8 @@ enum ModelLocator {
         do {
             let url = URL(fileURLWithPath: modelPath)
             if ["mom", "momd"].contains(url.pathExtension.lowercased()) { return try ManagedObjectModel(compiledModelAt: url) }
+            // A Core Data XML store describes its own entities: the model its objects make.
+            if url.pathExtension.lowercased() == "xml" { return try ManagedObjectModel.derivedModel(ofXMLStoreAt: url) }
             return try ManagedObjectModel(contentsOf: url)
         } catch {
             throw OCDError("\(modelPath): \(error)")
@@ -20,6 +22,7 @@ enum ModelLocator {
     /// so opening the store reports what differs.
     static func load(modelPath: String, numberedLike storePath: String) throws -> ManagedObjectModel {
         guard FileManager.default.fileExists(atPath: modelPath) else { throw OCDError("\(modelPath): no such model") }
+        if URL(fileURLWithPath: modelPath).pathExtension.lowercased() == "xml" { return try load(modelPath: modelPath) }
         do {
             return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath),
                                           numberedLikeStoreAt: URL(fileURLWithPath: storePath))
@@ -50,6 +53,11 @@ enum ModelLocator {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: storePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw OCDError("\(storePath): no such file")
+        }
+        // An XML store describes its own entities.
+        if URL(fileURLWithPath: storePath).pathExtension.lowercased() == "xml" {
+            return (try OpenedStore.open(path: storePath, model: load(modelPath: storePath), readOnly: true, watch: watch),
+                    "the model its objects describe (XML store)")
         }
         // A store Core Data wrote carries its compiled model. Why it could not be used is kept: when no
         // built-in model fits either, that is the answer the user needs.

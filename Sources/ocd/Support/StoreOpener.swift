@@ -10,7 +10,8 @@ struct OpenedStore: Sendable {
     /// The store as messages name it: the file's path, or the URL without its password.
     let displayName: String
 
-    /// Opens (creating if needed, unless read-only) the store at `path` for `model`. A writable open tracks
+    /// Opens (creating if needed, unless read-only) the store at `path` for `model`: an XML store when the
+    /// file's extension is `xml`, SQLite otherwise. A writable SQLite open tracks
     /// persistent history when `history` asks for it or the store already has history, so every writer
     /// keeps it complete; `watch` turns on remote-change notifications.
     static func open(path: String, model: ManagedObjectModel, readOnly: Bool = false, history: Bool = false,
@@ -24,9 +25,11 @@ struct OpenedStore: Sendable {
             guard !isDirectory.boolValue else { throw OCDError("\(path) is a folder, not a store file") }
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        // Core Data's XML store: loaded whole, written whole, with no history or other process to watch.
+        let isXML = url.pathExtension.lowercased() == "xml"
         do {
-            let tracking = readOnly ? false : try history || SQLiteStore.hasPersistentHistory(at: url)
-            try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(
+            let tracking = readOnly || isXML ? false : try history || SQLiteStore.hasPersistentHistory(at: url)
+            try coordinator.addPersistentStore(type: isXML ? .xml : .sqlite, at: url, options: StoreOptions(
                 readOnly: readOnly, persistentHistoryTracking: tracking, remoteChangeNotifications: watch))
         } catch {
             throw OCDError("cannot open \(path): \(error)")

@@ -1,0 +1,36 @@
+import Foundation
+import OpenCoreData
+
+extension PersistentStoreCoordinator {
+    /// Copies every object of `store` (an SQLite, XML or in-memory store) into a new PostgreSQL store at `url`
+    /// (Core Data's `migratePersistentStore(_:to:options:type:)`), then takes `store` out of this coordinator
+    /// and adds the PostgreSQL store in its place, which it returns. The destination's schema must be empty or
+    /// hold a store of this model that has given out no keys; every row goes in with its key in one
+    /// transaction, so a failure leaves the database as it was and `store` in the coordinator.
+    ///
+    /// ```swift
+    /// let device = try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: "Notes.sqlite"))
+    /// try coordinator.migratePersistentStore(device, to: URL(string: "postgresql://app@db.internal/notes")!, type: .postgreSQL)
+    /// ```
+    ///
+    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `store` is not one of this coordinator's, the
+    ///   destination is not new, or the model keeps values outside rows; what
+    ///   ``addPersistentStore(type:at:options:)-(PostgreSQLStoreType,_,_)`` throws opening the destination;
+    ///   ``StoreError`` and ``PostgreSQLStoreError`` when either store refuses.
+    @discardableResult
+    public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: StoreOptions = StoreOptions(),
+                                       type: PostgreSQLStoreType) throws -> PostgreSQLStore {
+        let source = try sourceForMigration(store)
+        let destination = try PostgreSQLStore(model: managedObjectModel, configuration: PostgreSQLStoreConfiguration(url: url.absoluteString),
+                                              recordsHistory: options.persistentHistoryTracking, options: options)
+        do {
+            try source.copyRows(into: destination)
+            try add(destination)
+        } catch {
+            destination.close()
+            throw error
+        }
+        remove(store)
+        return destination
+    }
+}
