@@ -155,7 +155,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// top. Without a `fetchBatchSize` every object is read too; with one, objects are read as used.
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore``, ``ObjectGraphError/unknownEntity(_:)`` and
-    ///   ``ObjectGraphError/invalidRequest(_:)`` as a context's fetch does for the request;
+    ///   ``ObjectGraphError/negativeFetchBound(entity:bound:value:)`` and the other errors of a context's fetch
+    ///   for the request;
     ///   ``FetchedResultsError/resultTypeMismatch(entity:objectClass:resultType:)`` when the entity (or a
     ///   sub-entity the results include) makes objects that are not `ResultType`;
     ///   ``FetchedResultsError/unknownKeyPath(entity:keyPath:)`` or

@@ -38,8 +38,9 @@ extension PersistentStore {
 
     /// Writes `metadata` as the store's metadata at once: the app's keys as given, the library's as they are.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `metadata` changes a key the library keeps
-    ///   (``StoreMetadata/libraryKeys``, named) or holds a value a property list cannot;
+    /// - Throws: ``ObjectGraphError/libraryMetadataKey(_:)`` when `metadata` changes a key the library keeps
+    ///   (``StoreMetadata/libraryKeys``); ``ObjectGraphError/invalidStoreMetadata(reason:)`` when it holds a
+    ///   value a property list cannot;
     ///   ``StoreError/readOnly(path:)`` for a read-only store, ``StoreError`` when SQLite refuses.
     func setMetadataDictionary(_ metadata: [String: Any]) throws {
         try write { db in
@@ -47,7 +48,7 @@ extension PersistentStore {
             for (key, value) in metadata {
                 if StoreMetadata.libraryKeys.contains(key) {
                     guard let kept = merged[key], Self.samePropertyListValue(kept, value) else {
-                        throw ObjectGraphError.invalidRequest("the store metadata key '\(key)' is the library's: it cannot be changed")
+                        throw ObjectGraphError.libraryMetadataKey(key)
                     }
                     continue
                 }
@@ -62,7 +63,7 @@ extension PersistentStore {
             do {
                 data = try PropertyListSerialization.data(fromPropertyList: merged, format: .binary, options: 0)
             } catch {
-                throw ObjectGraphError.invalidRequest("the store metadata holds a value a property list cannot: \(error)")
+                throw ObjectGraphError.invalidStoreMetadata(reason: "\(error)")
             }
             try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [data])
         }
