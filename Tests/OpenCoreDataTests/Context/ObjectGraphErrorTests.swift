@@ -126,6 +126,15 @@ import Testing
         #expect(try stack.coordinator.metadata(for: store)["AppObject"] == nil)
     }
 
+    @Test func errorsAgreeOnlyWhenCaseAndCulpritDo() {
+        #expect(caseAndCulprit(.abstractEntity(name: "Shape")) == caseAndCulprit(.abstractEntity(name: "Shape")))
+        #expect(caseAndCulprit(.abstractEntity(name: "Shape")) != caseAndCulprit(.abstractEntity(name: "Circle")))
+        #expect(caseAndCulprit(.unknownStoreOption(name: "A")) != caseAndCulprit(.libraryMetadataKey("A")))
+        #expect(caseAndCulprit(.notABatchAttribute(entity: "Item", key: "list", row: 1))
+                != caseAndCulprit(.notABatchAttribute(entity: "Item", key: "list", row: nil)))
+        #expect(caseAndCulprit(.missingStoreURL) != caseAndCulprit(.batchDeleteWithoutSelection))
+    }
+
     @Test func everyNewMessageNamesItsCulprit() {
         let messages: [(ObjectGraphError, [String])] = [
             (.abstractEntity(name: "Shape"), ["Shape", "abstract"]),
