@@ -100,7 +100,7 @@ struct ObjectRegistry {
     private static let directoryFloor = 1 << 16
 
     @inline(__always)
-    private func tableIndex(for id: ManagedObjectID) -> Int? {
+    func tableIndex(for id: ManagedObjectID) -> Int? {
         let root = id.entity.rootEntityNumber
         for index in tables.indices where tables[index].rootEntityNumber == root && tables[index].storeIndex == id.storeIndex {
             return index
@@ -153,6 +153,9 @@ struct ObjectRegistry {
         }
         set {
             if let newValue { insert(newValue, for: id) } else { removeValue(forKey: id) }
+            #if DEBUG
+            InvariantCheck.verify("ObjectRegistry", after: "registering", invariantViolations(around: id))
+            #endif
         }
     }
 
@@ -207,6 +210,9 @@ struct ObjectRegistry {
     mutating func insertSaved(_ object: ManagedObject, key: Int64, table: Int) -> Bool {
         guard key > 0, placePaged(object, key: Int(key), table: table) else { return false }
         if savedInOthers > 0, others.removeValue(forKey: object.objectID) != nil { count -= 1; savedInOthers -= 1 }
+        #if DEBUG
+        InvariantCheck.verify("ObjectRegistry", after: "insertSaved", invariantViolations(around: object.objectID))
+        #endif
         return true
     }
 
@@ -274,6 +280,9 @@ struct ObjectRegistry {
 
     @discardableResult
     mutating func removeValue(forKey id: ManagedObjectID) -> ManagedObject? {
+        #if DEBUG
+        defer { InvariantCheck.verify("ObjectRegistry", after: "removeValue", invariantViolations(around: id)) }
+        #endif
         if Self.isSaved(id), let table = tableIndex(for: id) {
             let key = Int(id.primaryKey)
             if let object = pagedObject(table: table, key: key), object.objectID == id,
@@ -315,6 +324,10 @@ struct ObjectRegistry {
     @discardableResult
     mutating func forgetUnreferenced(where shouldForget: (ManagedObject) -> Bool,
                                      forget: (ManagedObject) -> Void = { _ in }) -> Int {
+        #if DEBUG
+        // Already a scan of every object: the whole registry is checked.
+        defer { InvariantCheck.verify("ObjectRegistry", after: "forgetUnreferenced", invariantViolations()) }
+        #endif
         var forgotten = 0
         for table in tables.indices {
             for pageIndex in tables[table].pages.indices {
@@ -366,6 +379,9 @@ struct ObjectRegistry {
     mutating func letGo(of objects: inout [ManagedObject?], where shouldForget: (ManagedObject) -> Bool,
                         forget: (ManagedObject) -> Void, spares: inout [ManagedObject],
                         isSpare: (ManagedObject) -> Bool) -> Int {
+        #if DEBUG
+        defer { InvariantCheck.verify("ObjectRegistry", after: "letGo", countViolations()) }
+        #endif
         var forgotten = 0
         var table: Int?
         for index in objects.indices {

@@ -258,6 +258,9 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             precondition(index >= 0 && index < cells.header.pointee.count, "RowBlock index out of range")
             cells.assign(index, to: value)
         }
+        #if DEBUG
+        InvariantCheck.verify("RowBlock", after: "setValue", invariantViolations())
+        #endif
     }
 
     /// A new block holding a copy of `count` values from `start` (with only the side values they refer to).
