@@ -271,6 +271,7 @@ extension AsynchronousFetchRequest {
     /// The objects as the request's result type: a plain reinterpretation when it is `ManagedObject`, a
     /// checked cast per element for subclasses.
     static func cast(_ objects: [ManagedObject]) -> [Result] {
+        // Safe: the same type, so the same array (`async-fetch-all`).
         if Result.self == ManagedObject.self { return unsafeBitCast(objects, to: [Result].self) }
         return objects.compactMap { $0 as? Result }
     }
@@ -278,6 +279,7 @@ extension AsynchronousFetchRequest {
     /// The IDs as the request's result type: a plain reinterpretation when it is `ManagedObjectID` (a
     /// cast per element cost more than reading the keys).
     static func castIDs(_ ids: [ManagedObjectID]) -> [Result] {
+        // Safe: the same type, so the same array (`async-fetch-ids`).
         if Result.self == ManagedObjectID.self { return unsafeBitCast(ids, to: [Result].self) }
         return ids.compactMap { $0 as? Result }
     }

@@ -394,6 +394,7 @@ struct BatchRowTemplate {
     static func exactly<T>(_ value: Any, _ type: T.Type) -> T? {
         func project<Actual>(_ actual: Actual) -> T? {
             guard Actual.self == T.self else { return nil }
+            // Safe: `Actual` is `T`, checked just above; the cast only tells the compiler (`batch-insert`).
             return unsafeBitCast(actual, to: T.self)
         }
         return _openExistential(value, do: project)

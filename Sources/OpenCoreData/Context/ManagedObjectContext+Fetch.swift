@@ -144,6 +144,7 @@ extension ManagedObjectContext {
     }
 
     static func typed<T>(_ objects: [ManagedObject], as type: T.Type) throws -> [T] {
+        // Safe: the same type, so the same array; no copy or cast per element (`fetch-all`).
         if T.self == ManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
         func notOfType(_ object: ManagedObject) -> ObjectGraphError {
             ObjectGraphError.resultTypeMismatch(entity: object.entity.name, objectClass: "\(Swift.type(of: object))",
@@ -163,6 +164,8 @@ extension ManagedObjectContext {
             guard object is T else { throw notOfType(object) }
             checked = objectClass
         }
+        // Safe: every element was checked to be a `T`, a class, whose instances are laid out as the
+        // `ManagedObject` references already are: the array is handed over as it is (`fetch-all`).
         return unsafeBitCast(objects, to: [T].self)
     }
 }

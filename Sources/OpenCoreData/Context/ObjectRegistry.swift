@@ -38,6 +38,8 @@ struct ObjectRegistry {
     /// count of the filled ones.
     final class SlotPage: ManagedBuffer<Int, ManagedObject?> {
         static func make() -> SlotPage {
+            // `SlotPage.create` makes a SlotPage (ManagedBuffer.create returns the base type): the downcast only
+            // skips the runtime's check, once per page.
             let page = unsafeDowncast(SlotPage.create(minimumCapacity: pageSize) { _ in 0 }, to: SlotPage.self)
             page.withUnsafeMutablePointerToElements { $0.initialize(repeating: nil, count: pageSize) }
             return page
@@ -126,6 +128,8 @@ struct ObjectRegistry {
     /// atomic operations, on every registration and lookup). Valid while the page stays in its table's
     /// directory: only a removal that empties it, or a trim, takes it out, and neither runs while these
     /// are in use.
+    /// Unsafe, behind the registry's methods only: saves a retain and a release of the page per registration
+    /// and lookup (`fetch-all`, `load-batch-by-id`).
     private struct PageSlots {
         let filled: UnsafeMutablePointer<Int>
         let slots: UnsafeMutablePointer<ManagedObject?>
@@ -400,6 +404,7 @@ struct ObjectRegistry {
             }
             let key = Int(primaryKey)
             guard let table, let page = pageSlots(table: table, pageIndex: key >> Self.pageShift),
+                  // The slot's reference compared by address, without retaining either object.
                   UnsafeRawPointer(page.slots + (key & Self.pageMask)).load(as: UnsafeRawPointer?.self)
                     == UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) else {
                 // Registered by ID (a key too scattered for the pages), or not registered at all.

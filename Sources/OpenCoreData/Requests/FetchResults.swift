@@ -42,6 +42,7 @@ public struct FetchResults<Element>: RandomAccessCollection {
             let object = batched.object(at: position)
             // The common `FetchRequest<ManagedObject>` needs no runtime cast; a typed request's class was
             // checked when it was fetched.
+            // Safe: `Element` is `ManagedObject`, checked in the same line (`fetch-batched-first-100`).
             if Element.self == ManagedObject.self { return unsafeBitCast(object, to: Element.self) }
             return object as! Element
         }
@@ -87,6 +88,8 @@ final class BatchedObjects {
     /// The objects read so far, by position (nil: not read). Memory of its own rather than an array: the
     /// context's materializer writes a batch straight into it and then runs the batch's awake hooks, which
     /// may read this result again (an array would be inside an exclusive access then).
+    /// Unsafe: allocated and initialized for `count` slots in `init`, deinitialized and freed in `deinit`;
+    /// every access is within `0..<count` (`fetch-batched-first-100`).
     let objects: UnsafeMutablePointer<ManagedObject?>
     private let contextReference: ContextReference
     /// Called when an object cannot be read (its row is gone); the object stays a fault.

@@ -349,6 +349,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         let object = try managedObject(at: indexPath)
         // An object of exactly the result type (always, for `ManagedObject`) is handed out after comparing
         // two type pointers, without the runtime's cast.
+        // Safe: the object's dynamic type is `ResultType`, compared just here (`frc-batch-on-access`).
         if type(of: object) == ResultType.self { return unsafeDowncast(object, to: ResultType.self) }
         // Checked when fetched, for the request as fetched (which the controller follows until the next
         // fetch); checked again so that a class the check missed throws instead of crashing.

@@ -132,6 +132,7 @@ extension RowBlock.Cells {
         case SQLITE_FLOAT: setReal(index, sqlite3_value_double(value))
         case SQLITE_TEXT:
             // The pointer first, then its length, as SQLite asks.
+            // The buffer is SQLite's, valid until the statement steps again; the String copies it at once.
             let text = sqlite3_value_text(value).map {
                 String(decoding: UnsafeBufferPointer(start: $0, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
             } ?? ""
