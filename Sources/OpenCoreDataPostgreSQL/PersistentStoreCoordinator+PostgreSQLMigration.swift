@@ -13,8 +13,10 @@ extension PersistentStoreCoordinator {
     /// try coordinator.migratePersistentStore(device, to: URL(string: "postgresql://app@db.internal/notes")!, type: .postgreSQL)
     /// ```
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `store` is not one of this coordinator's, the
-    ///   destination is not new, or the model keeps values outside rows; what
+    /// - Throws: ``ObjectGraphError/storeNotInCoordinator(path:)`` when `store` is not one of this
+    ///   coordinator's; ``ObjectGraphError/unsupportedStoreType(name:operation:)`` when it is not kept in SQLite;
+    ///   ``ObjectGraphError/storeCopyRefused(source:destination:reason:)`` when the destination is not new or
+    ///   the model keeps values outside rows; what
     ///   ``addPersistentStore(type:at:options:)-(PostgreSQLStoreType,_,_)`` throws opening the destination;
     ///   ``StoreError`` and ``PostgreSQLStoreError`` when either store refuses.
     @discardableResult

@@ -17,14 +17,13 @@ extension PostgreSQLStore {
     ///
     /// - Throws: `QueryLanguageError` for a predicate or sort key the model cannot answer (or that memory
     ///   evaluation refuses);
-    ///   `ObjectGraphError.invalidRequest` for a negative limit or offset; ``PostgreSQLStoreError`` when the
+    ///   `ObjectGraphError.negativeFetchBound` for a negative limit or offset; ``PostgreSQLStoreError`` when the
     ///   server refuses the query or the connection drops.
     package func fetchRows(entity: EntityDescription, predicate: QueryPredicate?,
                            sortDescriptors: [QuerySortDescriptor] = [], includesSubentities: Bool = true,
                            limit: Int = 0, offset: Int = 0) throws -> [RowValues] {
-        guard limit >= 0, offset >= 0 else {
-            throw ObjectGraphError.invalidRequest("a fetch of '\(entity.name)' has a negative limit (\(limit)) or offset (\(offset))")
-        }
+        guard limit >= 0 else { throw ObjectGraphError.negativeFetchBound(entity: entity.name, bound: "limit", value: limit) }
+        guard offset >= 0 else { throw ObjectGraphError.negativeFetchBound(entity: entity.name, bound: "offset", value: offset) }
         return try StoreQuery.fetch(store: self, model: model, entity: entity, predicate: predicate,
                                     sortDescriptors: sortDescriptors, includesSubentities: includesSubentities,
                                     limit: limit, offset: offset).readRows()

@@ -175,7 +175,12 @@ struct PostgreSQLQueryAgreementTests {
         #expect(try store.count(entity: employee, predicate: nil) == fixture.employees.count)
         #expect(try store.count(entity: person, predicate: nil, includesSubentities: false)
                 == fixture.people.count - fixture.employees.count)
-        #expect(throws: ObjectGraphError.self) { try store.fetchRows(entity: person, predicate: nil, limit: -1) }
+        let refusal = #expect(throws: ObjectGraphError.self) { try store.fetchRows(entity: person, predicate: nil, limit: -1) }
+        guard case .negativeFetchBound(let entity, let bound, let value) = refusal else {
+            Issue.record("not a negative bound: \(String(describing: refusal))")
+            return
+        }
+        #expect(entity == person.name && bound == "limit" && value == -1)
     }
 
     /// Each construct the dialect refuses is refused by name by the compiler, and the store then answers it

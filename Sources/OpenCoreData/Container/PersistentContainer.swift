@@ -78,7 +78,7 @@ public final class PersistentContainer: @unchecked Sendable {
     ///
     /// - Throws: the first error ``PersistentStoreCoordinator/addPersistentStore(type:at:options:)`` throws for
     ///   a description (``StoreError``, ``MigrationError``, ``ModelError``,
-    ///   ``ObjectGraphError/invalidRequest(_:)``); every description is tried, and the stores that open stay
+    ///   ``ObjectGraphError/missingStoreURL``); every description is tried, and the stores that open stay
     ///   open.
     public func loadPersistentStores() throws {
         var firstError: Error?

@@ -8,14 +8,14 @@ extension PersistentStoreCoordinator {
     /// store's `Z_METADATA` holds them, read without opening or changing the store. Compare it with a model
     /// through ``ManagedObjectModel/isConfiguration(withName:compatibleWithStoreMetadata:)``.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for a store type other than ``SQLiteStoreType`` or an
-    ///   option that is not read (``StoreOptions/init(optionDictionary:)``); ``StoreError/notAStore(path:reason:)``
+    /// - Throws: ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for a store type other than
+    ///   ``SQLiteStoreType``; what ``StoreOptions/init(optionDictionary:)`` throws for an option that is not read; ``StoreError/notAStore(path:reason:)``
     ///   for a missing file or one that is not a store; ``StoreError/corrupt(path:reason:)`` for metadata
     ///   that is not Core Data's.
     public static func metadataForPersistentStore(ofType storeType: String, at url: URL,
                                                   options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
         guard try StoreType(coreDataName: storeType) == .sqlite else {
-            throw ObjectGraphError.invalidRequest("an in-memory store has no metadata to read at \(url.path)")
+            throw ObjectGraphError.unsupportedStoreType(name: storeType, operation: "Reading metadata at \(url.path)")
         }
         _ = try StoreOptions(optionDictionary: options)
         return try StoreMetadata.dictionary(storeAt: url.path)
@@ -33,8 +33,8 @@ extension PersistentStoreCoordinator {
     /// `NSStoreUUID`, `NSStoreModelVersionHashes`, …) may be given, unchanged, or left out; the app's own
     /// keys are replaced by those given. A migration of the store later keeps only the library's keys.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `metadata` changes a key the library keeps
-    ///   (named) or holds a value a property list cannot; ``StoreError/readOnly(path:)`` for a read-only
+    /// - Throws: ``ObjectGraphError/libraryMetadataKey(_:)`` when `metadata` changes a key the library keeps;
+    ///   ``ObjectGraphError/invalidStoreMetadata(reason:)`` when it holds a value a property list cannot; ``StoreError/readOnly(path:)`` for a read-only
     ///   store; ``StoreError`` when SQLite refuses.
     public func setMetadata(_ metadata: [String: Any], for store: PersistentStore) throws {
         try store.backend.setMetadataDictionary(metadata)

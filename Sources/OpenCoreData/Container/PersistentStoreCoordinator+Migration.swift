@@ -13,8 +13,10 @@ extension PersistentStoreCoordinator {
     /// try coordinator.migratePersistentStore(xml, to: URL(fileURLWithPath: "Notes.sqlite"), type: .sqlite)
     /// ```
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `store` is not one of this coordinator's, a file
-    ///   is at `url` already, `store` is not kept in SQLite (a PostgreSQL store), or the model keeps values outside rows (`_EXTERNAL_DATA`, not copied yet);
+    /// - Throws: ``ObjectGraphError/storeNotInCoordinator(path:)`` when `store` is not one of this
+    ///   coordinator's; ``ObjectGraphError/unsupportedStoreType(name:operation:)`` when it is not kept in SQLite
+    ///   (a PostgreSQL store); ``ObjectGraphError/storeCopyRefused(source:destination:reason:)`` when a file is
+    ///   at `url` already or the model keeps values outside rows (`_EXTERNAL_DATA`, not copied yet);
     ///   ``XMLStoreError/unwritableValue(path:entity:key:reason:)`` for a value an XML store cannot hold;
     ///   ``StoreError`` when SQLite refuses; `CocoaError` when the file cannot be written; what
     ///   ``addPersistentStore(type:at:options:)`` throws opening the new store (its file is removed then).
@@ -43,14 +45,15 @@ extension PersistentStoreCoordinator {
     /// `store` as the source of a copy: one of this coordinator's stores, kept in SQLite (a file, in memory,
     /// or an XML store's loaded objects).
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `store` is not one of this coordinator's or
-    ///   is a store of another kind (copying out of a PostgreSQL store is not written yet).
+    /// - Throws: ``ObjectGraphError/storeNotInCoordinator(path:)`` when `store` is not one of this
+    ///   coordinator's; ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for a store of another kind
+    ///   (copying out of a PostgreSQL store is not written yet).
     package func sourceForMigration(_ store: PersistentStore) throws -> SQLiteStore {
         guard persistentStores.contains(where: { $0 === store }) else {
-            throw ObjectGraphError.invalidRequest("the store at \(store.backend.displayPath) is not one of this coordinator's")
+            throw ObjectGraphError.storeNotInCoordinator(path: store.backend.displayPath)
         }
         guard let source = store as? SQLiteStore else {
-            throw ObjectGraphError.invalidRequest("copying out of a \(store.typeName) store (\(store.backend.displayPath)) is not supported yet")
+            throw ObjectGraphError.unsupportedStoreType(name: store.typeName, operation: "Copying a store")
         }
         return source
     }

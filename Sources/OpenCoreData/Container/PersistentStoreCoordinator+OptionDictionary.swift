@@ -7,14 +7,16 @@ extension PersistentStoreCoordinator {
     /// history tracking, remote change notifications, `NSSQLitePragmasOption`'s `journal_mode`). The typed
     /// form is ``addPersistentStore(type:at:options:)``.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for another store type, a configuration name other
-    ///   than nil or `"Default"` (a model here has one configuration), or an option that is not read (named);
+    /// - Throws: ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for another store type;
+    ///   ``ObjectGraphError/unknownConfiguration(_:)`` for a configuration name other than nil or `"Default"`
+    ///   (a model here has one configuration); what ``StoreOptions/init(optionDictionary:)`` throws for an
+    ///   option that is not read;
     ///   and what ``addPersistentStore(type:at:options:)`` throws.
     @discardableResult
     public func addPersistentStore(ofType storeType: String, configurationName: String?, at url: URL?,
                                    options: [AnyHashable: Any]? = nil) throws -> SQLiteStore {
         guard configurationName == nil || configurationName == "Default" else {
-            throw ObjectGraphError.invalidRequest("the model has no configuration '\(configurationName ?? "")' (only the default one)")
+            throw ObjectGraphError.unknownConfiguration(configurationName ?? "")
         }
         return try addPersistentStore(type: try StoreType(coreDataName: storeType), at: url,
                                       options: try StoreOptions(optionDictionary: options))
@@ -24,7 +26,9 @@ extension PersistentStoreCoordinator {
     /// does: the type by Core Data's name, the options as Core Data's dictionary. The typed form is
     /// ``migratePersistentStore(_:to:options:type:)``.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for another store type or an option that is not read;
+    /// - Throws: ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for another store type,
+    ///   ``ObjectGraphError/unknownStoreOption(name:)`` or ``ObjectGraphError/invalidStoreOption(name:value:expected:)``
+    ///   for an option that is not read;
     ///   and what ``migratePersistentStore(_:to:options:type:)`` throws.
     @discardableResult
     public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,

@@ -9,8 +9,8 @@ extension PersistentStoreCoordinator {
     /// destination as one transaction: the destination holds either its old contents or the new ones, never a
     /// mix; its write-ahead log goes with it. Values kept outside rows (`_EXTERNAL_DATA`) are not carried.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for another store type than ``SQLiteStoreType`` or an
-    ///   option that is not read; ``StoreError/notAStore(path:reason:)`` when the source is missing or not a
+    /// - Throws: ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for another store type than
+    ///   ``SQLiteStoreType``; what ``StoreOptions/init(optionDictionary:)`` throws for an option that is not read; ``StoreError/notAStore(path:reason:)`` when the source is missing or not a
     ///   store; ``StoreError/busy(path:)`` when another connection holds the destination's write lock;
     ///   ``MigrationError/stepFailed(path:step:reason:)`` when SQLite refuses the copy (the destination is left
     ///   as it was).
@@ -18,7 +18,7 @@ extension PersistentStoreCoordinator {
                                        withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
                                        ofType storeType: String) throws {
         guard try StoreType(coreDataName: storeType) == .sqlite else {
-            throw ObjectGraphError.invalidRequest("only SQLite store files can be replaced")
+            throw ObjectGraphError.unsupportedStoreType(name: storeType, operation: "Replacing store files")
         }
         let options = try StoreOptions(optionDictionary: destinationOptions)
         _ = try StoreOptions(optionDictionary: sourceOptions)
@@ -31,12 +31,13 @@ extension PersistentStoreCoordinator {
     /// kept outside rows (Core Data's `destroyPersistentStore(at:ofType:options:)`). A store this coordinator
     /// has open at `url` is taken out first. Nothing at `url` is not an error.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for another store type than ``SQLiteStoreType``, an
-    ///   option that is not read, or a file at `url` that is not an SQLite store (it is left alone);
+    /// - Throws: ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for another store type than
+    ///   ``SQLiteStoreType``; what ``StoreOptions/init(optionDictionary:)`` throws for an option that is not
+    ///   read; ``StoreError/notAStore(path:reason:)`` for a file at `url` that is not a store (it is left alone);
     ///   `CocoaError` when a file cannot be removed.
     public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         guard try StoreType(coreDataName: storeType) == .sqlite else {
-            throw ObjectGraphError.invalidRequest("only SQLite store files can be destroyed")
+            throw ObjectGraphError.unsupportedStoreType(name: storeType, operation: "Destroying store files")
         }
         _ = try StoreOptions(optionDictionary: options)
         let path = url.standardizedFileURL.path
@@ -45,7 +46,7 @@ extension PersistentStoreCoordinator {
         // Only a store is removed: a path given by mistake to another file is refused.
         if (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 > 0 {
             guard (try? StoreMetadata.read(storeAt: path)) != nil else {
-                throw ObjectGraphError.invalidRequest("\(path) is not a Core Data store: it was not destroyed")
+                throw StoreError.notAStore(path: path, reason: "it holds no Core Data metadata, so it was not destroyed")
             }
         }
         let external = ExternalBinaryStorage.directory(forStoreAt: url)

@@ -45,7 +45,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// now and writes the whole file at each save. A file store that was written with another model, or that is
     /// not a store at all, is refused with a ``StoreError`` and left as it was.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for an SQLite or XML store without a URL;
+    /// - Throws: ``ObjectGraphError/missingStoreURL`` for an SQLite or XML store without a URL;
     ///   ``XMLStoreError`` for an XML file that is not a Core Data XML store or does not fit the model (naming
     ///   the line, object and key);
     ///   ``StoreError/notAStore(path:reason:)`` for a file that is not SQLite, or missing when opened
@@ -61,7 +61,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     public func addPersistentStore(type: StoreType, at url: URL? = nil,
                                    options: StoreOptions = StoreOptions()) throws -> SQLiteStore {
         if type != .inMemory && url == nil {
-            throw ObjectGraphError.invalidRequest("an \(type == .xml ? "XML" : "SQLite") store needs a file URL")
+            throw ObjectGraphError.missingStoreURL
         }
         if type == .sqlite, options.checkpointsWriteAheadLogOnOpen, !options.readOnly, let url {
             try WriteAheadLogCheckpoint.run(onStoreAt: url.path, busyTimeout: options.busyTimeout)
@@ -74,11 +74,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Adds a store opened elsewhere (a PostgreSQL store, by its module), and starts watching it for
     /// commits made elsewhere when its options ask for that.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when the store was opened with another model;
+    /// - Throws: ``ObjectGraphError/storeModelMismatch(path:)`` when the store was opened with another model;
     ///   the errors of starting the watch (the store is not added then).
     package func add(_ store: any StoreBackend) throws {
         guard store.schema.tables.map(\.name) == managedObjectModel.schema.tables.map(\.name) else {
-            throw ObjectGraphError.invalidRequest("the store at \(store.displayPath) was opened with another model than the coordinator's")
+            throw ObjectGraphError.storeModelMismatch(path: store.displayPath)
         }
         lock.withLock {
             stores.append(store)
@@ -119,12 +119,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// The store that objects are read from and saved to, as the SQLite store (for SQLite-only code and tests).
     ///
-    /// - Throws: ``ObjectGraphError/noPersistentStore`` without a store; ``ObjectGraphError/invalidRequest(_:)``
-    ///   when it is a store of another kind.
+    /// - Throws: ``ObjectGraphError/noPersistentStore`` without a store;
+    ///   ``ObjectGraphError/unsupportedStoreType(name:operation:)`` when it is a store of another kind.
     func primaryStore() throws -> SQLiteStore {
         let store = try primaryBackend()
         guard let sqlite = store as? SQLiteStore else {
-            throw ObjectGraphError.invalidRequest("the store at \(store.displayPath) is not an SQLite store")
+            throw ObjectGraphError.unsupportedStoreType(name: "\(type(of: store)) at \(store.displayPath)",
+                                                       operation: "Reading the store's SQLite file directly")
         }
         return sqlite
     }

@@ -31,7 +31,7 @@ public final class PersistentStoreDescription: @unchecked Sendable, CustomString
 
     /// Sets an option by the name Core Data's options dictionary uses (``StoreOptions/Key``).
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for an unknown name.
+    /// - Throws: ``ObjectGraphError/unknownStoreOption(name:)`` for an unknown name.
     public func setOption(_ value: Bool, forKey key: String) throws {
         try options.setOption(value, forKey: key)
     }

@@ -23,8 +23,9 @@ struct FetchPlan<T> {
         guard let entity = coordinator.managedObjectModel.entitiesByName[request.entityName] else {
             throw ObjectGraphError.unknownEntity(request.entityName)
         }
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
-            throw ObjectGraphError.invalidRequest("fetchLimit, fetchOffset and fetchBatchSize cannot be negative")
+        for (bound, value) in [("fetchLimit", request.fetchLimit), ("fetchOffset", request.fetchOffset),
+                               ("fetchBatchSize", request.fetchBatchSize)] where value < 0 {
+            throw ObjectGraphError.negativeFetchBound(entity: entity.name, bound: bound, value: value)
         }
         self.request = request
         self.context = context
@@ -213,7 +214,7 @@ struct FetchPlan<T> {
                 expressions.append(description.expression)
                 types.append(description.expressionResultType)
             default:
-                throw ObjectGraphError.invalidRequest("propertiesToFetch holds a \(type(of: item)); use key names or ExpressionDescriptions")
+                throw ObjectGraphError.unsupportedFetchItem(entity: entity.name, list: "propertiesToFetch", itemType: "\(type(of: item))")
             }
         }
         let fetched: [Any] = request.propertiesToFetch
@@ -225,7 +226,8 @@ struct FetchPlan<T> {
             case let key as String: groups.append(.key(key))
             case let property as PropertyDescription: groups.append(.key(property.name))
             case let description as ExpressionDescription: groups.append(description.expression)
-            default: throw ObjectGraphError.invalidRequest("propertiesToGroupBy holds a \(type(of: item))")
+            default:
+                throw ObjectGraphError.unsupportedFetchItem(entity: entity.name, list: "propertiesToGroupBy", itemType: "\(type(of: item))")
             }
         }
         let compiler = PredicateSQLCompiler(model: coordinator.managedObjectModel, entity: entity, dialect: store.dialect)

@@ -17,7 +17,7 @@ extension ManagedObject {
     /// ```
     ///
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` when `key` is not a property of the entity;
-    ///   ``ObjectGraphError/invalidRequest(_:)`` when it is not a stored Transformable attribute;
+    ///   ``ObjectGraphError/notATransformableAttribute(entity:key:)`` when it is not a stored Transformable attribute;
     ///   ``ObjectGraphError/undecodableValue(entity:key:object:reason:)`` when the
     ///   column holds a number rather than bytes; what reading the row throws
     ///   (``ObjectGraphError/objectNotFound(_:)``, ``StoreError``).
@@ -26,7 +26,7 @@ extension ManagedObject {
         guard let slot = entity.slot(forKey: key) else { throw ObjectGraphError.unknownKey(entity: entity.name, key: key) }
         guard let attribute = entity.allProperties[slot] as? AttributeDescription,
               attribute.attributeType == .transformable, case .attribute = entity.storage[slot] else {
-            throw ObjectGraphError.invalidRequest("'\(key)' of \(entity.name) is not a stored Transformable attribute")
+            throw ObjectGraphError.notATransformableAttribute(entity: entity.name, key: key)
         }
         switch StoredCellBytes(try primitiveAttribute(atSlot: slot)) {
         case .null: return nil

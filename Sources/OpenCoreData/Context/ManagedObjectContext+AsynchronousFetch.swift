@@ -10,9 +10,12 @@ extension ManagedObjectContext {
     /// a batch update, delete or insert, or a persistent-history fetch or delete. Call it on the context's
     /// queue.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for a request type a context cannot run, or a
-    ///   malformed request (a batch update without `propertiesToUpdate`, a batch delete without a fetch request
-    ///   or IDs, a batch insert of an abstract entity or of a value that is not a stored attribute);
+    /// - Throws: ``ObjectGraphError/unsupportedRequest(requestType:)`` for a request type a context cannot run;
+    ///   for a malformed request ``ObjectGraphError/emptyBatchUpdate(entity:)`` (a batch update without
+    ///   `propertiesToUpdate`), ``ObjectGraphError/batchDeleteWithoutSelection`` (a batch delete without a fetch
+    ///   request or IDs), ``ObjectGraphError/abstractEntity(name:)`` (a batch insert of an abstract entity),
+    ///   ``ObjectGraphError/notABatchAttribute(entity:key:row:)`` (a key that is not a stored attribute),
+    ///   ``ObjectGraphError/unsupportedBatchValue(entity:key:reason:)`` (a new value the store's SQL cannot write);
     ///   ``ObjectGraphError/noPersistentStore`` when the context has no coordinator or store;
     ///   ``ObjectGraphError/unknownEntity(_:)`` and ``ObjectGraphError/unknownKey(entity:key:)`` for names the
     ///   model lacks; ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` or
@@ -28,7 +31,7 @@ extension ManagedObjectContext {
     public func execute<Request: PersistentStoreRequest>(_ request: Request) throws -> PersistentStoreResult {
         QueueCheck.use(of: self, "execute(_:)")
         guard let executable = request as? ContextExecutable else {
-            throw ObjectGraphError.invalidRequest("\(type(of: request)) cannot be executed by a context")
+            throw ObjectGraphError.unsupportedRequest(requestType: "\(type(of: request))")
         }
         return try HistoryAuthorship.$current.withValue(historyAuthorship) { try executable.execute(in: self) }
     }
@@ -37,7 +40,7 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``ObjectGraphError/unsupportedConcurrencyType(context:request:)`` on a confinement context;
     ///   what planning the fetch throws, as for a synchronous fetch (``ObjectGraphError/noPersistentStore``,
-    ///   ``ObjectGraphError/unknownEntity(_:)``, ``ObjectGraphError/invalidRequest(_:)``,
+    ///   ``ObjectGraphError/unknownEntity(_:)``, ``ObjectGraphError/negativeFetchBound(entity:bound:value:)``,
     ///   ``QueryLanguageError``). Errors while the SQL runs are not thrown here: they arrive in
     ///   ``AsynchronousFetchResult/operationError``.
     public func execute<T>(_ request: AsynchronousFetchRequest<T>) throws -> AsynchronousFetchResult<T> {
@@ -268,6 +271,7 @@ extension AsynchronousFetchRequest {
     /// The objects as the request's result type: a plain reinterpretation when it is `ManagedObject`, a
     /// checked cast per element for subclasses.
     static func cast(_ objects: [ManagedObject]) -> [Result] {
+        // Safe: the same type, so the same array (`async-fetch-all`).
         if Result.self == ManagedObject.self { return unsafeBitCast(objects, to: [Result].self) }
         return objects.compactMap { $0 as? Result }
     }
@@ -275,6 +279,7 @@ extension AsynchronousFetchRequest {
     /// The IDs as the request's result type: a plain reinterpretation when it is `ManagedObjectID` (a
     /// cast per element cost more than reading the keys).
     static func castIDs(_ ids: [ManagedObjectID]) -> [Result] {
+        // Safe: the same type, so the same array (`async-fetch-ids`).
         if Result.self == ManagedObjectID.self { return unsafeBitCast(ids, to: [Result].self) }
         return ids.compactMap { $0 as? Result }
     }

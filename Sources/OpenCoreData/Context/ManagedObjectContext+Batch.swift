@@ -9,7 +9,7 @@ extension BatchUpdateRequest: ContextExecutable {
         let model = coordinator.managedObjectModel
         guard let entity = model.entitiesByName[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
         guard !propertiesToUpdate.isEmpty else {
-            throw ObjectGraphError.invalidRequest("a batch update of \(entityName) needs propertiesToUpdate")
+            throw ObjectGraphError.emptyBatchUpdate(entity: entityName)
         }
         // Once per request: the store is held through the boundary.
         let store: any StoreBackend = try coordinator.primaryBackend()
@@ -21,8 +21,7 @@ extension BatchUpdateRequest: ContextExecutable {
             }
             guard let attribute = property as? AttributeDescription, !attribute.isTransient,
                   case .attribute(let column, _) = entity.storage[entity.slotByName[key]!] else {
-                throw ObjectGraphError.invalidRequest(
-                    "'\(entity.name).\(key)' is a relationship or transient; a batch update changes stored attributes only")
+                throw ObjectGraphError.notABatchAttribute(entity: entity.name, key: key, row: nil)
             }
             var (sql, arguments) = try BatchValueCompiler.compile(propertiesToUpdate[key] as Any, for: attribute,
                                                                   entity: entity, model: model, dialect: store.dialect)
@@ -30,8 +29,9 @@ extension BatchUpdateRequest: ContextExecutable {
                 // Kept in external binary storage form: a new value is written inline with its marker; an
                 // expression would compute over the stored form, so only constants are taken.
                 guard sql == "?", arguments.count == 1 else {
-                    throw ObjectGraphError.invalidRequest(
-                        "'\(entity.name).\(key)' allows external storage; a batch update sets it to a constant value only")
+                    throw ObjectGraphError.unsupportedBatchValue(
+                        entity: entity.name, key: key,
+                        reason: "it allows external storage; a batch update sets it to a constant value only")
                 }
                 arguments = [ExternalBinaryStorage.inlineForm(arguments[0])]
             }
@@ -110,7 +110,7 @@ extension BatchDeleteRequest: ContextExecutable {
                                                 needsIDs: resultType == .objectIDs, followUps: derivations)
             }
         } else {
-            throw ObjectGraphError.invalidRequest("a batch delete needs a fetch request or object IDs")
+            throw ObjectGraphError.batchDeleteWithoutSelection
         }
         coordinator.rowCache.removeAll()
         lastNullifiedObjectIDs = outcome.updated
@@ -126,7 +126,7 @@ extension BatchInsertRequest: ContextExecutable {
             throw ObjectGraphError.unknownEntity(entityName)
         }
         guard !entity.isAbstract else {
-            throw ObjectGraphError.invalidRequest("entity '\(entityName)' is abstract; batch-insert one of its sub-entities")
+            throw ObjectGraphError.abstractEntity(name: entityName)
         }
         // Once per request: the store is held through the boundary.
         let store: any StoreBackend = try coordinator.primaryBackend()
@@ -299,7 +299,7 @@ struct BatchRowTemplate {
         for (key, value) in dictionary {
             guard let found = targetIndex(for: key) else {
                 if entity.slotByName[key] == nil { throw ObjectGraphError.unknownKey(entity: entity.name, key: key) }
-                throw ObjectGraphError.invalidRequest("row \(index): '\(entity.name).\(key)' is not a stored attribute; a batch insert sets attributes only")
+                throw ObjectGraphError.notABatchAttribute(entity: entity.name, key: key, row: index)
             }
             let target = targets[found]
             row[target.column] = try convert(value, for: target)
@@ -356,7 +356,7 @@ struct BatchRowTemplate {
         for (key, value) in dictionary {
             guard let found = targetIndex(for: key) else {
                 if entity.slotByName[key] == nil { throw ObjectGraphError.unknownKey(entity: entity.name, key: key) }
-                throw ObjectGraphError.invalidRequest("row \(index): '\(entity.name).\(key)' is not a stored attribute; a batch insert sets attributes only")
+                throw ObjectGraphError.notABatchAttribute(entity: entity.name, key: key, row: index)
             }
             let bit: UInt64 = 1 << UInt64(found)
             assigned |= bit
@@ -389,6 +389,7 @@ struct BatchRowTemplate {
     static func exactly<T>(_ value: Any, _ type: T.Type) -> T? {
         func project<Actual>(_ actual: Actual) -> T? {
             guard Actual.self == T.self else { return nil }
+            // Safe: `Actual` is `T`, checked just above; the cast only tells the compiler (`batch-insert`).
             return unsafeBitCast(actual, to: T.self)
         }
         return _openExistential(value, do: project)
@@ -400,7 +401,7 @@ struct BatchRowTemplate {
             if case .attribute(let value) = change, case .attribute(_, let column) = entity.storage[slot] {
                 row[column] = value
             } else {
-                throw ObjectGraphError.invalidRequest("row \(index): '\(entity.name).\(entity.allProperties[slot].name)' is not a stored attribute; a batch insert sets attributes only")
+                throw ObjectGraphError.notABatchAttribute(entity: entity.name, key: entity.allProperties[slot].name, row: index)
             }
         }
         try checkRequired(row, index: index)

@@ -20,8 +20,10 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore`` when the context has no coordinator or store;
     ///   ``ObjectGraphError/unknownEntity(_:)`` when the model has no entity ``FetchRequest/entityName``;
-    ///   ``ObjectGraphError/invalidRequest(_:)`` for a negative limit, offset or batch size, a `T` the result
-    ///   type does not give, or unusable `propertiesToFetch`/`propertiesToGroupBy`;
+    ///   ``ObjectGraphError/negativeFetchBound(entity:bound:value:)`` for a negative limit, offset or batch size;
+    ///   ``ObjectGraphError/fetchResultTypeMismatch(entity:returns:requested:)`` for a `T` the result type does
+    ///   not give; ``ObjectGraphError/unsupportedFetchItem(entity:list:itemType:)`` for unusable
+    ///   `propertiesToFetch`/`propertiesToGroupBy`;
     ///   ``ObjectGraphError/resultTypeMismatch(entity:objectClass:resultType:)`` when the entity's objects are
     ///   not `T`; ``ObjectGraphError/unknownKey(entity:key:)`` for a `relationshipKeyPathsForPrefetching` or
     ///   `propertiesToFetch` key the entity lacks; ``QueryLanguageError`` when the predicate or a sort key does
@@ -46,7 +48,8 @@ extension ManagedObjectContext {
             if request.fetchBatchSize > 0 && !plan.hasPendingChanges {
                 let ids = try plan.fetchIDs()
                 guard T.self == ManagedObject.self || ids.isEmpty || ids[0].entity.managedObjectClass is T.Type else {
-                    throw ObjectGraphError.invalidRequest("objects of \(request.entityName) are not \(T.self)")
+                    throw ObjectGraphError.resultTypeMismatch(entity: ids[0].entity.name, objectClass: "\(ids[0].entity.managedObjectClass)",
+                                                              resultType: "\(T.self)")
                 }
                 let batched = BatchedObjects(ids: ids, batchSize: request.fetchBatchSize, context: self)
                 batched.prefetchKeyPaths = request.relationshipKeyPathsForPrefetching
@@ -59,18 +62,20 @@ extension ManagedObjectContext {
             return FetchResults(try Self.typed(objects, as: T.self))
         case .managedObjectID:
             guard T.self == ManagedObjectID.self else {
-                throw ObjectGraphError.invalidRequest("an object-ID fetch returns ManagedObjectID, not \(T.self)")
+                throw ObjectGraphError.fetchResultTypeMismatch(entity: request.entityName, returns: "ManagedObjectID",
+                                                               requested: "\(T.self)")
             }
             return FetchResults(try plan.fetchIDs() as! [T])
         case .dictionary:
             guard T.self == [String: Any].self || T.self == Any.self else {
-                throw ObjectGraphError.invalidRequest("a dictionary fetch returns [String: Any], not \(T.self)")
+                throw ObjectGraphError.fetchResultTypeMismatch(entity: request.entityName, returns: "[String: Any]",
+                                                               requested: "\(T.self)")
             }
             return FetchResults(try plan.fetchDictionaries().map { $0 as! T })
         case .count:
             let count = try plan.count()
             guard let typed = count as? T ?? (NSNumber(value: count) as Any) as? T else {
-                throw ObjectGraphError.invalidRequest("a count fetch returns Int, not \(T.self)")
+                throw ObjectGraphError.fetchResultTypeMismatch(entity: request.entityName, returns: "Int", requested: "\(T.self)")
             }
             return FetchResults([typed])
         }
@@ -79,7 +84,7 @@ extension ManagedObjectContext {
     /// The number of objects a request would return, without reading them.
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore``, ``ObjectGraphError/unknownEntity(_:)``,
-    ///   ``ObjectGraphError/invalidRequest(_:)`` and ``QueryLanguageError`` as `fetch(_:)` does for the
+    ///   ``ObjectGraphError/negativeFetchBound(entity:bound:value:)`` and ``QueryLanguageError`` as `fetch(_:)` does for the
     ///   request; ``StoreError`` when the store cannot be read.
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
         QueueCheck.use(of: self, "count(for:)")
@@ -139,9 +144,11 @@ extension ManagedObjectContext {
     }
 
     static func typed<T>(_ objects: [ManagedObject], as type: T.Type) throws -> [T] {
+        // Safe: the same type, so the same array; no copy or cast per element (`fetch-all`).
         if T.self == ManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
         func notOfType(_ object: ManagedObject) -> ObjectGraphError {
-            ObjectGraphError.invalidRequest("\(object.entity.name) objects are not \(T.self)")
+            ObjectGraphError.resultTypeMismatch(entity: object.entity.name, objectClass: "\(Swift.type(of: object))",
+                                                resultType: "\(T.self)")
         }
         guard T.self is AnyClass else {
             return try objects.map { object in
@@ -157,6 +164,8 @@ extension ManagedObjectContext {
             guard object is T else { throw notOfType(object) }
             checked = objectClass
         }
+        // Safe: every element was checked to be a `T`, a class, whose instances are laid out as the
+        // `ManagedObject` references already are: the array is handed over as it is (`fetch-all`).
         return unsafeBitCast(objects, to: [T].self)
     }
 }

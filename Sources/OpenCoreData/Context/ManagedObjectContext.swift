@@ -281,7 +281,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The object with this ID: the registered one, or a fault that reads the store when first used.
     ///
     /// - Throws: ``ObjectGraphError/objectNotFound(_:)`` for a temporary ID this context does not hold;
-    ///   ``ObjectGraphError/invalidRequest(_:)`` for an ID of another model than the coordinator's, or when the
+    ///   ``ObjectGraphError/foreignObjectID(_:)`` for an ID of another model than the coordinator's, or when the
     ///   context has no coordinator. The store is not read, so a missing row is found only when the fault is
     ///   first used.
     public func object(with id: ManagedObjectID) throws -> ManagedObject {
@@ -289,7 +289,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if let object = registry[id] { return object }
         if id.isTemporaryID { throw ObjectGraphError.objectNotFound(id) }
         guard id.entity.managedObjectModel === persistentStoreCoordinator?.managedObjectModel else {
-            throw ObjectGraphError.invalidRequest("\(id) belongs to another model")
+            throw ObjectGraphError.foreignObjectID(id)
         }
         return materializer.register(row: nil, id: id)
     }
@@ -371,7 +371,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore`` when the context has no coordinator (no model to find
     ///   the entity in); ``ObjectGraphError/unknownEntity(_:)`` when the model has no entity `name`;
-    ///   ``ObjectGraphError/invalidRequest(_:)`` when the entity is abstract.
+    ///   ``ObjectGraphError/abstractEntity(name:)`` when the entity is abstract.
     @discardableResult
     public func insertNewObject(forEntityName name: String) throws -> ManagedObject {
         QueueCheck.use(of: self, "insertNewObject(forEntityName:)")
@@ -380,7 +380,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             throw ObjectGraphError.unknownEntity(name)
         }
         guard !entity.isAbstract else {
-            throw ObjectGraphError.invalidRequest("entity '\(name)' is abstract; insert one of its sub-entities")
+            throw ObjectGraphError.abstractEntity(name: name)
         }
         let object = entity.managedObjectClass.init(entity: entity, id: ManagedObjectID(temporaryFor: entity))
         insert(object)
@@ -391,7 +391,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore`` when the context has no coordinator;
     ///   ``ObjectGraphError/unknownEntity(_:)`` naming the type when no entity of the model makes objects of
-    ///   it; ``ObjectGraphError/invalidRequest(_:)`` when that entity is abstract.
+    ///   it; ``ObjectGraphError/abstractEntity(name:)`` when that entity is abstract.
     public func insertNew<T: ManagedObject>(_ type: T.Type) throws -> T {
         guard let model = persistentStoreCoordinator?.managedObjectModel else { throw ObjectGraphError.noPersistentStore }
         guard let entity = model.entities.first(where: { $0.managedObjectClass == type }) else {

@@ -34,8 +34,55 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
     case noPersistentStore
     /// The context's concurrency type cannot run the request.
     case unsupportedConcurrencyType(context: String, request: String)
-    /// The request is malformed (missing entity, bad sort key…).
-    case invalidRequest(String)
+    /// An insert (or batch insert) names an abstract entity, which has no objects of its own.
+    case abstractEntity(name: String)
+    /// A fetch's `fetchLimit`, `fetchOffset` or `fetchBatchSize` (`bound`) is negative.
+    case negativeFetchBound(entity: String, bound: String, value: Int)
+    /// `propertiesToFetch` or `propertiesToGroupBy` (`list`) holds an item that is neither a key name, a
+    /// property description nor an expression description (`itemType` is its type).
+    case unsupportedFetchItem(entity: String, list: String, itemType: String)
+    /// A fetch's result type gives `returns` (`ManagedObjectID`, `[String: Any]`, `Int`), not the requested type.
+    case fetchResultTypeMismatch(entity: String, returns: String, requested: String)
+    /// A request of a type the context cannot execute (`requestType` is its type).
+    case unsupportedRequest(requestType: String)
+    /// An object ID of another model than the coordinator's.
+    case foreignObjectID(ManagedObjectID)
+    /// A batch update's key, or a batch insert row's key (`row` is its index), is a relationship, a transient
+    /// or another property that is not a stored attribute: batch requests write stored attributes only.
+    case notABatchAttribute(entity: String, key: String, row: Int?)
+    /// A batch update's new value for the attribute cannot be written by the store's SQL (the reason says why).
+    case unsupportedBatchValue(entity: String, key: String, reason: String)
+    /// A batch update without `propertiesToUpdate`.
+    case emptyBatchUpdate(entity: String)
+    /// A batch delete with neither a fetch request nor object IDs.
+    case batchDeleteWithoutSelection
+    /// A key that names no stored Transformable attribute, where only one is accepted.
+    case notATransformableAttribute(entity: String, key: String)
+    /// A fetched property read from stored rows (it is evaluated on objects only).
+    case fetchedPropertyOnStoredRows(entity: String, key: String)
+    /// A store option name the library does not read: an option an app relies on is never ignored silently.
+    case unknownStoreOption(name: String)
+    /// A store option (or SQLite pragma) given a value it does not take: `value` describes what was given,
+    /// `expected` what is taken.
+    case invalidStoreOption(name: String, value: String, expected: String)
+    /// A store type name that is not supported (`operation` nil), or a store type that an operation does not
+    /// work on (`operation` names it, such as "replacing store files").
+    case unsupportedStoreType(name: String, operation: String?)
+    /// A store metadata key the library keeps was given another value.
+    case libraryMetadataKey(String)
+    /// Store metadata holding a value a property list cannot (the reason is the serializer's).
+    case invalidStoreMetadata(reason: String)
+    /// A configuration name the model does not have (a model here has only the default one).
+    case unknownConfiguration(String)
+    /// An SQLite or XML store added without a file URL.
+    case missingStoreURL
+    /// The store at `path` was opened with another model than the coordinator's.
+    case storeModelMismatch(path: String)
+    /// A store handed to the coordinator (to migrate or copy) that is not one of its stores.
+    case storeNotInCoordinator(path: String)
+    /// A copy of the store at `source` into `destination` was refused before anything was written: the
+    /// destination exists already or has given out keys, or the source keeps values the copy cannot carry.
+    case storeCopyRefused(source: String, destination: String, reason: String)
     /// A typed fetch (`FetchRequest<Person>`) of an entity whose objects (or a sub-entity's) are of
     /// another class, such as an entity whose model file names a class that was not found.
     case resultTypeMismatch(entity: String, objectClass: String, resultType: String)
@@ -84,7 +131,48 @@ public enum ObjectGraphError: Error, CustomStringConvertible, LocalizedError, @u
         case .noPersistentStore: return "The context has no persistent store to work with."
         case .unsupportedConcurrencyType(let context, let request):
             return "\(context) cannot support \(request)."
-        case .invalidRequest(let reason): return "Invalid request: \(reason)."
+        case .abstractEntity(let name):
+            return "Entity '\(name)' is abstract; insert one of its sub-entities."
+        case .negativeFetchBound(let entity, let bound, let value):
+            return "A fetch of '\(entity)' has a negative \(bound) (\(value))."
+        case .unsupportedFetchItem(let entity, let list, let itemType):
+            return "The \(list) of a fetch of '\(entity)' holds a \(itemType); use key names, property descriptions or "
+                + "ExpressionDescriptions."
+        case .fetchResultTypeMismatch(let entity, let returns, let requested):
+            return "A fetch of '\(entity)' returns \(returns), not \(requested)."
+        case .unsupportedRequest(let requestType): return "\(requestType) cannot be executed by a context."
+        case .foreignObjectID(let id): return "\(id) belongs to another model than the coordinator's."
+        case .notABatchAttribute(let entity, let key, let row):
+            guard let row else {
+                return "'\(entity).\(key)' is not a stored attribute; a batch update changes stored attributes only."
+            }
+            return "Row \(row): '\(entity).\(key)' is not a stored attribute; a batch insert sets attributes only."
+        case .unsupportedBatchValue(let entity, let key, let reason):
+            return "The batch update's new value of '\(entity).\(key)' cannot be written: \(reason)."
+        case .emptyBatchUpdate(let entity): return "A batch update of '\(entity)' needs propertiesToUpdate."
+        case .batchDeleteWithoutSelection: return "A batch delete needs a fetch request or object IDs."
+        case .notATransformableAttribute(let entity, let key):
+            return "'\(entity).\(key)' is not a stored Transformable attribute."
+        case .fetchedPropertyOnStoredRows(let entity, let key):
+            return "The fetched property '\(entity).\(key)' cannot be evaluated on stored rows; fetch the objects first."
+        case .unknownStoreOption(let name): return "The store option '\(name)' is not supported."
+        case .invalidStoreOption(let name, let value, let expected):
+            return "The store option '\(name)' takes \(expected), not \(value)."
+        case .unsupportedStoreType(let name, let operation):
+            guard let operation else {
+                return "The store type '\(name)' is not supported (\(SQLiteStoreType), \(InMemoryStoreType) or \(XMLStoreType))."
+            }
+            return "\(operation) works on \(SQLiteStoreType) stores only, not '\(name)'."
+        case .libraryMetadataKey(let key): return "The store metadata key '\(key)' is the library's: it cannot be changed."
+        case .invalidStoreMetadata(let reason): return "The store metadata holds a value a property list cannot: \(reason)."
+        case .unknownConfiguration(let name): return "The model has no configuration '\(name)' (only the default one)."
+        case .missingStoreURL: return "An SQLite or XML store needs a file URL."
+        case .storeModelMismatch(let path):
+            return "The store at \(path) was opened with another model than the coordinator's."
+        case .storeNotInCoordinator(let path): return "The store at \(path) is not one of this coordinator's."
+        case .storeCopyRefused(let source, let destination, let reason):
+            return "\(source) was not copied into \(destination): \(reason)."
+
         case .resultTypeMismatch(let entity, let objectClass, let resultType):
             return "Objects of entity '\(entity)' are \(objectClass), not \(resultType)."
         case .cancelled: return "The operation was cancelled."

@@ -38,6 +38,8 @@ struct ObjectRegistry {
     /// count of the filled ones.
     final class SlotPage: ManagedBuffer<Int, ManagedObject?> {
         static func make() -> SlotPage {
+            // `SlotPage.create` makes a SlotPage (ManagedBuffer.create returns the base type): the downcast only
+            // skips the runtime's check, once per page.
             let page = unsafeDowncast(SlotPage.create(minimumCapacity: pageSize) { _ in 0 }, to: SlotPage.self)
             page.withUnsafeMutablePointerToElements { $0.initialize(repeating: nil, count: pageSize) }
             return page
@@ -100,7 +102,7 @@ struct ObjectRegistry {
     private static let directoryFloor = 1 << 16
 
     @inline(__always)
-    private func tableIndex(for id: ManagedObjectID) -> Int? {
+    func tableIndex(for id: ManagedObjectID) -> Int? {
         let root = id.entity.rootEntityNumber
         for index in tables.indices where tables[index].rootEntityNumber == root && tables[index].storeIndex == id.storeIndex {
             return index
@@ -126,6 +128,8 @@ struct ObjectRegistry {
     /// atomic operations, on every registration and lookup). Valid while the page stays in its table's
     /// directory: only a removal that empties it, or a trim, takes it out, and neither runs while these
     /// are in use.
+    /// Unsafe, behind the registry's methods only: saves a retain and a release of the page per registration
+    /// and lookup (`fetch-all`, `load-batch-by-id`).
     private struct PageSlots {
         let filled: UnsafeMutablePointer<Int>
         let slots: UnsafeMutablePointer<ManagedObject?>
@@ -153,6 +157,9 @@ struct ObjectRegistry {
         }
         set {
             if let newValue { insert(newValue, for: id) } else { removeValue(forKey: id) }
+            #if DEBUG
+            InvariantCheck.verify("ObjectRegistry", after: "registering", invariantViolations(around: id))
+            #endif
         }
     }
 
@@ -207,6 +214,9 @@ struct ObjectRegistry {
     mutating func insertSaved(_ object: ManagedObject, key: Int64, table: Int) -> Bool {
         guard key > 0, placePaged(object, key: Int(key), table: table) else { return false }
         if savedInOthers > 0, others.removeValue(forKey: object.objectID) != nil { count -= 1; savedInOthers -= 1 }
+        #if DEBUG
+        InvariantCheck.verify("ObjectRegistry", after: "insertSaved", invariantViolations(around: object.objectID))
+        #endif
         return true
     }
 
@@ -274,6 +284,9 @@ struct ObjectRegistry {
 
     @discardableResult
     mutating func removeValue(forKey id: ManagedObjectID) -> ManagedObject? {
+        #if DEBUG
+        defer { InvariantCheck.verify("ObjectRegistry", after: "removeValue", invariantViolations(around: id)) }
+        #endif
         if Self.isSaved(id), let table = tableIndex(for: id) {
             let key = Int(id.primaryKey)
             if let object = pagedObject(table: table, key: key), object.objectID == id,
@@ -315,6 +328,10 @@ struct ObjectRegistry {
     @discardableResult
     mutating func forgetUnreferenced(where shouldForget: (ManagedObject) -> Bool,
                                      forget: (ManagedObject) -> Void = { _ in }) -> Int {
+        #if DEBUG
+        // Already a scan of every object: the whole registry is checked.
+        defer { InvariantCheck.verify("ObjectRegistry", after: "forgetUnreferenced", invariantViolations()) }
+        #endif
         var forgotten = 0
         for table in tables.indices {
             for pageIndex in tables[table].pages.indices {
@@ -366,6 +383,9 @@ struct ObjectRegistry {
     mutating func letGo(of objects: inout [ManagedObject?], where shouldForget: (ManagedObject) -> Bool,
                         forget: (ManagedObject) -> Void, spares: inout [ManagedObject],
                         isSpare: (ManagedObject) -> Bool) -> Int {
+        #if DEBUG
+        defer { InvariantCheck.verify("ObjectRegistry", after: "letGo", countViolations()) }
+        #endif
         var forgotten = 0
         var table: Int?
         for index in objects.indices {
@@ -384,6 +404,7 @@ struct ObjectRegistry {
             }
             let key = Int(primaryKey)
             guard let table, let page = pageSlots(table: table, pageIndex: key >> Self.pageShift),
+                  // The slot's reference compared by address, without retaining either object.
                   UnsafeRawPointer(page.slots + (key & Self.pageMask)).load(as: UnsafeRawPointer?.self)
                     == UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) else {
                 // Registered by ID (a key too scattered for the pages), or not registered at all.

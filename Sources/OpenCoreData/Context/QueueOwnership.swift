@@ -22,6 +22,9 @@ enum QueueOwnership {
     }
 
     /// The per-thread key; each thread's `Held` is retained by the key and released when the thread ends.
+    /// Unmanaged because a pthread key holds a raw pointer: each thread's `Held` is retained once when it is
+    /// set (``current``) and released by the key's destructor when the thread ends; reads take it unretained
+    /// while the thread, which owns it, runs. Not a fast path.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { pointer in

@@ -16,7 +16,7 @@ extension TypedManagedObject {
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore`` when the context has no coordinator;
     ///   ``ObjectGraphError/unknownEntity(_:)`` when no entity of its model makes objects of this class;
-    ///   ``ObjectGraphError/invalidRequest(_:)`` when that entity is abstract.
+    ///   ``ObjectGraphError/abstractEntity(name:)`` when that entity is abstract.
     public init(context: ManagedObjectContext) throws {
         guard let model = context.persistentStoreCoordinator?.managedObjectModel else {
             throw ObjectGraphError.noPersistentStore
@@ -25,7 +25,7 @@ extension TypedManagedObject {
             throw ObjectGraphError.unknownEntity(Self.entityName)
         }
         guard !entity.isAbstract else {
-            throw ObjectGraphError.invalidRequest("entity '\(entity.name)' is abstract; insert one of its sub-entities")
+            throw ObjectGraphError.abstractEntity(name: entity.name)
         }
         self.init(entity: entity, id: ManagedObjectID(temporaryFor: entity))
         context.insert(self)

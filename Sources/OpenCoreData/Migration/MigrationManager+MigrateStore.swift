@@ -10,14 +10,14 @@ extension MigrationManager {
     /// ``currentEntityMapping`` say how far it is, and ``userInfo`` reaches the entity migration policies.
     /// ``cancelMigrationWithError(_:)`` stops it at its next batch of objects.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for a store type other than ``SQLiteStoreType`` or an
-    ///   option that is not read; what ``MappingModelMigration/migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)``
+    /// - Throws: ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for a store type other than
+    ///   ``SQLiteStoreType``; what ``StoreOptions/init(optionDictionary:)`` throws for an option that is not read; what ``MappingModelMigration/migrate(storeAt:sourceModel:destinationModel:mapping:into:batchSize:)``
     ///   throws; the error given to ``cancelMigrationWithError(_:)``. On failure no destination file is left.
     public func migrateStore(from sourceURL: URL, sourceType: String, options: [AnyHashable: Any]? = nil,
                              with mapping: MappingModel?, toDestinationURL destinationURL: URL, destinationType: String,
                              destinationOptions: [AnyHashable: Any]? = nil) throws {
-        guard try StoreType(coreDataName: sourceType) == .sqlite, try StoreType(coreDataName: destinationType) == .sqlite else {
-            throw ObjectGraphError.invalidRequest("a mapping migration reads and writes SQLite store files")
+        for type in [sourceType, destinationType] where try StoreType(coreDataName: type) != .sqlite {
+            throw ObjectGraphError.unsupportedStoreType(name: type, operation: "A mapping migration")
         }
         _ = try StoreOptions(optionDictionary: options)
         _ = try StoreOptions(optionDictionary: destinationOptions)

@@ -11,10 +11,11 @@ extension StoreOptions {
     /// Sets the staged migration manager under the name Core Data's options dictionary uses
     /// (``Key/stagedMigrationManager``).
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for any other name.
+    /// - Throws: ``ObjectGraphError/invalidStoreOption(name:value:expected:)`` for any other name.
     public mutating func setOption(_ manager: StagedMigrationManager, forKey key: String) throws {
         guard key == Key.stagedMigrationManager else {
-            throw ObjectGraphError.invalidRequest("store option '\(key)' does not take a staged migration manager")
+            throw ObjectGraphError.invalidStoreOption(name: key, value: "a staged migration manager",
+                                                      expected: "another value (\(Key.stagedMigrationManager) takes one)")
         }
         stagedMigrationManager = manager
     }
@@ -24,7 +25,7 @@ extension PersistentStoreDescription {
     /// Sets the staged migration manager by the name Core Data uses
     /// (``StoreOptions/Key/stagedMigrationManager``), as `NSPersistentStoreDescription.setOption(_:forKey:)`.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for any other name.
+    /// - Throws: ``ObjectGraphError/invalidStoreOption(name:value:expected:)`` for any other name.
     public func setOption(_ manager: StagedMigrationManager, forKey key: String) throws {
         try options.setOption(manager, forKey: key)
     }

@@ -35,6 +35,9 @@ struct FullLengthSQLFunction: Sendable {
 
     /// Registers the function on the connection (replacing one of the same name and argument count).
     func install(in db: Database) {
+        // Retained for SQLite, which hands the pointer to each call and releases it through the destroy
+        // callback below when the function is replaced or the connection closes. Not a fast path: the C API
+        // takes only a raw pointer.
         let box = Unmanaged.passRetained(Box(self)).toOpaque()
         let flags = SQLITE_UTF8 | (pure ? SQLITE_DETERMINISTIC : 0)
         let code = sqlite3_create_function_v2(
@@ -95,4 +98,5 @@ struct FullLengthSQLFunction: Sendable {
 }
 
 /// SQLite's "copy the bytes now" destructor.
+// SQLITE_TRANSIENT, which C spells as the cast of -1: SQLite copies the result before the call returns.
 private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -26,8 +26,9 @@ enum BatchValueCompiler {
             }
             let compiled = try PredicateSQLCompiler(model: model, entity: entity, dialect: dialect).compile(expression: expression)
             guard compiled.fromClause == "\(entity.tableName) t0" else {
-                throw ObjectGraphError.invalidRequest(
-                    "the new value of '\(entity.name).\(attribute.name)' reaches through a relationship; a batch update reads only the row's own columns")
+                throw ObjectGraphError.unsupportedBatchValue(
+                    entity: entity.name, key: attribute.name,
+                    reason: "it reaches through a relationship; a batch update reads only the row's own columns")
             }
             return (compiled.sql, compiled.arguments)
         }

@@ -42,6 +42,7 @@ public struct FetchResults<Element>: RandomAccessCollection {
             let object = batched.object(at: position)
             // The common `FetchRequest<ManagedObject>` needs no runtime cast; a typed request's class was
             // checked when it was fetched.
+            // Safe: `Element` is `ManagedObject`, checked in the same line (`fetch-batched-first-100`).
             if Element.self == ManagedObject.self { return unsafeBitCast(object, to: Element.self) }
             return object as! Element
         }
@@ -87,7 +88,9 @@ final class BatchedObjects {
     /// The objects read so far, by position (nil: not read). Memory of its own rather than an array: the
     /// context's materializer writes a batch straight into it and then runs the batch's awake hooks, which
     /// may read this result again (an array would be inside an exclusive access then).
-    private let objects: UnsafeMutablePointer<ManagedObject?>
+    /// Unsafe: allocated and initialized for `count` slots in `init`, deinitialized and freed in `deinit`;
+    /// every access is within `0..<count` (`fetch-batched-first-100`).
+    let objects: UnsafeMutablePointer<ManagedObject?>
     private let contextReference: ContextReference
     /// Called when an object cannot be read (its row is gone); the object stays a fault.
     @exclusivity(unchecked) var loadError: Error?
@@ -123,10 +126,10 @@ final class BatchedObjects {
 
     /// A bit per batch, set once the batch is read: a batch not read yet is read without first looking at
     /// its slots, which in a large result are a cache and TLB miss away (this stays in cache).
-    @exclusivity(unchecked) private var loadedBatches: [UInt64]
+    @exclusivity(unchecked) private(set) var loadedBatches: [UInt64]
     /// A bit per batch, set once any of its slots is written: the slots of a batch never written are all nil,
     /// so they are initialized without loading the old values (a write the processor need not wait for).
-    @exclusivity(unchecked) private var writtenBatches: [UInt64]
+    @exclusivity(unchecked) private(set) var writtenBatches: [UInt64]
 
     private static func bit(_ batch: Int, in bits: [UInt64]) -> Bool { bits[batch >> 6] & (1 << UInt64(batch & 63)) != 0 }
     private static func set(_ batch: Int, in bits: inout [UInt64]) { bits[batch >> 6] |= 1 << UInt64(batch & 63) }
@@ -154,6 +157,10 @@ final class BatchedObjects {
                     try materializer.loadBatch(range.map(id(at:)), into: objects + start, slotsHoldNothing: fresh)
                 }
                 Self.set(batch, in: &loadedBatches)
+                #if DEBUG
+                InvariantCheck.verify("BatchedObjects", after: "reading a batch",
+                                      invariantViolations(batches: batch..<batch + 1))
+                #endif
                 if !prefetchKeyPaths.isEmpty {
                     try context.prefetch(prefetchKeyPaths, for: range.compactMap { objects[$0] })
                 }

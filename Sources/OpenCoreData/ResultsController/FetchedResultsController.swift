@@ -155,7 +155,8 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
     /// top. Without a `fetchBatchSize` every object is read too; with one, objects are read as used.
     ///
     /// - Throws: ``ObjectGraphError/noPersistentStore``, ``ObjectGraphError/unknownEntity(_:)`` and
-    ///   ``ObjectGraphError/invalidRequest(_:)`` as a context's fetch does for the request;
+    ///   ``ObjectGraphError/negativeFetchBound(entity:bound:value:)`` and the other errors of a context's fetch
+    ///   for the request;
     ///   ``FetchedResultsError/resultTypeMismatch(entity:objectClass:resultType:)`` when the entity (or a
     ///   sub-entity the results include) makes objects that are not `ResultType`;
     ///   ``FetchedResultsError/unknownKeyPath(entity:keyPath:)`` or
@@ -348,6 +349,7 @@ public final class FetchedResultsController<ResultType: ManagedObject>: @uncheck
         let object = try managedObject(at: indexPath)
         // An object of exactly the result type (always, for `ManagedObject`) is handed out after comparing
         // two type pointers, without the runtime's cast.
+        // Safe: the object's dynamic type is `ResultType`, compared just here (`frc-batch-on-access`).
         if type(of: object) == ResultType.self { return unsafeDowncast(object, to: ResultType.self) }
         // Checked when fetched, for the request as fetched (which the controller follows until the next
         // fetch); checked again so that a class the check missed throws instead of crashing.

@@ -11,6 +11,8 @@ struct RowBlockHeader {
     let width: Int
     /// The block's text and blob values, each referred to by the one cell that holds its index: memory
     /// of the block's own (no array to check for uniqueness on every append, or to retain on every read).
+    /// Unsafe: allocated, grown and freed only by the methods below and the block's deinit, so no pointer to
+    /// it outlives the block. Saves an array's uniqueness check per text value decoded (`fetch-all`).
     var side: UnsafeMutablePointer<DatabaseValue>?
     var sideCount = 0
     var sideCapacity = 0
@@ -83,6 +85,8 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         buffer.withUnsafeMutablePointerToElements { elements in
             _ = UnsafeMutableRawPointer(elements + capacity).bindMemory(to: UInt8.self, capacity: kindWords(capacity) * 8)
         }
+        // `RowBlock.create` makes a RowBlock (ManagedBuffer.create returns the base type): the downcast only
+        // skips the runtime's check, once per block.
         return unsafeDowncast(buffer, to: RowBlock.self)
     }
 
@@ -101,6 +105,10 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
     }
 
     /// The block's cells, kinds and header, for reading and writing in place while the block is held.
+    /// Unsafe: the pointers are a ManagedBuffer's header and elements, which stay put for the object's
+    /// lifetime; a `Cells` is used only while its block is held (inside `withCells`, or by the builder
+    /// that owns the block). Saves a retain/release and an exclusivity check per cell (`fetch-all`,
+    /// `load-batch-by-id`).
     struct Cells {
         let header: UnsafeMutablePointer<RowBlockHeader>
         let bits: UnsafeMutablePointer<UInt64>
@@ -258,6 +266,9 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             precondition(index >= 0 && index < cells.header.pointee.count, "RowBlock index out of range")
             cells.assign(index, to: value)
         }
+        #if DEBUG
+        InvariantCheck.verify("RowBlock", after: "setValue", invariantViolations())
+        #endif
     }
 
     /// A new block holding a copy of `count` values from `start` (with only the side values they refer to).

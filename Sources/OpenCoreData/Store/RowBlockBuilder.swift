@@ -19,15 +19,15 @@ struct RowBlockBuilder {
     /// Rows the first block makes room for.
     private let firstBlockRows: Int
     /// The block being filled; made at the first row.
-    private var block: RowBlock?
+    private(set) var block: RowBlock?
     /// The block's header and cells, written through while the builder holds the block: appending a row
     /// then touches no reference count.
-    private var cells: RowBlock.Cells?
+    private(set) var cells: RowBlock.Cells?
     /// Text and blob values in the first row of the last block: room for as many per row is made at once.
     private var sideValuesPerRow = 0
     /// Rows the block has room for.
-    private var blockRows = 0
-    private var rowCount = 0
+    private(set) var blockRows = 0
+    private(set) var rowCount = 0
     /// Whether a full block was handed out: more rows likely follow, so the next block starts full size.
     private var sealedFullBlock = false
     /// The table's columns kept in Core Data's external binary storage form, decoded as each row arrives.
@@ -59,6 +59,9 @@ struct RowBlockBuilder {
             sideValuesPerRow = cells.header.pointee.sideCount
             reserveSideValues(rows: blockRows)
         }
+        #if DEBUG
+        InvariantCheck.verify("RowBlockBuilder", after: "appendRow", invariantViolations(fromCell: start))
+        #endif
     }
 
     /// Makes room for the text and blob values of `rows` rows like the first, so the side list grows once.
@@ -83,6 +86,9 @@ struct RowBlockBuilder {
     /// Hands the collected rows to `body` in order, as rows of one new block, and starts the next block.
     mutating func sealBlock(_ body: (consuming RowValues) throws -> Void) rethrows {
         guard rowCount > 0, let sealed = block else { return }
+        #if DEBUG
+        InvariantCheck.verify("RowBlockBuilder", after: "sealBlock", invariantViolations())
+        #endif
         let count = rowCount
         // After a full block more rows likely follow: the next block gets room for a whole block at once.
         sealedFullBlock = count == rowsPerBlock
@@ -126,6 +132,7 @@ extension RowBlock.Cells {
         case SQLITE_FLOAT: setReal(index, sqlite3_value_double(value))
         case SQLITE_TEXT:
             // The pointer first, then its length, as SQLite asks.
+            // The buffer is SQLite's, valid until the statement steps again; the String copies it at once.
             let text = sqlite3_value_text(value).map {
                 String(decoding: UnsafeBufferPointer(start: $0, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
             } ?? ""

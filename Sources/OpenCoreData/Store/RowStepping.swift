@@ -48,6 +48,8 @@ extension Database {
         try bindFully(arguments, to: statement)
         defer { sqlite3_reset(handle) }
         if let cancellation {
+            // Unretained: `cancellation` is held by this call, and the handler is removed (the `defer` below)
+            // before it returns. SQLite's C callback takes only a raw pointer.
             let context = Unmanaged.passUnretained(cancellation).toOpaque()
             sqlite3_progress_handler(sqliteConnection, 1000, { pointer in
                 guard let pointer else { return 0 }
@@ -130,8 +132,10 @@ extension Database {
 }
 
 /// SQLite's "copy the bytes now" destructor, for binding Swift strings and data whose storage moves.
+// SQLITE_TRANSIENT, which C spells as the cast of -1: SQLite copies the bytes before the call returns.
 private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// A NUL byte that lives as long as the process, for binding empty strings.
+// Never freed and never written after it is made, so sharing it across threads is safe.
 private nonisolated(unsafe) let emptyText: UnsafePointer<CChar> = {
     let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
     pointer.pointee = 0

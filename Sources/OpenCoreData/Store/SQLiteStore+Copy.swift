@@ -5,24 +5,29 @@ import GRDB
 /// ``PersistentStoreCoordinator/migratePersistentStore(_:to:options:type:)``. Every type is SQLite
 /// underneath with one layout for one model, so the copy is SQLite's backup of every page.
 extension SQLiteStore {
+    /// Why a store keeping values in `_EXTERNAL_DATA` is not copied.
+    static let externalDataNotCopied = "the store keeps values outside its rows (_EXTERNAL_DATA), which a copy does not carry yet"
+
     /// Writes every row of this store into a new store file of `type` at `url`. The file appears only
     /// once complete (written beside it under a temporary name, then renamed); a failure leaves nothing at
     /// `url`.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when something is at `url` already, for an
-    ///   in-memory `type` (it has no file), or when the model keeps values outside rows (not copied);
+    /// - Throws: ``ObjectGraphError/storeCopyRefused(source:destination:reason:)`` when something is at `url`
+    ///   already or the model keeps values outside rows (not copied);
+    ///   ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for an in-memory `type` (it has no file);
     ///   ``XMLStoreError/unwritableValue(path:entity:key:reason:)`` for a value an XML store cannot hold;
     ///   ``StoreError`` when SQLite refuses; `CocoaError` when the file cannot be written.
     package func copyContents(toNewStoreAt url: URL, type: StoreType) throws {
         guard !FileManager.default.fileExists(atPath: url.path) else {
-            throw ObjectGraphError.invalidRequest("\(url.path) exists already: a store is not copied over another file")
+            throw ObjectGraphError.storeCopyRefused(source: displayPath, destination: url.path,
+                                                    reason: "a file exists there already, and a store is not copied over another file")
         }
         guard externalStorage == nil else {
-            throw ObjectGraphError.invalidRequest("\(displayPath) keeps values outside its rows (_EXTERNAL_DATA), which a copy does not carry yet")
+            throw ObjectGraphError.storeCopyRefused(source: displayPath, destination: url.path, reason: Self.externalDataNotCopied)
         }
         switch type {
         case .inMemory:
-            throw ObjectGraphError.invalidRequest("an in-memory store has no file to copy into")
+            throw ObjectGraphError.unsupportedStoreType(name: type.rawValue, operation: "Copying a store into a file")
         case .xml:
             let copy = try DatabaseQueue()
             do {
@@ -65,12 +70,13 @@ extension SQLiteStore {
     /// PostgreSQL store): its key counters are moved past this store's keys and every row and join row is
     /// inserted with its key, in one transaction of the destination, so a failure leaves it as it was.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when the destination has given out keys already (it
-    ///   is not new) or the model keeps values outside rows; ``StoreError`` when either store refuses; the
+    /// - Throws: ``ObjectGraphError/storeCopyRefused(source:destination:reason:)`` when the destination has
+    ///   given out keys already (it is not new) or the model keeps values outside rows; ``StoreError`` when either store refuses; the
     ///   destination's own errors (nothing is written then).
     package func copyRows(into destination: any StoreBackend) throws {
         guard externalStorage == nil else {
-            throw ObjectGraphError.invalidRequest("\(displayPath) keeps values outside its rows (_EXTERNAL_DATA), which a copy does not carry yet")
+            throw ObjectGraphError.storeCopyRefused(source: displayPath, destination: destination.displayPath,
+                                                    reason: Self.externalDataNotCopied)
         }
         let schema = model.schema
         var changes = StoreChangeSet()
@@ -120,7 +126,8 @@ extension SQLiteStore {
             if !maximumKeys.isEmpty {
                 let firstKeys = try destination.reservePrimaryKeys(maximumKeys)
                 guard firstKeys.allSatisfy({ $0 == 1 }) else {
-                    throw ObjectGraphError.invalidRequest("\(destination.displayPath) is not a new store (it has given out keys already): a copy goes into an empty one")
+                    throw ObjectGraphError.storeCopyRefused(source: self.displayPath, destination: destination.displayPath,
+                                                            reason: "it is not a new store (it has given out keys already): a copy goes into an empty one")
                 }
             }
             _ = try destination.apply(changes, history: [], resolvingConflicts: nil)

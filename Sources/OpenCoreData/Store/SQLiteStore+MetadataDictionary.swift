@@ -38,8 +38,9 @@ extension SQLiteStore {
 
     /// Writes `metadata` as the store's metadata at once: the app's keys as given, the library's as they are.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `metadata` changes a key the library keeps
-    ///   (``StoreMetadata/libraryKeys``, named) or holds a value a property list cannot;
+    /// - Throws: ``ObjectGraphError/libraryMetadataKey(_:)`` when `metadata` changes a key the library keeps
+    ///   (``StoreMetadata/libraryKeys``); ``ObjectGraphError/invalidStoreMetadata(reason:)`` when it holds a
+    ///   value a property list cannot;
     ///   ``StoreError/readOnly(path:)`` for a read-only store, ``StoreError`` when SQLite refuses.
     package func setMetadataDictionary(_ metadata: [String: Any]) throws {
         try write { db in
@@ -55,14 +56,14 @@ extension StoreMetadata {
     /// as they are (`metadata` may repeat them, unchanged), keys `metadata` leaves out removed, as Core Data
     /// replaces the whole dictionary.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` when `metadata` changes a key the library keeps
+    /// - Throws: ``ObjectGraphError/libraryMetadataKey(_:)`` when `metadata` changes a key the library keeps
     ///   (named) or holds a value a property list cannot.
     package static func propertyList(replacingAppKeysOf current: [String: Any], with metadata: [String: Any]) throws -> Data {
         var merged = current
         for (key, value) in metadata {
             if StoreMetadata.libraryKeys.contains(key) {
                 guard let kept = merged[key], Self.samePropertyListValue(kept, value) else {
-                    throw ObjectGraphError.invalidRequest("the store metadata key '\(key)' is the library's: it cannot be changed")
+                    throw ObjectGraphError.libraryMetadataKey(key)
                 }
                 continue
             }
@@ -76,7 +77,7 @@ extension StoreMetadata {
         do {
             return try PropertyListSerialization.data(fromPropertyList: merged, format: .binary, options: 0)
         } catch {
-            throw ObjectGraphError.invalidRequest("the store metadata holds a value a property list cannot: \(error)")
+            throw ObjectGraphError.invalidStoreMetadata(reason: "\(error)")
         }
     }
 

@@ -24,11 +24,11 @@ extension StoreType {
     /// The store type Core Data's name gives (`NSSQLiteStoreType`: "SQLite", `NSInMemoryStoreType`: "InMemory",
     /// `NSXMLStoreType`: "XML").
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` naming any other type (Core Data's binary store is
-    ///   not supported).
+    /// - Throws: ``ObjectGraphError/unsupportedStoreType(name:operation:)`` naming any other type (Core Data's
+    ///   binary store is not supported).
     init(coreDataName name: String) throws {
         guard let type = StoreType(rawValue: name) else {
-            throw ObjectGraphError.invalidRequest("the store type '\(name)' is not supported (\(SQLiteStoreType), \(InMemoryStoreType) or \(XMLStoreType))")
+            throw ObjectGraphError.unsupportedStoreType(name: name, operation: nil)
         }
         self = type
     }
@@ -44,19 +44,20 @@ extension StoreOptions {
     /// the store opens (``checkpointsWriteAheadLogOnOpen``; a writable store is then used in WAL mode again);
     /// `WAL` changes nothing. Other options take their defaults.
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` naming an option, pragma or value that is not read:
-    ///   an option an app relies on is never ignored silently.
+    /// - Throws: ``ObjectGraphError/unknownStoreOption(name:)`` naming an option that is not read, or
+    ///   ``ObjectGraphError/invalidStoreOption(name:value:expected:)`` naming an option whose value (or pragma)
+    ///   is not read: an option an app relies on is never ignored silently.
     public init(optionDictionary: [AnyHashable: Any]?) throws {
         self.init()
         for (key, value) in optionDictionary ?? [:] {
             guard let name = key as? String else {
-                throw ObjectGraphError.invalidRequest("a store option's name is not a string: \(key)")
+                throw ObjectGraphError.unknownStoreOption(name: "\(key)")
             }
             func flag() throws -> Bool {
                 switch value {
                 case let bool as Bool: return bool
                 case let number as NSNumber: return number.boolValue
-                default: throw ObjectGraphError.invalidRequest("the store option '\(name)' is not a boolean: \(type(of: value))")
+                default: throw ObjectGraphError.invalidStoreOption(name: name, value: "\(type(of: value))", expected: "a boolean")
                 }
             }
             switch name {
@@ -67,21 +68,24 @@ extension StoreOptions {
             case PersistentStoreRemoteChangeNotificationPostOptionKey: remoteChangeNotifications = try flag()
             case SQLitePragmasOption:
                 guard let pragmas = value as? [String: Any] else {
-                    throw ObjectGraphError.invalidRequest("\(SQLitePragmasOption) is not a dictionary of pragma names")
+                    throw ObjectGraphError.invalidStoreOption(name: name, value: "\(type(of: value))",
+                                                             expected: "a dictionary of pragma names")
                 }
                 for (pragma, setting) in pragmas {
                     guard pragma.lowercased() == "journal_mode" else {
-                        throw ObjectGraphError.invalidRequest("the SQLite pragma '\(pragma)' is not supported in \(SQLitePragmasOption) (journal_mode is)")
+                        throw ObjectGraphError.invalidStoreOption(name: name, value: "the pragma '\(pragma)'",
+                                                                 expected: "journal_mode only")
                     }
                     switch "\(setting)".uppercased() {
                     case "DELETE", "TRUNCATE", "PERSIST": checkpointsWriteAheadLogOnOpen = true
                     case "WAL": checkpointsWriteAheadLogOnOpen = false
                     default:
-                        throw ObjectGraphError.invalidRequest("journal_mode '\(setting)' is not supported (DELETE, TRUNCATE, PERSIST or WAL)")
+                        throw ObjectGraphError.invalidStoreOption(name: "\(name) journal_mode", value: "'\(setting)'",
+                                                                 expected: "DELETE, TRUNCATE, PERSIST or WAL")
                     }
                 }
             default:
-                throw ObjectGraphError.invalidRequest("the store option '\(name)' is not supported")
+                throw ObjectGraphError.unknownStoreOption(name: name)
             }
         }
     }

@@ -86,13 +86,13 @@ public struct StoreOptions: Sendable, Hashable {
 
     /// Sets the flag Core Data's options dictionary calls `key` (see ``Key``).
     ///
-    /// - Throws: ``ObjectGraphError/invalidRequest(_:)`` for a name that is not one of ``Key``'s.
+    /// - Throws: ``ObjectGraphError/unknownStoreOption(name:)`` for a name that is not one of ``Key``'s.
     public mutating func setOption(_ value: Bool, forKey key: String) throws {
         switch key {
         case Key.migratePersistentStoresAutomatically: migratesStoreAutomatically = value
         case Key.inferMappingModelAutomatically: infersMappingModelAutomatically = value
         case Key.readOnly: readOnly = value
-        default: throw ObjectGraphError.invalidRequest("unknown store option '\(key)'")
+        default: throw ObjectGraphError.unknownStoreOption(name: key)
         }
     }
 }

@@ -26,14 +26,13 @@ final class StoredRowObject: KeyValueCoding {
     /// object, a to-many as an array of them (in the relationship's order when it is ordered).
     ///
     /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for a key that is not a property of the entity;
-    ///   ``ObjectGraphError/invalidRequest(_:)`` for a fetched property (never evaluated in the app);
+    ///   ``ObjectGraphError/fetchedPropertyOnStoredRows(entity:key:)`` for a fetched property (never evaluated in the app);
     ///   ``StoreError`` (or the store's own error) when related rows cannot be read; for a Transformable attribute,
     ///   what ``TransformableValue`` throws for bytes that do not decode.
     func value(forKey key: String) throws -> Any? {
         guard let slot = entity.slot(forKey: key) else {
             if entity.fetchedProperty(named: key) != nil {
-                throw ObjectGraphError.invalidRequest(
-                    "the fetched property '\(entity.name).\(key)' cannot be evaluated on stored rows; fetch the objects first")
+                throw ObjectGraphError.fetchedPropertyOnStoredRows(entity: entity.name, key: key)
             }
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }

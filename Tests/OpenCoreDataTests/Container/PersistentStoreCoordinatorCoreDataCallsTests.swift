@@ -52,7 +52,7 @@ import Testing
         try coordinator.setMetadata(metadata, for: store)
         #expect(try coordinator.metadata(for: store)["AppImportDone"] as? Bool == true)
         metadata["NSStoreUUID"] = "not the store's"
-        #expect(throws: ObjectGraphError.self) { try coordinator.setMetadata(metadata, for: store) }
+        expectObjectGraphError(.libraryMetadataKey("NSStoreUUID")) { try coordinator.setMetadata(metadata, for: store) }
         coordinator.remove(store)
         let read = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
         #expect(read["AppImportDone"] as? Bool == true)
@@ -67,15 +67,27 @@ import Testing
         ])
         #expect(options.readOnly && !options.migratesStoreAutomatically && !options.infersMappingModelAutomatically)
         #expect(options.persistentHistoryTracking && options.checkpointsWriteAheadLogOnOpen)
-        for refused: [AnyHashable: Any] in [["NSSQLiteAnalyzeOption": true], [SQLitePragmasOption: ["synchronous": "OFF"]],
-                                            [SQLitePragmasOption: ["journal_mode": "MEMORY"]], [ReadOnlyPersistentStoreOption: "yes"]] {
-            #expect(throws: ObjectGraphError.self) { try StoreOptions(optionDictionary: refused) }
+        let refusals: [([AnyHashable: Any], ObjectGraphError)] = [
+            (["NSSQLiteAnalyzeOption": true], .unknownStoreOption(name: "NSSQLiteAnalyzeOption")),
+            ([7: true], .unknownStoreOption(name: "7")),
+            ([SQLitePragmasOption: ["synchronous": "OFF"]],
+             .invalidStoreOption(name: SQLitePragmasOption, value: "the pragma 'synchronous'", expected: "journal_mode only")),
+            ([SQLitePragmasOption: "journal_mode=WAL"],
+             .invalidStoreOption(name: SQLitePragmasOption, value: "String", expected: "a dictionary of pragma names")),
+            ([SQLitePragmasOption: ["journal_mode": "MEMORY"]],
+             .invalidStoreOption(name: "\(SQLitePragmasOption) journal_mode", value: "'MEMORY'",
+                                 expected: "DELETE, TRUNCATE, PERSIST or WAL")),
+            ([ReadOnlyPersistentStoreOption: "yes"],
+             .invalidStoreOption(name: ReadOnlyPersistentStoreOption, value: "String", expected: "a boolean")),
+        ]
+        for (refused, expected) in refusals {
+            expectObjectGraphError(expected) { try StoreOptions(optionDictionary: refused) }
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.banks())
-        #expect(throws: ObjectGraphError.self) {
+        expectObjectGraphError(.unsupportedStoreType(name: "Binary", operation: nil)) {
             try coordinator.addPersistentStore(ofType: "Binary", configurationName: nil, at: TemporaryDirectory().file("b"))
         }
-        #expect(throws: ObjectGraphError.self) {
+        expectObjectGraphError(.unknownConfiguration("Cloud")) {
             try coordinator.addPersistentStore(ofType: InMemoryStoreType, configurationName: "Cloud", at: nil)
         }
     }
@@ -121,7 +133,12 @@ import Testing
         try coordinator.destroyPersistentStore(at: source, ofType: SQLiteStoreType, options: nil)
         let notes = directory.file("notes.txt")
         try Data("keep me".utf8).write(to: notes)
-        #expect(throws: ObjectGraphError.self) { try coordinator.destroyPersistentStore(at: notes, ofType: SQLiteStoreType) }
+        let refusal = #expect(throws: StoreError.self) { try coordinator.destroyPersistentStore(at: notes, ofType: SQLiteStoreType) }
+        guard case .notAStore(let path, _) = refusal else { Issue.record("not notAStore: \(String(describing: refusal))"); return }
+        #expect(path == notes.standardizedFileURL.path)
+        expectObjectGraphError(.unsupportedStoreType(name: InMemoryStoreType, operation: "Destroying store files")) {
+            try coordinator.destroyPersistentStore(at: notes, ofType: InMemoryStoreType)
+        }
         #expect(FileManager.default.fileExists(atPath: notes.path))
         #expect(throws: StoreError.self) {
             try coordinator.replacePersistentStore(at: target, withPersistentStoreFrom: notes, ofType: SQLiteStoreType)

@@ -43,7 +43,10 @@ struct PersistentStoreMigrationTests {
         #expect(coordinator.persistentStores.first === store)
         // Nothing is copied over an existing file either.
         try Data("keep".utf8).write(to: destination)
-        #expect(throws: ObjectGraphError.self) { try coordinator.migratePersistentStore(store, to: destination, type: .sqlite) }
+        expectObjectGraphError(.storeCopyRefused(source: try #require(store.url).path, destination: destination.path,
+                                                 reason: "a file exists there already, and a store is not copied over another file")) {
+            try coordinator.migratePersistentStore(store, to: destination, type: .sqlite)
+        }
         #expect(try Data(contentsOf: destination) == Data("keep".utf8))
         // Nor into a folder that is not there: SQLite cannot create the file, and nothing appears.
         let nowhere = folder.appendingPathComponent("missing/notes.sqlite")

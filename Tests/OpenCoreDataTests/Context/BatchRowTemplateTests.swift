@@ -82,7 +82,9 @@ import Testing
         } catch ObjectGraphError.unknownKey(let entity, let key) {
             #expect(entity == "Tag" && key == "nope")
         }
-        #expect(throws: ObjectGraphError.self) { try template.fill(&row, from: ["items": NSNull()], index: 3) }
+        expectObjectGraphError(.notABatchAttribute(entity: "Tag", key: "items", row: 3)) {
+            try template.fill(&row, from: ["items": NSNull()], index: 3)
+        }
         try template.fill(&row, from: ["label": "x"], index: 0)
         #expect(row[1] == tag.entityNumber.databaseValue)
     }

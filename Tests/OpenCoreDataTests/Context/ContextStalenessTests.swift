@@ -21,7 +21,7 @@ import Testing
         let store = try stack.coordinator.primaryStore()
         var row = try #require(try stack.coordinator.rows(for: [note.objectID]).first)
         guard case .attribute(_, let column) = note.entity.storage[note.entity.slotByName["text"]!] else {
-            throw ObjectGraphError.invalidRequest("text is not a column")
+            throw ObjectGraphError.unknownKey(entity: "Note", key: "text")
         }
         row[column] = "cached".databaseValue
         stack.coordinator.rowCache.store(rows: [row], table: note.entity.tableName, token: store.externalChangeToken())

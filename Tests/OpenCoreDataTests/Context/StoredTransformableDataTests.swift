@@ -45,8 +45,10 @@ import Testing
             #expect(try book.storedTransformableData(forKey: "cover") == cover)
         }
         let first = try #require(books.first)
-        #expect(throws: ObjectGraphError.self) { try first.storedTransformableData(forKey: "title") }
-        #expect(throws: ObjectGraphError.self) { try first.storedTransformableData(forKey: "missing") }
+        expectObjectGraphError(.notATransformableAttribute(entity: "Book", key: "title")) {
+            try first.storedTransformableData(forKey: "title")
+        }
+        expectObjectGraphError(.unknownKey(entity: "Book", key: "missing")) { try first.storedTransformableData(forKey: "missing") }
     }
 
     @Test(.enabled(if: OcdBinary.url != nil, "ocd is not built"))

@@ -57,8 +57,7 @@ import Testing
         let request = FetchRequest<ManagedObject>(entityName: entity)
         request.predicate = try QueryPredicate(format: "key == %@", key)
         let found = try context.fetch(request)
-        guard let first = found.first else { throw ObjectGraphError.invalidRequest("no \(entity) \(key)") }
-        return first
+        return try #require(found.first, "no \(entity) \(key)")
     }
 
     static func key(_ object: Any?) throws -> String {

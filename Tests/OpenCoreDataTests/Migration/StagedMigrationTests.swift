@@ -405,7 +405,10 @@ import Glibc
         let description = PersistentStoreDescription(url: nil)
         try description.setOption(manager, forKey: "NSPersistentStoreStagedMigrationManagerOptionKey")
         #expect(description.options.stagedMigrationManager === manager)
-        #expect(throws: ObjectGraphError.self) { try description.setOption(manager, forKey: "NSReadOnlyPersistentStoreOption") }
+        expectObjectGraphError(.invalidStoreOption(name: "NSReadOnlyPersistentStoreOption", value: "a staged migration manager",
+                                                   expected: "another value (NSPersistentStoreStagedMigrationManagerOptionKey takes one)")) {
+            try description.setOption(manager, forKey: "NSReadOnlyPersistentStoreOption")
+        }
         #expect(manager.container == nil)
     }
 }

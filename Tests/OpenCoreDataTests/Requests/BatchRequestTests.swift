@@ -46,11 +46,17 @@ import Testing
     @Test func batchUpdateRefusesBadInputBeforeTouchingRows() throws {
         let (stack, _) = try Self.stack()
         let context = stack.context()
-        for properties: [String: Any] in [["nope": 1], ["list": NSNull()], ["name": 42], ["priority": 100_000], [:]] {
+        // nil: refused as a value that does not fit, which other tests name.
+        let refusals: [([String: Any], ObjectGraphError?)] = [
+            (["nope": 1], .unknownKey(entity: "Item", key: "nope")),
+            (["list": NSNull()], .notABatchAttribute(entity: "Item", key: "list", row: nil)),
+            (["name": 42], nil), (["priority": 100_000], nil), ([:], .emptyBatchUpdate(entity: "Item")),
+        ]
+        for (properties, expected) in refusals {
             let request = BatchUpdateRequest(entityName: "Item")
             request.propertiesToUpdate = properties.merging(["done": true]) { a, _ in a }
             if properties.isEmpty { request.propertiesToUpdate = [:] }
-            #expect(throws: ObjectGraphError.self) { try context.execute(request) }
+            expectObjectGraphError(expected, "\(properties)") { try context.execute(request) }
         }
         let missing = BatchUpdateRequest(entityName: "Nope")
         missing.propertiesToUpdate = ["done": true]
@@ -187,9 +193,15 @@ import Testing
         #expect(try rows(stack, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'")[0][0] as Int == 110)
         #expect(try rows(stack, "SELECT ZDONE FROM ZITEM WHERE Z_PK = 11")[0][0] as Int == 0)  // default applied
 
-        for bad: [[String: Any]] in [good + [["nope": 1]], good + [["name": 3]], good + [["createdAt": Date()]],
-                                     good + [["list": NSNull()]]] {
-            #expect(throws: ObjectGraphError.self) { try context.execute(BatchInsertRequest(entityName: "Item", objects: bad)) }
+        // nil: refused as a value that does not fit, or a required value missing, which other tests name.
+        let refusals: [([String: Any], ObjectGraphError?)] = [
+            (["nope": 1], .unknownKey(entity: "Item", key: "nope")), (["name": 3], nil), (["createdAt": Date()], nil),
+            (["list": NSNull()], .notABatchAttribute(entity: "Item", key: "list", row: good.count)),
+        ]
+        for (bad, expected) in refusals {
+            expectObjectGraphError(expected, "\(bad)") {
+                try context.execute(BatchInsertRequest(entityName: "Item", objects: good + [bad]))
+            }
         }
         #expect(try rows(stack, "SELECT COUNT(*) FROM ZITEM")[0][0] as Int == 110)
 

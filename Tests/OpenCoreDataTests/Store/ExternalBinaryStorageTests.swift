@@ -275,7 +275,10 @@ import Testing
         // An expression would compute over the stored form: refused before any row changes.
         let computed = BatchUpdateRequest(entityName: "Photo")
         computed.propertiesToUpdate = ["image": QueryExpression.key("plain")]
-        #expect(throws: ObjectGraphError.self) { try context.execute(computed) }
+        expectObjectGraphError(.unsupportedBatchValue(
+            entity: "Photo", key: "image", reason: "it allows external storage; a batch update sets it to a constant value only")) {
+            try context.execute(computed)
+        }
         #expect(Self.files(stack).isEmpty)
     }
 

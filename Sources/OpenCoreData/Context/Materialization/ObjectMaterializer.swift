@@ -86,6 +86,7 @@ struct ObjectMaterializer {
 
     /// Runs `awakeFromFetch` on the objects in `slots[0..<count]`, but those at the ascending `missing`
     /// positions (faults whose rows were gone).
+    /// `slots` are a batched result's own memory (see ``BatchedObjects``), valid while the result is.
     private static func awaken(_ slots: UnsafeMutablePointer<ManagedObject?>, count: Int, skipping missing: [Int]) {
         var next = 0
         for position in 0..<count {
@@ -268,6 +269,9 @@ struct ObjectMaterializer {
         // the end. Kept as constants and counted from the pool's counts: a counter or `SharedReferences`
         // captured by `make`, which the row closure calls, is checked for exclusive access on every use.
         let contextReference = context.reference
+        // Unsafe: the references added are all taken, or given back by `giveBackReferences`, before this
+        // returns, and `entity` and the context are held by the caller throughout (`fetch-batched-first-100`,
+        // `load-batch-by-id`).
         let entityReferences = Unmanaged.passUnretained(entity)
         let contextReferences = Unmanaged.passUnretained(contextReference)
         entityReferences.retain(count: 2 * keys.count)
@@ -362,6 +366,8 @@ struct ObjectMaterializer {
                         into loaded: inout [ManagedObject?], beforeMaking: () -> Void) throws -> Bool {
         guard !keys.isEmpty else { return false }
         if loaded.count != keys.count { loaded = [ManagedObject?](repeating: nil, count: keys.count) }
+        // The array is the caller's local, which nothing else reaches while the batch is read: its buffer
+        // is written in place as a result's slots are (`frc-batch-on-access`).
         return try loaded.withUnsafeMutableBufferPointer { slots in
             try loadFreshBatch(entity: entity, storeIndex: storeIndex, keys: keys, into: slots.baseAddress.unsafelyUnwrapped,
                                slotsHoldNothing: true, slotsAreOnlyHere: true, beforeMaking: beforeMaking)

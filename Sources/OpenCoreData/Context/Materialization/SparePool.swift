@@ -43,6 +43,9 @@ struct SparePool {
         for index in start..<objects.count where !Self.accepts(objects[index]) {
             objects[index].flags.remove(.registered)
         }
+        #if DEBUG
+        InvariantCheck.verify("SparePool", after: "admit", invariantViolations())
+        #endif
     }
 
     /// Keeps a spare for reuse.
@@ -83,5 +86,8 @@ struct SparePool {
         guard !objects.isEmpty else { return }
         for object in objects where !object.flags.contains(.registered) { object.contextReference = nil }
         objects.removeAll(keepingCapacity: true)
+        #if DEBUG
+        InvariantCheck.verify("SparePool", after: "drain", invariantViolations())
+        #endif
     }
 }
