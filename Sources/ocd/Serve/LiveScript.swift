@@ -16,7 +16,8 @@ enum LiveScript {
               if (count !== undefined) { cell.textContent = String(count); }
             });
             var banner = document.getElementById("live-change");
-            if (banner) {
+            // A commit that only says the store changed does not hide what an earlier one said.
+            if (banner && (change.changes.length > 0 || banner.hidden)) {
               banner.querySelector(".what").textContent = change.summary;
               banner.hidden = false;
             }
