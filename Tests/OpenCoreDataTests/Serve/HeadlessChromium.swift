@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Debian's Chromium run headless against `ocd serve`: the DOM after the pages' script ran, screenshots,
 /// and (through `chromedriver`, the WebDriver protocol over plain HTTP) a page kept open while the test
@@ -121,11 +124,18 @@ enum HeadlessChromium {
             throw Failure(description: "not true within \(seconds) s: \(script)")
         }
 
-        /// Ends the session and chromedriver.
+        /// Ends the session and chromedriver, and any browser process the session left (chromedriver does
+        /// not end the browser when it is stopped itself): those, and only those, name this session's profile.
         func close() async {
             _ = try? await Self.call("DELETE", "\(base)/session/\(session)", nil)
             driver.kill(SIGTERM)
             _ = try? driver.wait(seconds: 20)
+            let marker = "--user-data-dir=\(profile.path)"
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+                guard let pid = Int32(entry), let commandLine = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
+                      String(decoding: commandLine, as: UTF8.self).split(separator: "\0").contains(Substring(marker)) else { continue }
+                Glibc.kill(pid, SIGKILL)
+            }
             try? FileManager.default.removeItem(at: profile)
         }
 
