@@ -32,11 +32,29 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let location = try StoreLocation(store)
-        let (opened, modelName) = try OpenedStore.openReadOnly(location, modelPath: model)
+        // Watched, still read-only: commits made elsewhere reach open pages through `/events`.
+        let (opened, modelName) = try OpenedStore.openReadOnly(location, modelPath: model, watch: true)
         defer { opened.close() }
         let host = self.host
-        let routes = BrowserRoutes(browser: StoreBrowser(opened: opened, modelName: modelName, storeName: opened.displayName),
-                                   host: host)
+        let browser = StoreBrowser(opened: opened, modelName: modelName, storeName: opened.displayName)
+        let feed = ChangeFeed(browser: browser)
+        let watching = try feed.start()
+        defer {
+            watching.cancel()
+            feed.finish()
+        }
+        // A stopping server waits for its open responses; an event stream never ends by itself, so the
+        // signals that stop the server end the streams first.
+        let stopSignals = [SIGTERM, SIGINT].map { stopSignal in
+            // Left to the dispatch sources (the server's own watch of these signals works the same way).
+            signal(stopSignal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: stopSignal)
+            source.setEventHandler { feed.finish() }
+            source.resume()
+            return source
+        }
+        defer { stopSignals.forEach { $0.cancel() } }
+        let routes = BrowserRoutes(browser: browser, feed: feed, host: host)
         let application = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await routes.respond(to: request) },
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "ocd serve"),

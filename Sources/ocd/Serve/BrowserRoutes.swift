@@ -8,13 +8,16 @@ import Synchronization
 final class BrowserRoutes: Sendable {
     /// The store the pages show.
     let browser: StoreBrowser
+    /// The store's changes made elsewhere, for `/events`.
+    let feed: ChangeFeed
     /// The host the server listens on, as `--host` gave it.
     let host: String
     /// The port the server listens on, known once it runs (`--port 0` lets the system choose).
     let port = Mutex<Int>(0)
 
-    init(browser: StoreBrowser, host: String) {
+    init(browser: StoreBrowser, feed: ChangeFeed, host: String) {
         self.browser = browser
+        self.feed = feed
         self.host = host
     }
 
@@ -65,6 +68,11 @@ final class BrowserRoutes: Sendable {
             switch path.count {
             case 1 where path[0] == "":
                 return html(try IndexPage.html(browser))
+            case 1 where path[0] == "events":
+                return events()
+            case 1 where path[0] == "live.js":
+                return Response(status: .ok, headers: headers(contentType: "text/javascript; charset=utf-8"),
+                                body: ResponseBody(byteBuffer: ByteBuffer(string: LiveScript.text)))
             case 1 where path[0] == "model.svg":
                 return Response(status: .ok, headers: headers(contentType: "image/svg+xml; charset=utf-8"),
                                 body: ResponseBody(byteBuffer: ByteBuffer(string: ModelDiagram(model: browser.model).svg())))
@@ -82,6 +90,23 @@ final class BrowserRoutes: Sendable {
         }
     }
 
+    /// `/events`: a stream of server-sent events, one `change` event per commit noticed elsewhere (see
+    /// ``ChangeFeed``), until the client goes or the server stops. It holds no read of the store open
+    /// between events, so writers are never kept waiting.
+    private func events() -> Response {
+        let feed = self.feed
+        return Response(status: .ok, headers: headers(contentType: "text/event-stream; charset=utf-8"),
+                        body: ResponseBody { writer in
+            // Subscribed before the first bytes go out: a client that has read them misses no change.
+            let stream = feed.subscribe()
+            try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n"))
+            for await message in stream {
+                try await writer.write(ByteBuffer(string: message.eventText))
+            }
+            try await writer.finish(nil)
+        })
+    }
+
     /// A 200 response with an HTML document.
     private func html(_ document: String) -> Response {
         Response(status: .ok, headers: headers(contentType: "text/html; charset=utf-8"),
@@ -95,11 +120,13 @@ final class BrowserRoutes: Sendable {
     }
 
     /// The headers every response carries: its type, and a content security policy that lets no script run
-    /// and nothing load from elsewhere, should text ever slip through unescaped.
+    /// but the server's own file (`/live.js`, reading `/events`) and nothing load from elsewhere, should
+    /// text ever slip through unescaped.
     private func headers(contentType: String) -> HTTPFields {
         var fields = HTTPFields()
         fields[.contentType] = contentType
-        fields[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'"
+        fields[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; connect-src 'self'; "
+            + "style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'"
         fields[.xContentTypeOptions] = "nosniff"
         fields[.cacheControl] = "no-store"
         return fields

@@ -1,21 +1,20 @@
 import OpenCoreData
 
 /// `/`: the store (its path or redacted URL, and its model), each entity with its row count linking to its
-/// table, and the model's diagram.
+/// table (`live.js` keeps the counts current), and the model's diagram.
 enum IndexPage {
     /// The page's HTML.
     ///
     /// - Throws: the store's error when an entity cannot be counted.
     static func html(_ browser: StoreBrowser) throws -> String {
         let entities = browser.model.entities.sorted { $0.name < $1.name }
-        let rows = try browser.withContext { context in
-            try entities.map { entity -> String in
-                let count = try context.count(for: FetchRequest<ManagedObject>(entityName: entity.name))
-                let parent = entity.superentity.map { " : " + HTMLText.escaped($0.name) } ?? ""
-                return "<tr><td><a href=\"/entity/\(HTMLText.escaped(HTMLText.urlComponent(entity.name)))\">"
-                    + "\(HTMLText.escaped(entity.name))</a>\(parent)\(entity.isAbstract ? " (abstract)" : "")</td>"
-                    + "<td class=\"count\">\(count)</td></tr>"
-            }
+        let counts = try browser.counts()
+        let rows = entities.map { entity -> String in
+            let count = counts[entity.name] ?? 0
+            let parent = entity.superentity.map { " : " + HTMLText.escaped($0.name) } ?? ""
+            return "<tr><td><a href=\"/entity/\(HTMLText.escaped(HTMLText.urlComponent(entity.name)))\">"
+                + "\(HTMLText.escaped(entity.name))</a>\(parent)\(entity.isAbstract ? " (abstract)" : "")</td>"
+                + "<td class=\"count\" data-entity=\"\(HTMLText.escaped(entity.name))\">\(count)</td></tr>"
         }
         return PageLayout.document(title: browser.storeName, storeName: browser.storeName, body: """
             <h1>\(HTMLText.escaped(browser.storeName))</h1>

@@ -1,5 +1,6 @@
 /// The frame every page of `ocd serve` shares: the document head with its small style sheet, a header
-/// naming the store, and the page's body. No script: the pages are plain HTML and CSS.
+/// naming the store, a banner `live.js` fills when another process saves to the store, and the page's
+/// body. Plain HTML and CSS, and that one script of the server's own.
 enum PageLayout {
     /// A whole HTML document titled `title` (escaped here) around `body` (HTML already escaped by its maker).
     static func document(title: String, storeName: String, body: String) -> String {
@@ -10,9 +11,11 @@ enum PageLayout {
         <meta charset="utf-8">
         <title>\(HTMLText.escaped(title)) — ocd serve</title>
         <style>\(styleSheet)</style>
+        <script src="/live.js" defer></script>
         </head>
         <body>
         <header><a href="/">\(HTMLText.escaped(storeName))</a> <span class="note">read-only</span></header>
+        <p id="live-change" class="live" hidden>Saved elsewhere since this page was loaded: <span class="what"></span>. <a href="">Reload</a></p>
         <main>
         \(body)
         </main>
@@ -39,6 +42,7 @@ enum PageLayout {
         th{background:#eef1f5}td{font-family:ui-monospace,monospace;font-size:.9em}
         .nil{color:#999;font-style:italic}.bytes{color:#666}.error{color:#a00;font-weight:600}
         .pager a,.pager span{margin-right:1em}img.stored{max-width:320px;max-height:320px;border:1px solid #ccd}
-        img.diagram{max-width:100%;border:1px solid #ccd}input[name=filter]{width:40em;font-family:monospace}
+        img.diagram{max-width:100%;border:1px solid #ccd}
+        .live{background:#fff3c4;border-bottom:1px solid #e0c060;margin:0;padding:.4em 1em}[hidden]{display:none}input[name=filter]{width:40em;font-family:monospace}
         """
 }

@@ -26,6 +26,19 @@ struct StoreBrowser: Sendable {
         return try context.performAndWait { try body(context) }
     }
 
+    /// Each entity's object count by name, its subentities' objects included (as a fetch counts them).
+    ///
+    /// - Throws: the store's error when an entity cannot be counted.
+    func counts() throws -> [String: Int] {
+        try withContext { context in
+            var counts: [String: Int] = [:]
+            for entity in model.entities {
+                counts[entity.name] = try context.count(for: FetchRequest<ManagedObject>(entityName: entity.name))
+            }
+            return counts
+        }
+    }
+
     /// The entity named `name`.
     ///
     /// - Throws: ``BrowserError`` (404) naming the entity when the model has none of that name.

@@ -16,25 +16,15 @@ enum HTTPGet {
         var description: String
     }
 
-    /// Sends `method target` to 127.0.0.1:`port` with `headers`, and reads the whole response.
-    static func request(_ target: String, port: Int, method: String = "GET", headers: [String: String] = [:]) throws -> Response {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+    /// Sends `method target` to 127.0.0.1:`port` with `headers` (and a JSON `body`), and reads the whole response.
+    static func request(_ target: String, port: Int, method: String = "GET", headers: [String: String] = [:],
+                        body: String? = nil) throws -> Response {
+        let socket = try connected(port: port, readTimeout: timeval(tv_sec: 30, tv_usec: 0))
         defer { close(socket) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw Failure(description: "connect to port \(port): \(String(cString: strerror(errno)))") }
         var text = "\(method) \(target) HTTP/1.1\r\nConnection: close\r\n"
         if headers["Host"] == nil { text += "Host: 127.0.0.1:\(port)\r\n" }
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        text += "\r\n"
+        if let body { text += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)" } else { text += "\r\n" }
         let bytes = Array(text.utf8)
         guard send(socket, bytes, bytes.count, 0) == bytes.count else { throw Failure(description: "send failed") }
         var received = [UInt8]()
@@ -44,8 +34,34 @@ enum HTTPGet {
             if count == 0 { break }
             guard count > 0 else { throw Failure(description: "recv: \(String(cString: strerror(errno)))") }
             received += buffer[0..<count]
+            // Some servers (chromedriver) keep the connection despite `Connection: close`: a body of a
+            // stated length is whole once that many bytes are in.
+            if let whole = try? parse(received, method: method), let length = whole.headers["content-length"].flatMap(Int.init),
+               whole.body.utf8.count >= length { return whole }
         }
         return try parse(received, method: method)
+    }
+
+    /// A socket connected to 127.0.0.1:`port` whose reads give up after `readTimeout`.
+    ///
+    /// - Throws: ``Failure`` when no socket can be made or the connection is refused.
+    static func connected(port: Int, readTimeout: timeval) throws -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        var timeout = readTimeout
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw Failure(description: "connect to port \(port): \(String(cString: strerror(errno)))")
+        }
+        return socket
     }
 
     /// Splits a response into status, headers (names lowercased) and body (chunked bodies joined).

@@ -22,8 +22,12 @@ final class ServedStore {
     let port: Int
     /// The SHA-256 of the store file once written, before the server opened it.
     let initialHash: Data
+    /// Whether the store keeps persistent history (so the server can tell updates and deletes apart).
+    let history: Bool
 
-    init() throws {
+    /// Writes the store (keeping persistent history when `history` says so) and starts `ocd serve` on it.
+    init(history: Bool = false) throws {
+        self.history = history
         let binary = try #require(OcdBinary.url)
         folder = try OcdBinary.temporaryFolder()
         // The model's file name, which the index shows, carries markup (a file name cannot hold a "/").
@@ -32,7 +36,7 @@ final class ServedStore {
         modelPath = modelFolder.path
         try Data(Self.modelXML.utf8).write(to: modelFolder.appendingPathComponent("contents"))
         storePath = folder.appendingPathComponent("Shop.sqlite").path
-        try Self.fill(storeAt: storePath, modelPath: modelPath)
+        try Self.fill(storeAt: storePath, modelPath: modelPath, history: history)
         initialHash = try Self.hash(ofFileAt: storePath)
         server = try ChildProcess.start(binary.path, ["serve", storePath, "--model", modelPath, "--port", "0"],
                                         captureErrors: true)
@@ -100,13 +104,30 @@ final class ServedStore {
 
     /// Two shelves (A1 with 110 items, B2 with 10), 120 items (names item-000…, positions counting down), hostile text in some notes and
     /// in one object of the hostile entity.
-    private static func fill(storeAt path: String, modelPath: String) throws {
+    private static func fill(storeAt path: String, modelPath: String, history: Bool) throws {
+        try save(storeAt: path, modelPath: modelPath, history: history) { context in try fill(context) }
+    }
+
+    /// Saves what `body` does in a context of a coordinator of its own on the store file, as another
+    /// process would (the server does not see the commit but through the file).
+    func save(_ body: (ManagedObjectContext) throws -> Void) throws {
+        try Self.save(storeAt: storePath, modelPath: modelPath, history: history, body)
+    }
+
+    private static func save(storeAt path: String, modelPath: String, history: Bool,
+                             _ body: (ManagedObjectContext) throws -> Void) throws {
         let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath))
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let store = try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path))
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path),
+                                                       options: StoreOptions(persistentHistoryTracking: history))
         defer { coordinator.remove(store) }
         let context = ManagedObjectContext(concurrencyType: .confinement)
         context.persistentStoreCoordinator = coordinator
+        try body(context)
+        try context.save()
+    }
+
+    private static func fill(_ context: ManagedObjectContext) throws {
         var shelves: [ManagedObject] = []
         for label in ["A1", "B2"] {
             let shelf = try context.insertNewObject(forEntityName: "Shelf")
@@ -124,7 +145,6 @@ final class ServedStore {
         }
         let evil = try context.insertNewObject(forEntityName: hostileEntity)
         try evil.setValue(hostile.joined(separator: " "), forKey: "title")
-        try context.save()
     }
 
     /// Shelf ⇄ Item, and an entity for hostile text.
