@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,8 +75,14 @@ enum HeadlessChromium {
             guard let path = HeadlessChromium.driver, let browser = HeadlessChromium.browser else {
                 throw Failure(description: "chromedriver is not installed")
             }
-            let port = Int.random(in: 20000..<60000)
-            driver = try ChildProcess.start(path, ["--port=\(port)"], captureErrors: true)
+            // Port 0: chromedriver picks a free port and says which, so no port chosen here can be taken
+            // by another process before the driver binds it.
+            driver = try ChildProcess.start(path, ["--port=0"], captureErrors: true)
+            guard let port = await Self.announcedPort(of: driver, seconds: 60) else {
+                driver.kill(SIGKILL)
+                let errors = driver.errorOutput.map { String(decoding: $0.availableData, as: UTF8.self) } ?? ""
+                throw Failure(description: "chromedriver did not say it was listening within 60 s: \(errors)")
+            }
             base = "http://127.0.0.1:\(port)"
             profile = try OcdBinary.temporaryFolder()
             let deadline = Date().addingTimeInterval(30)
@@ -99,6 +106,33 @@ enum HeadlessChromium {
                 try await Task.sleep(for: .milliseconds(200))
             }
             throw Failure(description: "chromedriver gave no session: \(String(describing: lastError))")
+        }
+
+        /// The port in chromedriver's "started successfully on port N." line, or nil when the driver ends
+        /// its output or says nothing of the kind within `seconds`.
+        private static func announcedPort(of driver: ChildProcess, seconds: Double) async -> Int? {
+            let found = Mutex<Int??>(nil)
+            let output = driver.output
+            Thread {
+                var text = ""
+                while true {
+                    let chunk = output.availableData
+                    if chunk.isEmpty { found.withLock { $0 = .some(nil) }; return }
+                    text += String(decoding: chunk, as: UTF8.self)
+                    if let range = text.range(of: "started successfully on port "),
+                       let line = text[range.upperBound...].split(separator: "\n").first,
+                       line.hasSuffix("."), let port = Int(line.dropLast()) {
+                        found.withLock { $0 = .some(port) }
+                        return
+                    }
+                }
+            }.start()
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if let answer = found.withLock({ $0 }) { return answer }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return nil
         }
 
         /// Loads `url` in the session's window.
