@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "OpenCoreData", targets: ["OpenCoreData"]),
         .library(name: "OpenCoreDataImport", targets: ["OpenCoreDataImport"]),
         .library(name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL"]),
+        .library(name: "OpenCoreDataSync", targets: ["OpenCoreDataSync"]),
         .executable(name: "ocd", targets: ["ocd"]),
         .executable(name: "ocd-bench", targets: ["ocd-bench"]),
         .executable(name: "ocd-crash-worker", targets: ["ocd-crash-worker"]),
@@ -46,6 +47,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Sync (docs/SYNC.md): what travels between replicas and the client that mirrors a store through a
+        // sync server. Plain Foundation networking, so apps that sync build no server stack.
+        .target(name: "OpenCoreDataSync", dependencies: ["OpenCoreData"]),
         .executableTarget(
             name: "ocd",
             dependencies: [
@@ -86,6 +90,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "OpenCoreDataSyncTests",
+            dependencies: ["OpenCoreData", "OpenCoreDataSync"]
         ),
         // Runs against a real server when OCD_POSTGRES_URL names one (scripts/postgres-server.sh starts one).
         .testTarget(
