@@ -8,7 +8,7 @@ import GRDB
 /// The direction follows Core Data: a ``SecureUnarchiveFromDataTransformer`` unarchives forward, so values
 /// are written with its reverse transformation and read with its forward one; any other transformer turns
 /// values into `Data` forward and back in reverse.
-enum TransformableValue {
+package enum TransformableValue {
     /// The transformer the attribute names.
     ///
     /// - Throws: ``ObjectGraphError/unknownValueTransformer(entity:key:name:)`` when none is registered
@@ -127,5 +127,28 @@ enum TransformableValue {
             let unqualified = className.split(separator: ".").last.map(String.init) ?? className
             return typeName == className || typeName == unqualified || String(reflecting: type(of: value)) == className
         }
+    }
+}
+
+/// The stored bytes of Transformable values, for code that moves them between stores without a column
+/// (sync sends what the column would hold, so replicas need not agree on anything but the transformer).
+extension TransformableValue {
+    /// The bytes the attribute's column would hold for `value`.
+    ///
+    /// - Throws: what ``storeValue(_:for:)`` throws.
+    package static func storedBytes(_ value: Any, for attribute: AttributeDescription) throws -> Data {
+        let stored = try storeValue(value, for: attribute)
+        guard case .blob(let bytes) = stored.storage else {
+            throw ObjectGraphError.typeMismatch(entity: attribute.entity?.name ?? "?", key: attribute.name,
+                                                expected: "bytes", actual: "\(stored)")
+        }
+        return bytes
+    }
+
+    /// The value of the stored bytes `bytes` of `object`.
+    ///
+    /// - Throws: what ``value(_:for:of:)`` throws.
+    package static func value(fromStoredBytes bytes: Data, for attribute: AttributeDescription, of object: ManagedObjectID) throws -> Any? {
+        try value(bytes.databaseValue, for: attribute, of: object)
     }
 }

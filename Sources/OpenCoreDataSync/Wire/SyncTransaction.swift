@@ -7,7 +7,8 @@ public struct SyncTransaction: Sendable, Hashable, Codable {
     /// (`"<client UUID>:<token>"`). The server keeps the IDs it has applied and acknowledges a repeat without
     /// applying it again.
     public var id: String
-    /// The client that made the save (its UUID as text): a client skips its own transactions when it pulls.
+    /// The client that made the save (its UUID as text). Pulls return every client's transactions, the
+    /// puller's own included, since the server's order decides between them.
     public var origin: String
     /// The records the save changed, in the order they are to be applied.
     public var changes: [SyncRecordChange]

@@ -1,0 +1,91 @@
+import Foundation
+import OpenCoreData
+
+/// Attribute values to ``SyncValue`` and back, by the attribute's type.
+enum SyncValueConversion {
+    /// The wire form of `value` (what `value(forKey:)` returned) of `attribute`.
+    ///
+    /// - Throws: ``SyncError/invalidServerChange(entity:key:recordID:reason:)`` is never thrown here; a
+    ///   Transformable value its transformer refuses throws the library's `ObjectGraphError`.
+    static func syncValue(_ value: Any?, of attribute: AttributeDescription) throws -> SyncValue {
+        guard let value else { return .null }
+        switch attribute.attributeType {
+        case .integer16: return (value as? Int16).map { .integer(Int64($0)) } ?? .null
+        case .integer32: return (value as? Int32).map { .integer(Int64($0)) } ?? .null
+        case .integer64: return (value as? Int64).map { .integer($0) } ?? .null
+        case .decimal: return (value as? Decimal).map { .decimal(NSDecimalNumber(decimal: $0).description(withLocale: Locale(identifier: "en_US_POSIX"))) } ?? .null
+        case .double: return (value as? Double).map { .double($0) } ?? .null
+        case .float: return (value as? Float).map { .double(Double($0)) } ?? .null
+        case .string: return (value as? String).map { .string($0) } ?? .null
+        case .boolean: return (value as? Bool).map { .bool($0) } ?? .null
+        case .date: return (value as? Date).map { .date($0.timeIntervalSinceReferenceDate) } ?? .null
+        case .binaryData: return (value as? Data).map { .data($0) } ?? .null
+        case .uuid: return (value as? UUID).map { .uuid($0) } ?? .null
+        case .uri: return (value as? URL).map { .uri($0.absoluteString) } ?? .null
+        case .transformable: return .data(try TransformableValue.storedBytes(value, for: attribute))
+        case .objectID, .composite: return .null
+        }
+    }
+
+    /// The value to set for `attribute` from its wire form.
+    ///
+    /// - Throws: ``SyncError/invalidServerChange(entity:key:recordID:reason:)`` when the value's kind does not
+    ///   fit the attribute's type, or a number does not fit its width.
+    static func modelValue(_ value: SyncValue, for attribute: AttributeDescription, object: ManagedObjectID,
+                           recordID: UUID) throws -> Any? {
+        func refuse(_ reason: String) -> SyncError {
+            .invalidServerChange(entity: object.entity.name, key: attribute.name, recordID: recordID, reason: reason)
+        }
+        switch (attribute.attributeType, value) {
+        case (_, .null): return nil
+        case (.integer16, .integer(let number)):
+            guard let fitted = Int16(exactly: number) else { throw refuse("\(number) does not fit Integer 16") }
+            return fitted
+        case (.integer32, .integer(let number)):
+            guard let fitted = Int32(exactly: number) else { throw refuse("\(number) does not fit Integer 32") }
+            return fitted
+        case (.integer64, .integer(let number)): return number
+        case (.decimal, .decimal(let text)):
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw refuse("'\(text.prefix(40))' is not a decimal number")
+            }
+            return decimal
+        case (.double, .double(let number)): return number
+        case (.float, .double(let number)): return Float(number)
+        case (.string, .string(let text)): return text
+        case (.boolean, .bool(let flag)): return flag
+        case (.date, .date(let seconds)):
+            guard seconds.isFinite else { throw refuse("a date is not a finite number of seconds") }
+            return Date(timeIntervalSinceReferenceDate: seconds)
+        case (.binaryData, .data(let bytes)): return bytes
+        case (.uuid, .uuid(let id)): return id
+        case (.uri, .uri(let text)):
+            guard let url = URL(string: text) else { throw refuse("'\(text.prefix(40))' is not a URL") }
+            return url
+        case (.transformable, .data(let bytes)):
+            return try TransformableValue.value(fromStoredBytes: bytes, for: attribute, of: object)
+        default:
+            throw refuse("a \(value.kindName) value for a \(attribute.attributeType.rawValue) attribute")
+        }
+    }
+}
+
+extension SyncValue {
+    /// The kind's name, for messages.
+    var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "Boolean"
+        case .integer: "integer"
+        case .double: "floating-point"
+        case .decimal: "decimal"
+        case .string: "string"
+        case .date: "date"
+        case .data: "binary"
+        case .uuid: "UUID"
+        case .uri: "URI"
+        case .reference: "reference"
+        case .references: "list of references"
+        }
+    }
+}
