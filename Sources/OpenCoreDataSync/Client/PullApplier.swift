@@ -10,17 +10,24 @@ struct PullApplier {
     let context: ManagedObjectContext
     let local: SyncLocalStore
     let policy: SyncMergePolicy
-    let pending: PendingLocalChanges
+    private var pending: PendingLocalChanges
+    /// Reads the pending local changes again (after a save of this page whose delete rules may have deleted
+    /// more objects, which a later change of the page must find deleted).
+    let readPending: () throws -> PendingLocalChanges
+    private var deletedSinceSave = false
 
     private var rows: [UUID: SyncBookkeeping.Record] = [:]
     private var created: [UUID: ManagedObject] = [:]
     private var changedRows: [UUID: SyncBookkeeping.Record] = [:]
 
-    init(context: ManagedObjectContext, local: SyncLocalStore, policy: SyncMergePolicy, pending: PendingLocalChanges) {
+    /// - Throws: what `readPending` throws.
+    init(context: ManagedObjectContext, local: SyncLocalStore, policy: SyncMergePolicy,
+         readPending: @escaping () throws -> PendingLocalChanges) throws {
         self.context = context
         self.local = local
         self.policy = policy
-        self.pending = pending
+        self.readPending = readPending
+        pending = try readPending()
     }
 
     /// Applies `transactions` and saves.
@@ -41,6 +48,7 @@ struct PullApplier {
             // A delete's rules may reach objects this page created: those are saved first, so that the
             // history records their deletes and the next push sends them (see ``PushBuilder``).
             if change.kind == .delete, !created.isEmpty { try save() }
+            if change.kind == .upsert, deletedSinceSave { try save() }
             try apply(change)
         }
         try save()
@@ -59,6 +67,10 @@ struct PullApplier {
         if context.hasChanges { try context.save() }
         created = [:]
         changedRows = [:]
+        if deletedSinceSave {
+            pending = try readPending()
+            deletedSinceSave = false
+        }
     }
 
     private mutating func apply(_ change: SyncRecordChange) throws {
@@ -68,7 +80,10 @@ struct PullApplier {
         }
         switch change.kind {
         case .delete:
-            if let object = try self.object(for: change.recordID) { context.delete(object) }
+            if let object = try self.object(for: change.recordID) {
+                context.delete(object)
+                deletedSinceSave = true
+            }
             created[change.recordID] = nil
             let row = rows[change.recordID]
             let marked = SyncBookkeeping.Record(recordID: change.recordID, entity: row?.entity ?? entity.name,

@@ -176,9 +176,10 @@ public actor SyncEngine {
                 let mark = try local.pushedThrough()
                 let transactions = page.transactions
                 try await context.perform {
-                    let history = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: mark)) as? PersistentHistoryResult
-                    let pending = PendingLocalChanges(history?.transactions ?? [], excludingAuthor: author)
-                    var applier = PullApplier(context: context, local: local, policy: policy, pending: pending)
+                    var applier = try PullApplier(context: context, local: local, policy: policy) {
+                        let history = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: mark)) as? PersistentHistoryResult
+                        return PendingLocalChanges(history?.transactions ?? [], excludingAuthor: author)
+                    }
                     try applier.apply(transactions)
                 }
             }
