@@ -34,10 +34,11 @@ public actor SyncEngine {
     private let options: SyncOptions
     private let modelFingerprint: String
     private let statesContinuation: AsyncStream<SyncState>.Continuation
-    private let wakeRequested = WakeFlag()
+    private let wakeRequested: WakeFlag
     private var loop: Task<Void, Never>?
     private var roundInFlight: Task<Void, Error>?
     private var saveObserver: (any NSObjectProtocol)?
+    private let news: SyncNewsListener?
 
     /// An engine for `container`'s store, talking to `server` with the bearer tokens `token` gives.
     ///
@@ -45,13 +46,20 @@ public actor SyncEngine {
     ///   writable SQLite store with persistent history tracking on.
     public init(container: PersistentContainer, server: URL, token: @escaping @Sendable () async throws -> String,
                 options: SyncOptions = SyncOptions()) throws {
-        try self.init(container: container, transport: SyncServerConnection(server: server, token: token), options: options)
+        try self.init(container: container, transport: SyncServerConnection(server: server, token: token), options: options,
+                      news: { (wake: WakeFlag) -> SyncNewsListener in
+                          SyncNewsListener(server: server, token: token, onNews: { wake.raise() })
+                      })
     }
 
     /// An engine that pushes and pulls through `transport` (tests relay between replicas in memory).
     ///
     /// - Throws: as ``init(container:server:token:options:)``.
-    init(container: PersistentContainer, transport: any SyncTransport, options: SyncOptions) throws {
+    init(container: PersistentContainer, transport: any SyncTransport, options: SyncOptions,
+         news: ((WakeFlag) -> SyncNewsListener)? = nil) throws {
+        let wake = WakeFlag()
+        wakeRequested = wake
+        self.news = news?(wake)
         local = try SyncLocalStore(container: container)
         connection = transport
         self.options = options
@@ -79,6 +87,7 @@ public actor SyncEngine {
                 wake.raise()
             }
         }
+        news?.start()
         loop = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self else { return }
@@ -91,6 +100,7 @@ public actor SyncEngine {
     /// Stops the background rounds (a round under way finishes first) and reports ``SyncState/stopped``.
     public func stop() async {
         loop?.cancel()
+        news?.stop()
         if let saveObserver { NotificationCenter.default.removeObserver(saveObserver) }
         saveObserver = nil
         _ = await loop?.value
@@ -214,7 +224,7 @@ public actor SyncEngine {
 }
 
 /// A flag a local save raises (from any thread) and the engine's loop lowers when it starts a round.
-private final class WakeFlag: Sendable {
+final class WakeFlag: Sendable {
     private let raised = Mutex(false)
 
     func raise() { raised.withLock { $0 = true } }
