@@ -56,7 +56,7 @@ struct FetchCommand: AsyncParsableCommand {
     func run() async throws {
         let location = try StoreLocation(store)
         if sqlDebug { SQLLog.enable(visible: true) }
-        let (opened, _) = try OpenedStore.openReadOnly(location, modelPath: model)
+        let (opened, _) = try OpenedStore.openFindingModel(location, modelPath: model)
         defer { opened.close() }
         guard let description = opened.coordinator.managedObjectModel.entitiesByName[entity] else {
             let names = opened.coordinator.managedObjectModel.entities.map(\.name).sorted().joined(separator: ", ")

@@ -49,7 +49,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     func run() async throws {
         let location = try StoreLocation(store)
-        let (opened, _) = try OpenedStore.openReadOnly(location, modelPath: model)
+        let (opened, _) = try OpenedStore.openFindingModel(location, modelPath: model)
         defer { opened.close() }
         let entityDescription = try TransactionText.entity(named: entity, in: opened.coordinator.managedObjectModel)
         guard try Self.hasPersistentHistory(location, opened) else {

@@ -32,7 +32,7 @@ struct InspectCommand: AsyncParsableCommand {
         let location = try StoreLocation(store)
         if sqlDebug { SQLLog.enable(visible: true) }
         if case .postgreSQL(let configuration) = location {
-            let (opened, modelName) = try OpenedStore.openReadOnly(location, modelPath: model)
+            let (opened, modelName) = try OpenedStore.openFindingModel(location, modelPath: model)
             defer { opened.close() }
             try printStoreSummary(of: opened, at: configuration, modelName: modelName)
             try printEntities(of: opened)
@@ -41,7 +41,7 @@ struct InspectCommand: AsyncParsableCommand {
         }
         let opened: OpenedStore, modelName: String
         do {
-            (opened, modelName) = try OpenedStore.openReadOnly(location, modelPath: model)
+            (opened, modelName) = try OpenedStore.openFindingModel(location, modelPath: model)
         } catch let error where model == nil {
             // No model fits: what the store's own tables tell is still worth showing.
             guard let outline = try? StoreOutline(storeAt: URL(fileURLWithPath: store)) else { throw error }

@@ -9,7 +9,7 @@ import OpenCoreData
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Browse a store in a web browser (read-only): entities, tables, objects and the model's diagram.",
+        abstract: "Browse a store in a web browser (read-only unless --read-write): entities, tables, objects and the model's diagram.",
         discussion: "Listens on 127.0.0.1 unless --host says otherwise, and prints the address it serves on "
             + "(with --port 0 the system picks a free port). Stop it with Ctrl-C.")
 
@@ -25,6 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The address to listen on; anything but loopback lets other machines read the store.")
     var host = "127.0.0.1"
 
+    @Flag(name: .long, help: "Offer forms that edit attributes and delete objects (validated by the model; off by default).")
+    var readWrite = false
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
         guard !host.isEmpty else { throw ValidationError("--host cannot be empty") }
@@ -33,10 +36,12 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let location = try StoreLocation(store)
         // Watched, still read-only: commits made elsewhere reach open pages through `/events`.
-        let (opened, modelName) = try OpenedStore.openReadOnly(location, modelPath: model, watch: true)
+        let (opened, modelName) = try OpenedStore.openFindingModel(location, modelPath: model, watch: true, readOnly: !readWrite)
         defer { opened.close() }
         let host = self.host
-        let browser = StoreBrowser(opened: opened, modelName: modelName, storeName: opened.displayName)
+        var browser = StoreBrowser(opened: opened, modelName: modelName, storeName: opened.displayName)
+        browser.isWritable = readWrite
+        browser.formToken = (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 16) }.joined()
         let feed = ChangeFeed(browser: browser)
         let watching = try feed.start()
         defer {
@@ -62,7 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let port = channel.localAddress?.port ?? 0
                 routes.port.withLock { $0 = port }
                 let shownHost = host.contains(":") ? "[\(host)]" : host
-                Console.line("Serving \(opened.displayName) on http://\(shownHost):\(port)/ (read-only; Ctrl-C stops)")
+                Console.line("Serving \(opened.displayName) on http://\(shownHost):\(port)/ (\(readWrite ? "read-write" : "read-only"); Ctrl-C stops)")
             })
         try await application.runService()
     }

@@ -30,7 +30,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if case .postgreSQL(let configuration) = try StoreLocation(store) { return try await watch(configuration) }
-        let (opened, _) = try ModelLocator.openReadOnly(storePath: store, modelPath: model, watch: true)
+        let (opened, _) = try ModelLocator.openFindingModel(storePath: store, modelPath: model, watch: true)
         let entityDescription = try TransactionText.entity(named: entity, in: opened.coordinator.managedObjectModel)
         let changes = opened.coordinator.remoteChanges
         var last = try opened.coordinator.currentPersistentHistoryToken()

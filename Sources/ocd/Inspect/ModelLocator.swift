@@ -35,20 +35,22 @@ enum ModelLocator {
         }
     }
 
-    /// Opens `storePath` read-only with `--model`, or with whichever built-in model fits it.
+    /// Opens `storePath` (read-only unless `readOnly` is false) with `--model`, or with whichever built-in
+    /// model fits it.
     /// `watch` turns on remote-change notifications for the store.
-    static func openReadOnly(storePath: String, modelPath: String?, watch: Bool = false) throws -> (OpenedStore, modelName: String) {
+    static func openFindingModel(storePath: String, modelPath: String?, watch: Bool = false, readOnly: Bool = true) throws
+        -> (OpenedStore, modelName: String) {
         if let modelPath {
             let name = URL(fileURLWithPath: modelPath).lastPathComponent
             // A bundle: open the store with the version that wrote it (a read-only open never migrates).
             if URL(fileURLWithPath: modelPath).pathExtension.lowercased() == "xcdatamodeld",
                let bundle = try? ModelVersionBundle(contentsOf: URL(fileURLWithPath: modelPath)),
                let version = try? bundle.version(ofStoreAt: URL(fileURLWithPath: storePath)) {
-                return (try OpenedStore.open(path: storePath, model: version.model, readOnly: true, watch: watch),
+                return (try OpenedStore.open(path: storePath, model: version.model, readOnly: readOnly, watch: watch),
                         "\(name), version '\(version.name)'\(version.isCurrent ? " (current)" : ", not the current '\(bundle.current.name)'")")
             }
             return (try OpenedStore.open(path: storePath, model: load(modelPath: modelPath, numberedLike: storePath),
-                                         readOnly: true, watch: watch), name)
+                                         readOnly: readOnly, watch: watch), name)
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: storePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
@@ -56,7 +58,7 @@ enum ModelLocator {
         }
         // An XML store describes its own entities.
         if URL(fileURLWithPath: storePath).pathExtension.lowercased() == "xml" {
-            return (try OpenedStore.open(path: storePath, model: load(modelPath: storePath), readOnly: true, watch: watch),
+            return (try OpenedStore.open(path: storePath, model: load(modelPath: storePath), readOnly: readOnly, watch: watch),
                     "the model its objects describe (XML store)")
         }
         // A store Core Data wrote carries its compiled model. Why it could not be used is kept: when no
@@ -64,7 +66,7 @@ enum ModelLocator {
         var cacheFailure: String?
         do {
             if let cached = try ManagedObjectModel.cachedModel(ofStoreAt: URL(fileURLWithPath: storePath)) {
-                return (try OpenedStore.open(path: storePath, model: cached, readOnly: true, watch: watch),
+                return (try OpenedStore.open(path: storePath, model: cached, readOnly: readOnly, watch: watch),
                         "the store's model cache (Z_MODELCACHE)")
             }
         } catch {
@@ -73,7 +75,7 @@ enum ModelLocator {
         var lastError: Error?
         for (name, make) in [("ocd's to-do model", TodoModel.make), ("seed 004's FailedBanks model", BankModel.make)] {
             do {
-                return (try OpenedStore.open(path: storePath, model: make(), readOnly: true, watch: watch), name)
+                return (try OpenedStore.open(path: storePath, model: make(), readOnly: readOnly, watch: watch), name)
             } catch {
                 lastError = error
             }

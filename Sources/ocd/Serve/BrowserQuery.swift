@@ -1,6 +1,6 @@
 import Foundation
 
-/// A request's query string read as a form sends it: `name=value` pairs joined by `&`, `+` for a space and
+/// A request's query string, or a posted form's body, read as a form sends it: `name=value` pairs joined by `&`, `+` for a space and
 /// `%XX` escapes decoded. Hummingbird's own reading keeps `+`, which a browser's GET form uses for spaces.
 struct BrowserQuery {
     /// Each name's last value.

@@ -2,9 +2,10 @@ import Foundation
 import Hummingbird
 import Synchronization
 
-/// Answers `ocd serve`'s requests: GET and HEAD only (405 otherwise), from no other origin than the
-/// server's own (403 for a request whose `Origin` names another, or on loopback whose `Host` names
-/// another), each path to its page, every failure as an error page with its status.
+/// Answers `ocd serve`'s requests: GET and HEAD (and with `--read-write` the POSTs of its own forms; 405
+/// otherwise), from no other origin than the server's own (403 for a request whose `Origin` names another,
+/// or on loopback whose `Host` names another), each path to its page, every failure as an error page with
+/// its status.
 final class BrowserRoutes: Sendable {
     /// The store the pages show.
     let browser: StoreBrowser
@@ -40,13 +41,20 @@ final class BrowserRoutes: Sendable {
 
     /// The response to `request`; never throws: every failure becomes an error page.
     func respond(to request: Request) async -> Response {
-        guard request.method == .get || request.method == .head else {
-            var response = page(.init(status: 405, message: "Only GET and HEAD are answered: the browser is read-only."))
-            response.headers[.allow] = "GET, HEAD"
+        let isEdit = request.method == .post && browser.isWritable
+        guard request.method == .get || request.method == .head || isEdit else {
+            var response = page(.init(status: 405, message: browser.isWritable
+                ? "Only GET, HEAD and POST are answered."
+                : "Only GET and HEAD are answered: the browser is read-only (ocd serve --read-write edits)."))
+            response.headers[.allow] = browser.isWritable ? "GET, HEAD, POST" : "GET, HEAD"
             return response
         }
         if let origin = request.headers[.origin], !ownOrigins.contains(origin) {
             return page(.init(status: 403, message: "Requests from another origin (\(origin)) are refused."))
+        }
+        // A browser sends the origin with every form it posts; a post without one did not come from a page.
+        if isEdit, request.headers[.origin] == nil {
+            return page(.init(status: 403, message: "A change must come from one of this server's pages (the request names no origin)."))
         }
         // On loopback, a request for another host name is a page of another site whose name was pointed at
         // this machine (DNS rebinding): its script would read the store as if it were its own.
@@ -54,8 +62,70 @@ final class BrowserRoutes: Sendable {
         if isLoopback, !ownHosts.contains(requestedHost.lowercased()) {
             return page(.init(status: 403, message: "Requests for another host (\(requestedHost)) are refused."))
         }
+        if isEdit { return await edit(request) }
         let response = route(request)
         return request.method == .head ? response.createHeadResponse() : response
+    }
+
+    /// The largest form body an edit accepts: one attribute's text and two short fields.
+    private static let maximumFormBytes = 256 * 1024
+
+    /// A POST from an object page's form (`--read-write`): `/object/ENTITY/PK` sets an attribute,
+    /// `/object/ENTITY/PK/delete` deletes the object. On success it redirects (303) to the object's page, or
+    /// after a delete to its entity's table; a refusal shows the object page again with the message on its
+    /// field (422).
+    private func edit(_ request: Request) async -> Response {
+        let components = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let path = components.compactMap { $0.removingPercentEncoding }
+        do {
+            guard path.count == components.count, path.count == 3 || (path.count == 4 && path[3] == "delete"),
+                  path[0] == "object" else {
+                throw BrowserError.notFound("There is no form that posts to \(request.uri.path).")
+            }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: Self.maximumFormBytes)
+            } catch {
+                throw BrowserError(status: 413, message: "A form is at most \(Self.maximumFormBytes) bytes.")
+            }
+            let form = BrowserQuery(String(buffer: body))
+            guard let token = form["token"], Self.constantTimeEqual(token, browser.formToken) else {
+                throw BrowserError(status: 403, message: "The form's token is missing or is not this server's: reload the page and try again.")
+            }
+            let entity = try browser.entity(named: path[1])
+            let page = try ObjectPage(entity: entity, primaryKey: path[2])
+            let action: ObjectEdit.Action
+            if path.count == 4 {
+                action = .delete
+            } else {
+                guard let key = form["key"], let text = form["value"] else {
+                    throw BrowserError.badRequest("The form names no attribute or value.")
+                }
+                action = .set(key: key, text: text)
+            }
+            do {
+                try ObjectEdit(entity: entity, primaryKey: page.primaryKey, action: action).apply(browser)
+            } catch let refusal as ObjectEdit.Refusal {
+                return Response(status: .unprocessableContent, headers: headers(contentType: "text/html; charset=utf-8"),
+                                body: ResponseBody(byteBuffer: ByteBuffer(string: try page.html(browser, refusal: refusal))))
+            }
+            var fields = headers(contentType: "text/plain; charset=utf-8")
+            fields[.location] = path.count == 4 ? "/entity/\(HTMLText.urlComponent(entity.name))"
+                : "/object/\(HTMLText.urlComponent(entity.name))/\(page.primaryKey)"
+            return Response(status: .seeOther, headers: fields)
+        } catch let error as BrowserError {
+            return self.page(error)
+        } catch {
+            return self.page(BrowserError(status: 500, message: "The change could not be saved: \(error)"))
+        }
+    }
+
+    /// Compares two strings in time that depends on their lengths only, so the token cannot be guessed a
+    /// character at a time by timing.
+    private static func constantTimeEqual(_ left: String, _ right: String) -> Bool {
+        let (a, b) = (Array(left.utf8), Array(right.utf8))
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     /// The page a GET of `request`'s path asks for.

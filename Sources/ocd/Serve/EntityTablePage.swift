@@ -89,7 +89,7 @@ struct EntityTablePage {
         let pageCount = max(1, (total + StoreBrowser.pageSize - 1) / StoreBrowser.pageSize)
         let headers = attributes.map { header(for: $0.name) } + relationships.map { "<th>\(HTMLText.escaped($0.name))</th>" }
         let first = (page - 1) * StoreBrowser.pageSize
-        return PageLayout.document(title: entity.name, storeName: browser.storeName, body: """
+        return PageLayout.document(title: entity.name, storeName: browser.storeName, writable: browser.isWritable, body: """
             <h1>\(HTMLText.escaped(entity.name))</h1>
             <form method="get" action="\(HTMLText.escaped(path))">
             <label>Filter <input name="filter" value="\(HTMLText.escaped(filter))" placeholder="name BEGINSWITH 'A'"></label>

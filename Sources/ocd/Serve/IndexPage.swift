@@ -16,7 +16,7 @@ enum IndexPage {
                 + "\(HTMLText.escaped(entity.name))</a>\(parent)\(entity.isAbstract ? " (abstract)" : "")</td>"
                 + "<td class=\"count\" data-entity=\"\(HTMLText.escaped(entity.name))\">\(count)</td></tr>"
         }
-        return PageLayout.document(title: browser.storeName, storeName: browser.storeName, body: """
+        return PageLayout.document(title: browser.storeName, storeName: browser.storeName, writable: browser.isWritable, body: """
             <h1>\(HTMLText.escaped(browser.storeName))</h1>
             <p>Model: \(HTMLText.escaped(browser.modelName))</p>
             <h2>Entities</h2>

@@ -35,16 +35,23 @@ struct ObjectPage {
     ///
     /// - Throws: ``BrowserError`` (404) when the store has no such object; the store's error when a value
     ///   cannot be read.
-    func html(_ browser: StoreBrowser) throws -> String {
+    func html(_ browser: StoreBrowser, refusal: ObjectEdit.Refusal? = nil) throws -> String {
         let title = "\(entity.name) \(primaryKey)"
         let body = try browser.withContext { context -> String in
             let object = try browser.object(of: entity, primaryKey: primaryKey, in: context)
             let shown = object.entity
             var rows: [String] = []
             for attribute in EntityTablePage.attributes(of: shown) {
+                let value = try object.value(forKey: attribute.name)
+                var cell = ValueHTML.full(value)
+                if browser.isWritable, AttributeText.isEditable(attribute) {
+                    let failed = refusal?.field == attribute.name ? refusal : nil
+                    cell = editForm(attribute, text: failed?.entered ?? AttributeText.text(of: value), browser: browser)
+                        + (failed.map { "<p class=\"error field-error\" data-key=\"\(HTMLText.escaped(attribute.name))\">\(HTMLText.escaped($0.message))</p>" } ?? "")
+                }
                 rows.append("<tr><th>\(HTMLText.escaped(attribute.name))</th>"
                     + "<td class=\"type\">\(HTMLText.escaped(attribute.attributeType.rawValue))</td>"
-                    + "<td>\(ValueHTML.full(try object.value(forKey: attribute.name)))</td></tr>")
+                    + "<td>\(cell)</td></tr>")
             }
             for relationship in EntityTablePage.relationships(of: shown) {
                 let related = StoreBrowser.relatedObjects(try object.value(forKey: relationship.name))
@@ -53,15 +60,35 @@ struct ObjectPage {
                     + "\(HTMLText.escaped(relationship.destinationEntityName))</td>"
                     + "<td>\(list(related, toMany: relationship.isToMany))</td></tr>")
             }
+            let objectError = refusal.flatMap { $0.field == nil ? "<p class=\"error object-error\">\(HTMLText.escaped($0.message))</p>" : nil } ?? ""
+            let delete = browser.isWritable ? """
+                <form method="post" action="\(HTMLText.escaped(Self.path(of: object)))/delete" class="delete">\(tokenField(browser))<button type="submit">Delete this object</button></form>
+                """ : ""
             return """
                 <h1>\(HTMLText.escaped(shown.name)) \(primaryKey)</h1>
                 <p><a href="/entity/\(HTMLText.escaped(HTMLText.urlComponent(shown.name)))">all \(HTMLText.escaped(shown.name)) objects</a></p>
+                \(objectError)
                 <table class="object">
                 \(rows.joined(separator: "\n"))
                 </table>
+                \(delete)
                 """
         }
-        return PageLayout.document(title: title, storeName: browser.storeName, body: body)
+        return PageLayout.document(title: title, storeName: browser.storeName, writable: browser.isWritable, body: body)
+    }
+
+    /// The form that sets one attribute: the value as text, posted back to this page.
+    private func editForm(_ attribute: AttributeDescription, text: String, browser: StoreBrowser) -> String {
+        let action = "/object/\(HTMLText.urlComponent(entity.name))/\(primaryKey)"
+        return "<form method=\"post\" action=\"\(HTMLText.escaped(action))\" class=\"edit\">\(tokenField(browser))"
+            + "<input type=\"hidden\" name=\"key\" value=\"\(HTMLText.escaped(attribute.name))\">"
+            + "<input name=\"value\" value=\"\(HTMLText.escaped(text))\" data-key=\"\(HTMLText.escaped(attribute.name))\">"
+            + "<button type=\"submit\">Save</button></form>"
+    }
+
+    /// The hidden field carrying the server's form token (a form another site made cannot know it).
+    private func tokenField(_ browser: StoreBrowser) -> String {
+        "<input type=\"hidden\" name=\"token\" value=\"\(HTMLText.escaped(browser.formToken))\">"
     }
 
     /// Related objects as links: one for a to-one, a list capped at ``StoreBrowser/relatedObjectLimit``

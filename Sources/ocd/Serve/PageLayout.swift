@@ -3,7 +3,7 @@
 /// body. Plain HTML and CSS, and that one script of the server's own.
 enum PageLayout {
     /// A whole HTML document titled `title` (escaped here) around `body` (HTML already escaped by its maker).
-    static func document(title: String, storeName: String, body: String) -> String {
+    static func document(title: String, storeName: String, writable: Bool = false, body: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="en">
@@ -14,7 +14,7 @@ enum PageLayout {
         <script src="/live.js" defer></script>
         </head>
         <body>
-        <header><a href="/">\(HTMLText.escaped(storeName))</a> <span class="note">read-only</span></header>
+        <header><a href="/">\(HTMLText.escaped(storeName))</a> <span class="note">\(writable ? "read-write" : "read-only")</span></header>
         <p id="live-change" class="live" hidden>Saved elsewhere since this page was loaded: <span class="what"></span>. <a href="">Reload</a></p>
         <main>
         \(body)
@@ -43,6 +43,7 @@ enum PageLayout {
         .nil{color:#999;font-style:italic}.bytes{color:#666}.error{color:#a00;font-weight:600}
         .pager a,.pager span{margin-right:1em}img.stored{max-width:320px;max-height:320px;border:1px solid #ccd}
         img.diagram{max-width:100%;border:1px solid #ccd}
+        form.edit{display:flex;gap:.4em}form.edit input[name=value]{min-width:20em;font-family:ui-monospace,monospace}.field-error{margin:.2em 0 0}
         .live{background:#fff3c4;border-bottom:1px solid #e0c060;margin:0;padding:.4em 1em}[hidden]{display:none}input[name=filter]{width:40em;font-family:monospace}
         """
 }

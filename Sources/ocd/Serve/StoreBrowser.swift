@@ -1,11 +1,17 @@
 import Foundation
 import OpenCoreData
 
-/// The store `ocd serve` shows, opened read-only, and what its pages need from it: each page is made in a
-/// context of its own, so requests answered at once never share objects.
+/// The store `ocd serve` shows, opened read-only unless `--read-write` asked otherwise, and what its pages
+/// need from it: each page is made in a context of its own, so requests answered at once never share objects.
 struct StoreBrowser: Sendable {
-    /// The store, opened read-only (a write would fail in the store itself, whatever a page did).
+    /// The store, opened read-only (a write would fail in the store itself, whatever a page did) or, with
+    /// `--read-write`, writable.
     let opened: OpenedStore
+    /// Whether object pages offer forms that edit and delete (`--read-write`).
+    var isWritable = false
+    /// A secret made when the server starts, carried by every form and required of every POST: a page of
+    /// another site cannot read it, so it cannot make a form this server accepts.
+    var formToken = ""
     /// The model's name as `ocd inspect` gives it.
     let modelName: String
     /// The store as pages name it: its path, or its PostgreSQL URL without the password.

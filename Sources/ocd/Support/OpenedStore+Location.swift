@@ -20,19 +20,20 @@ extension OpenedStore {
         }
     }
 
-    /// Opens the store at `location` read-only: a file with `--model` or the model ``ModelLocator`` finds
-    /// for it, a PostgreSQL store with `--model` or the built-in model it was written by. Returns the name messages give the model.
+    /// Opens the store at `location`, read-only unless `readOnly` is false: a file with `--model` or the
+    /// model ``ModelLocator`` finds for it, a PostgreSQL store with `--model` or the built-in model it was
+    /// written by. Returns the name messages give the model.
     ///
     /// - Throws: ``OCDError`` naming the store or model and what is wrong.
-    static func openReadOnly(_ location: StoreLocation, modelPath: String?, watch: Bool = false) throws
+    static func openFindingModel(_ location: StoreLocation, modelPath: String?, watch: Bool = false, readOnly: Bool = true) throws
         -> (opened: OpenedStore, modelName: String) {
         switch location {
         case .file(let path):
-            let (opened, name) = try ModelLocator.openReadOnly(storePath: path, modelPath: modelPath, watch: watch)
+            let (opened, name) = try ModelLocator.openFindingModel(storePath: path, modelPath: modelPath, watch: watch, readOnly: readOnly)
             return (opened, name)
         case .postgreSQL(let configuration):
             let (model, name) = try PostgreSQLStoreOpener.model(modelPath, for: configuration)
-            return (try PostgreSQLStoreOpener.open(configuration, model: model, readOnly: true, watch: watch), name)
+            return (try PostgreSQLStoreOpener.open(configuration, model: model, readOnly: readOnly, watch: watch, creating: false), name)
         }
     }
 

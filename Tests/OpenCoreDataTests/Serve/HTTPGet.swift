@@ -16,7 +16,8 @@ enum HTTPGet {
         var description: String
     }
 
-    /// Sends `method target` to 127.0.0.1:`port` with `headers` (and a JSON `body`), and reads the whole response.
+    /// Sends `method target` to 127.0.0.1:`port` with `headers` (and a `body`, JSON unless `headers` name another
+    /// type), and reads the whole response.
     static func request(_ target: String, port: Int, method: String = "GET", headers: [String: String] = [:],
                         body: String? = nil) throws -> Response {
         let socket = try connected(port: port, readTimeout: timeval(tv_sec: 30, tv_usec: 0))
@@ -24,7 +25,12 @@ enum HTTPGet {
         var text = "\(method) \(target) HTTP/1.1\r\nConnection: close\r\n"
         if headers["Host"] == nil { text += "Host: 127.0.0.1:\(port)\r\n" }
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if let body { text += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)" } else { text += "\r\n" }
+        if let body {
+            if headers["Content-Type"] == nil { text += "Content-Type: application/json\r\n" }
+            text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        } else {
+            text += "\r\n"
+        }
         let bytes = Array(text.utf8)
         guard send(socket, bytes, bytes.count, 0) == bytes.count else { throw Failure(description: "send failed") }
         var received = [UInt8]()

@@ -84,4 +84,31 @@ struct HeadlessChromiumTests {
         }
         await session.close()
     }
+
+    @Test(.enabled(if: HeadlessChromium.driver != nil, "chromedriver is not installed (apt-get install chromium-driver)"))
+    func aValidationErrorShowsOnItsFieldAndIsFixedInTheBrowser() async throws {
+        let served = try ServedStore(readWrite: true)
+        let root = "http://127.0.0.1:\(served.port)"
+        let session = try await HeadlessChromium.Session()
+        do {
+            try await session.open(root + "/object/Item/5")
+            // `name` is required: emptying it and saving is refused on the field.
+            _ = try await session.evaluate("var f = document.querySelector('input[data-key=name]'); f.value = ''; f.form.submit(); return true")
+            try await session.waitUntil("return document.querySelector('.field-error[data-key=name]') !== null")
+            let message = try await session.evaluate("return document.querySelector('.field-error[data-key=name]').textContent") as? String
+            #expect(message?.contains("required") == true, "\(String(describing: message))")
+            #expect(try served.value("name", of: "Item", 5) as? String != nil)
+            // Typing a name and saving again fixes it: the page comes back without the error, showing the value.
+            _ = try await session.evaluate("var f = document.querySelector('input[data-key=name]'); f.value = 'fixed in the browser'; f.form.submit(); return true")
+            try await session.waitUntil("""
+                var f = document.querySelector('input[data-key=name]');
+                return document.querySelector('.field-error') === null && f !== null && f.value === 'fixed in the browser'
+                """)
+            #expect(try served.value("name", of: "Item", 5) as? String == "fixed in the browser")
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+    }
 }

@@ -25,8 +25,9 @@ final class ServedStore {
     /// Whether the store keeps persistent history (so the server can tell updates and deletes apart).
     let history: Bool
 
-    /// Writes the store (keeping persistent history when `history` says so) and starts `ocd serve` on it.
-    init(history: Bool = false) throws {
+    /// Writes the store (keeping persistent history when `history` says so) and starts `ocd serve` on it
+    /// (with `--read-write` when `readWrite` says so).
+    init(history: Bool = false, readWrite: Bool = false) throws {
         self.history = history
         let binary = try #require(OcdBinary.url)
         folder = try OcdBinary.temporaryFolder()
@@ -38,8 +39,8 @@ final class ServedStore {
         storePath = folder.appendingPathComponent("Shop.sqlite").path
         try Self.fill(storeAt: storePath, modelPath: modelPath, history: history)
         initialHash = try Self.hash(ofFileAt: storePath)
-        server = try ChildProcess.start(binary.path, ["serve", storePath, "--model", modelPath, "--port", "0"],
-                                        captureErrors: true)
+        server = try ChildProcess.start(binary.path, ["serve", storePath, "--model", modelPath, "--port", "0"]
+                                        + (readWrite ? ["--read-write"] : []), captureErrors: true)
         // The first line names the address: "Serving … on http://127.0.0.1:PORT/ (read-only; …)".
         var buffer = ""
         while !buffer.contains("\n") {
@@ -71,6 +72,27 @@ final class ServedStore {
         try HTTPGet.request(target, port: port, method: method, headers: headers)
     }
 
+    /// Posts a form (`fields`, form-encoded) to `target` as this server's own page would: with its origin.
+    func post(_ target: String, _ fields: [(String, String)], origin: String? = nil) throws -> HTTPGet.Response {
+        let body = fields.map { "\(Self.formEncoded($0.0))=\(Self.formEncoded($0.1))" }.joined(separator: "&")
+        var headers = ["Content-Type": "application/x-www-form-urlencoded"]
+        headers["Origin"] = origin ?? "http://127.0.0.1:\(port)"
+        if origin == "" { headers["Origin"] = nil }
+        return try HTTPGet.request(target, port: port, method: "POST", headers: headers, body: body)
+    }
+
+    /// The form token an object page carries (read-write servers only).
+    static func formToken(in page: String) -> String? {
+        guard let range = page.range(of: #"name="token" value="[0-9a-f]+""#, options: .regularExpression) else { return nil }
+        return String(page[range].dropFirst(#"name="token" value=""#.count).dropLast())
+    }
+
+    private static func formEncoded(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._*")
+        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "").replacingOccurrences(of: "%20", with: "+")
+    }
+
     /// The primary keys of the objects a table page lists, in its order.
     static func listedKeys(_ page: String, entity: String) -> [Int64] {
         let pattern = try! NSRegularExpression(pattern: "<tr><td><a href=\"/object/\(entity)/(\\d+)\"")
@@ -89,6 +111,15 @@ final class ServedStore {
         let context = ManagedObjectContext(concurrencyType: .confinement)
         context.persistentStoreCoordinator = coordinator
         return context
+    }
+
+    /// The value of `key` of `entity`'s object `primaryKey`, read directly from the store.
+    func value(_ key: String, of entity: String, _ primaryKey: Int64) throws -> Any? {
+        let context = try directContext()
+        let coordinator = try #require(context.persistentStoreCoordinator)
+        let id = ManagedObjectID(entity: try #require(coordinator.managedObjectModel.entitiesByName[entity]), primaryKey: primaryKey,
+                                 store: try #require(coordinator.storeBackends.first).identity)
+        return try context.existingObject(with: id).value(forKey: key)
     }
 
     /// The primary keys a direct fetch of Item returns for `predicate`, sorted by `sortKey`, for one page.
