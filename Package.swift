@@ -78,6 +78,7 @@ let package = Package(
             name: "ocd-crash-worker",
             dependencies: [
                 "OpenCoreData",
+                "OpenCoreDataSync",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

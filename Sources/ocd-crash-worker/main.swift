@@ -21,6 +21,9 @@
 //   ocd-crash-worker history-read <store> <reader>    as the registered history reader <reader>: print
 //                                                      "read" and the numbers of the transactions it had not
 //                                                      seen, then mark them seen
+//   ocd-crash-worker sync-push <store> <model> <server> <token> <prefix> <log>   save a note per iteration,
+//                                                      log it once saved, then sync (see SyncWorkload)
+//   ocd-crash-worker sync-pull <store> <model> <server> <token> <prefix>   sync rounds only, until killed
 //   ocd-crash-worker migrate <store> <bundle>         migrate the store to the bundle's current version;
 //                                                      prints planning, writing (after the first statement
 //                                                      in the transaction) and migrated (once it returned)
@@ -234,6 +237,11 @@ do {
         say("planning")
         try StoreMigration.migrate(storeAt: URL(fileURLWithPath: arguments[2]), to: bundle, stagedMigrationManager: manager)
         say("migrated")
+    case "sync-push", "sync-pull":
+        guard arguments.count >= 7 else { fail("\(arguments[1]) <store> <model> <server> <token> <prefix> [log]") }
+        try await SyncWorkload.run(mode: String(arguments[1].dropFirst("sync-".count)), storePath: arguments[2],
+                                   modelPath: arguments[3], server: arguments[4], token: arguments[5], prefix: arguments[6],
+                                   logPath: arguments.count >= 8 ? arguments[7] : nil)
     default:
         fail("unknown mode \(arguments[1])")
     }
