@@ -3,31 +3,47 @@ import Foundation
 @testable import OpenCoreDataSync
 
 /// The model the sync tests edit: folders of notes (cascade), notes with tags (many-to-many), every kind of
-/// value sync carries.
+/// value sync carries. Kept as Xcode's XML, so that the kill harness's worker process loads the same model
+/// from a file.
 enum SyncTestModel {
     static func make() throws -> ManagedObjectModel {
-        try ManagedObjectModel {
-            EntityDescription("Folder") {
-                Attribute("name", .string, optional: false)
-                ToMany("notes", "Note", inverse: "folder", deleteRule: .cascade)
-            }
-            EntityDescription("Note") {
-                Attribute("title", .string, optional: false)
-                Attribute("words", .integer32, default: Int32(0))
-                Attribute("pinned", .boolean, default: false)
-                Attribute("edited", .date)
-                Attribute("price", .decimal)
-                Attribute("blob", .binaryData)
-                Attribute("scratch", .string, transient: true)
-                ToOne("folder", "Folder", inverse: "notes")
-                ToMany("tags", "Tag", inverse: "notes")
-            }
-            EntityDescription("Tag") {
-                Attribute("label", .string, optional: false)
-                ToMany("notes", "Note", inverse: "tags")
-            }
-        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-sync-model-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        return try ManagedObjectModel(contentsOf: try write(into: folder))
     }
+
+    /// Writes the model as `Notes.xcdatamodel` in `folder`; returns its URL.
+    static func write(into folder: URL) throws -> URL {
+        let model = folder.appendingPathComponent("Notes.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data(xml.utf8).write(to: model.appendingPathComponent("contents"))
+        return model
+    }
+
+    static let xml = """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="21754" systemVersion="22E261" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Folder" syncable="YES">
+                <attribute name="name" attributeType="String"/>
+                <relationship name="notes" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
+            </entity>
+            <entity name="Note" syncable="YES">
+                <attribute name="title" attributeType="String"/>
+                <attribute name="words" optional="YES" attributeType="Integer 32" defaultValueString="0" usesScalarValueType="YES"/>
+                <attribute name="pinned" optional="YES" attributeType="Boolean" defaultValueString="NO" usesScalarValueType="YES"/>
+                <attribute name="edited" optional="YES" attributeType="Date" usesScalarValueType="NO"/>
+                <attribute name="price" optional="YES" attributeType="Decimal"/>
+                <attribute name="blob" optional="YES" attributeType="Binary"/>
+                <attribute name="scratch" optional="YES" transient="YES" attributeType="String"/>
+                <relationship name="folder" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
+                <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="notes" inverseEntity="Tag"/>
+            </entity>
+            <entity name="Tag" syncable="YES">
+                <attribute name="label" attributeType="String"/>
+                <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="tags" inverseEntity="Note"/>
+            </entity>
+        </model>
+        """
 }
 
 /// One replica: a container on an SQLite file with history on, in a folder removed with the value.
