@@ -25,9 +25,9 @@ extension PersistentStoreCoordinator {
     /// automatically merging contexts, ``StoreOptions/readOnly`` refuses saves. The URL's parameters are
     /// ``PostgreSQLStoreConfiguration``'s.
     ///
-    /// - Throws: ``PostgreSQLStoreError/invalidURL(_:reason:)`` for a URL that is not a PostgreSQL one; the
+    /// - Throws: ``StoreError/invalidURL(_:reason:)`` for a URL that is not a PostgreSQL one; the
     ///   errors of ``PostgreSQLStore/init(model:configuration:recordsHistory:keyBlockSize:options:)``;
-    ///   ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the change feed cannot start.
+    ///   ``StoreError/connectionFailed(server:reason:)`` when the change feed cannot start.
     @discardableResult
     public func addPersistentStore(type: PostgreSQLStoreType, at url: URL,
                                    options: StoreOptions = StoreOptions()) throws -> PostgreSQLStore {

@@ -18,7 +18,7 @@ extension PersistentStoreCoordinator {
     ///   ``ObjectGraphError/storeCopyRefused(source:destination:reason:)`` when the destination is not new or
     ///   the model keeps values outside rows; what
     ///   ``addPersistentStore(type:at:options:)-(PostgreSQLStoreType,_,_)`` throws opening the destination;
-    ///   ``StoreError`` and ``PostgreSQLStoreError`` when either store refuses.
+    ///   ``StoreError`` and ``StoreError`` when either store refuses.
     @discardableResult
     public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: StoreOptions = StoreOptions(),
                                        type: PostgreSQLStoreType) throws -> PostgreSQLStore {

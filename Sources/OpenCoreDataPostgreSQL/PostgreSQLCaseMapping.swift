@@ -11,15 +11,15 @@ enum PostgreSQLCaseMapping {
     /// ``CaseMappingTable/functionName``). Runs inside the opening transaction, under the layout lock, so
     /// concurrent openers never race, and DDL runs only the first time.
     ///
-    /// - Throws: ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the database's encoding
+    /// - Throws: ``StoreError/incompatibleModel(path:differences:)`` when the database's encoding
     ///   is not UTF-8 (text would be bytes, and neither the mappings nor lengths would be Swift's);
-    ///   ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server refuses a
+    ///   ``StoreError/serverError(sqlState:message:statement:)`` when the server refuses a
     ///   statement (for example for lack of privileges).
     static func install(in session: PostgreSQLSession, server: String) throws {
         let encoding = try session.rows("SHOW server_encoding").first?.first.flatMap { String.fromDatabaseValue($0) }
         guard encoding == "UTF8" else {
-            throw PostgreSQLStoreError.incompatibleStore(
-                server: server, differences: ["the database's encoding is \(encoding ?? "unknown"), not UTF8"])
+            throw StoreError.incompatibleModel(
+                path: server, differences: ["the database's encoding is \(encoding ?? "unknown"), not UTF8"])
         }
         let names = Set(try session.rows("""
             SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace

@@ -41,17 +41,17 @@ public final class PostgreSQLChangeListener: Sendable {
     /// Starts listening. Transactions numbered above `after` (all of them when nil, none before now when
     /// `.now`) are delivered to `handler`, oldest first, on the listener's own thread.
     ///
-    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the first connection cannot be
-    ///   opened; ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the store does not
+    /// - Throws: ``StoreError/connectionFailed(server:reason:)`` when the first connection cannot be
+    ///   opened; ``StoreError/incompatibleModel(path:differences:)`` when the store does not
     ///   record history, or `after` is a token of another store.
     public init(store: PostgreSQLStore, after token: PersistentHistoryToken?,
                 handler: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) throws {
         guard store.recordsHistory else {
-            throw PostgreSQLStoreError.incompatibleStore(server: store.configuration.redactedURL,
+            throw StoreError.incompatibleModel(path: store.configuration.redactedURL,
                                                          differences: ["the store was opened without history, so there is nothing to listen to"])
         }
         if let token, token.storeIdentifier != store.identifier {
-            throw PostgreSQLStoreError.incompatibleStore(server: store.configuration.redactedURL,
+            throw StoreError.incompatibleModel(path: store.configuration.redactedURL,
                                                          differences: ["the token \(token) belongs to another store"])
         }
         self.store = store

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreData
 import Logging
 import PostgresNIO
 
@@ -40,7 +41,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
 
     /// Runs `body` with a connection of its own, returned to the pool afterwards.
     ///
-    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when no connection can be opened
+    /// - Throws: ``StoreError/connectionFailed(server:reason:)`` when no connection can be opened
     ///   (or the pool stays busy past ``checkoutTimeout``), or what `body` throws.
     @discardableResult
     func withSession<Result>(_ body: (PostgreSQLSession) throws -> Result) throws -> Result {
@@ -51,7 +52,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
             condition.lock()
             let closed = isClosed
             condition.unlock()
-            if closed { throw PostgreSQLStoreError.connectionFailed(server: configuration.redactedURL, reason: "the store is closed") }
+            if closed { throw StoreError.connectionFailed(server: configuration.redactedURL, reason: "the store is closed") }
             return try body(borrowed)
         }
         let connection = try checkOut()
@@ -107,7 +108,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
         while true {
             if isClosed {
                 condition.unlock()
-                throw PostgreSQLStoreError.connectionFailed(server: configuration.redactedURL, reason: "the store is closed")
+                throw StoreError.connectionFailed(server: configuration.redactedURL, reason: "the store is closed")
             }
             if let connection = idle.popLast() {
                 if connection.isClosed {
@@ -120,7 +121,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
             if openCount < configuration.poolSize { break }
             if !condition.wait(until: deadline) {
                 condition.unlock()
-                throw PostgreSQLStoreError.connectionFailed(
+                throw StoreError.connectionFailed(
                     server: configuration.redactedURL,
                     reason: "all \(configuration.poolSize) connections stayed busy for \(Int(Self.checkoutTimeout)) s")
             }
@@ -154,10 +155,10 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
 
     /// A connection of its own, outside the pool (a listener keeps one open for as long as it listens).
     ///
-    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)``.
+    /// - Throws: ``StoreError/connectionFailed(server:reason:)``.
     func openDedicatedConnection() throws -> PostgresConnection {
         if borrowed != nil {
-            throw PostgreSQLStoreError.connectionFailed(server: configuration.redactedURL,
+            throw StoreError.connectionFailed(server: configuration.redactedURL,
                                                         reason: "a store working inside a migration has no connection of its own")
         }
         condition.lock()
@@ -207,7 +208,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
             case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
             }
         } catch {
-            throw PostgreSQLStoreError.connectionFailed(server: server, reason: "TLS set-up failed: \(error)")
+            throw StoreError.connectionFailed(server: server, reason: "TLS set-up failed: \(error)")
         }
         var settings = PostgresConnection.Configuration(host: configuration.host, port: configuration.port,
                                                         username: configuration.username, password: configuration.password,
@@ -219,10 +220,10 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
             connection = try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
                                                         configuration: settings, id: id, logger: logger).wait()
         } catch let error as PSQLError {
-            throw PostgreSQLStoreError.connectionFailed(
+            throw StoreError.connectionFailed(
                 server: server, reason: Self.connectionFailureReason(error, host: configuration.host, port: configuration.port))
         } catch {
-            throw PostgreSQLStoreError.connectionFailed(server: server, reason: "\(error)")
+            throw StoreError.connectionFailed(server: server, reason: "\(error)")
         }
         if let schema = configuration.schema {
             // The schema name was checked to be a plain name (PostgreSQLStoreConfiguration.isSchemaName).
@@ -234,7 +235,7 @@ final class PostgreSQLConnectionPool: @unchecked Sendable {
             } catch {
                 try? (connection.close() as EventLoopFuture<Void>).wait()
                 // Two stores creating one schema at once: the loser's CREATE fails on the catalog's unique index.
-                if case PostgreSQLStoreError.serverError(let state, _, _) = error, state == "23505" || state == "42P06" {
+                if case StoreError.serverError(let state, _, _) = error, state == "23505" || state == "42P06" {
                     return try connect(id: id)
                 }
                 throw error

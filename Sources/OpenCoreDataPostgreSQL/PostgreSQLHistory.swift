@@ -45,7 +45,7 @@ enum PostgreSQLHistory {
 
     /// Which history tables are there.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops.
     static func presence(in session: PostgreSQLSession) throws -> Presence {
         let row = try session.rows("""
             SELECT (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
@@ -62,7 +62,7 @@ enum PostgreSQLHistory {
     /// Creates the history tables, their `Z_PRIMARYKEY` rows and (with `readerRegistry`) the reader registry
     /// where missing, and adds the tombstone columns `model` needs (inside the caller's transaction).
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
+    /// - Throws: ``StoreError`` when the server refuses a statement.
     static func create(in session: PostgreSQLSession, model: ManagedObjectModel, readerRegistry: Bool) throws {
         // Only what is missing: `CREATE INDEX IF NOT EXISTS` locks its table before it finds the index there,
         // so running the statements on every open would deadlock with stores saving meanwhile.
@@ -88,7 +88,7 @@ enum PostgreSQLHistory {
 
     /// How many tombstone columns `ACHANGE` has (`ZTOMBSTONE0` on, without a gap).
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops.
     static func tombstoneColumnCount(in session: PostgreSQLSession) throws -> Int {
         let names = Set(try session.rows("""
             SELECT upper(column_name) FROM information_schema.columns
@@ -106,7 +106,7 @@ enum PostgreSQLHistory {
     /// transaction, and queues its announcement (PostgreSQL sends it when, and only if, the transaction
     /// commits). Returns the transaction's number, or nil when there was nothing to record.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
+    /// - Throws: ``StoreError`` when the server refuses a statement.
     static func record(_ entry: HistoryEntry, storeIdentifier: String, channel: String,
                        in session: PostgreSQLSession) throws -> Int64? {
         let changes = entry.changes
@@ -147,7 +147,7 @@ enum PostgreSQLHistory {
     /// ``PersistentHistoryTransaction/migrationAuthor`` with no changes, docs/HISTORY.md), and queues its
     /// announcement on `channel`.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement.
+    /// - Throws: ``StoreError`` when the server refuses a statement.
     static func recordMigration(_ plans: [MigrationPlan], storeIdentifier: String, channel: String,
                                 in session: PostgreSQLSession) throws {
         let transaction = try insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
@@ -157,7 +157,7 @@ enum PostgreSQLHistory {
 
     /// Inserts an `ATRANSACTION` row by `author` under `contextName`, numbered next; its number.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses a statement; ``StoreError/corrupt(path:reason:)``
+    /// - Throws: ``StoreError`` when the server refuses a statement; ``StoreError/corrupt(path:reason:)``
     ///   when `Z_PRIMARYKEY` has no row for the history's entities.
     static func insertTransaction(author: String?, contextName: String?, in session: PostgreSQLSession) throws -> Int64 {
         // Lock order, the same for every writer: 16002 (the transaction number, held to commit), 16003, 16001.
@@ -196,7 +196,7 @@ enum PostgreSQLHistory {
     /// The transactions numbered above `number`, oldest first, at most `limit`, each with its changes (what
     /// the change feed delivers).
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops;
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops;
     ///   ``StoreError/corrupt(path:reason:)`` naming the change row when a tombstone cell is not one.
     /// `identity` names the store in the changes' object IDs (a new one when nil: IDs that match no context's).
     static func transactions(after number: Int64, limit: Int, model: ManagedObjectModel, storeIdentifier: String,
@@ -208,7 +208,7 @@ enum PostgreSQLHistory {
     /// The transactions `selection` selects numbered above `number`, oldest first, at most `limit`; with
     /// their changes when `withChanges` (nil changes otherwise, as SQLite gives).
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops;
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops;
     ///   ``StoreError/corrupt(path:reason:)`` naming the change row when a tombstone cell is not one.
     static func transactions(_ selection: HistorySelection, after number: Int64, limit: Int, withChanges: Bool,
                              model: ManagedObjectModel, storeIdentifier: String, identity: StoreIdentity? = nil,

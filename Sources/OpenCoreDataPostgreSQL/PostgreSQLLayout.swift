@@ -35,7 +35,7 @@ enum PostgreSQLLayout {
 
     /// The statements that create the layout of `schema` in an empty PostgreSQL schema.
     ///
-    /// - Throws: ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` naming each table, column or
+    /// - Throws: ``StoreError/incompatibleModel(path:differences:)`` naming each table, column or
     ///   index name longer than PostgreSQL keeps (``maximumNameBytes``).
     static func creationSQL(for schema: StoreSchema, server: String) throws -> [String] {
         var statements = [
@@ -63,8 +63,8 @@ enum PostgreSQLLayout {
             statements.append("CREATE \(unique)INDEX \(checked(index.name)) ON \(index.table) (\(index.columns.joined(separator: ", ")))\(whereClause)")
         }
         if !tooLong.isEmpty {
-            throw PostgreSQLStoreError.incompatibleStore(
-                server: server,
+            throw StoreError.incompatibleModel(
+                path: server,
                 differences: tooLong.map { "the name \($0) is longer than PostgreSQL's \(maximumNameBytes) bytes" })
         }
         return statements

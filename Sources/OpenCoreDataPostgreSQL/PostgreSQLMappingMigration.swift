@@ -20,11 +20,11 @@ extension PostgreSQLStore {
     ///
     /// - Throws: the mapping's refusals (``MigrationError/unregisteredMigrationPolicy(entityMapping:className:)``,
     ///   ``MigrationError/unsupportedMapping(entityMapping:reason:)``, ``MigrationError/mappingDoesNotFitModels(entityMapping:reason:)``)
-    ///   before anything is made; ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the
+    ///   before anything is made; ``StoreError/incompatibleModel(path:differences:)`` when the
     ///   schema holds no store or one `sourceModel` did not write; ``MigrationError/stepFailed(path:step:reason:)``
     ///   when a batch fails, or naming "carry the persistent history over" when the server refuses one of the
     ///   history's statements; ``MigrationError/mappingFailed(entityMapping:object:reason:)`` when an expression
-    ///   or a policy step fails on an object; ``PostgreSQLStoreError`` when the server refuses a statement or
+    ///   or a policy step fails on an object; ``StoreError`` when the server refuses a statement or
     ///   the connection drops.
     public static func migrate(configuration: PostgreSQLStoreConfiguration, from sourceModel: ManagedObjectModel,
                                to destinationModel: ManagedObjectModel, mapping: MappingModel,
@@ -55,7 +55,7 @@ extension PostgreSQLStore {
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [mappingLockKey.databaseValue])
                     let tables = try tableNames(session)
                     guard tables.contains("Z_METADATA") else {
-                        throw PostgreSQLStoreError.incompatibleStore(server: server, differences: ["the schema holds no store (no Z_METADATA)"])
+                        throw StoreError.incompatibleModel(path: server, differences: ["the schema holds no store (no Z_METADATA)"])
                     }
                     if leavingMigratedStores,
                        try storedMetadata(session, server: server)?.versionHashes == destinationModel.entityVersionHashesByName {
@@ -92,8 +92,8 @@ extension PostgreSQLStore {
     /// The version of `bundle` whose entity version hashes the store in `configuration`'s schema records; nil
     /// when none of its versions wrote it. Reads the metadata only (nothing is created or changed).
     ///
-    /// - Throws: ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the schema holds no store;
-    ///   ``PostgreSQLStoreError`` when the server cannot be reached or refuses the query.
+    /// - Throws: ``StoreError/incompatibleModel(path:differences:)`` when the schema holds no store;
+    ///   ``StoreError`` when the server cannot be reached or refuses the query.
     public static func storedVersion(configuration: PostgreSQLStoreConfiguration,
                                      in bundle: ModelVersionBundle) throws -> ModelVersion? {
         let server = configuration.redactedURL
@@ -101,7 +101,7 @@ extension PostgreSQLStore {
         defer { pool.close() }
         return try pool.withSession { session in
             guard try tableNames(session).contains("Z_METADATA"), let metadata = try storedMetadata(session, server: server) else {
-                throw PostgreSQLStoreError.incompatibleStore(server: server, differences: ["the schema holds no store (no Z_METADATA)"])
+                throw StoreError.incompatibleModel(path: server, differences: ["the schema holds no store (no Z_METADATA)"])
             }
             return bundle.version(withHashes: metadata.versionHashes)
         }

@@ -32,7 +32,7 @@ extension PostgreSQLStore {
     static func carryingHistory<Result>(server: String, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()
-        } catch PostgreSQLStoreError.serverError(let state, let message, _) {
+        } catch StoreError.serverError(let state, let message, _) {
             throw MigrationError.stepFailed(path: server, step: "carry the persistent history over",
                                             reason: "\(message) (SQLSTATE \(state))")
         }

@@ -29,7 +29,7 @@ enum PostgreSQLMigration {
     ///   ``MappingMigrationNeeded`` when a mapping model applies (the caller runs it outside this transaction),
     ///   ``MigrationError/invalidStage(stage:reason:)`` for a stage the bundle does not fit,
     ///   ``MigrationError/stageFailed(path:stage:reason:)`` when a custom stage's handler throws,
-    ///   and ``PostgreSQLStoreError/connectionLost(server:reason:)``.
+    ///   and ``StoreError/connectionLost(server:reason:)``.
     ///   Whatever is thrown, the caller's transaction rolls everything back.
     static func migrateIfNeeded(_ session: PostgreSQLSession, model: ManagedObjectModel, metadata: StoreMetadata,
                                 options: StoreOptions, configuration: PostgreSQLStoreConfiguration, channel: String,
@@ -172,7 +172,7 @@ enum PostgreSQLMigration {
     private static func keepingHistory<Result>(server: String, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()
-        } catch PostgreSQLStoreError.serverError(let state, let message, _) {
+        } catch StoreError.serverError(let state, let message, _) {
             throw MigrationError.stepFailed(path: server, step: "keep the persistent history",
                                             reason: "\(message) (SQLSTATE \(state))")
         }
@@ -181,7 +181,7 @@ enum PostgreSQLMigration {
     /// Runs the steps of `plan` in order: a check counts and refuses, every other step executes.
     ///
     /// - Throws: the check's ``MigrationError`` refusal; ``MigrationError/stepFailed(path:step:reason:)`` when
-    ///   the server refuses a statement; ``PostgreSQLStoreError/connectionLost(server:reason:)``.
+    ///   the server refuses a statement; ``StoreError/connectionLost(server:reason:)``.
     static func run(_ plan: MigrationPlan, in session: PostgreSQLSession, server: String) throws {
         for step in plan.steps {
             for statement in step.statements {
@@ -193,7 +193,7 @@ enum PostgreSQLMigration {
                     } else {
                         try session.execute(statement.sql, statement.arguments)
                     }
-                } catch PostgreSQLStoreError.serverError(let state, let message, _) {
+                } catch StoreError.serverError(let state, let message, _) {
                     throw MigrationError.stepFailed(path: server, step: step.description,
                                                     reason: "\(message) (SQLSTATE \(state))")
                 }
@@ -228,8 +228,8 @@ extension PostgreSQLStore {
     /// open does (docs/POSTGRESQL.md, "Migration"); what `ocd migrate` runs on a URL. With `dryRun` the plans
     /// run and are rolled back, so every check and statement is tried and nothing is changed.
     ///
-    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)``,
-    ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the schema holds no store or
+    /// - Throws: ``StoreError/connectionFailed(server:reason:)``,
+    ///   ``StoreError/incompatibleModel(path:differences:)`` when the schema holds no store or
     ///   one no version of the bundle wrote, ``ModelError/versionNotFound(bundle:version:available:)`` for an
     ///   unknown `version`, and what opening with migration throws
     ///   (``PostgreSQLMigration/migrateIfNeeded(_:model:metadata:options:configuration:channel:tables:)``); the database is
@@ -256,11 +256,11 @@ extension PostgreSQLStore {
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [layoutLockKey.databaseValue])
                     let tables = try tableNames(session)
                     guard tables.contains("Z_METADATA"), let metadata = try storedMetadata(session, server: server) else {
-                        throw PostgreSQLStoreError.incompatibleStore(server: server, differences: ["the schema holds no store (no Z_METADATA)"])
+                        throw StoreError.incompatibleModel(path: server, differences: ["the schema holds no store (no Z_METADATA)"])
                     }
                     let stored = bundle.version(withHashes: metadata.versionHashes)
                     guard stored != nil else {
-                        throw PostgreSQLStoreError.incompatibleStore(server: server, differences: metadata.differences(from: target.model))
+                        throw StoreError.incompatibleModel(path: server, differences: metadata.differences(from: target.model))
                     }
                     let plans: [MigrationPlan]
                     do {

@@ -16,7 +16,7 @@ enum PostgreSQLModelCache {
 
     /// Writes `model` into the cache unless it holds that model already, in the caller's transaction.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the statements.
+    /// - Throws: ``StoreError`` when the server refuses the statements.
     static func store(_ model: ManagedObjectModel, in session: PostgreSQLSession) throws {
         let xml = model.xcodeModelXML()
         let rows = try session.rows("SELECT Z_CONTENT FROM Z_MODELCACHE")
@@ -27,7 +27,7 @@ enum PostgreSQLModelCache {
 
     /// The model in the cache, or nil when the cache is empty or the schema has none.
     ///
-    /// - Throws: ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the cache holds something
+    /// - Throws: ``StoreError/incompatibleModel(path:differences:)`` when the cache holds something
     ///   other than a model's XML; a ``ModelError`` when that XML does not describe a valid model.
     static func model(in session: PostgreSQLSession, server: String) throws -> ManagedObjectModel? {
         let present = try session.rows(
@@ -36,8 +36,8 @@ enum PostgreSQLModelCache {
         let rows = try session.rows("SELECT Z_CONTENT FROM Z_MODELCACHE")
         guard let first = rows.first, let content = Data.fromDatabaseValue(first[0]), !content.isEmpty else { return nil }
         guard rows.count == 1, content.starts(with: xmlPrefix) else {
-            throw PostgreSQLStoreError.incompatibleStore(
-                server: server, differences: ["Z_MODELCACHE holds \(rows.count) rows or no model XML, which this library never writes"])
+            throw StoreError.incompatibleModel(
+                path: server, differences: ["Z_MODELCACHE holds \(rows.count) rows or no model XML, which this library never writes"])
         }
         return try ManagedObjectModel(xmlData: content, source: "\(server) (Z_MODELCACHE)")
     }
@@ -52,8 +52,8 @@ extension PostgreSQLStore {
     /// if let model = try PostgreSQLStore.cachedModel(configuration: configuration) { … }
     /// ```
     ///
-    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
-    ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the cache holds something else;
+    /// - Throws: ``StoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
+    ///   ``StoreError/incompatibleModel(path:differences:)`` when the cache holds something else;
     ///   a ``ModelError`` when the cached XML is not a valid model.
     public static func cachedModel(configuration: PostgreSQLStoreConfiguration) throws -> ManagedObjectModel? {
         var settings = configuration

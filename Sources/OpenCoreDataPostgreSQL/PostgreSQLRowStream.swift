@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreData
 import GRDB
 import Logging
 import PostgresNIO
@@ -31,7 +32,7 @@ final class PostgreSQLRowStream: @unchecked Sendable {
             // As `PostgreSQLSession` does: a server that stops answering would leave the reader waiting for as
             // long as TCP keeps the connection, so past the timeout the connection is closed, which ends it.
             connection.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { [weak self, server] in
-                self?.end(.failure(PostgreSQLStoreError.connectionLost(
+                self?.end(.failure(StoreError.connectionLost(
                     server: server, reason: "no reply within \(seconds) s (query_timeout); the connection was closed")))
                 let _: EventLoopFuture<Void> = connection.close()
             }
@@ -58,10 +59,10 @@ final class PostgreSQLRowStream: @unchecked Sendable {
     /// The rows that arrived since the last call, in order (waiting for one at least), or nil once the
     /// statement has ended.
     ///
-    /// - Throws: ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server ends the
-    ///   statement with an error (SQLSTATE 57014 after a cancel), ``PostgreSQLStoreError/connectionLost(server:reason:)``
+    /// - Throws: ``StoreError/serverError(sqlState:message:statement:)`` when the server ends the
+    ///   statement with an error (SQLSTATE 57014 after a cancel), ``StoreError/connectionLost(server:reason:)``
     ///   when the connection drops or the reply takes longer than `query_timeout`,
-    ///   ``PostgreSQLStoreError/unexpectedValue(column:type:)`` for a cell of a type the layout never uses.
+    ///   ``StoreError/unexpectedValue(column:type:)`` for a cell of a type the layout never uses.
     func next() throws -> [[DatabaseValue]]? {
         condition.lock()
         defer { condition.unlock() }

@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreData
 import GRDB
 import Logging
 import PostgresNIO
@@ -32,8 +33,8 @@ final class PostgreSQLSession {
 
     /// Runs one statement and returns how many rows it wrote (0 for statements that write none).
     ///
-    /// - Throws: ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server refuses it,
-    ///   ``PostgreSQLStoreError/connectionLost(server:reason:)`` when the connection drops.
+    /// - Throws: ``StoreError/serverError(sqlState:message:statement:)`` when the server refuses it,
+    ///   ``StoreError/connectionLost(server:reason:)`` when the connection drops.
     @discardableResult
     func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int {
         try run(sql, arguments).metadata.rows ?? 0
@@ -41,7 +42,7 @@ final class PostgreSQLSession {
 
     /// Runs one query and returns its rows as the store's values, in column order.
     ///
-    /// - Throws: as ``execute(_:_:)``, and ``PostgreSQLStoreError/unexpectedValue(column:type:)`` for a cell
+    /// - Throws: as ``execute(_:_:)``, and ``StoreError/unexpectedValue(column:type:)`` for a cell
     ///   of a type the layout never uses.
     func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         try run(sql, arguments).rows.map(PostgreSQLValueCoding.values(of:))
@@ -126,19 +127,19 @@ final class PostgreSQLSession {
             reply.whenComplete { _ in answered.signal() }
             while answered.wait(timeout: .now() + 1) == .timedOut {
                 if connection.isClosed, answered.wait(timeout: .now() + 1) == .timedOut {
-                    throw PostgreSQLStoreError.connectionLost(server: server, reason: "the connection closed before the reply")
+                    throw StoreError.connectionLost(server: server, reason: "the connection closed before the reply")
                 }
             }
             return try reply.wait()
         } catch {
             if timedOut.raised.load(ordering: .sequentiallyConsistent), let queryTimeout {
                 let seconds = queryTimeout == queryTimeout.rounded() ? "\(Int(queryTimeout))" : "\(queryTimeout)"
-                throw PostgreSQLStoreError.connectionLost(
+                throw StoreError.connectionLost(
                     server: server, reason: "no reply within \(seconds) s (query_timeout); the connection was closed")
             }
             if reportsUniqueViolations, let violation = PostgreSQLUniqueViolation(error, statement: text) { throw violation }
             let storeError = Self.storeError(error, server: server, statement: text)
-            if case PostgreSQLStoreError.connectionLost? = storeError as? PostgreSQLStoreError {
+            if case StoreError.connectionLost? = storeError as? StoreError {
                 // Closed now: SwiftNIO may not have marked it closed yet when the pool takes it back, and the
                 // pool would hand the dead connection to the next piece of work.
                 try? (connection.close() as EventLoopFuture<Void>).wait()
@@ -160,11 +161,11 @@ final class PostgreSQLSession {
             let state = info[.sqlState] ?? "?", message = info[.message] ?? "\(error)"
             let severity = info[.severity] ?? info[.localizedSeverity] ?? ""
             if ["FATAL", "PANIC"].contains(severity) || state.hasPrefix("08") || state.hasPrefix("57P") {
-                return PostgreSQLStoreError.connectionLost(server: server, reason: "\(message) (SQLSTATE \(state))")
+                return StoreError.connectionLost(server: server, reason: "\(message) (SQLSTATE \(state))")
             }
-            return PostgreSQLStoreError.serverError(sqlState: state, message: message, statement: statement)
+            return StoreError.serverError(sqlState: state, message: message, statement: statement)
         }
-        return PostgreSQLStoreError.connectionLost(server: server, reason: "\(error.code)")
+        return StoreError.connectionLost(server: server, reason: "\(error.code)")
     }
 }
 

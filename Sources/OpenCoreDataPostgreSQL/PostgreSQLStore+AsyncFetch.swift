@@ -18,15 +18,15 @@ extension PostgreSQLStore {
     /// statement nobody can stop.
     ///
     /// - Throws: ``ObjectGraphError/cancelled`` once `cancellation` is cancelled, whatever the server answered
-    ///   after it; ``PostgreSQLStoreError/connectionLost(server:reason:)`` when the connection drops;
-    ///   ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server refuses the query;
+    ///   after it; ``StoreError/connectionLost(server:reason:)`` when the connection drops;
+    ///   ``StoreError/serverError(sqlState:message:statement:)`` when the server refuses the query;
     ///   what `body` throws.
     func readCancellable(_ sql: String, _ arguments: [DatabaseValue], cancellation: CancellationFlag,
                          _ body: ([DatabaseValue]) throws -> Void) throws {
         if cancellation.isCancelled { throw ObjectGraphError.cancelled }
         try pool.withSession { session in
             guard let backend = try session.rows("SELECT pg_backend_pid()").first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else {
-                throw PostgreSQLStoreError.unexpectedValue(column: "pg_backend_pid()", type: "no value")
+                throw StoreError.unexpectedValue(column: "pg_backend_pid()", type: "no value")
             }
             let statementCancel = PostgreSQLStatementCancel(pool: pool, backend: backend, connection: session.connection)
             cancellation.addHandler { statementCancel.cancel() }
@@ -45,7 +45,7 @@ extension PostgreSQLStore {
                 failure = error
                 // A connection that reported its loss goes, even before SwiftNIO has marked it closed, so the
                 // pool never hands it out again.
-                if case PostgreSQLStoreError.connectionLost? = error as? PostgreSQLStoreError {
+                if case StoreError.connectionLost? = error as? StoreError {
                     try? (session.connection.close() as EventLoopFuture<Void>).wait()
                 }
             }

@@ -11,7 +11,7 @@ import Synchronization
 /// values. A read that may be cancelled (an asynchronous fetch's) streams its rows and is cancelled on the
 /// server (``readCancellable(_:_:cancellation:_:)``). Batch requests run in `PostgreSQLStore+Batch.swift`, history
 /// requests and readers in `PostgreSQLStore+History.swift`. What PostgreSQL cannot do is refused with
-/// ``PostgreSQLStoreError/unsupported(request:server:)`` before anything runs.
+/// ``StoreError/unsupported(request:server:)`` before anything runs.
 extension PostgreSQLStore: StoreBackend {
     // MARK: Identity
 
@@ -31,7 +31,7 @@ extension PostgreSQLStore: StoreBackend {
     /// `Z_METADATA`'s property list as a dictionary, as on SQLite.
     ///
     /// - Throws: ``StoreError/corrupt(path:reason:)`` for metadata that is not a property list dictionary;
-    ///   ``PostgreSQLStoreError`` when the server cannot be read.
+    ///   ``StoreError`` when the server cannot be read.
     package func metadataDictionary() throws -> [String: Any] {
         try pool.withSession { try Self.metadataDictionary($0, server: displayPath) }
     }
@@ -39,7 +39,7 @@ extension PostgreSQLStore: StoreBackend {
     /// Replaces the app's keys of the metadata in one transaction, as on SQLite.
     ///
     /// - Throws: ``StoreError/readOnly(path:)`` for a read-only store; what
-    ///   ``StoreMetadata/propertyList(replacingAppKeysOf:with:)`` throws; ``PostgreSQLStoreError``.
+    ///   ``StoreMetadata/propertyList(replacingAppKeysOf:with:)`` throws; ``StoreError``.
     package func setMetadataDictionary(_ metadata: [String: Any]) throws {
         if options.readOnly { throw StoreError.readOnly(path: displayPath) }
         try pool.withSession { session in
@@ -206,7 +206,7 @@ extension PostgreSQLStore: StoreBackend {
         throw unsupported("a batch insert of '\(entity.name)' bound to an SQLite statement")
     }
 
-    private func unsupported(_ request: String) -> PostgreSQLStoreError {
+    private func unsupported(_ request: String) -> StoreError {
         .unsupported(request: request, server: displayPath)
     }
 

@@ -17,7 +17,7 @@ extension PostgreSQLStore {
     ///
     /// - Throws: ``StoreError/readOnly(path:)``; ``ObjectGraphError/validationFailed(_:)`` with a
     ///   ``ValidationFailure/Rule/uniquenessViolation`` naming the entity and keys when the new values meet a
-    ///   uniqueness constraint (nothing is updated); ``PostgreSQLStoreError`` when the server refuses a
+    ///   uniqueness constraint (nothing is updated); ``StoreError`` when the server refuses a
     ///   statement or the connection drops (nothing is updated).
     func runBatchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
                         selection: BatchSelection, returningIDs: Bool,
@@ -67,7 +67,7 @@ extension PostgreSQLStore {
     ///
     /// - Throws: ``StoreError/readOnly(path:)``; ``ObjectGraphError/validationFailed(_:)`` with
     ///   ``ValidationFailure/Rule/deleteDenied`` when a deny rule refuses (nothing is deleted);
-    ///   ``PostgreSQLStoreError`` when the server refuses a statement or the connection drops.
+    ///   ``StoreError`` when the server refuses a statement or the connection drops.
     func runBatchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
                         followUps: [(sql: String, arguments: [DatabaseValue])])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
@@ -243,7 +243,7 @@ extension PostgreSQLStore {
     ///
     /// - Throws: ``StoreError/readOnly(path:)``; what `fillRow` throws (nothing is inserted then);
     ///   ``ObjectGraphError/validationFailed(_:)`` with ``ValidationFailure/Rule/uniquenessViolation`` naming
-    ///   the entity and keys when a row meets a constraint it cannot update through; ``PostgreSQLStoreError``
+    ///   the entity and keys when a row meets a constraint it cannot update through; ``StoreError``
     ///   when the server refuses a statement or the connection drops (nothing is inserted).
     func runBatchInsert(entity: EntityDescription, count: Int, returningIDs: Bool,
                         fillRow: (Int, inout RowValues) throws -> Void) throws -> (count: Int, ids: [ManagedObjectID]) {
@@ -368,9 +368,9 @@ extension PostgreSQLStore {
                     return result
                 }
             }
-        } catch PostgreSQLStoreError.serverError(let state, let message, let statement) where state == "23505" {
+        } catch StoreError.serverError(let state, let message, let statement) where state == "23505" {
             if let violation = uniquenessViolation(message: message, entity: entity) { throw violation }
-            throw PostgreSQLStoreError.serverError(sqlState: state, message: message, statement: statement)
+            throw StoreError.serverError(sqlState: state, message: message, statement: statement)
         }
     }
 

@@ -17,7 +17,7 @@ extension PostgreSQLStore {
     ///
     /// - Throws: `QueryLanguageError` for a predicate or sort key the model cannot answer (or that memory
     ///   evaluation refuses);
-    ///   `ObjectGraphError.negativeFetchBound` for a negative limit or offset; ``PostgreSQLStoreError`` when the
+    ///   `ObjectGraphError.negativeFetchBound` for a negative limit or offset; ``StoreError`` when the
     ///   server refuses the query or the connection drops.
     package func fetchRows(entity: EntityDescription, predicate: QueryPredicate?,
                            sortDescriptors: [QuerySortDescriptor] = [], includesSubentities: Bool = true,

@@ -11,7 +11,7 @@ extension PostgreSQLStore {
     /// Fetches the transactions the request's scope selects (with its predicates and result type), or
     /// deletes the ones before its point that no registered reader still needs, in one transaction.
     ///
-    /// - Throws: ``StoreError/readOnly(path:)`` for a delete on a read-only store; ``PostgreSQLStoreError``
+    /// - Throws: ``StoreError/readOnly(path:)`` for a delete on a read-only store; ``StoreError``
     ///   when the server refuses a statement or the connection drops; what evaluating the request's
     ///   predicates throws.
     package func execute(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
@@ -73,7 +73,7 @@ extension PostgreSQLStore {
     /// The token of the newest transaction in the history (transaction 0 when there is none, or no history
     /// tables).
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops.
     package func currentHistoryToken() throws -> PersistentHistoryToken {
         let newest = try pool.withSession { session -> Int64 in
             guard try recordsHistory || PostgreSQLHistory.presence(in: session).history else { return 0 }
@@ -94,7 +94,7 @@ extension PostgreSQLStore {
     /// Registers the history reader `name`, or moves its mark to `seen`, in `Z_OCDHISTORYREADER` (made with
     /// the history tables when the store is opened with history).
     ///
-    /// - Throws: ``StoreError/readOnly(path:)`` on a read-only store; ``PostgreSQLStoreError`` when the
+    /// - Throws: ``StoreError/readOnly(path:)`` on a read-only store; ``StoreError`` when the
     ///   server refuses the statement or the connection drops.
     package func registerHistoryReader(_ name: String, seen: Int64) throws {
         try refuseIfReadOnly()
@@ -106,7 +106,7 @@ extension PostgreSQLStore {
 
     /// Removes the history reader `name`; whether it was registered.
     ///
-    /// - Throws: ``StoreError/readOnly(path:)`` on a read-only store; ``PostgreSQLStoreError`` when the
+    /// - Throws: ``StoreError/readOnly(path:)`` on a read-only store; ``StoreError`` when the
     ///   server refuses the statement or the connection drops.
     package func unregisterHistoryReader(_ name: String) throws -> Bool {
         try refuseIfReadOnly()
@@ -119,7 +119,7 @@ extension PostgreSQLStore {
     /// Every registered history reader (name, last transaction seen, when it said so), by name; empty when
     /// the store has no registry.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops.
     package func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)] {
         try pool.withSession { session in
             guard try PostgreSQLHistory.presence(in: session).readerRegistry else { return [] }

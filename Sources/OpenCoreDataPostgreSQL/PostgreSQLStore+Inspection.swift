@@ -14,8 +14,8 @@ package struct PostgreSQLStorePresence: Sendable, Equatable {
     /// Looks in the schema `configuration` names (`public` when none), through a connection that does not
     /// create the schema.
     ///
-    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
-    ///   ``PostgreSQLStoreError`` when it refuses the query or the connection drops.
+    /// - Throws: ``StoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
+    ///   ``StoreError`` when it refuses the query or the connection drops.
     package static func find(configuration: PostgreSQLStoreConfiguration) throws -> PostgreSQLStorePresence {
         var plain = configuration
         plain.schema = nil
@@ -48,7 +48,7 @@ package struct PostgreSQLHistorySummary: Sendable, Equatable {
 extension PostgreSQLStore {
     /// The history tables' sizes and the newest transaction; nil when the store keeps no history tables.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops.
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops.
     package func historySummary() throws -> PostgreSQLHistorySummary? {
         let identifier = identifier
         return try pool.withSession { session in

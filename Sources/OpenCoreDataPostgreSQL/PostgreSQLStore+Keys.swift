@@ -12,7 +12,7 @@ extension PostgreSQLStore {
     ///
     /// - Throws: ``StoreError/primaryKeysExhausted(path:entity:maximum:)`` when the keys would pass 2^63 - 1;
     ///   ``StoreError/corrupt(path:reason:)`` when `Z_PRIMARYKEY` has no row for `root`; the connection's
-    ///   errors (``PostgreSQLStoreError``).
+    ///   errors (``StoreError``).
     package func reservePrimaryKeys(root: EntityDescription, count: Int) throws -> Int64 {
         precondition(count > 0, "reserve at least one key")
         keyLock.lock()
@@ -29,7 +29,7 @@ extension PostgreSQLStore {
                 try session.rows("UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX",
                                  [Int64(reserved).databaseValue, Int64(root.entityNumber).databaseValue])
             }
-        } catch PostgreSQLStoreError.serverError(let state, _, _) where state == "22003" {
+        } catch StoreError.serverError(let state, _, _) where state == "22003" {
             // numeric_value_out_of_range: Z_MAX + reserved passed 2^63 - 1; nothing was written.
             throw StoreError.primaryKeysExhausted(path: server, entity: root.name, maximum: "near 2^63 - 1")
         }

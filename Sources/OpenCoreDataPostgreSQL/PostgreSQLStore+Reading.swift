@@ -7,8 +7,8 @@ extension PostgreSQLStore {
     /// first), as the SQLite store gives them to faults; keys without a row are left out. Asked in chunks
     /// of at most `chunk` keys, so a long list never meets the protocol's 65,535-parameter limit.
     ///
-    /// - Throws: ``PostgreSQLStoreError`` when the server refuses the query or the connection drops;
-    ///   ``PostgreSQLStoreError/unexpectedValue(column:type:)`` for a value the layout never writes.
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops;
+    ///   ``StoreError/unexpectedValue(column:type:)`` for a value the layout never writes.
     func rows(ofTable name: String, primaryKeys: [Int64], chunk: Int = 1_000) throws -> [RowValues] {
         guard let table = model.schema.table(named: name) else { return [] }
         let columns = table.columns.map(\.name).joined(separator: ", ")

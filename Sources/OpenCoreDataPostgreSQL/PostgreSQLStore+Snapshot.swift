@@ -5,7 +5,7 @@ import OpenCoreData
 /// `inOneSnapshot`): a batch delete or update whose predicate the server cannot say, a dictionary fetch
 /// restricted to the keys a residual predicate kept (``ResidualQuery``).
 extension PostgreSQLStore {
-    /// How many times a write in one snapshot is tried before ``PostgreSQLStoreError/serializationFailure(request:attempts:server:)``.
+    /// How many times a write in one snapshot is tried before ``StoreError/serializationFailure(request:attempts:server:)``.
     static let snapshotAttempts = 5
 
     /// Runs `body` on one session pinned to this thread, in `REPEATABLE READ` (`READ ONLY` unless `writing`):
@@ -18,8 +18,8 @@ extension PostgreSQLStore {
     /// the write from finishing. Inside a transaction already open on this thread (a nested call, a store
     /// borrowing a migration's session) `body` joins it as a savepoint and is not retried: its snapshot stands.
     ///
-    /// - Throws: what `body` throws; ``PostgreSQLStoreError/serializationFailure(request:attempts:server:)``
-    ///   naming `request` when every attempt met a concurrent change; ``PostgreSQLStoreError`` when BEGIN or
+    /// - Throws: what `body` throws; ``StoreError/serializationFailure(request:attempts:server:)``
+    ///   naming `request` when every attempt met a concurrent change; ``StoreError`` when BEGIN or
     ///   COMMIT is refused or the connection drops.
     package func inOneSnapshot<T>(writing: Bool, request: String, _ body: () throws -> T) throws -> T {
         let begin = writing ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
@@ -45,9 +45,9 @@ extension PostgreSQLStore {
                         return try body()
                     }
                 }
-            } catch PostgreSQLStoreError.serverError(let state, _, _) where retryable && ["40001", "40P01", "55P03"].contains(state) {
+            } catch StoreError.serverError(let state, _, _) where retryable && ["40001", "40P01", "55P03"].contains(state) {
                 guard attempt < Self.snapshotAttempts else {
-                    throw PostgreSQLStoreError.serializationFailure(request: request, attempts: attempt, server: displayPath)
+                    throw StoreError.serializationFailure(request: request, attempts: attempt, server: displayPath)
                 }
                 Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.02) * Double(attempt))
                 attempt += 1

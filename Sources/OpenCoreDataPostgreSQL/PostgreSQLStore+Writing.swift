@@ -18,7 +18,7 @@ extension PostgreSQLStore {
     /// listeners when it commits.
     ///
     /// - Throws: `StoreConflicts` as above; ``StoreError/uniqueConstraintFailed(path:columns:message:)`` when a uniqueness constraint's index refuses
-    ///   a write (another instance saved the same values meanwhile); ``PostgreSQLStoreError`` when the server
+    ///   a write (another instance saved the same values meanwhile); ``StoreError`` when the server
     ///   refuses a statement or the connection drops (nothing is written: the transaction did not commit).
     @discardableResult
     package func apply(_ changes: StoreChangeSet, history: HistoryEntry? = nil,

@@ -57,12 +57,12 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
     /// by a mapping model when ``StoreOptions/mappingModels`` or the bundle's folder has one for the step
     /// (``migrate(configuration:from:to:mapping:batchSize:)``, all or nothing), else by the inferred plans.
     ///
-    /// - Throws: ``PostgreSQLStoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
+    /// - Throws: ``StoreError/connectionFailed(server:reason:)`` when the server cannot be reached;
     ///   what a migration throws (``MigrationError``; the store is then as it was);
-    ///   ``PostgreSQLStoreError/incompatibleStore(server:differences:)`` when the database holds a store of
+    ///   ``StoreError/incompatibleModel(path:differences:)`` when the database holds a store of
     ///   another model or tables that do not fit this one (nothing is changed), or when its encoding is not
     ///   UTF-8; a ``ModelError`` when the model cannot be laid out;
-    ///   ``PostgreSQLStoreError/serverError(sqlState:message:statement:)`` when the server refuses a statement
+    ///   ``StoreError/serverError(sqlState:message:statement:)`` when the server refuses a statement
     ///   (for example for lack of privileges).
     public convenience init(model: ManagedObjectModel, configuration: PostgreSQLStoreConfiguration, recordsHistory: Bool = false,
                             keyBlockSize: Int = 100, options: StoreOptions = StoreOptions()) throws {
@@ -150,8 +150,8 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
             return metadata.uuidString
         }
         guard existing.contains("Z_METADATA"), existing.contains("Z_PRIMARYKEY") else {
-            throw PostgreSQLStoreError.incompatibleStore(
-                server: server, differences: ["the schema has tables but not Core Data's Z_METADATA and Z_PRIMARYKEY"])
+            throw StoreError.incompatibleModel(
+                path: server, differences: ["the schema has tables but not Core Data's Z_METADATA and Z_PRIMARYKEY"])
         }
         if let stored = try storedMetadata(session, server: server),
            try !PostgreSQLMigration.migrateIfNeeded(session, model: model, metadata: stored, options: options,
@@ -161,11 +161,11 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
         if !options.readOnly { try widenDateColumns(session, schema: schema) }
         var differences = try layoutDifferences(session, model: model, schema: schema, tables: existing)
         guard let metadata = try storedMetadata(session, server: server) else {
-            throw PostgreSQLStoreError.incompatibleStore(
-                server: server, differences: differences + ["Z_METADATA has no property list, so the store's model is unknown"])
+            throw StoreError.incompatibleModel(
+                path: server, differences: differences + ["Z_METADATA has no property list, so the store's model is unknown"])
         }
         differences += metadata.differences(from: model)
-        guard differences.isEmpty else { throw PostgreSQLStoreError.incompatibleStore(server: server, differences: differences) }
+        guard differences.isEmpty else { throw StoreError.incompatibleModel(path: server, differences: differences) }
         if !options.readOnly { try PostgreSQLModelCache.store(model, in: session) }
         return metadata.uuidString
     }

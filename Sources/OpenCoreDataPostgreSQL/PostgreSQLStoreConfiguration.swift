@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreData
 
 /// Where a PostgreSQL store lives and how to reach it: a server, a database, optionally a schema inside it,
 /// and the size of the store's connection pool.
@@ -46,7 +47,7 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
     /// How long opening one connection may take, in seconds.
     public var connectTimeout: Double
     /// How long one statement may wait for the server's reply, in seconds, before its connection is closed
-    /// and the statement fails with ``PostgreSQLStoreError/connectionLost(server:reason:)``; `nil` waits as
+    /// and the statement fails with ``StoreError/connectionLost(server:reason:)``; `nil` waits as
     /// long as the connection lives. It is what ends the wait on a server that stops answering without
     /// closing the connection (a network partition, a frozen host), so set it above the longest statement.
     public var queryTimeout: Double?
@@ -76,10 +77,10 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
 
     /// Reads a `postgresql://` (or `postgres://`) URL.
     ///
-    /// - Throws: ``PostgreSQLStoreError/invalidURL(_:reason:)`` naming what is wrong: another scheme, no host,
+    /// - Throws: ``StoreError/invalidURL(_:reason:)`` naming what is wrong: another scheme, no host,
     ///   no user, no database, a port or parameter value out of range, an unknown or repeated parameter.
     public init(url text: String) throws {
-        func invalid(_ reason: String) -> PostgreSQLStoreError { .invalidURL(Self.redacted(text), reason: reason) }
+        func invalid(_ reason: String) -> StoreError { .invalidURL(Self.redacted(text), reason: reason) }
         guard let components = URLComponents(string: text) else { throw invalid("it is not a URL") }
         guard let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres" else {
             throw invalid("the scheme must be postgresql:// or postgres://")
@@ -155,19 +156,19 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
     /// The configuration the environment gives: `DATABASE_URL` when set, otherwise libpq's variables
     /// (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`) when `PGHOST` is set; `nil` when neither is.
     ///
-    /// - Throws: ``PostgreSQLStoreError/invalidURL(_:reason:)`` for a malformed `DATABASE_URL`, or for `PG*`
+    /// - Throws: ``StoreError/invalidURL(_:reason:)`` for a malformed `DATABASE_URL`, or for `PG*`
     ///   variables without a user or with a port that is not a number.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgreSQLStoreConfiguration? {
         if let url = environment["DATABASE_URL"], !url.isEmpty { return try PostgreSQLStoreConfiguration(url: url) }
         guard let host = environment["PGHOST"], !host.isEmpty else { return nil }
         let description = "the PG* environment variables"
         guard let user = environment["PGUSER"] ?? environment["USER"], !user.isEmpty else {
-            throw PostgreSQLStoreError.invalidURL(description, reason: "PGUSER is not set")
+            throw StoreError.invalidURL(description, reason: "PGUSER is not set")
         }
         var port = 5432
         if let text = environment["PGPORT"] {
             guard let number = Int(text), (1...65_535).contains(number) else {
-                throw PostgreSQLStoreError.invalidURL(description, reason: "PGPORT '\(text)' is not a port number")
+                throw StoreError.invalidURL(description, reason: "PGPORT '\(text)' is not a port number")
             }
             port = number
         }

@@ -31,6 +31,6 @@ struct PostgreSQLUniqueViolation: Error {
             return StoreError.uniqueConstraintFailed(path: server, columns: found.columns.map { "\(found.table).\($0)" },
                                                      message: message)
         }
-        return PostgreSQLStoreError.serverError(sqlState: "23505", message: message, statement: statement)
+        return StoreError.serverError(sqlState: "23505", message: message, statement: statement)
     }
 }

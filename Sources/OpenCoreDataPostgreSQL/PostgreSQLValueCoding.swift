@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreData
 import GRDB
 import PostgresNIO
 
@@ -29,11 +30,11 @@ package enum PostgreSQLValueCoding {
 
     /// One cell as the store's value.
     ///
-    /// - Throws: ``PostgreSQLStoreError/unexpectedValue(column:type:)`` for a type the layout never uses, or a
+    /// - Throws: ``StoreError/unexpectedValue(column:type:)`` for a type the layout never uses, or a
     ///   cell whose bytes do not decode as its type says.
     static func value(of cell: PostgresCell) throws -> DatabaseValue {
         guard let bytes = cell.bytes else { return .null }
-        func failed() -> PostgreSQLStoreError { .unexpectedValue(column: cell.columnName, type: "\(cell.dataType)") }
+        func failed() -> StoreError { .unexpectedValue(column: cell.columnName, type: "\(cell.dataType)") }
         if cell.dataType == .numeric, cell.format == .binary {
             guard let value = PostgreSQLNumeric.value(bytes) else { throw failed() }
             return value
@@ -54,7 +55,7 @@ package enum PostgreSQLValueCoding {
                 return Data(buffer.readBytes(length: buffer.readableBytes) ?? []).databaseValue
             default: throw failed()
             }
-        } catch let error as PostgreSQLStoreError {
+        } catch let error as StoreError {
             throw error
         } catch {
             throw failed()
@@ -75,7 +76,7 @@ package enum PostgreSQLValueCoding {
 
     /// One row's cells, in order.
     ///
-    /// - Throws: ``PostgreSQLStoreError/unexpectedValue(column:type:)`` as ``value(of:)`` does.
+    /// - Throws: ``StoreError/unexpectedValue(column:type:)`` as ``value(of:)`` does.
     static func values(of row: PostgresRow) throws -> [DatabaseValue] {
         var values: [DatabaseValue] = []
         values.reserveCapacity(row.count)

@@ -18,7 +18,7 @@ final class PostgreSQLFixtures {
     private var populated: [Int: PostgreSQLStoreConfiguration] = [:]
     private var rawConnections: [String: RawPostgreSQL] = [:]
 
-    /// - Throws: ``PostgreSQLStoreError`` for a bad URL; postgres-nio's error when the server cannot be reached.
+    /// - Throws: ``StoreError`` for a bad URL; postgres-nio's error when the server cannot be reached.
     init(url: String, model: ManagedObjectModel) throws {
         var base = try PostgreSQLStoreConfiguration(url: url)
         base.schema = nil

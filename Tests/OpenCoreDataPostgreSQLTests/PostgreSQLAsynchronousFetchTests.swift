@@ -183,7 +183,7 @@ struct PostgreSQLAsynchronousFetchTests {
     }
 
     /// The server ends the connection of an asynchronous fetch while its statement runs: the request ends
-    /// with ``PostgreSQLStoreError/connectionLost(server:reason:)`` (no hang, no partial result), and the store's
+    /// with ``StoreError/connectionLost(server:reason:)`` (no hang, no partial result), and the store's
     /// next fetch runs on a fresh connection.
     @Test func connectionLostMidStreamEndsTheRequestWithATypedError() throws {
         var configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
@@ -224,7 +224,7 @@ struct PostgreSQLAsynchronousFetchTests {
         #expect(cut, "the fetch's statement was never seen running: the test did not test")
         let finished = try run.wait()
         #expect(finished.finalResult == nil)
-        guard case PostgreSQLStoreError.connectionLost? = finished.operationError else {
+        guard case StoreError.connectionLost? = finished.operationError else {
             Issue.record("the cut fetch ended with \(String(describing: finished.operationError)), not connectionLost")
             return
         }

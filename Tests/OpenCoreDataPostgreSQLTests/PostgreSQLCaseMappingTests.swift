@@ -79,11 +79,11 @@ struct PostgreSQLCaseMappingTests {
         _ = try pool.withSession { try $0.execute("CREATE DATABASE \(database) ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0") }
         var configuration = admin
         configuration.database = database
-        let error = #expect(throws: PostgreSQLStoreError.self) {
+        let error = #expect(throws: StoreError.self) {
             try PostgreSQLStore(model: try LibraryModel.make(), configuration: configuration).close()
         }
-        guard case .incompatibleStore(_, let differences)? = error else {
-            Issue.record("expected incompatibleStore, got \(String(describing: error))")
+        guard case .incompatibleModel(_, let differences)? = error else {
+            Issue.record("expected incompatibleModel, got \(String(describing: error))")
             return
         }
         #expect(differences.contains { $0.contains("SQL_ASCII") })

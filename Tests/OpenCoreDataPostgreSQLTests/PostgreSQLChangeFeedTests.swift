@@ -49,7 +49,7 @@ struct PostgreSQLChangeFeedTests {
                         history: HistoryEntry(author: "editor", changes: [
                             .init(type: .update, entityNumber: tag.entityNumber, primaryKey: 1, updatedSlots: [labelSlot])]))
         // Refused (U+0000): neither data nor history.
-        #expect(throws: PostgreSQLStoreError.self) {
+        #expect(throws: StoreError.self) {
             try store.apply(StoreChangeSet(inserts: [Self.tagInsert(model, key: 3, label: "\u{0}")]),
                             history: HistoryEntry(author: "bad", changes: [.init(type: .insert, entityNumber: tag.entityNumber, primaryKey: 3)]))
         }
@@ -150,11 +150,11 @@ struct PostgreSQLChangeFeedTests {
         defer { PostgreSQLTestServer.drop(configuration) }
         let model = try LibraryModel.make()
         let plain = try PostgreSQLStore(model: model, configuration: configuration)
-        #expect(throws: PostgreSQLStoreError.self) { _ = try PostgreSQLChangeListener(store: plain, after: nil) { _ in } }
+        #expect(throws: StoreError.self) { _ = try PostgreSQLChangeListener(store: plain, after: nil) { _ in } }
         plain.close()
         let tracked = try PostgreSQLStore(model: model, configuration: configuration, recordsHistory: true)
         defer { tracked.close() }
-        #expect(throws: PostgreSQLStoreError.self) {
+        #expect(throws: StoreError.self) {
             _ = try PostgreSQLChangeListener(store: tracked, after: PersistentHistoryToken(storeIdentifier: "OTHER", transactionNumber: 1)) { _ in }
         }
     }

@@ -309,7 +309,7 @@ struct PostgreSQLChangeSetTests {
             row[table.columnIndexByName["ZLABEL"]!] = label.databaseValue
             return .init(id: ManagedObjectID(entity: tag, primaryKey: key, store: nil), table: "ZTAG", row: row)
         }
-        #expect(throws: PostgreSQLStoreError.self) {
+        #expect(throws: StoreError.self) {
             try store.apply(StoreChangeSet(inserts: [insert(1, "fine"), insert(2, "nul\u{0}inside")]))
         }
         #expect(try store.allRows(ofTable: "ZTAG").isEmpty)

@@ -73,7 +73,7 @@ struct PostgreSQLConnectionLossTests {
             Issue.record("the cut save reported success")
             return
         }
-        #expect(error is PostgreSQLStoreError, "\(error)")
+        #expect(error is StoreError, "\(error)")
         let left = try store.pool.withSession { try $0.rows("SELECT count(*) FROM ZTAG") }
         #expect(left.first.flatMap { Int.fromDatabaseValue($0[0]) } == 0, "the cut save left rows behind")
 
@@ -84,7 +84,7 @@ struct PostgreSQLConnectionLossTests {
     }
 
     /// The server ends the connection of a fetch while its rows stream in (`pg_terminate_backend`, as an
-    /// administrator or a failover would): the fetch fails with ``PostgreSQLStoreError/connectionLost`` rather
+    /// administrator or a failover would): the fetch fails with ``StoreError/connectionLost`` rather
     /// than hanging or returning part of the rows, and the store's next fetches run on fresh connections.
     @Test func fetchCutWhileRowsStreamFailsTypedAndTheStoreRecovers() throws {
         var configuration = try PostgreSQLTestServer.freshConfiguration(poolSize: 2)
@@ -134,8 +134,8 @@ struct PostgreSQLConnectionLossTests {
         case .success(let rows):
             Issue.record("the cut fetch reported success with \(rows) of \(count) rows")
         case .failure(let error):
-            guard case PostgreSQLStoreError.connectionLost = error else {
-                Issue.record("the cut fetch failed with \(error), not PostgreSQLStoreError.connectionLost")
+            guard case StoreError.connectionLost = error else {
+                Issue.record("the cut fetch failed with \(error), not StoreError.connectionLost")
                 return
             }
         }

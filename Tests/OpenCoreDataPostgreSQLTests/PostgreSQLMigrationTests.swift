@@ -177,7 +177,7 @@ struct PostgreSQLMigrationTests {
         do {
             _ = try place.open(ManagedObjectModel(contentsOf: bundle), options: options)
             Issue.record("the open should have been refused")
-        } catch PostgreSQLStoreError.incompatibleStore(_, let differences) {
+        } catch StoreError.incompatibleModel(_, let differences) {
             #expect(differences.contains { $0.contains("ZNOTE") }, "\(differences)")
         }
         #expect(try place.snapshot() == before)

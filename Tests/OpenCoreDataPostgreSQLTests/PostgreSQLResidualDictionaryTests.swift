@@ -142,7 +142,7 @@ struct PostgreSQLResidualDictionaryTests {
             request.propertiesToFetch = ["group"]
             if distinct { request.returnsDistinctResults = true } else { request.propertiesToGroupBy = ["group"] }
             request.sortDescriptors = [QuerySortDescriptor(key: "name")]
-            #expect(throws: PostgreSQLStoreError.self, "distinct \(distinct)") { try postgreSQL.context().fetch(request) }
+            #expect(throws: StoreError.self, "distinct \(distinct)") { try postgreSQL.context().fetch(request) }
         }
     }
 

@@ -158,7 +158,7 @@ struct PostgreSQLResidualSnapshotTests {
             do { _ = try context.execute(BatchDeleteRequest(fetchRequest: selection)) } catch { thrown = error }
         }
         #expect(calls == PostgreSQLStore.snapshotAttempts)
-        guard case PostgreSQLStoreError.serializationFailure(let request, let attempts, _)? = thrown else {
+        guard case StoreError.serializationFailure(let request, let attempts, _)? = thrown else {
             Issue.record("expected a serialization failure, got \(String(describing: thrown))")
             return
         }

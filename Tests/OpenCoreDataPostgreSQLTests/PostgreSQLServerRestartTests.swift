@@ -66,8 +66,8 @@ struct PostgreSQLServerRestartTests {
         var committed = true
         if case .failure(let error) = result {
             committed = false
-            guard case PostgreSQLStoreError.connectionLost = error else {
-                Issue.record("the save failed with \(error), not PostgreSQLStoreError.connectionLost")
+            guard case StoreError.connectionLost = error else {
+                Issue.record("the save failed with \(error), not StoreError.connectionLost")
                 return
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import OpenCoreData
 @testable import OpenCoreDataPostgreSQL
 
 /// Store URLs and the environment, read without a server.
@@ -69,7 +70,7 @@ struct PostgreSQLStoreConfigurationTests {
         do {
             _ = try PostgreSQLStoreConfiguration(url: url)
             Issue.record("accepted \(url)")
-        } catch let error as PostgreSQLStoreError {
+        } catch let error as StoreError {
             guard case .invalidURL(let shown, let reason) = error else { Issue.record("\(error)"); return }
             #expect(reason.contains(culprit), "\(reason)")
             #expect(!shown.contains("secret"))
@@ -86,7 +87,7 @@ struct PostgreSQLStoreConfigurationTests {
         let fromVariables = try PostgreSQLStoreConfiguration.fromEnvironment(
             ["PGHOST": "db", "PGPORT": "5433", "PGUSER": "u", "PGPASSWORD": "pw", "PGDATABASE": "d"])
         #expect(fromVariables == PostgreSQLStoreConfiguration(host: "db", port: 5433, username: "u", password: "pw", database: "d"))
-        #expect(throws: PostgreSQLStoreError.self) { try PostgreSQLStoreConfiguration.fromEnvironment(["PGHOST": "db", "PGPORT": "x", "PGUSER": "u"]) }
+        #expect(throws: StoreError.self) { try PostgreSQLStoreConfiguration.fromEnvironment(["PGHOST": "db", "PGPORT": "x", "PGUSER": "u"]) }
     }
 
     @Test func numbersPlaceholdersOutsideQuotes() {

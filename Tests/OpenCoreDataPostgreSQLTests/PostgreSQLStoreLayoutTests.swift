@@ -72,7 +72,7 @@ struct PostgreSQLStoreLayoutTests {
         do {
             _ = try PostgreSQLStore(model: LibraryModel.make(extraAttribute: "shelf"), configuration: configuration)
             Issue.record("opened a store written with another model")
-        } catch PostgreSQLStoreError.incompatibleStore(_, let differences) {
+        } catch StoreError.incompatibleModel(_, let differences) {
             #expect(differences.contains("column ZAUTHOR.ZSHELF is missing"), "\(differences)")
             #expect(differences.contains { $0.contains("Author") }, "the version hash difference names the entity: \(differences)")
         }
@@ -132,7 +132,7 @@ struct PostgreSQLStoreLayoutTests {
             let opened = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
             opened.close()
             Issue.record("opened a store whose text is not in the \"C\" collation")
-        } catch PostgreSQLStoreError.incompatibleStore(_, let differences) {
+        } catch StoreError.incompatibleModel(_, let differences) {
             #expect(differences.contains { $0.contains("ZAUTHOR.ZNAME") && $0.contains("collation") }, "\(differences)")
         }
     }
@@ -143,7 +143,7 @@ struct PostgreSQLStoreLayoutTests {
         defer { PostgreSQLTestServer.drop(configuration) }
         let pool = PostgreSQLConnectionPool(configuration: configuration)
         _ = try pool.withSession { try $0.execute("CREATE TABLE invoices (id BIGINT)") }
-        #expect(throws: PostgreSQLStoreError.self) { _ = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration) }
+        #expect(throws: StoreError.self) { _ = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration) }
         let tables = try pool.withSession { try $0.rows("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()") }
         #expect(Int.fromDatabaseValue(tables[0][0]) == 1)
         pool.close()
@@ -176,7 +176,7 @@ struct PostgreSQLStoreLayoutTests {
         do {
             _ = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration)
             Issue.record("connected to port 1")
-        } catch PostgreSQLStoreError.connectionFailed(let server, _) {
+        } catch StoreError.connectionFailed(let server, _) {
             #expect(server.contains("127.0.0.1:1"))
         }
     }

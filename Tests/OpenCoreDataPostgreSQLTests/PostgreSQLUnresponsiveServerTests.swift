@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// A server that stops answering without closing the connection (a network partition, a frozen host): with
-/// `query_timeout` set, a statement gives up with ``PostgreSQLStoreError/connectionLost`` instead of waiting
+/// `query_timeout` set, a statement gives up with ``StoreError/connectionLost`` instead of waiting
 /// forever, and the store goes on once the server answers again.
 @Suite(.enabled(if: PrivatePostgreSQLServer.isAvailable, PrivatePostgreSQLServer.skipReason))
 struct PostgreSQLUnresponsiveServerTests {
@@ -40,7 +40,7 @@ struct PostgreSQLUnresponsiveServerTests {
         #expect(answered, "the count waited on the frozen server past 60 s")
         if !answered { done.wait() }
         let result = try #require(outcome.withLock { $0 })
-        guard case .failure(let error) = result, case PostgreSQLStoreError.connectionLost(_, let reason) = error else {
+        guard case .failure(let error) = result, case StoreError.connectionLost(_, let reason) = error else {
             Issue.record("the count on a frozen server gave \(result), not connectionLost")
             return
         }

@@ -97,7 +97,7 @@ package protocol StoreBackend: AnyObject, Sendable {
     /// on a new snapshot, a bounded number of times, so `body` must do nothing it cannot repeat but store calls.
     /// Nested calls join the one under way. SQLite runs `body` as it is (it never selects in the app).
     /// - Throws: what `body` throws; ``StoreError`` when the transaction cannot begin or commit; on PostgreSQL
-    ///   `PostgreSQLStoreError.serializationFailure` naming `request` (such as "a batch delete of 'Item'")
+    ///   `StoreError.serializationFailure` naming `request` (such as "a batch delete of 'Item'")
     ///   when every attempt met rows other sessions changed.
     func inOneSnapshot<T>(writing: Bool, request: String, _ body: () throws -> T) throws -> T
     /// The stored rows of `entity` and its sub-entities whose uniqueness-constraint `keys` hold `values`.

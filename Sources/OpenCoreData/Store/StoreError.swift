@@ -35,6 +35,29 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
     /// `_EXTERNAL_DATA`; the save wrote nothing.
     case externalDataNotWritten(path: String, entity: String, key: String, reason: String)
 
+    // A store on a database server (the PostgreSQL store) fails in ways a file does not: its cases name the
+    // server (`host:port/database`, never the password) where the file cases name the path.
+
+    /// A store URL (or the environment standing in for one) that cannot be used, and why.
+    case invalidURL(String, reason: String)
+    /// The server could not be reached or refused the connection.
+    case connectionFailed(server: String, reason: String)
+    /// The server refused a statement: its error code (PostgreSQL's SQLSTATE), its message, and the
+    /// statement's first words.
+    case serverError(sqlState: String, message: String, statement: String)
+    /// The connection dropped while a statement was running; the transaction did not commit.
+    case connectionLost(server: String, reason: String)
+    /// A value the store reads back has a type the layout does not use (column, type name).
+    case unexpectedValue(column: String, type: String)
+    /// A request the store cannot run yet, refused before anything runs; the request names its entity or
+    /// operation.
+    case unsupported(request: String, server: String)
+    /// A request that selects its rows in the app and then writes them in one snapshot (a batch delete or
+    /// update whose predicate the server cannot say) met rows other sessions changed after its snapshot on
+    /// every one of `attempts` tries (PostgreSQL's SQLSTATE 40001); nothing was written. The request names
+    /// its kind and entity.
+    case serializationFailure(request: String, attempts: Int, server: String)
+
     /// The message naming the store's path and what went wrong.
     public var description: String {
         switch self {
@@ -58,6 +81,15 @@ public enum StoreError: Error, CustomStringConvertible, LocalizedError, Sendable
             return "\(path): the value of '\(entity).\(key)' in row \(primaryKey) cannot be read: \(reason)."
         case .externalDataNotWritten(let path, let entity, let key, let reason):
             return "\(path): a value of '\(entity).\(key)' could not be stored outside the row: \(reason); nothing was saved."
+        case .invalidURL(let url, let reason): return "store URL \(url): \(reason)"
+        case .connectionFailed(let server, let reason): return "cannot connect to the database server at \(server): \(reason)"
+        case .serverError(let state, let message, let statement):
+            return "the database server refused \(statement.prefix(60))…: \(message) (SQLSTATE \(state))"
+        case .connectionLost(let server, let reason): return "lost the connection to the database server at \(server): \(reason)"
+        case .unexpectedValue(let column, let type): return "column \(column) holds a value of type \(type), which the layout never writes"
+        case .unsupported(let request, let server): return "\(request) is not supported on this store yet (\(server))"
+        case .serializationFailure(let request, let attempts, let server):
+            return "\(request) met rows other sessions changed after its snapshot on each of \(attempts) attempts; nothing was changed, run it again (\(server))"
         }
     }
 

@@ -32,7 +32,7 @@ enum PostgreSQLStoreOpener {
                 do {
                     try PostgreSQLStore(model: model, configuration: settings, options: StoreOptions(readOnly: true)).close()
                     return (model, name)
-                } catch PostgreSQLStoreError.incompatibleStore {
+                } catch StoreError.incompatibleModel {
                     continue
                 }
             }
