@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OpenCoreDataImport", targets: ["OpenCoreDataImport"]),
         .library(name: "OpenCoreDataPostgreSQL", targets: ["OpenCoreDataPostgreSQL"]),
         .library(name: "OpenCoreDataSync", targets: ["OpenCoreDataSync"]),
+        .library(name: "OpenCoreDataSyncServer", targets: ["OpenCoreDataSyncServer"]),
         .executable(name: "ocd", targets: ["ocd"]),
         .executable(name: "ocd-bench", targets: ["ocd-bench"]),
         .executable(name: "ocd-crash-worker", targets: ["ocd-crash-worker"]),
@@ -20,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // Declarations of the Swift runtime's own functions that have no Swift spelling (see its header).
@@ -50,12 +52,25 @@ let package = Package(
         // Sync (docs/SYNC.md): what travels between replicas and the client that mirrors a store through a
         // sync server. Plain Foundation networking, so apps that sync build no server stack.
         .target(name: "OpenCoreDataSync", dependencies: ["OpenCoreData"]),
+        // The sync server (`ocd sync serve`): its state in a store of the library's own (SQLite or
+        // PostgreSQL), HTTP through Hummingbird, bearer tokens through jwt-kit.
+        .target(
+            name: "OpenCoreDataSyncServer",
+            dependencies: [
+                "OpenCoreData",
+                "OpenCoreDataSync",
+                "OpenCoreDataPostgreSQL",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
         .executableTarget(
             name: "ocd",
             dependencies: [
                 "OpenCoreData",
                 "OpenCoreDataImport",
                 "OpenCoreDataPostgreSQL",
+                "OpenCoreDataSyncServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `ocd serve` (docs/SERVE.md): the read-only store browser's HTTP server.
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -94,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenCoreDataSyncTests",
-            dependencies: ["OpenCoreData", "OpenCoreDataSync"]
+            dependencies: ["OpenCoreData", "OpenCoreDataSync", "OpenCoreDataSyncServer"]
         ),
         // Runs against a real server when OCD_POSTGRES_URL names one (scripts/postgres-server.sh starts one).
         .testTarget(

@@ -10,7 +10,7 @@ struct OCD: AsyncParsableCommand {
         abstract: "OpenCoreData's demo and everyday tool: the seeds' tutorials, store inspection and fetches.",
         subcommands: [TourCommand.self, TodoCommand.self, BanksCommand.self, InspectCommand.self, FetchCommand.self,
                       ImportCommand.self, ModelCommand.self, MigrateCommand.self, HistoryCommand.self,
-                      WatchCommand.self, ServeCommand.self, CopyCommand.self]
+                      WatchCommand.self, ServeCommand.self, CopyCommand.self, SyncCommand.self]
     )
 
     /// ArgumentParser's entry point, after one setting: ocd reads any model through `ManagedObject` itself,

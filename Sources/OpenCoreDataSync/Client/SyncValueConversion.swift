@@ -69,23 +69,3 @@ enum SyncValueConversion {
         }
     }
 }
-
-extension SyncValue {
-    /// The kind's name, for messages.
-    var kindName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "Boolean"
-        case .integer: "integer"
-        case .double: "floating-point"
-        case .decimal: "decimal"
-        case .string: "string"
-        case .date: "date"
-        case .data: "binary"
-        case .uuid: "UUID"
-        case .uri: "URI"
-        case .reference: "reference"
-        case .references: "list of references"
-        }
-    }
-}

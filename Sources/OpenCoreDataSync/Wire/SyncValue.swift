@@ -83,3 +83,23 @@ public enum SyncValue: Sendable, Hashable, Codable {
         }
     }
 }
+
+extension SyncValue {
+    /// The kind's name, for messages (`integer`, `reference`, …).
+    public var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "Boolean"
+        case .integer: "integer"
+        case .double: "floating-point"
+        case .decimal: "decimal"
+        case .string: "string"
+        case .date: "date"
+        case .data: "binary"
+        case .uuid: "UUID"
+        case .uri: "URI"
+        case .reference: "reference"
+        case .references: "list of references"
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataSync
+
+/// Checks pushed changes against the app's model before anything is applied: the entity, each key, each
+/// value's kind and range, and what references point at. Every refusal names the entity, key and record.
+struct SyncPushValidator {
+    let model: ManagedObjectModel
+
+    /// What the server knows of a record while a push is checked: its entity and whether it is deleted.
+    typealias Known = (entity: String, deleted: Bool)
+
+    /// Checks `change`; `known` answers for records stored or upserted earlier in the same push.
+    ///
+    /// - Throws: ``SyncRefusal`` (422 `invalid-change`) naming the culprit.
+    func check(_ change: SyncRecordChange, known: (UUID) -> Known?) throws {
+        func refuse(_ key: String?, _ reason: String) -> SyncRefusal {
+            .invalidChange("\(change.entity)\(key.map { ".\($0)" } ?? "") of record \(change.recordID): \(reason)")
+        }
+        guard let entity = model.entitiesByName[change.entity] else { throw refuse(nil, "the model has no such entity") }
+        if let existing = known(change.recordID), existing.entity != entity.name {
+            throw refuse(nil, "the record is a \(existing.entity)")
+        }
+        guard change.kind == .upsert else {
+            guard change.values.isEmpty else { throw refuse(nil, "a delete carries no values") }
+            return
+        }
+        guard !entity.isAbstract else { throw refuse(nil, "the entity is abstract") }
+        let attributes = SyncedProperties.attributes(of: entity)
+        let relationships = SyncedProperties.relationships(of: entity)
+        for (key, value) in change.values {
+            if let attribute = attributes[key] {
+                if let reason = Self.misfit(value, attribute) { throw refuse(key, reason) }
+            } else if let relationship = relationships[key] {
+                let targets: [UUID]
+                switch (relationship.isToMany, value) {
+                case (false, .null): targets = []
+                case (false, .reference(let id)): targets = [id]
+                case (true, .references(let ids)): targets = ids
+                default:
+                    throw refuse(key, "a \(value.kindName) value for a \(relationship.isToMany ? "to-many" : "to-one") relationship")
+                }
+                guard Set(targets).count == targets.count else { throw refuse(key, "a record is named twice") }
+                let destinations = Set([relationship.destinationEntityName]
+                    + (relationship.destinationEntity?.allSubentities.map(\.name) ?? []))
+                for target in targets {
+                    // A reference to a deleted record is kept: the device had not heard of the delete yet,
+                    // and each replica drops the link as it applies the delete.
+                    guard let record = known(target) else { throw refuse(key, "refers to record \(target), which the zone does not hold") }
+                    guard destinations.contains(record.entity) else {
+                        throw refuse(key, "refers to record \(target), a \(record.entity), not a \(relationship.destinationEntityName)")
+                    }
+                }
+            } else {
+                throw refuse(key, "no property of that name travels (transient, derived, or the other side of a relationship)")
+            }
+        }
+    }
+
+    /// The keys `values` must hold for a live record of `entityName`: its required attributes.
+    ///
+    /// - Returns: the first required attribute missing or null, if any.
+    func missingRequiredAttribute(entity entityName: String, values: [String: SyncValue]) -> String? {
+        guard let entity = model.entitiesByName[entityName] else { return nil }
+        for (name, attribute) in SyncedProperties.attributes(of: entity).sorted(by: { $0.key < $1.key }) where !attribute.isOptional {
+            if values[name] == nil || values[name] == .null { return name }
+        }
+        return nil
+    }
+
+    /// Why `value` does not fit `attribute`, or nil when it does.
+    static func misfit(_ value: SyncValue, _ attribute: AttributeDescription) -> String? {
+        switch (attribute.attributeType, value) {
+        case (_, .null): return nil
+        case (.integer16, .integer(let number)): return Int16(exactly: number) == nil ? "\(number) does not fit Integer 16" : nil
+        case (.integer32, .integer(let number)): return Int32(exactly: number) == nil ? "\(number) does not fit Integer 32" : nil
+        case (.integer64, .integer): return nil
+        case (.decimal, .decimal(let text)):
+            return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) == nil ? "“\(text.prefix(40))” is not a decimal number" : nil
+        case (.double, .double), (.float, .double): return nil
+        case (.string, .string): return nil
+        case (.boolean, .bool): return nil
+        case (.date, .date(let seconds)): return seconds.isFinite ? nil : "a date is a finite number of seconds"
+        case (.binaryData, .data), (.transformable, .data): return nil
+        case (.uuid, .uuid): return nil
+        case (.uri, .uri(let text)): return URL(string: text) == nil ? "“\(text.prefix(40))” is not a URL" : nil
+        default: return "a \(value.kindName) value for a \(attribute.attributeType.rawValue) attribute"
+        }
+    }
+}
