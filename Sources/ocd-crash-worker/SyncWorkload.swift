@@ -9,8 +9,8 @@ import Glibc
 /// The sync kill harness's client (docs/SYNC.md, "What proves it"): a store mirrored through a sync
 /// server, killed at random moments by the test.
 ///
-/// `push`: saves one new note per iteration (titled `<prefix>-<n>`; every third iteration also renames an
-/// earlier one, every seventh deletes one), logs `n` durably once the save returned, then runs a sync round.
+/// `push`: saves one new note per iteration (titled `<prefix>-<n>`; every third iteration also changes an
+/// earlier one's words), logs `n` durably once the save returned, then runs a sync round.
 /// `pull`: only runs sync rounds, so kills land while pulled pages are applied.
 enum SyncWorkload {
     static func run(mode: String, storePath: String, modelPath: String, server: String, token: String,
