@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
+import Logging
 import OpenCoreData
 import OpenCoreDataSync
+import ServiceLifecycle
 import Synchronization
 
 /// The sync server (`ocd sync serve`; docs/SYNC.md, "The server"): push and pull over HTTP, news as
@@ -18,7 +20,7 @@ public final class SyncServer: Sendable {
     let store: SyncServerStore
     let tokens: SyncTokens
     let hub = SyncEventHub()
-    private let running = Mutex<(task: Task<Void, Error>?, observer: ObserverBox?)>((nil, nil))
+    private let running = Mutex<(task: Task<Void, Error>?, group: ServiceGroup?, observer: ObserverBox?)>((nil, nil, nil))
 
     /// Opens the server's state; nothing listens until ``start()``.
     ///
@@ -43,14 +45,17 @@ public final class SyncServer: Sendable {
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()
             })
-        let task = Task { try await application.run() }
+        // A service group of one, so that stopping is a graceful shutdown (open responses finish) rather than
+        // a cancellation.
+        let group = ServiceGroup(services: [application], gracefulShutdownSignals: [], logger: Logger(label: "ocd sync serve"))
+        let task = Task { try await group.run() }
         // Commits made elsewhere (another instance on the same database, another process on the same file)
         // move zones' tokens too: their listeners hear of it.
         let observer = NotificationCenter.default.addObserver(forName: PersistentStoreCoordinator.remoteChangeNotification,
                                                               object: store.coordinator, queue: nil) { [hub, store] _ in
             for zone in hub.zones { if let token = try? store.token(zone: zone) { hub.publish(zone: zone, token: token) } }
         }
-        running.withLock { $0 = (task, ObserverBox(observer)) }
+        running.withLock { $0 = (task, group, ObserverBox(observer)) }
         for await port in portStream { return port }
         _ = try await task.value
         throw CancellationError()
@@ -82,13 +87,13 @@ public final class SyncServer: Sendable {
 
     /// Stops listening, ends open event streams, and closes the state.
     public func stop() async {
-        let (task, observer) = running.withLock { state in
-            defer { state = (nil, nil) }
+        let (task, group, observer) = running.withLock { state in
+            defer { state = (nil, nil, nil) }
             return state
         }
         if let observer { NotificationCenter.default.removeObserver(observer.observer) }
         hub.finish()
-        task?.cancel()
+        await group?.triggerGracefulShutdown()
         _ = try? await task?.value
         store.close()
     }
