@@ -176,3 +176,32 @@ func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async throws {
         try await Task.sleep(for: .milliseconds(20))
     }
 }
+
+/// Two server instances on one state (the same SQLite file here; a PostgreSQL database alike) pushing to one
+/// zone at once: every transaction gets its own token, none twice, none skipped.
+@Suite("Sync server: instances sharing one state give out each token once")
+struct SyncServerSharedStateTests {
+    @Test func sixteenPushesThroughTwoInstancesGetTokensOneToSixteen() async throws {
+        let model = try SyncTestModel.make()
+        let first = try await SyncTestServer(model: model)
+        let second = try await SyncTestServer(model: model, store: first.store, key: first.key)
+        let token = try await first.token(for: "alice")
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for number in 1...16 {
+                let server = number % 2 == 0 ? first : second
+                group.addTask {
+                    try await server.push([SyncServerProtocolTests.transaction(number, [SyncServerProtocolTests.note(UUID(), title: "n\(number)")])],
+                                          token: token).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+        let pulled = try JSONDecoder().decode(SyncPullResponse.self, from: try await first.call("GET", "/v1/pull?after=0&limit=100", token: token).body)
+        #expect(pulled.transactions.map(\.serverToken) == Array(1...16))
+        #expect(Set(pulled.transactions.map(\.id)).count == 16)
+        #expect(try await second.records(token: token).count == 16)
+        await first.stop()
+        await second.stop()
+    }
+}
