@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -240,7 +241,9 @@ final class JSONRowServer: @unchecked Sendable {
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()
-            })
+            },
+            // Stopped by cancelling its task, which Hummingbird would log as an error after every run.
+            logger: { var logger = Logger(label: "bench rows"); logger.logLevel = .critical; return logger }())
         task = Task { try await application.run() }
         let port = try SyncScenarios.blocking { for await port in ports { return port }; return 0 }
         url = URL(string: "http://127.0.0.1:\(port)/rows")!
