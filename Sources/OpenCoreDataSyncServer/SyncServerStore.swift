@@ -31,11 +31,14 @@ final class SyncServerStore: @unchecked Sendable {
         fingerprint = SyncModelFingerprint.of(appModel)
         validator = SyncPushValidator(model: appModel)
         coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model())
-        let options = StoreOptions(remoteChangeNotifications: watch)
         if location.hasPrefix("postgresql://") || location.hasPrefix("postgres://") {
-            try coordinator.addPersistentStore(configuration: PostgreSQLStoreConfiguration(url: location), options: options)
+            // PostgreSQL announces commits to other instances through its history's change feed, so the
+            // state keeps history there (docs/POSTGRESQL.md); SQLite's watch needs none.
+            try coordinator.addPersistentStore(configuration: PostgreSQLStoreConfiguration(url: location),
+                                               options: StoreOptions(persistentHistoryTracking: watch, remoteChangeNotifications: watch))
         } else {
-            try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: location), options: options)
+            try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: location),
+                                               options: StoreOptions(remoteChangeNotifications: watch))
         }
     }
 

@@ -64,4 +64,32 @@ struct SyncServerConvergenceTests {
         await first.stop()
         await second.stop()
     }
+
+    @Test(.enabled(if: postgreSQLURL != nil, "OCD_POSTGRES_URL is not set (scripts/postgres-server.sh starts a server)"))
+    func aPushToOneInstanceIsNewsOnTheOther() async throws {
+        let url = try #require(Self.postgreSQLURL)
+        let model = try SyncTestModel.make()
+        let first = try await SyncTestServer(model: model, store: url)
+        let second = try await SyncTestServer(model: model, store: url, key: first.key)
+        let token = try await first.token(for: "alice")
+        let heard = Shared<Int>(0)
+        let listener = SyncNewsListener(server: second.url, token: { token }) { heard.update { $0 += 1 } }
+        listener.start()
+        try await waitUntil { heard.value >= 1 }   // the stream's opening event
+        #expect(try await first.push([SyncServerProtocolTests.transaction(1, [SyncServerProtocolTests.note(UUID(), title: "n")])],
+                                     token: token).status == 200)
+        try await waitUntil(seconds: 10) { heard.value >= 2 }
+        listener.stop()
+        await first.stop()
+        await second.stop()
+    }
+}
+
+/// A value shared with callbacks on other threads.
+final class Shared<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.withLock { stored } }
+    func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
 }
