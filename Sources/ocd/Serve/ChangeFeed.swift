@@ -123,9 +123,9 @@ final class ChangeFeed: Sendable {
     /// - Throws: the store's error when it cannot be counted or its history read.
     private static func change(_ remote: RemoteChange, browser: StoreBrowser, counts: inout [String: Int],
                                last: inout PersistentHistoryToken?) throws -> StoreChange? {
-        let now = try browser.counts()
-        defer { counts = now }
         guard let token = remote.historyToken else {
+            let now = try browser.counts()
+            defer { counts = now }
             let subentities = Dictionary(uniqueKeysWithValues: browser.model.entities.map { ($0.name, $0.subentities.map(\.name)) })
             return StoreChange(counts: now, changes: StoreChange.changes(from: counts, to: now, subentities: subentities),
                                history: false)
@@ -152,6 +152,11 @@ final class ChangeFeed: Sendable {
             }
         }
         guard !transactions.isEmpty else { return nil }
+        // Counted after the history was read, so the counts include every change the event names: a commit
+        // right after the one notified shows in both (and its own event then names nothing new), never in the
+        // changes without the counts.
+        let now = try browser.counts()
+        counts = now
         return StoreChange(counts: now, changes: byEntity.keys.sorted().compactMap { byEntity[$0] }, history: true)
     }
 }
