@@ -3,11 +3,17 @@ import Foundation
 /// Prints predicates and expressions as format strings that parse back to equal values.
 ///
 /// Parentheses are added exactly where the parser's precedence would otherwise regroup the tree. A tree built
-/// in code deeper than ``QueryLanguageLimits/maximumNestingDepth`` (the parser builds none) prints its parts
-/// beyond the limit as `…`, rather than recursing without bound: such a tree parses back to nothing anyway.
+/// in code far deeper than ``QueryLanguageLimits/maximumNestingDepth`` (the parser builds none) prints its
+/// parts beyond ``printingDepth`` as `…`, rather than recursing without bound: such a tree parses back to
+/// nothing anyway.
 package enum QueryFormatter {
     /// What stands for the parts of a tree beyond the nesting limit.
     static let elided = "…"
+
+    /// How deep printing goes before it elides. The printer counts a level for each predicate, comparison and
+    /// expression it enters, where the parser counts fewer (one for `-x`, none for a comparison), so the bound is
+    /// a multiple of the parser's: every tree the parser accepts prints whole and parses back.
+    static let printingDepth = QueryLanguageLimits.maximumNestingDepth * 4
 
     /// Words the parser treats as keywords; keys spelled like them are printed with a `#` escape.
     static let reservedWords: Set<String> = [
@@ -19,7 +25,7 @@ package enum QueryFormatter {
     static func isReserved(_ word: String) -> Bool { reservedWords.contains(word.uppercased()) }
 
     package static func format(_ predicate: QueryPredicate, depth: Int = 0) -> String {
-        guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
+        guard depth < printingDepth else { return elided }
         func part(_ predicate: QueryPredicate) -> String { QueryFormatter.format(predicate, depth: depth + 1) }
         func comparisonText(_ comparison: QueryComparison) -> String { QueryFormatter.format(comparison, depth: depth + 1) }
         switch predicate {
@@ -51,7 +57,7 @@ package enum QueryFormatter {
     }
 
     package static func format(_ comparison: QueryComparison, depth: Int = 0) -> String {
-        guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
+        guard depth < printingDepth else { return elided }
         func part(_ expression: QueryExpression) -> String { QueryFormatter.format(expression, depth: depth + 1) }
         var text = comparison.modifier == .direct ? "" : comparison.modifier.rawValue + " "
         text += part(comparison.lhs) + " " + comparison.op.rawValue
@@ -66,7 +72,7 @@ package enum QueryFormatter {
 
     // Expression precedence levels: 1 additive, 2 multiplicative, 3 power, 4 unary, 5 postfix/primary.
     package static func format(_ expression: QueryExpression, level: Int = 0, depth: Int = 0) -> String {
-        guard depth < QueryLanguageLimits.maximumNestingDepth else { return elided }
+        guard depth < printingDepth else { return elided }
         func part(_ expression: QueryExpression, level: Int = 0) -> String {
             QueryFormatter.format(expression, level: level, depth: depth + 1)
         }

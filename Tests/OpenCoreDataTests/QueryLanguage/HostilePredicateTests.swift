@@ -80,6 +80,24 @@ import Testing
         try Self.compile(try QueryPredicate(format: String(repeating: "friends.", count: 100) + "name == 'x'"), model)
     }
 
+    /// The deepest predicates the parser accepts print whole and parse back to themselves (a fuzz run found
+    /// 499 unary minuses printed with the innermost operand elided).
+    @Test func theDeepestAcceptedPredicatesPrintBack() throws {
+        for (prefix, repeated, suffix) in [("-Cha != ", "-", "rame"), ("", "NOT ", "a == 1"), ("a == ", "(", "1"), ("", "(", "a == 1")] {
+            var accepted: QueryPredicate?
+            for count in stride(from: QueryLanguageLimits.maximumNestingDepth + 2, through: 1, by: -1) {
+                let closing = repeated == "(" ? String(repeating: ")", count: count) : ""
+                if let predicate = try? QueryPredicate(format: prefix + String(repeating: repeated, count: count) + suffix + closing) {
+                    accepted = predicate
+                    break
+                }
+            }
+            let deepest = try #require(accepted, "\(repeated)")
+            #expect(!deepest.predicateFormat.contains("…"), "\(repeated)")
+            #expect(try QueryPredicate(format: deepest.predicateFormat) == deepest, "\(repeated)")
+        }
+    }
+
     @Test func treesBuiltInCodeBeyondTheLimitAreRefusedByEveryWalk() throws {
         let model = try Self.model()
         var predicate = try QueryPredicate(format: "age == $x")
