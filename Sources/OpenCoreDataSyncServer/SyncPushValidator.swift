@@ -30,7 +30,7 @@ struct SyncPushValidator {
         let relationships = SyncedProperties.relationships(of: entity)
         for (key, value) in change.values {
             if let attribute = attributes[key] {
-                if let reason = Self.misfit(value, attribute) { throw refuse(key, reason) }
+                if let reason = value.misfit(for: attribute) { throw refuse(key, reason) }
             } else if let relationship = relationships[key] {
                 let targets: [UUID]
                 switch (relationship.isToMany, value) {
@@ -66,25 +66,5 @@ struct SyncPushValidator {
             if values[name] == nil || values[name] == .null { return name }
         }
         return nil
-    }
-
-    /// Why `value` does not fit `attribute`, or nil when it does.
-    static func misfit(_ value: SyncValue, _ attribute: AttributeDescription) -> String? {
-        switch (attribute.attributeType, value) {
-        case (_, .null): return nil
-        case (.integer16, .integer(let number)): return Int16(exactly: number) == nil ? "\(number) does not fit Integer 16" : nil
-        case (.integer32, .integer(let number)): return Int32(exactly: number) == nil ? "\(number) does not fit Integer 32" : nil
-        case (.integer64, .integer): return nil
-        case (.decimal, .decimal(let text)):
-            return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) == nil ? "“\(text.prefix(40))” is not a decimal number" : nil
-        case (.double, .double), (.float, .double): return nil
-        case (.string, .string): return nil
-        case (.boolean, .bool): return nil
-        case (.date, .date(let seconds)): return seconds.isFinite ? nil : "a date is a finite number of seconds"
-        case (.binaryData, .data), (.transformable, .data): return nil
-        case (.uuid, .uuid): return nil
-        case (.uri, .uri(let text)): return URL(string: text) == nil ? "“\(text.prefix(40))” is not a URL" : nil
-        default: return "a \(value.kindName) value for a \(attribute.attributeType.rawValue) attribute"
-        }
     }
 }
