@@ -137,6 +137,8 @@ final class SyncServerStore: @unchecked Sendable {
             states[id] = try Self.state(of: object, id: id)
         }
 
+        // One encoder for the push: a push of 10,000 changes stores 10,000 records.
+        let encoder = JSONEncoder()
         var touched: Set<UUID> = []
         for transaction in request.transactions where !applied.contains(transaction.id) {
             applied.insert(transaction.id)
@@ -163,7 +165,7 @@ final class SyncServerStore: @unchecked Sendable {
             try logged.setValue(transaction.id, forKey: "transactionID")
             try logged.setValue(transaction.origin, forKey: "origin")
             try logged.setValue(token, forKey: "token")
-            try logged.setValue(try JSONEncoder().encode(transaction.changes), forKey: "changes")
+            try logged.setValue(try encoder.encode(transaction.changes), forKey: "changes")
         }
         for id in touched.sorted(by: { $0.uuidString < $1.uuidString }) {
             guard let state = states[id] else { continue }
@@ -177,7 +179,7 @@ final class SyncServerStore: @unchecked Sendable {
                 try new.setValue(state.entity, forKey: "entity")
                 return new
             }()
-            try object.setValue(try JSONEncoder().encode(state.values), forKey: "values")
+            try object.setValue(try encoder.encode(state.values), forKey: "values")
             try object.setValue(state.deleted, forKey: "deleted")
         }
         try zoneObject.setValue(token, forKey: "token")
