@@ -40,7 +40,7 @@ enum HTTPGet {
             if count == 0 { break }
             guard count > 0 else { throw Failure(description: "recv: \(String(cString: strerror(errno)))") }
             received += buffer[0..<count]
-            // Some servers (chromedriver) keep the connection despite `Connection: close`: a body of a
+            // A server may keep the connection despite `Connection: close`: a body of a
             // stated length is whole once that many bytes are in.
             if let whole = try? parse(received, method: method), let length = whole.headers["content-length"].flatMap(Int.init),
                whole.body.utf8.count >= length { return whole }

@@ -5,15 +5,11 @@ import Glibc
 #endif
 
 /// Debian's Chromium run headless against `ocd serve`: the DOM after the pages' script ran, screenshots,
-/// and (through `chromedriver`, the WebDriver protocol over plain HTTP) a page kept open while the test
-/// saves. The tests skip when it is not installed (`apt-get install chromium chromium-driver`; `.ci/run`
-/// does).
+/// and (through the DevTools protocol on a pipe) a page kept open while the test saves. The tests skip
+/// when it is not installed (`apt-get install chromium`; `.ci/run` does).
 enum HeadlessChromium {
     /// The browser, when installed.
     static let browser: String? = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .first { FileManager.default.isExecutableFile(atPath: $0) }
-    /// The WebDriver server, when installed.
-    static let driver: String? = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// Where the screenshots go: a folder of the build, kept after the run to be looked at.
@@ -61,109 +57,88 @@ enum HeadlessChromium {
         return file
     }
 
-    /// A browser session driven through `chromedriver` (started here on a free port, stopped on `close`).
+    /// A headless browser kept open while a test saves, driven through the DevTools protocol over
+    /// `--remote-debugging-pipe` (JSON messages, each ended by a NUL byte, on descriptors 3 and 4).
+    ///
+    /// No WebDriver server in between: the browser is the same program the one-shot tests above run, so a
+    /// machine where those pass runs these too, and there is no port to choose, announce or connect to.
     final class Session {
-        private let driver: ChildProcess
-        private let base: String
+        private let browser: ChildProcess
+        private let commands: FileHandle
+        private let replies: Int32
         private let profile: URL
-        private var session = ""
+        private var pending = Data()
+        private var nextID = 0
+        private var page = ""
 
-        /// Starts chromedriver and a headless browser session.
+        /// Starts the browser and attaches to a blank page of its own.
         ///
-        /// - Throws: ``Failure`` when chromedriver is absent or the session cannot be made within 30 s.
+        /// - Throws: ``Failure`` when Chromium is absent, ends, or does not answer within 30 s.
         init() async throws {
-            guard let path = HeadlessChromium.driver, let browser = HeadlessChromium.browser else {
-                throw Failure(description: "chromedriver is not installed")
-            }
-            // Port 0: chromedriver picks a free port and says which, so no port chosen here can be taken
-            // by another process before the driver binds it.
-            driver = try ChildProcess.start(path, ["--port=0"], captureErrors: true)
-            guard let port = await Self.announcedPort(of: driver, seconds: 60) else {
-                driver.kill(SIGKILL)
-                let errors = driver.errorOutput.map { String(decoding: $0.availableData, as: UTF8.self) } ?? ""
-                throw Failure(description: "chromedriver did not say it was listening within 60 s: \(errors)")
-            }
-            base = "http://127.0.0.1:\(port)"
+            guard let path = HeadlessChromium.browser else { throw Failure(description: "chromium is not installed") }
             profile = try OcdBinary.temporaryFolder()
-            let deadline = Date().addingTimeInterval(30)
-            var lastError: Error?
-            while Date() < deadline {
-                do {
-                    let answer = try await Self.call("POST", base + "/session", [
-                        "capabilities": ["alwaysMatch": ["goog:chromeOptions": [
-                            "binary": browser,
-                            "args": HeadlessChromium.commonArguments + ["--user-data-dir=\(profile.path)"],
-                        ]]],
-                    ])
-                    if let value = answer["value"] as? [String: Any], let id = value["sessionId"] as? String {
-                        session = id
-                        return
-                    }
-                    lastError = Failure(description: "no session in \(answer)")
-                } catch {
-                    lastError = error
-                }
-                try await Task.sleep(for: .milliseconds(200))
+            browser = try ChildProcess.start(path, HeadlessChromium.commonArguments + [
+                "--user-data-dir=\(profile.path)", "--remote-debugging-pipe", "about:blank",
+            ], captureErrors: true, debuggingPipe: true)
+            guard let pipe = browser.debuggingPipe else { throw Failure(description: "no debugging pipe") }
+            commands = pipe.commands
+            replies = pipe.replies.fileDescriptor
+            // Chromium's own messages go to standard error; drained so that it never blocks on a full pipe.
+            if let errors = browser.errorOutput {
+                Thread { while !errors.availableData.isEmpty {} }.start()
             }
-            throw Failure(description: "chromedriver gave no session: \(String(describing: lastError))")
+            let target = try call("Target.createTarget", ["url": "about:blank"])
+            guard let targetID = target["targetId"] as? String else { throw Failure(description: "no target in \(target)") }
+            let attached = try call("Target.attachToTarget", ["targetId": targetID, "flatten": true])
+            guard let sessionID = attached["sessionId"] as? String else { throw Failure(description: "not attached: \(attached)") }
+            page = sessionID
         }
 
-        /// The port in chromedriver's "started successfully on port N." line, or nil when the driver ends
-        /// its output or says nothing of the kind within `seconds`.
-        private static func announcedPort(of driver: ChildProcess, seconds: Double) async -> Int? {
-            let found = Mutex<Int??>(nil)
-            let output = driver.output
-            Thread {
-                var text = ""
-                while true {
-                    let chunk = output.availableData
-                    if chunk.isEmpty { found.withLock { $0 = .some(nil) }; return }
-                    text += String(decoding: chunk, as: UTF8.self)
-                    if let range = text.range(of: "started successfully on port "),
-                       let line = text[range.upperBound...].split(separator: "\n").first,
-                       line.hasSuffix("."), let port = Int(line.dropLast()) {
-                        found.withLock { $0 = .some(port) }
-                        return
-                    }
-                }
-            }.start()
-            let deadline = Date().addingTimeInterval(seconds)
-            while Date() < deadline {
-                if let answer = found.withLock({ $0 }) { return answer }
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-            return nil
-        }
-
-        /// Loads `url` in the session's window.
+        /// Loads `url` in the session's page and waits until the document is complete.
+        ///
+        /// - Throws: ``Failure`` when the browser refuses the address or the page does not load within 30 s.
         func open(_ url: String) async throws {
-            _ = try await Self.call("POST", "\(base)/session/\(session)/url", ["url": url])
+            let answer = try call("Page.navigate", ["url": url], session: page)
+            if let error = answer["errorText"] as? String { throw Failure(description: "\(url): \(error)") }
+            try await waitUntil("return document.readyState === 'complete' && location.href !== 'about:blank'", seconds: 30)
         }
 
         /// Runs `script` (a function body) in the page and returns what it returns.
+        ///
+        /// - Throws: ``Failure`` with the page's exception when the script throws.
         func evaluate(_ script: String) async throws -> Any? {
-            let answer = try await Self.call("POST", "\(base)/session/\(session)/execute/sync", ["script": script, "args": []])
-            return answer["value"]
+            let answer = try call("Runtime.evaluate", ["expression": "(function() {\n\(script)\n})()", "returnByValue": true],
+                                  session: page)
+            if let exception = answer["exceptionDetails"] as? [String: Any] {
+                let text = (exception["exception"] as? [String: Any])?["description"] ?? exception["text"] ?? ""
+                throw Failure(description: "script threw \(text): \(script)")
+            }
+            return (answer["result"] as? [String: Any])?["value"]
         }
 
-        /// Polls `script` until it returns `true`, up to `seconds`.
+        /// Polls `script` until it returns `true`, up to `seconds`. A script that throws while the page
+        /// is between documents (a form just sent) counts as not yet.
         ///
-        /// - Throws: ``Failure`` naming the script when it never does.
+        /// - Throws: ``Failure`` naming the script (and its last error) when it never does.
         func waitUntil(_ script: String, seconds: Double = 10) async throws {
             let deadline = Date().addingTimeInterval(seconds)
+            var lastError: Error?
             while Date() < deadline {
-                if try await evaluate(script) as? Bool == true { return }
+                do {
+                    if try await evaluate(script) as? Bool == true { return }
+                } catch {
+                    lastError = error
+                }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            throw Failure(description: "not true within \(seconds) s: \(script)")
+            throw Failure(description: "not true within \(seconds) s: \(script)\(lastError.map { " (last: \($0))" } ?? "")")
         }
 
-        /// Ends the session and chromedriver, and any browser process the session left (chromedriver does
-        /// not end the browser when it is stopped itself): those, and only those, name this session's profile.
+        /// Closes the browser, then ends any of its processes still running: those, and only those, name
+        /// this session's profile.
         func close() async {
-            _ = try? await Self.call("DELETE", "\(base)/session/\(session)", nil)
-            driver.kill(SIGTERM)
-            _ = try? driver.wait(seconds: 20)
+            _ = try? call("Browser.close", [:], seconds: 10)
+            if (try? browser.wait(seconds: 10)) == nil { browser.kill(SIGKILL) }
             let marker = "--user-data-dir=\(profile.path)"
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
                 guard let pid = Int32(entry), let commandLine = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
@@ -173,18 +148,34 @@ enum HeadlessChromium {
             try? FileManager.default.removeItem(at: profile)
         }
 
-        /// One WebDriver call: JSON in, JSON out (over a plain socket: chromedriver listens on loopback).
-        private static func call(_ method: String, _ url: String, _ body: [String: Any]?) async throws -> [String: Any] {
-            let parsed = URL(string: url)!
-            let text = try body.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
-            let response = try HTTPGet.request(parsed.path, port: parsed.port ?? 80, method: method, body: text)
-            guard let object = try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any] else {
-                throw Failure(description: "not a JSON object: \(response.body)")
+        /// One DevTools command and its result, skipping the events that arrive in between.
+        private func call(_ method: String, _ parameters: [String: Any], session: String? = nil,
+                          seconds: Double = 30) throws -> [String: Any] {
+            nextID += 1
+            var message: [String: Any] = ["id": nextID, "method": method, "params": parameters]
+            if let session { message["sessionId"] = session }
+            commands.write(try JSONSerialization.data(withJSONObject: message) + Data([0]))
+            let deadline = Date().addingTimeInterval(seconds)
+            while true {
+                if let end = pending.firstIndex(of: 0) {
+                    let text = pending[pending.startIndex..<end]
+                    pending = Data(pending[(end + 1)...])
+                    guard let reply = try JSONSerialization.jsonObject(with: text) as? [String: Any],
+                          reply["id"] as? Int == nextID else { continue }
+                    if let error = reply["error"] as? [String: Any] {
+                        throw Failure(description: "\(method): \(error["message"] ?? error)")
+                    }
+                    return reply["result"] as? [String: Any] ?? [:]
+                }
+                let left = deadline.timeIntervalSinceNow
+                guard left > 0 else { throw Failure(description: "\(method): no answer within \(seconds) s") }
+                var ready = pollfd(fd: replies, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, Int32(left * 1000) + 1) > 0 else { continue }
+                var chunk = [UInt8](repeating: 0, count: 65_536)
+                let count = read(replies, &chunk, chunk.count)
+                guard count > 0 else { throw Failure(description: "\(method): the browser closed its pipe") }
+                pending.append(contentsOf: chunk[0..<count])
             }
-            if let value = object["value"] as? [String: Any], let error = value["error"] as? String {
-                throw Failure(description: "\(method) \(url): \(error): \(value["message"] ?? "")")
-            }
-            return object
         }
     }
 }

@@ -22,13 +22,18 @@ final class ChildProcess: Sendable {
     let input: FileHandle?
     /// The child's standard error, when it was asked for (else it goes to /dev/null).
     let errorOutput: FileHandle?
+    /// Chromium's `--remote-debugging-pipe`, when it was asked for: what the parent writes reaches the
+    /// child's descriptor 3, and what the child writes to its descriptor 4 is read here.
+    let debuggingPipe: (commands: FileHandle, replies: FileHandle)?
     private let exitStatus = Mutex<Int32?>(nil)
 
-    private init(pid: pid_t, output: FileHandle, input: FileHandle?, errorOutput: FileHandle?) {
+    private init(pid: pid_t, output: FileHandle, input: FileHandle?, errorOutput: FileHandle?,
+                 debuggingPipe: (commands: FileHandle, replies: FileHandle)? = nil) {
         self.pid = pid
         self.output = output
         self.input = input
         self.errorOutput = errorOutput
+        self.debuggingPipe = debuggingPipe
     }
 
     deinit {
@@ -41,9 +46,12 @@ final class ChildProcess: Sendable {
     }
 
     /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`.
+    /// With `debuggingPipe`, the child also gets descriptors 3 (to read) and 4 (to write), as Chromium's
+    /// `--remote-debugging-pipe` expects.
     static func start(_ executable: String, _ arguments: [String], withInput: Bool = false,
-                      captureErrors: Bool = false) throws -> ChildProcess {
+                      captureErrors: Bool = false, debuggingPipe: Bool = false) throws -> ChildProcess {
         let stdout = try pipe(), stdin = withInput ? try pipe() : nil, stderr = captureErrors ? try pipe() : nil
+        let commands = debuggingPipe ? try pipe() : nil, replies = debuggingPipe ? try pipe() : nil
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -53,6 +61,10 @@ final class ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdout.write, 1)
         if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr.write, 2) } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        if let commands, let replies {
+            posix_spawn_file_actions_adddup2(&actions, commands.read, 3)
+            posix_spawn_file_actions_adddup2(&actions, replies.write, 4)
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -77,15 +89,23 @@ final class ChildProcess: Sendable {
         close(stdout.write)
         if let stdin { close(stdin.read) }
         if let stderr { close(stderr.write) }
+        if let commands { close(commands.read) }
+        if let replies { close(replies.write) }
         guard result == 0 else {
             close(stdout.read)
             if let stdin { close(stdin.write) }
             if let stderr { close(stderr.read) }
+            if let commands { close(commands.write) }
+            if let replies { close(replies.read) }
             throw Failure(description: "cannot start \(executable): \(String(cString: strerror(result)))")
         }
         return ChildProcess(pid: pid, output: FileHandle(fileDescriptor: stdout.read, closeOnDealloc: true),
                             input: stdin.map { FileHandle(fileDescriptor: $0.write, closeOnDealloc: true) },
-                            errorOutput: stderr.map { FileHandle(fileDescriptor: $0.read, closeOnDealloc: true) })
+                            errorOutput: stderr.map { FileHandle(fileDescriptor: $0.read, closeOnDealloc: true) },
+                            debuggingPipe: commands.flatMap { commands in replies.map { replies in
+                                (FileHandle(fileDescriptor: commands.write, closeOnDealloc: true),
+                                 FileHandle(fileDescriptor: replies.read, closeOnDealloc: true))
+                            } })
     }
 
     /// Held while a pipe is made and marked close-on-exec, and while a child is spawned: pipe2 is not
@@ -97,6 +117,12 @@ final class ChildProcess: Sendable {
         try spawning.withLock { _ in
             var fds: [Int32] = [0, 0]
             guard Glibc.pipe(&fds) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
+            // Above the descriptors a child is given (0–4), so one dup2 in the child cannot overwrite another's source.
+            for index in 0..<2 where fds[index] < 5 {
+                let moved = fcntl(fds[index], F_DUPFD, 5)
+                close(fds[index])
+                fds[index] = moved
+            }
             _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
             _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
             return (fds[0], fds[1])
