@@ -157,7 +157,7 @@ final class Fixtures {
 enum Scenarios {
     static let all: [Scenario] = [insert, fetchAll, fetchBatched, loadBatchByID, countWithPredicate, updatePerObject]
         + AsyncFetchScenarios.all + BatchScenarios.all + ResultsControllerScenarios.all + HistoryScenarios.all
-        + SyncScenarios.all
+        + SyncScenarios.all + ServeScenarios.all
         + MigrationScenarios.all
 
     /// (1) Insert and save N new objects.

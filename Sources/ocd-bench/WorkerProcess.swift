@@ -10,14 +10,20 @@ struct WorkerProcess {
     let pid: pid_t
     let output: URL
 
-    /// Starts `/proc/self/exe` (this very binary) with `arguments`, its output going to `output`.
-    static func start(_ arguments: [String], output: URL) throws -> WorkerProcess {
+    /// Starts `executable` (by default `/proc/self/exe`, this very binary) with `arguments`, its output going
+    /// to `output` (and its standard error too with `errorsToOutput`, else to this program's).
+    ///
+    /// - Throws: ``BenchWorkerFailure`` when the program cannot be started.
+    static func start(_ arguments: [String], output: URL, executable: String? = nil,
+                      errorsToOutput: Bool = false) throws -> WorkerProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        if errorsToOutput { posix_spawn_file_actions_adddup2(&actions, 1, 2) }
+        let executable = executable
+            ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let argv = ([executable] + arguments).map { strdup($0) }
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
