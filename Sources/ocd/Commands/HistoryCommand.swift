@@ -52,7 +52,7 @@ struct HistoryCommand: AsyncParsableCommand {
         let (opened, _) = try OpenedStore.openFindingModel(location, modelPath: model)
         defer { opened.close() }
         let entityDescription = try TransactionText.entity(named: entity, in: opened.coordinator.managedObjectModel)
-        guard try Self.hasPersistentHistory(location, opened) else {
+        guard try opened.keepsHistory(at: location) else {
             throw OCDError("\(store) has no persistent history (write it with --history, or with history tracking on)")
         }
         if readers { return try listReaders(opened) }
@@ -99,14 +99,6 @@ struct HistoryCommand: AsyncParsableCommand {
         try writing(location, opened) { removed = try $0.unregisterPersistentHistoryReader(named: name) }
         guard removed else { throw OCDError("\(store) has no history reader named '\(name)'") }
         Console.error("unregistered reader '\(name)'")
-    }
-
-    /// Whether the store keeps persistent history tables, read without changing it.
-    private static func hasPersistentHistory(_ location: StoreLocation, _ opened: OpenedStore) throws -> Bool {
-        switch location {
-        case .file: return try SQLiteStore.hasPersistentHistory(at: opened.url)
-        case .postgreSQL(let configuration): return try PostgreSQLStorePresence.find(configuration: configuration).hasHistory
-        }
     }
 
     /// Runs `body` on the store reopened for writing, with history tracking (what the reader registry needs),

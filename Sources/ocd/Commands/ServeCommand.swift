@@ -41,6 +41,7 @@ struct ServeCommand: AsyncParsableCommand {
         let host = self.host
         var browser = StoreBrowser(opened: opened, modelName: modelName, storeName: opened.displayName)
         browser.isWritable = readWrite
+        browser.keepsHistory = try opened.keepsHistory(at: location)
         browser.formToken = (0..<4).map { _ in String(UInt64.random(in: .min ... .max), radix: 16) }.joined()
         let feed = ChangeFeed(browser: browser)
         let watching = try feed.start()

@@ -2,7 +2,8 @@ import OpenCoreData
 
 /// `/object/ENTITY/PK`: every attribute of one object (binary data as its size and first bytes, images as
 /// images, transformable values as their description) and its relationships as links to the related
-/// objects (a to-many's first ``StoreBrowser/relatedObjectLimit``, then how many more).
+/// objects (a to-many's first ``StoreBrowser/relatedObjectLimit``, then how many more), and, when the store
+/// keeps persistent history, the object's changes.
 struct ObjectPage {
     /// The object's entity, as the path names it.
     let entity: EntityDescription
@@ -72,9 +73,49 @@ struct ObjectPage {
                 \(rows.joined(separator: "\n"))
                 </table>
                 \(delete)
+                \(browser.keepsHistory ? try history(of: object, in: context) : "")
                 """
         }
         return PageLayout.document(title: title, storeName: browser.storeName, writable: browser.isWritable, body: body)
+    }
+
+    /// The object's changes as the store's history holds them, newest first (the last
+    /// ``StoreBrowser/historyLimit``): when, by whom (author, context, program), and what changed.
+    ///
+    /// - Throws: the store's error when its history cannot be read.
+    private func history(of object: ManagedObject, in context: ManagedObjectContext) throws -> String {
+        let request = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
+        request.changePredicate = try QueryPredicate(format: "entityName == %@ AND primaryKey == %@",
+                                                     object.entity.name, object.objectID.primaryKey)
+        let transactions = ((try context.execute(request) as? PersistentHistoryResult)?.transactions ?? [])
+            .filter { !($0.changes ?? []).isEmpty }
+        guard !transactions.isEmpty else {
+            return "<h2>History</h2>\n<p class=\"history\">No change to this object is in the store's history.</p>"
+        }
+        let shown = transactions.suffix(StoreBrowser.historyLimit).reversed()
+        let rows = shown.flatMap { transaction in
+            (transaction.changes ?? []).map { change in
+                let what: String
+                switch change.changeType {
+                case .insert: what = "inserted"
+                case .delete: what = "deleted"
+                case .update:
+                    what = "updated " + (change.updatedProperties ?? []).sorted().map(HTMLText.escaped).joined(separator: ", ")
+                }
+                let who = [transaction.author, transaction.contextName, transaction.bundleID].compactMap { $0 }
+                return "<tr><td>\(transaction.transactionNumber)</td><td>\(HTMLText.escaped(DateText.iso8601(transaction.timestamp)))</td>"
+                    + "<td>\(what)</td><td>\(who.map(HTMLText.escaped).joined(separator: " · "))</td></tr>"
+            }
+        }
+        let earlier = transactions.count - shown.count
+        return """
+            <h2>History</h2>
+            <table class="history">
+            <tr><th>Transaction</th><th>When</th><th>Change</th><th>By</th></tr>
+            \(rows.joined(separator: "\n"))
+            </table>
+            \(earlier > 0 ? "<p class=\"history\">and \(earlier) earlier transaction\(earlier == 1 ? "" : "s")</p>" : "")
+            """
     }
 
     /// The form that sets one attribute: the value as text, posted back to this page.

@@ -9,6 +9,8 @@ struct StoreBrowser: Sendable {
     let opened: OpenedStore
     /// Whether object pages offer forms that edit and delete (`--read-write`).
     var isWritable = false
+    /// Whether the store keeps persistent history: object pages then list the object's changes.
+    var keepsHistory = false
     /// A secret made when the server starts, carried by every form and required of every POST: a page of
     /// another site cannot read it, so it cannot make a form this server accepts.
     var formToken = ""
@@ -21,6 +23,8 @@ struct StoreBrowser: Sendable {
     static let pageSize = 50
     /// How many related objects an object page lists for one to-many relationship.
     static let relatedObjectLimit = 100
+    /// How many of an object's changes its page lists, newest first.
+    static let historyLimit = 50
 
     var model: ManagedObjectModel { opened.coordinator.managedObjectModel }
 

@@ -42,4 +42,14 @@ extension OpenedStore {
     func close() {
         for store in coordinator.postgreSQLStores { coordinator.remove(store) }
     }
+
+    /// Whether the store at `location` keeps persistent history tables, read without changing it.
+    ///
+    /// - Throws: the store's error when it cannot be read.
+    func keepsHistory(at location: StoreLocation) throws -> Bool {
+        switch location {
+        case .file: try SQLiteStore.hasPersistentHistory(at: url)
+        case .postgreSQL(let configuration): try PostgreSQLStorePresence.find(configuration: configuration).hasHistory
+        }
+    }
 }
