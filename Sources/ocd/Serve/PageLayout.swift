@@ -44,6 +44,7 @@ enum PageLayout {
         .pager a,.pager span{margin-right:1em}img.stored{max-width:320px;max-height:320px;border:1px solid #ccd}
         img.diagram{max-width:100%;border:1px solid #ccd}
         form.edit{display:flex;gap:.4em}form.edit input[name=value]{min-width:20em;font-family:ui-monospace,monospace}.field-error{margin:.2em 0 0}
+        tr.changed td{background:#fff3c4}
         .live{background:#fff3c4;border-bottom:1px solid #e0c060;margin:0;padding:.4em 1em}[hidden]{display:none}input[name=filter]{width:40em;font-family:monospace}
         """
 }

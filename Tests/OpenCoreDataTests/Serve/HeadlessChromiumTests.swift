@@ -84,6 +84,36 @@ struct HeadlessChromiumTests {
         await session.close()
     }
 
+    @Test func aTablePageUpdatesItsRowsInPlaceAndMarksTheChangedOne() async throws {
+        let served = try ServedStore()
+        let root = "http://127.0.0.1:\(served.port)"
+        let session = try await HeadlessChromium.Session()
+        do {
+            try await session.open(root + "/entity/Item?sort=name&ascending=1")
+            try await session.waitUntil("return document.documentElement.getAttribute('data-live') === 'open'")
+            // Set in this document: still there after the update, so the page was not loaded again.
+            _ = try await session.evaluate("window.loadedOnce = 'yes'; return true")
+            #expect(try await session.evaluate("return document.querySelectorAll('tr.changed').length") as? Int == 0)
+            try served.save { context in
+                let items = FetchRequest<ManagedObject>(entityName: "Item")
+                items.predicate = try QueryPredicate(format: "name == 'item-003'")
+                try #require(try context.fetch(items).first).setValue("changed elsewhere", forKey: "note")
+            }
+            try await session.waitUntil("return document.documentElement.getAttribute('data-refreshes') === '1'")
+            let changed = try await session.evaluate("""
+                return Array.prototype.map.call(document.querySelectorAll('tr.changed'), function (row) { return row.textContent; })
+                """) as? [String]
+            #expect(changed?.count == 1, "\(String(describing: changed))")
+            #expect(changed?.first?.contains("item-003") == true && changed?.first?.contains("changed elsewhere") == true)
+            #expect(try await session.evaluate("return window.loadedOnce") as? String == "yes")
+            #expect(try await session.evaluate("return document.querySelectorAll('table.objects tr').length") as? Int == 51)
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+    }
+
     @Test func aValidationErrorShowsOnItsFieldAndIsFixedInTheBrowser() async throws {
         let served = try ServedStore(readWrite: true)
         let root = "http://127.0.0.1:\(served.port)"
