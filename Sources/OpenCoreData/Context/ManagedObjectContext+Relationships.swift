@@ -8,7 +8,9 @@ extension ManagedObjectContext {
         let oldID = try object.relatedID(atSlot: slot)
         willChange(object, slot: slot)
         object.changes[slot] = .toOne(target?.objectID)
-        guard oldID != target?.objectID, let inverse = relationship.inverseRelationship else { return }
+        // A transient inverse is a plain value of its object, kept by whoever sets it: only a stored inverse
+        // is kept in step here.
+        guard oldID != target?.objectID, let inverse = relationship.storedInverse else { return }
         if let oldID, let old = try? self.object(with: oldID) {
             try detach(object.objectID, from: old, through: inverse)
         }
@@ -27,7 +29,7 @@ extension ManagedObjectContext {
         let new = OrderedSet(targets.map(\.objectID))
         willChange(object, slot: slot)
         object.changes[slot] = .toMany(new)
-        guard let inverse = relationship.inverseRelationship else { return }
+        guard let inverse = relationship.storedInverse else { return }
         for id in old where !new.contains(id) {
             if let member = try? self.object(with: id) { try detach(object.objectID, from: member, through: inverse) }
         }
@@ -98,7 +100,7 @@ extension ManagedObjectContext {
                     if let member = try? self.object(with: id), !member.isDeleted { delete(member) }
                 }
             case .nullify:
-                guard let inverse = relationship.inverseRelationship else { continue }
+                guard let inverse = relationship.storedInverse else { continue }
                 for id in related {
                     if let member = try? self.object(with: id), !member.isDeleted {
                         try detach(object.objectID, from: member, through: inverse)

@@ -401,7 +401,7 @@ extension ManagedObjectContext {
                 }
             case .toManyByForeignKey(let table, let column, let orderColumn):
                 let relationship = object.entity.allProperties[slot] as! RelationshipDescription
-                if relationship.inverseRelationship == nil {
+                if relationship.storedInverse == nil {
                     let committed: OrderedSet<ManagedObjectID> = object.isInserted ? [] : try (object.committedToMany[slot] ?? loadToMany(of: object, slot: slot))
                     for id in ids where !committed.contains(id) {
                         changes.foreignKeyUpdates.append(.init(table: table, column: column, primaryKey: id.primaryKey,

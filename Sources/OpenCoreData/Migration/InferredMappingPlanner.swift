@@ -299,7 +299,7 @@ final class InferredMappingPlanner {
                         = storage(of: relationship, in: owner, schema: target.schema),
                       destinationTable == table.name, entity.isKind(of: relationship.destinationEntity),
                       let links = try links(for: relationship) else { continue }
-                if relationship.inverseRelationship == nil {
+                if relationship.storedInverse == nil {
                     assignments.append((column, "(SELECT l.a FROM \(dialect.temporary(links)) AS l WHERE l.b = \(key.sql))", key.arguments))
                 }
                 if let orderColumn {
@@ -418,7 +418,7 @@ final class InferredMappingPlanner {
             pairs = offsetPairs(sourcePairs(old, in: sourceOwner), old, in: sourceOwner)
             fromToMany = old.isToMany
             fromManyToMany = old.isManyToMany
-        } else if let inverse = relationship.inverseRelationship, let inverseOwner = inverse.entity,
+        } else if let inverse = relationship.storedInverse, let inverseOwner = inverse.entity,
                   let sourceInverseOwner = match(inverseOwner),
                   let found = sourceProperty(for: inverse, in: sourceInverseOwner) {
             guard let old = found as? RelationshipDescription else {
@@ -428,7 +428,7 @@ final class InferredMappingPlanner {
             try checkDestination(old.destinationEntity, becomes: owner, of: inverse)
             let inner = offsetPairs(sourcePairs(old, in: sourceInverseOwner), old, in: sourceInverseOwner)
             pairs = ("SELECT b AS a, a AS b, io AS o, o AS io FROM \(dialect.derived(inner.sql, "inverse"))", inner.arguments)
-            fromToMany = old.inverseRelationship?.isToMany ?? true
+            fromToMany = old.storedInverse?.isToMany ?? true
             fromManyToMany = old.isManyToMany
         }
         guard let pairs, let ownerKeys = keptKeys(owner), let destinationKeys = keptKeys(destination) else {
@@ -470,7 +470,7 @@ final class InferredMappingPlanner {
                      refusal: .severalLinks(entity: owner.name, relationship: relationship.name))
         }
         if relationship.isToMany && !relationship.isManyToMany && fromManyToMany {
-            let inverseName = relationship.inverseRelationship?.name ?? relationship.name
+            let inverseName = relationship.storedInverse?.name ?? relationship.name
             addCheck(key: "inverse links \(name)", subject: "\(destination.name).\(inverseName)",
                      "objects linked from several \(owner.name) objects",
                      sql: "SELECT COUNT(*) FROM \(dialect.derived("SELECT b FROM \(dialect.temporary(name)) GROUP BY b HAVING COUNT(*) > 1", "several"))", arguments: [],
@@ -505,7 +505,7 @@ final class InferredMappingPlanner {
         switch storage(of: relationship, in: entity, schema: source.schema) {
         case .toOne(let column, _, _, _):
             var inverseOrder = dialect.nullNumber
-            if let inverse = relationship.inverseRelationship, inverse.isOrdered, let inverseOwner = inverse.entity,
+            if let inverse = relationship.storedInverse, inverse.isOrdered, let inverseOwner = inverse.entity,
                case .toManyByForeignKey(_, _, let orderColumn?) = storage(of: inverse, in: inverseOwner, schema: source.schema) {
                 inverseOrder = q(orderColumn)
             }

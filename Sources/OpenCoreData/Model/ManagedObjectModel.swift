@@ -293,11 +293,8 @@ public final class ManagedObjectModel: @unchecked Sendable {
                         entity: entity.name, relationship: relationship.name,
                         reason: "'\(destination.name).\(inverseName)' points at '\(inverse.destinationEntityName)'")
                 }
-                if relationship.isTransient != inverse.isTransient {
-                    throw ModelError.mismatchedInverse(
-                        entity: entity.name, relationship: relationship.name,
-                        reason: "one side is transient and the other is not")
-                }
+                // One side transient and the other stored is allowed, as Core Data allows it (real models
+                // have it): the store keeps the stored side as one without an inverse (`storedInverse`).
                 relationship.inverseRelationship = inverse
             }
         }

@@ -57,6 +57,15 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         self.isOrdered = isOrdered
     }
 
-    /// Both this relationship and its inverse are to-many.
-    var isManyToMany: Bool { isToMany && (inverseRelationship?.isToMany ?? false) }
+    /// The inverse as the store sees it: nil when either side is transient. A stored relationship whose
+    /// inverse is transient (mogenerator's `Company.assistants`, inverse `Assistant.company`) is stored as
+    /// one without an inverse, since the transient side has no column; the context still keeps both sides
+    /// in step in memory. Inferred: Core Data loads such models, and no store written with one is at hand.
+    var storedInverse: RelationshipDescription? {
+        guard !isTransient, let inverse = inverseRelationship, !inverse.isTransient else { return nil }
+        return inverse
+    }
+
+    /// Both this relationship and its stored inverse are to-many.
+    var isManyToMany: Bool { isToMany && (storedInverse?.isToMany ?? false) }
 }

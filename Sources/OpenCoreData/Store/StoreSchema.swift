@@ -164,7 +164,7 @@ package struct StoreSchema: Sendable {
             for case let relationship as RelationshipDescription in entity.properties
             where relationship.isToMany && !relationship.isTransient {
                 let destinationTable = tableIndex(of: relationship.destinationEntity)
-                if let inverse = relationship.inverseRelationship, inverse.isToMany {
+                if let inverse = relationship.storedInverse, inverse.isToMany {
                     // Many-to-many: the side with the lower entity number names the table; between two
                     // relationships of one entity, the one whose name sorts later, as Core Data named
                     // duckduckgo's Z_1FAVORITES (favorites, inverse favoriteFolders) (docs/STORE-LAYOUT.md).
@@ -202,7 +202,7 @@ package struct StoreSchema: Sendable {
                     }
                 } else {
                     let column: String
-                    if let inverse = relationship.inverseRelationship {
+                    if let inverse = relationship.storedInverse {
                         column = columnNameByProperty[ObjectIdentifier(inverse)]!
                     } else {
                         column = uniqueColumnName("Z\(entity.entityNumber)" + relationship.name.uppercased(),
@@ -211,7 +211,7 @@ package struct StoreSchema: Sendable {
                     }
                     var orderColumn: String?
                     if relationship.isOrdered {
-                        let base = "Z_FOK_" + (relationship.inverseRelationship.map { $0.name.uppercased() }
+                        let base = "Z_FOK_" + (relationship.storedInverse.map { $0.name.uppercased() }
                             ?? "\(entity.entityNumber)\(relationship.name.uppercased())")
                         let name = uniqueColumnName(base, in: destinationTable)
                         tables[destinationTable].columns.append(Column(name: name, sqlType: "INTEGER"))

@@ -19,12 +19,13 @@ public enum SyncedProperties {
         entity.relationshipsByName.filter { _, relationship in travels(relationship) }
     }
 
-    /// Whether `relationship`'s destinations travel: one with no inverse; the to-one side of a one-to-many
+    /// Whether `relationship`'s destinations travel: one with no inverse or a transient one; the to-one side of a one-to-many
     /// pair; of a one-to-one or many-to-many pair, the side whose name sorts first (entity name, then
     /// relationship name).
     public static func travels(_ relationship: RelationshipDescription) -> Bool {
         if relationship.isTransient { return false }
-        guard let inverse = relationship.inverseRelationship, inverse !== relationship else { return true }
+        // A transient inverse stays home, so the stored side is the pair's only traveller.
+        guard let inverse = relationship.inverseRelationship, inverse !== relationship, !inverse.isTransient else { return true }
         if relationship.isToMany != inverse.isToMany { return !relationship.isToMany }
         let mine = (relationship.entity?.name ?? "", relationship.name)
         let theirs = (inverse.entity?.name ?? "", inverse.name)

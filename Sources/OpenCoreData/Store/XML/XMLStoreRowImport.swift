@@ -64,7 +64,7 @@ struct XMLStoreRowImport {
                     let orderIndex = orderColumn.flatMap { schema.tables[tableIndex].columnIndexByName[$0] }
                     // The inverse to-one's entity column, when the source entity has sub-entities.
                     var inverseEntityColumn: Int?
-                    if let inverse = (property as? RelationshipDescription)?.inverseRelationship,
+                    if let inverse = (property as? RelationshipDescription)?.storedInverse,
                        let destination = inverse.entity, let inverseSlot = destination.slotByName[inverse.name],
                        case .toOne(_, _, _, let entityColumn) = schema.mapping(for: destination).storage[inverseSlot] {
                         inverseEntityColumn = entityColumn
