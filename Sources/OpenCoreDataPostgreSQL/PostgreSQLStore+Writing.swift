@@ -113,12 +113,7 @@ extension PostgreSQLStore {
             }
         }
         if !conflicts.isEmpty { return conflicts }
-        for insert in changes.inserts {
-            let table = schema.table(named: insert.table)!
-            let columns = table.columns.map(\.name).joined(separator: ", ")
-            let placeholders = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-            try session.execute("INSERT INTO \(insert.table) (\(columns)) VALUES (\(placeholders))", Array(insert.row))
-        }
+        try insertRows(changes.inserts, schema: schema, in: session)
         for clear in changes.joinClears {
             try session.execute("DELETE FROM \(clear.table) WHERE \(clear.column) = ?", [clear.key.databaseValue])
         }
@@ -156,4 +151,40 @@ extension PostgreSQLStore {
 /// Conflicts found by one attempt, thrown to roll its savepoint back.
 private struct AttemptConflicts: Error {
     var found: [(ManagedObjectID, Int64)]
+}
+
+extension PostgreSQLStore {
+    /// The most rows one multi-row INSERT carries (within PostgreSQL's 65,535 parameters a statement).
+    static let rowsPerInsert = 500
+
+    /// Inserts a save's new rows, table by table (tables in the order they first come, rows in their order),
+    /// many rows a statement: one round trip per ``rowsPerInsert`` rows instead of one per object (100,000
+    /// objects took 24.7 s on loopback one INSERT at a time). The tables have no foreign-key constraints, so
+    /// the grouping cannot change what is accepted.
+    ///
+    /// - Throws: ``StoreError`` when the server refuses a statement (a uniqueness violation among them).
+    func insertRows(_ inserts: [StoreChangeSet.Insert], schema: StoreSchema, in session: PostgreSQLSession) throws {
+        var order: [String] = []
+        var byTable: [String: [StoreChangeSet.Insert]] = [:]
+        for insert in inserts {
+            if byTable[insert.table] == nil { order.append(insert.table) }
+            byTable[insert.table, default: []].append(insert)
+        }
+        for tableName in order {
+            let rows = byTable[tableName]!
+            let table = schema.table(named: tableName)!
+            let width = table.columns.count
+            let columns = table.columns.map(\.name).joined(separator: ", ")
+            let rowPlaceholders = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+            let perStatement = max(1, min(Self.rowsPerInsert, 60_000 / max(width, 1)))
+            for start in stride(from: 0, to: rows.count, by: perStatement) {
+                let part = rows[start..<min(start + perStatement, rows.count)]
+                var arguments: [DatabaseValue] = []
+                arguments.reserveCapacity(part.count * width)
+                for insert in part { arguments += Array(insert.row) }
+                try session.execute("INSERT INTO \(tableName) (\(columns)) VALUES "
+                                    + Array(repeating: rowPlaceholders, count: part.count).joined(separator: ", "), arguments)
+            }
+        }
+    }
 }

@@ -28,7 +28,7 @@ enum PostgreSQLScenarios {
 
     static let insert = PostgreSQLScenario(
         name: "pg-insert-save", targetRatio: 2.0,
-        summary: "As insert-save, on the server: insert N items in one context, save once. Raw: the key block's UPDATE … RETURNING, BEGIN, one INSERT per item, COMMIT."
+        summary: "As insert-save, on the server: insert N items in one context, save once. Raw: the key block's UPDATE … RETURNING, BEGIN, one multi-row INSERT per 500 items, COMMIT."
     ) { size, fixtures in
         let oursSchema = try fixtures.newSchema(), rawSchema = try fixtures.newSchema()
         return ScenarioRun(rows: size, ours: {
