@@ -36,7 +36,10 @@ struct SyncServerRoutes: Sendable {
                 guard let limit = Int(String(query["limit"] ?? "500")), (1...Self.maximumPullLimit).contains(limit) else {
                     throw SyncRefusal.badRequest("limit is a whole number from 1 to \(Self.maximumPullLimit)")
                 }
-                return try json(try server.store.pull(zone: zone, after: after, limit: limit))
+                var headers = HTTPFields()
+                headers[.contentType] = "application/json"
+                let body = try server.store.pullBody(zone: zone, after: after, limit: limit)
+                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: body)))
             case (.get, "/v1/records"):
                 return try json(try server.store.records(zone: zone))
             case (.get, "/v1/events"):

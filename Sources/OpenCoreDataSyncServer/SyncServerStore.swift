@@ -167,7 +167,8 @@ final class SyncServerStore: @unchecked Sendable {
             try logged.setValue(token, forKey: "token")
             try logged.setValue(try encoder.encode(transaction.changes), forKey: "changes")
         }
-        for id in touched.sorted(by: { $0.uuidString < $1.uuidString }) {
+        // Sorted by their text, made once per record (not once per comparison).
+        for (_, id) in touched.map({ ($0.uuidString, $0) }).sorted(by: { $0.0 < $1.0 }) {
             guard let state = states[id] else { continue }
             if !state.deleted, let missing = validator.missingRequiredAttribute(entity: state.entity, values: state.values) {
                 throw SyncRefusal.invalidChange("\(state.entity).\(missing) of record \(id): a value is required")
@@ -191,16 +192,36 @@ final class SyncServerStore: @unchecked Sendable {
     ///
     /// - Throws: ``StoreError`` when the store cannot be read, or a logged transaction no longer decodes.
     func pull(zone: String, after token: Int64, limit: Int) throws -> SyncPullResponse {
+        try JSONDecoder().decode(SyncPullResponse.self, from: pullBody(zone: zone, after: token, limit: limit))
+    }
+
+    /// The same page as ``pull(zone:after:limit:)``, as the JSON of a `SyncPullResponse`, with each logged
+    /// transaction's changes copied in as they were stored (the server wrote them as JSON when it applied the
+    /// push): decoding them only to encode them again took a third of a pull's time on the server.
+    ///
+    /// - Throws: ``StoreError`` when the store cannot be read; `EncodingError` for a text no JSON can hold.
+    func pullBody(zone: String, after token: Int64, limit: Int) throws -> Data {
         let context = context()
         let rows = try fetch("SyncLoggedTransaction", "zone == %@ AND token > %@", [zone, token], sortedBy: "token",
                              limit: limit + 1, in: context)
-        let page = try rows.prefix(limit).map { row in
-            SyncTransaction(id: try row.value(forKey: "transactionID") as? String ?? "",
-                            origin: try row.value(forKey: "origin") as? String ?? "",
-                            changes: try JSONDecoder().decode([SyncRecordChange].self, from: try row.value(forKey: "changes") as? Data ?? Data()),
-                            serverToken: try row.value(forKey: "token") as? Int64 ?? 0)
+        let encoder = JSONEncoder()
+        var body = Data("{\"transactions\":[".utf8)
+        var last = token
+        for (index, row) in rows.prefix(limit).enumerated() {
+            let serverToken = try row.value(forKey: "token") as? Int64 ?? 0
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: Data("{\"id\":".utf8))
+            body.append(try encoder.encode(try row.value(forKey: "transactionID") as? String ?? ""))
+            body.append(contentsOf: Data(",\"origin\":".utf8))
+            body.append(try encoder.encode(try row.value(forKey: "origin") as? String ?? ""))
+            body.append(contentsOf: Data(",\"serverToken\":\(serverToken),\"changes\":".utf8))
+            let changes = try row.value(forKey: "changes") as? Data ?? Data()
+            body.append(changes.isEmpty ? Data("[]".utf8) : changes)
+            body.append(UInt8(ascii: "}"))
+            last = serverToken
         }
-        return SyncPullResponse(transactions: page, serverToken: page.last?.serverToken ?? token, hasMore: rows.count > limit)
+        body.append(contentsOf: Data("],\"serverToken\":\(last),\"hasMore\":\(rows.count > limit)}".utf8))
+        return body
     }
 
     /// Every record of the zone, as the server holds it, by record ID.
