@@ -57,13 +57,25 @@ struct SyncPushValidator {
         }
     }
 
-    /// The keys `values` must hold for a live record of `entityName`: its required attributes.
+    /// The keys `values` must hold for a live record of `entityName`: its required attributes, and its
+    /// required to-one relationships and to-many minimums among those that travel (the other side of a pair
+    /// is set on each replica from the side that travels, so the server cannot see it).
     ///
-    /// - Returns: the first required attribute missing or null, if any.
-    func missingRequiredAttribute(entity entityName: String, values: [String: SyncValue]) -> String? {
+    /// - Returns: the first required key missing, null or short of its minimum, and why; nil when none is.
+    func missingRequiredValue(entity entityName: String, values: [String: SyncValue]) -> (key: String, reason: String)? {
         guard let entity = model.entitiesByName[entityName] else { return nil }
         for (name, attribute) in SyncedProperties.attributes(of: entity).sorted(by: { $0.key < $1.key }) where !attribute.isOptional {
-            if values[name] == nil || values[name] == .null { return name }
+            if values[name] == nil || values[name] == .null { return (name, "a value is required") }
+        }
+        for (name, relationship) in SyncedProperties.relationships(of: entity).sorted(by: { $0.key < $1.key }) {
+            switch values[name] {
+            case .reference?: continue
+            case .references(let ids)? where relationship.minCount > 0 && ids.count < relationship.minCount:
+                return (name, "at least \(relationship.minCount) related records are required, \(ids.count) given")
+            case .references?: continue
+            default:
+                if !relationship.isOptional && !relationship.isToMany { return (name, "a related record is required") }
+            }
         }
         return nil
     }

@@ -170,8 +170,8 @@ final class SyncServerStore: @unchecked Sendable {
         // Sorted by their text, made once per record (not once per comparison).
         for (_, id) in touched.map({ ($0.uuidString, $0) }).sorted(by: { $0.0 < $1.0 }) {
             guard let state = states[id] else { continue }
-            if !state.deleted, let missing = validator.missingRequiredAttribute(entity: state.entity, values: state.values) {
-                throw SyncRefusal.invalidChange("\(state.entity).\(missing) of record \(id): a value is required")
+            if !state.deleted, let missing = validator.missingRequiredValue(entity: state.entity, values: state.values) {
+                throw SyncRefusal.invalidChange("\(state.entity).\(missing.key) of record \(id): \(missing.reason)")
             }
             let object = try stored[id] ?? {
                 let new = try context.insertNewObject(forEntityName: "SyncRecord")

@@ -94,6 +94,41 @@ struct SyncServerProtocolTests {
         #expect(pulled.transactions.count == 1)
     }
 
+    /// A model whose notes need a folder: a note stored without one is refused, naming the key and record;
+    /// with one (in the same push or an earlier one) it is stored.
+    @Test func aRequiredToOneRelationshipMustHoldARecord() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-sync-required-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("Notes.xcdatamodel")
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        let required = SyncTestModel.xml.replacingOccurrences(of: #"<relationship name="folder" optional="YES" maxCount="1""#,
+                                                              with: #"<relationship name="folder" maxCount="1""#)
+        #expect(required != SyncTestModel.xml)
+        try Data(required.utf8).write(to: file.appendingPathComponent("contents"))
+        let server = try await SyncTestServer(model: try ManagedObjectModel(contentsOf: file))
+        defer { Task { await server.stop() } }
+        let token = try await server.token(for: "alice")
+        let (home, note) = (UUID(), UUID())
+        for missing in [SyncValue.null, nil] {
+            var change = Self.note(note, title: "homeless")
+            change.values["folder"] = missing
+            let answer = try await server.push([Self.transaction(1, [change])], token: token)
+            #expect(answer.status == 422)
+            let refusal = try JSONDecoder().decode(SyncErrorResponse.self, from: answer.body)
+            #expect(refusal.message.contains("Note.folder") && refusal.message.contains(note.uuidString)
+                    && refusal.message.contains("required"), "\(refusal.message)")
+        }
+        #expect(try await server.records(token: token).isEmpty)
+        let housed = [Self.transaction(2, [SyncRecordChange(recordID: home, entity: "Folder", kind: .upsert, values: ["name": .string("Home")]),
+                                           Self.note(note, title: "housed", folder: home)])]
+        #expect(try await server.push(housed, token: token).status == 200)
+        // A later upsert that leaves the folder out keeps the stored one; one that empties it is refused.
+        #expect(try await server.push([Self.transaction(3, [SyncRecordChange(recordID: note, entity: "Note", kind: .upsert,
+                                                                             values: ["title": .string("renamed")])])], token: token).status == 200)
+        #expect(try await server.push([Self.transaction(4, [SyncRecordChange(recordID: note, entity: "Note", kind: .upsert,
+                                                                             values: ["folder": .null])])], token: token).status == 422)
+    }
+
     @Test func anotherModelIsRefusedNamingBoth() async throws {
         let server = try await SyncTestServer(model: try SyncTestModel.make())
         defer { Task { await server.stop() } }
