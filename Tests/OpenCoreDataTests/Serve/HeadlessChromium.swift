@@ -62,7 +62,8 @@ enum HeadlessChromium {
     ///
     /// No WebDriver server in between: the browser is the same program the one-shot tests above run, so a
     /// machine where those pass runs these too, and there is no port to choose, announce or connect to.
-    final class Session {
+    final class Session: @unchecked Sendable {
+        // @unchecked Sendable: `pending`, `nextID` and `page` are touched only inside `exchange`, one call at a time.
         private let browser: ChildProcess
         private let commands: FileHandle
         private let replies: Int32
@@ -70,6 +71,17 @@ enum HeadlessChromium {
         private var pending = Data()
         private var nextID = 0
         private var page = ""
+        /// The last few kilobytes Chromium wrote to its standard output and error, for failure messages.
+        private let output = OutputTail()
+
+        /// The end of what a program wrote, kept from several threads.
+        final class OutputTail: Sendable {
+            private let text = Mutex("")
+            func append(_ chunk: Data) { text.withLock { $0 = String(($0 + String(decoding: chunk, as: UTF8.self)).suffix(4_000)) } }
+            var value: String { text.withLock { $0 } }
+        }
+        /// One DevTools exchange at a time, on a thread of its own (see ``call(_:_:session:seconds:)``).
+        private let exchange = DispatchQueue(label: "headless-chromium-devtools")
 
         /// Starts the browser and attaches to a blank page of its own.
         ///
@@ -83,13 +95,21 @@ enum HeadlessChromium {
             guard let pipe = browser.debuggingPipe else { throw Failure(description: "no debugging pipe") }
             commands = pipe.commands
             replies = pipe.replies.fileDescriptor
-            // Chromium's own messages go to standard error; drained so that it never blocks on a full pipe.
-            if let errors = browser.errorOutput {
-                Thread { while !errors.availableData.isEmpty {} }.start()
+            // Both of Chromium's outputs are drained, so that it never blocks on a full pipe, and their end kept
+            // for the message of a failure.
+            for handle in [browser.output, browser.errorOutput].compactMap({ $0 }) {
+                let output = self.output
+                Thread {
+                    while true {
+                        let chunk = handle.availableData
+                        if chunk.isEmpty { return }
+                        output.append(chunk)
+                    }
+                }.start()
             }
-            let target = try call("Target.createTarget", ["url": "about:blank"])
+            let target = try await call("Target.createTarget", ["url": "about:blank"])
             guard let targetID = target["targetId"] as? String else { throw Failure(description: "no target in \(target)") }
-            let attached = try call("Target.attachToTarget", ["targetId": targetID, "flatten": true])
+            let attached = try await call("Target.attachToTarget", ["targetId": targetID, "flatten": true])
             guard let sessionID = attached["sessionId"] as? String else { throw Failure(description: "not attached: \(attached)") }
             page = sessionID
         }
@@ -98,16 +118,22 @@ enum HeadlessChromium {
         ///
         /// - Throws: ``Failure`` when the browser refuses the address or the page does not load within 30 s.
         func open(_ url: String) async throws {
-            let answer = try call("Page.navigate", ["url": url], session: page)
+            let answer = try await call("Page.navigate", ["url": url], session: page)
             if let error = answer["errorText"] as? String { throw Failure(description: "\(url): \(error)") }
-            try await waitUntil("return document.readyState === 'complete' && location.href !== 'about:blank'", seconds: 30)
+            do {
+                try await waitUntil("return document.readyState === 'complete' && location.href !== 'about:blank'", seconds: 30)
+            } catch {
+                let state = (try? await evaluate("return location.href + ' ' + document.readyState")) ?? "unknown"
+                throw Failure(description: "\(url) did not load (the page: \(String(describing: state))): \(error); "
+                              + "Chromium said: \(output.value)")
+            }
         }
 
         /// Runs `script` (a function body) in the page and returns what it returns.
         ///
         /// - Throws: ``Failure`` with the page's exception when the script throws.
         func evaluate(_ script: String) async throws -> Any? {
-            let answer = try call("Runtime.evaluate", ["expression": "(function() {\n\(script)\n})()", "returnByValue": true],
+            let answer = try await call("Runtime.evaluate", ["expression": "(function() {\n\(script)\n})()", "returnByValue": true],
                                   session: page)
             if let exception = answer["exceptionDetails"] as? [String: Any] {
                 let text = (exception["exception"] as? [String: Any])?["description"] ?? exception["text"] ?? ""
@@ -137,7 +163,7 @@ enum HeadlessChromium {
         /// Closes the browser, then ends any of its processes still running: those, and only those, name
         /// this session's profile.
         func close() async {
-            _ = try? call("Browser.close", [:], seconds: 10)
+            _ = try? await call("Browser.close", [:], seconds: 10)
             if (try? browser.wait(seconds: 10)) == nil { browser.kill(SIGKILL) }
             let marker = "--user-data-dir=\(profile.path)"
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
@@ -148,9 +174,32 @@ enum HeadlessChromium {
             try? FileManager.default.removeItem(at: profile)
         }
 
-        /// One DevTools command and its result, skipping the events that arrive in between.
+        /// One DevTools command and its result, skipping the events that arrive in between. The wait for the
+        /// answer blocks in poll(2), so it runs on a queue of its own: blocking one of the few threads Swift's
+        /// concurrency runs every test on would stall the tests running beside this one.
         private func call(_ method: String, _ parameters: [String: Any], session: String? = nil,
-                          seconds: Double = 30) throws -> [String: Any] {
+                          seconds: Double = 30) async throws -> [String: Any] {
+            let message = try JSONSerialization.data(withJSONObject: parameters)
+            return try await withCheckedThrowingContinuation { continuation in
+                exchange.async {
+                    do {
+                        let parameters = try JSONSerialization.jsonObject(with: message) as? [String: Any] ?? [:]
+                        let result = try self.blockingCall(method, parameters, session: session, seconds: seconds)
+                        continuation.resume(returning: UncheckedAnswer(value: result).value)
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        }
+
+        /// A JSON object handed from the exchange queue back to the caller (it is not read on both sides at once).
+        private struct UncheckedAnswer: @unchecked Sendable {
+            var value: [String: Any]
+        }
+
+        private func blockingCall(_ method: String, _ parameters: [String: Any], session: String?,
+                                  seconds: Double) throws -> [String: Any] {
             nextID += 1
             var message: [String: Any] = ["id": nextID, "method": method, "params": parameters]
             if let session { message["sessionId"] = session }
