@@ -33,6 +33,10 @@ let package = Package(
             dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
         ),
         .executableTarget(
+            name: "FuzzModelCache",
+            dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
+        ),
+        .executableTarget(
             name: "FuzzImportRows",
             dependencies: [
                 "FuzzDriver",

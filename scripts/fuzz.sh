@@ -59,6 +59,7 @@ TARGETS=(
     "FuzzCompiledModel CompiledModel compiled-model.dict 262144"
     "FuzzImportRows ImportRows import-rows.dict 262144"
     "FuzzXMLStore XMLStore xml-store.dict 262144"
+    "FuzzModelCache ModelCache model-cache.dict 262144"
 )
 
 if [ -n "${FUZZ_TARGETS:-}" ]; then
