@@ -85,7 +85,9 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
         guard let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres" else {
             throw invalid("the scheme must be postgresql:// or postgres://")
         }
-        guard let host = components.host, !host.isEmpty else { throw invalid("it names no host") }
+        // An IPv6 literal may come with its brackets; the host is what is inside, so `[]` names none either.
+        let host = components.host.map { $0.hasPrefix("[") ? String($0.dropFirst().dropLast()) : $0 } ?? ""
+        guard !host.isEmpty else { throw invalid("it names no host") }
         guard let user = components.user, !user.isEmpty else { throw invalid("it names no user") }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         guard !path.isEmpty, !path.contains("/") else { throw invalid("it names no database (…/DATABASE)") }
@@ -98,7 +100,7 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
             }
             port = number
         }
-        // URLComponents gives `user` and `password` percent-decoded, the host without IPv6 brackets.
+        // URLComponents gives `user` and `password` percent-decoded.
         let database = path.removingPercentEncoding ?? path
         // Each of these travels as a NUL-terminated string in the startup or password message: a NUL inside
         // would end it early and let the rest pass as parameters of the URL's choosing (options, role,
@@ -109,7 +111,7 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
         if let password = components.password, password.utf8.contains(0) {
             throw invalid("the password holds a NUL character")
         }
-        self.init(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port,
+        self.init(host: host, port: port,
                   username: user, password: components.password, database: database)
         var seen: Set<String> = []
         for item in components.queryItems ?? [] {
@@ -197,19 +199,19 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
 
     /// `text` with any password replaced and control characters escaped, for error messages and logs.
     ///
-    /// A URL that does not parse is redacted by its text: everything between the first `:` of what follows
-    /// `://` and the last `@` is hidden, which hides at least the password however the rest is malformed.
+    /// The password URLComponents reads is replaced; then everything between the first `:` of what follows
+    /// `://` and the last `@` is hidden too, because readers disagree on where a malformed URL's password is:
+    /// libpq ends the user information at the first `@` (so `postgresql://u:12?pw@h/d` has the password
+    /// `12?pw`, where URLComponents reads a port and a query), and a scheme written before `postgresql://`
+    /// (`jdbc:postgresql://u:pw@h/d`) leaves URLComponents no password at all. Hiding more than the password
+    /// in a refused URL costs little; showing it would put it in logs.
     static func redacted(_ text: String) -> String {
-        let shown: String
+        var shown = text
         if var components = URLComponents(string: text), components.password != nil {
             components.password = "***"
-            shown = components.string ?? redactedByText(text)
-        } else if URLComponents(string: text) != nil {
-            shown = text
-        } else {
-            shown = redactedByText(text)
+            shown = components.string ?? text
         }
-        return shown.unicodeScalars.map { scalar in
+        return redactedByText(shown).unicodeScalars.map { scalar in
             scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
         }.joined()
     }
