@@ -199,28 +199,23 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
 
     /// `text` with any password replaced and control characters escaped, for error messages and logs.
     ///
-    /// The password URLComponents reads is replaced; then everything between the first `:` of what follows
-    /// `://` and the last `@` is hidden too, because readers disagree on where a malformed URL's password is:
-    /// libpq ends the user information at the first `@` (so `postgresql://u:12?pw@h/d` has the password
-    /// `12?pw`, where URLComponents reads a port and a query), and a scheme written before `postgresql://`
-    /// (`jdbc:postgresql://u:pw@h/d`) leaves URLComponents no password at all. Hiding more than the password
-    /// in a refused URL costs little; showing it would put it in logs.
+    /// Everything between the first `:` after the first `//` and the last `@` is hidden: any reader's user
+    /// information starts after a `//` and ends at an `@`, and its password follows the first `:`, so this
+    /// hides the password however the URL is read. Readers disagree on malformed URLs: libpq ends the user
+    /// information at the first `@` (`postgresql://u:12?pw@h/d` has the password `12?pw`, where URLComponents
+    /// reads a port and a query), a scheme written before `postgresql://` (`jdbc:postgresql://u:pw@h/d`)
+    /// leaves URLComponents no password, and URLComponents may read an earlier `//` as the authority and
+    /// rewrite the text around it. Hiding more than the password of a refused URL costs little; showing it
+    /// would put it in logs.
     static func redacted(_ text: String) -> String {
+        let authority = text.range(of: "//")?.upperBound ?? text.startIndex
         var shown = text
-        if var components = URLComponents(string: text), components.password != nil {
-            components.password = "***"
-            shown = components.string ?? text
+        if let at = text[authority...].lastIndex(of: "@"), let colon = text[authority..<at].firstIndex(of: ":") {
+            shown = String(text[...colon]) + "***" + String(text[at...])
         }
-        return redactedByText(shown).unicodeScalars.map { scalar in
+        return shown.unicodeScalars.map { scalar in
             scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
         }.joined()
-    }
-
-    private static func redactedByText(_ text: String) -> String {
-        let afterScheme = text.range(of: "://").map { $0.upperBound } ?? text.startIndex
-        guard let at = text[afterScheme...].lastIndex(of: "@"),
-              let colon = text[afterScheme..<at].firstIndex(of: ":") else { return text }
-        return String(text[..<text.index(after: colon)]) + "***" + String(text[at...])
     }
 
     /// The port as written in the URL's authority (`…@host:PORT/…`, `…@[v6]:PORT/…`), or nil when none is.

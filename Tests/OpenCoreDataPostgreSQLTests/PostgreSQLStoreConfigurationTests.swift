@@ -71,6 +71,9 @@ struct PostgreSQLStoreConfigurationTests {
         ("jdbc:postgresql://a:secret@h/d", "scheme"),
         ("po3tg:secresql://a:secret@[::3/d", "scheme"),
         ("postgresql://a:1234?secret@h/d", "no user"),
+        // URLComponents reads the first `//` as the authority and rewrites the text after it (`h://` becomes
+        // `h//`), so the password's `://` is gone from what was redacted.
+        ("//u:pass@h://a:secret@h/d?x=postgresql://b:c@e", "scheme"),
         // Also found by it: an IPv6 literal with nothing inside was taken for an empty host name.
         ("postgresql://a@[]/d", "no host"),
     ])
