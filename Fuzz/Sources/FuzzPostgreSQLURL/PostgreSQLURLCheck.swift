@@ -58,9 +58,9 @@ func checkPostgreSQLURL(_ data: Data) {
 /// authority ends at the first `/`, `?` or `#`; the user information at its last `@`) and libpq's (the user
 /// information ends at the first `@` before any `/`), each from the first `://` on; the password is what
 /// follows the first `:` of the user information, as written and percent-decoded. A password whose text the
-/// description holds for another reason is not a leak: when it also appears elsewhere in the URL, or when the
-/// description of the same URL with the password replaced by other letters holds it too (a known parameter's
-/// name, the `***` of the redaction).
+/// description holds for another reason is not a leak: when it also appears elsewhere in the URL, as written or
+/// percent-decoded (a parameter value the error quotes decoded), or when the description of the same URL with
+/// the password replaced by other letters holds it too (a known parameter's name, the `***` of the redaction).
 func checkNoPasswordShown(in error: StoreError, for text: String) {
     let shown = error.description
     for span in passwordSpans(in: text) {
@@ -68,13 +68,32 @@ func checkNoPasswordShown(in error: StoreError, for text: String) {
         let candidates = [written, written.removingPercentEncoding].compactMap { $0 }.filter { $0.count >= 4 }
         for password in Set(candidates) where shown.contains(password) {
             let elsewhere = String(text[..<span.lowerBound]) + "\u{1}" + String(text[span.upperBound...])
-            if elsewhere.contains(password) { continue }
+            if elsewhere.contains(password) || percentDecoded(elsewhere).contains(password) { continue }
             let neutral = String(text[..<span.lowerBound]) + String(repeating: "x", count: written.count)
                 + String(text[span.upperBound...])
             if description(ofParsing: neutral).contains(password) { continue }
             fuzzFailure("the error shows the password \(password.debugDescription): \(shown.debugDescription)")
         }
     }
+}
+
+/// `text` with every valid `%XX` escape decoded (as UTF-8, invalid sequences replaced) and the rest kept, where
+/// `removingPercentEncoding` gives up on the whole text for one bad escape.
+private func percentDecoded(_ text: String) -> String {
+    var bytes: [UInt8] = []
+    let utf8 = Array(text.utf8)
+    var index = 0
+    while index < utf8.count {
+        if utf8[index] == UInt8(ascii: "%"), index + 2 < utf8.count,
+           let value = UInt8(String(decoding: utf8[index + 1...index + 2], as: UTF8.self), radix: 16) {
+            bytes.append(value)
+            index += 3
+        } else {
+            bytes.append(utf8[index])
+            index += 1
+        }
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// What parsing `text` says when it fails; empty when it succeeds.
