@@ -33,6 +33,18 @@ let package = Package(
             dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
         ),
         .executableTarget(
+            name: "FuzzModelCache",
+            dependencies: ["FuzzDriver", .product(name: "OpenCoreData", package: "OpenCoreData")]
+        ),
+        .executableTarget(
+            name: "FuzzPostgreSQLURL",
+            dependencies: [
+                "FuzzDriver",
+                .product(name: "OpenCoreData", package: "OpenCoreData"),
+                .product(name: "OpenCoreDataPostgreSQL", package: "OpenCoreData"),
+            ]
+        ),
+        .executableTarget(
             name: "FuzzImportRows",
             dependencies: [
                 "FuzzDriver",

@@ -59,6 +59,8 @@ TARGETS=(
     "FuzzCompiledModel CompiledModel compiled-model.dict 262144"
     "FuzzImportRows ImportRows import-rows.dict 262144"
     "FuzzXMLStore XMLStore xml-store.dict 262144"
+    "FuzzModelCache ModelCache model-cache.dict 262144"
+    "FuzzPostgreSQLURL PostgreSQLURL postgresql-url.dict 262144"
 )
 
 if [ -n "${FUZZ_TARGETS:-}" ]; then

@@ -85,7 +85,9 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
         guard let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres" else {
             throw invalid("the scheme must be postgresql:// or postgres://")
         }
-        guard let host = components.host, !host.isEmpty else { throw invalid("it names no host") }
+        // An IPv6 literal may come with its brackets; the host is what is inside, so `[]` names none either.
+        let host = components.host.map { $0.hasPrefix("[") ? String($0.dropFirst().dropLast()) : $0 } ?? ""
+        guard !host.isEmpty else { throw invalid("it names no host") }
         guard let user = components.user, !user.isEmpty else { throw invalid("it names no user") }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         guard !path.isEmpty, !path.contains("/") else { throw invalid("it names no database (…/DATABASE)") }
@@ -98,7 +100,7 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
             }
             port = number
         }
-        // URLComponents gives `user` and `password` percent-decoded, the host without IPv6 brackets.
+        // URLComponents gives `user` and `password` percent-decoded.
         let database = path.removingPercentEncoding ?? path
         // Each of these travels as a NUL-terminated string in the startup or password message: a NUL inside
         // would end it early and let the rest pass as parameters of the URL's choosing (options, role,
@@ -109,7 +111,7 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
         if let password = components.password, password.utf8.contains(0) {
             throw invalid("the password holds a NUL character")
         }
-        self.init(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port,
+        self.init(host: host, port: port,
                   username: user, password: components.password, database: database)
         var seen: Set<String> = []
         for item in components.queryItems ?? [] {
@@ -197,28 +199,23 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
 
     /// `text` with any password replaced and control characters escaped, for error messages and logs.
     ///
-    /// A URL that does not parse is redacted by its text: everything between the first `:` of what follows
-    /// `://` and the last `@` is hidden, which hides at least the password however the rest is malformed.
+    /// Everything between the first `:` after the first `//` and the last `@` is hidden: any reader's user
+    /// information starts after a `//` and ends at an `@`, and its password follows the first `:`, so this
+    /// hides the password however the URL is read. Readers disagree on malformed URLs: libpq ends the user
+    /// information at the first `@` (`postgresql://u:12?pw@h/d` has the password `12?pw`, where URLComponents
+    /// reads a port and a query), a scheme written before `postgresql://` (`jdbc:postgresql://u:pw@h/d`)
+    /// leaves URLComponents no password, and URLComponents may read an earlier `//` as the authority and
+    /// rewrite the text around it. Hiding more than the password of a refused URL costs little; showing it
+    /// would put it in logs.
     static func redacted(_ text: String) -> String {
-        let shown: String
-        if var components = URLComponents(string: text), components.password != nil {
-            components.password = "***"
-            shown = components.string ?? redactedByText(text)
-        } else if URLComponents(string: text) != nil {
-            shown = text
-        } else {
-            shown = redactedByText(text)
+        let authority = text.range(of: "//")?.upperBound ?? text.startIndex
+        var shown = text
+        if let at = text[authority...].lastIndex(of: "@"), let colon = text[authority..<at].firstIndex(of: ":") {
+            shown = String(text[...colon]) + "***" + String(text[at...])
         }
         return shown.unicodeScalars.map { scalar in
             scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
         }.joined()
-    }
-
-    private static func redactedByText(_ text: String) -> String {
-        let afterScheme = text.range(of: "://").map { $0.upperBound } ?? text.startIndex
-        guard let at = text[afterScheme...].lastIndex(of: "@"),
-              let colon = text[afterScheme..<at].firstIndex(of: ":") else { return text }
-        return String(text[..<text.index(after: colon)]) + "***" + String(text[at...])
     }
 
     /// The port as written in the URL's authority (`…@host:PORT/…`, `…@[v6]:PORT/…`), or nil when none is.

@@ -65,6 +65,17 @@ struct PostgreSQLStoreConfigurationTests {
         ("postgresql://a:secret@h:x y/d", "not a URL"),
         ("postgresql://a:secret@[::1/d", "not a URL"),
         ("postgresql ://a:secret@h/d", "not a URL"),
+        // Found by FuzzPostgreSQLURL: URLs URLComponents reads without a password, shown whole. A scheme before
+        // `postgresql://` (as JDBC writes), and a `?` in the password (libpq ends the user at the first `@`;
+        // URLComponents reads host `a`, port 1234 and a query).
+        ("jdbc:postgresql://a:secret@h/d", "scheme"),
+        ("po3tg:secresql://a:secret@[::3/d", "scheme"),
+        ("postgresql://a:1234?secret@h/d", "no user"),
+        // URLComponents reads the first `//` as the authority and rewrites the text after it (`h://` becomes
+        // `h//`), so the password's `://` is gone from what was redacted.
+        ("//u:pass@h://a:secret@h/d?x=postgresql://b:c@e", "scheme"),
+        // Also found by it: an IPv6 literal with nothing inside was taken for an empty host name.
+        ("postgresql://a@[]/d", "no host"),
     ])
     func refusesWithTheCulprit(url: String, culprit: String) {
         do {
