@@ -207,13 +207,17 @@ public struct PostgreSQLStoreConfiguration: Sendable, Equatable {
     /// leaves URLComponents no password, and URLComponents may read an earlier `//` as the authority and
     /// rewrite the text around it. Hiding more than the password of a refused URL costs little; showing it
     /// would put it in logs.
+    ///
+    /// The delimiters are found among unicode scalars, as URL readers find them among bytes: a combining mark
+    /// right after `@` or `:` makes one `Character` of the two, which a `Character` search passes over.
     static func redacted(_ text: String) -> String {
-        let authority = text.range(of: "//")?.upperBound ?? text.startIndex
-        var shown = text
-        if let at = text[authority...].lastIndex(of: "@"), let colon = text[authority..<at].firstIndex(of: ":") {
-            shown = String(text[...colon]) + "***" + String(text[at...])
+        let scalars = Array(text.unicodeScalars)
+        let authority = scalars.indices.dropLast().first { scalars[$0] == "/" && scalars[$0 + 1] == "/" }.map { $0 + 2 } ?? 0
+        var shown = scalars
+        if let at = scalars[authority...].lastIndex(of: "@"), let colon = scalars[authority..<at].firstIndex(of: ":") {
+            shown = Array(scalars[...colon]) + Array("***".unicodeScalars) + Array(scalars[at...])
         }
-        return shown.unicodeScalars.map { scalar in
+        return shown.map { scalar in
             scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
         }.joined()
     }

@@ -74,6 +74,9 @@ struct PostgreSQLStoreConfigurationTests {
         // URLComponents reads the first `//` as the authority and rewrites the text after it (`h://` becomes
         // `h//`), so the password's `://` is gone from what was redacted.
         ("//u:pass@h://a:secret@h/d?x=postgresql://b:c@e", "scheme"),
+        // A combining mark after `:` or `@` joins it into another Character; URL readers still see the delimiter.
+        ("postgresql://a:\u{301}secret@h/d?sslmod=disable", "unknown parameter 'sslmod'"),
+        ("postgresql://a:secret@\u{301}h/d", "not a URL"),
         // Also found by it: an IPv6 literal with nothing inside was taken for an empty host name.
         ("postgresql://a@[]/d", "no host"),
     ])

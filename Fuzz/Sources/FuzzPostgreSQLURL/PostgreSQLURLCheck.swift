@@ -57,24 +57,34 @@ func checkPostgreSQLURL(_ data: Data) {
 /// Readers disagree on where a malformed URL's password is, so every reading is checked: RFC 3986's (the
 /// authority ends at the first `/`, `?` or `#`; the user information at its last `@`) and libpq's (the user
 /// information ends at the first `@` before any `/`), each from the first `://` on; the password is what
-/// follows the first `:` of the user information, as written and percent-decoded. A password whose text the
-/// description holds for another reason is not a leak: when it also appears elsewhere in the URL, as written or
-/// percent-decoded (a parameter value the error quotes decoded), or when the description of the same URL with
-/// the password replaced by other letters holds it too (a known parameter's name, the `***` of the redaction).
+/// follows the first `:` of the user information, as written and percent-decoded. Delimiters are found among
+/// unicode scalars, as URL readers find them among bytes: a combining mark after `/`, `:` or `@` makes another
+/// `Character` of it, not another delimiter. A password whose text the description holds for another reason is
+/// not a leak: when it also appears elsewhere in the URL, as written or percent-decoded (a parameter value the
+/// error quotes decoded), or when the description of the same URL with the password replaced by other letters
+/// holds it too (a known parameter's name, the `***` of the redaction).
 func checkNoPasswordShown(in error: StoreError, for text: String) {
     let shown = error.description
-    for span in passwordSpans(in: text) {
-        let written = String(text[span])
-        let candidates = [written, written.removingPercentEncoding].compactMap { $0 }.filter { $0.count >= 4 }
-        for password in Set(candidates) where shown.contains(password) {
-            let elsewhere = String(text[..<span.lowerBound]) + "\u{1}" + String(text[span.upperBound...])
-            if elsewhere.contains(password) || percentDecoded(elsewhere).contains(password) { continue }
-            let neutral = String(text[..<span.lowerBound]) + String(repeating: "x", count: written.count)
-                + String(text[span.upperBound...])
-            if description(ofParsing: neutral).contains(password) { continue }
+    let scalars = Array(text.unicodeScalars)
+    for span in passwordSpans(in: scalars) {
+        let written = string(scalars[span])
+        let candidates = [written, written.removingPercentEncoding].compactMap { $0 }.filter { $0.unicodeScalars.count >= 4 }
+        let before = string(scalars[..<span.lowerBound]), after = string(scalars[span.upperBound...])
+        for password in Set(candidates) where holds(shown, password) {
+            let elsewhere = before + "\u{1}" + after
+            if holds(elsewhere, password) || holds(percentDecoded(elsewhere), password) { continue }
+            let neutral = before + String(repeating: "x", count: span.count) + after
+            if holds(description(ofParsing: neutral), password) { continue }
             fuzzFailure("the error shows the password \(password.debugDescription): \(shown.debugDescription)")
         }
     }
+}
+
+/// Whether `text` holds `part`, compared scalar by scalar. Not Foundation's `contains`, which on Linux lets a
+/// part's trailing NULs match past the end of the text ("r\0\0" is found in any text ending in "r"), nor
+/// `Character`s, which would miss a part that starts with a combining mark.
+private func holds(_ text: String, _ part: String) -> Bool {
+    Array(text.unicodeScalars).firstRange(of: Array(part.unicodeScalars)) != nil
 }
 
 /// `text` with every valid `%XX` escape decoded (as UTF-8, invalid sequences replaced) and the rest kept, where
@@ -106,21 +116,27 @@ private func description(ofParsing text: String) -> String {
     }
 }
 
-/// Where the password is under each reading of `text` (see ``checkNoPasswordShown(in:for:)``).
-func passwordSpans(in text: String) -> [Range<String.Index>] {
-    guard let schemeEnd = text.range(of: "://") else { return [] }
-    let rest = text[schemeEnd.upperBound...]
-    var userInfos: [Substring] = []
+/// Where the password is among `scalars` under each reading (see ``checkNoPasswordShown(in:for:)``).
+func passwordSpans(in scalars: [Unicode.Scalar]) -> [Range<Int>] {
+    guard let schemeEnd = scalars.firstRange(of: Array("://".unicodeScalars)) else { return [] }
+    let rest = scalars[schemeEnd.upperBound...]
+    var userInfos: [ArraySlice<Unicode.Scalar>] = []
     // RFC 3986: authority up to the first '/', '?' or '#'; user information up to its last '@'.
-    let authority = rest[..<(rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex)]
+    let authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
     if let at = authority.lastIndex(of: "@") { userInfos.append(authority[..<at]) }
     // libpq: user information up to the first '@' before any '/'.
     if let stop = rest.firstIndex(where: { $0 == "@" || $0 == "/" }), rest[stop] == "@" { userInfos.append(rest[..<stop]) }
     return userInfos.compactMap { userInfo in
-        guard let colon = userInfo.firstIndex(of: ":") else { return nil }
-        let start = userInfo.index(after: colon)
-        return start < userInfo.endIndex ? start..<userInfo.endIndex : nil
+        guard let colon = userInfo.firstIndex(of: ":"), colon + 1 < userInfo.endIndex else { return nil }
+        return colon + 1..<userInfo.endIndex
     }
+}
+
+/// The text of `scalars`. (Slicing a `String` by scalar positions would round them to `Character`s.)
+private func string(_ scalars: some Sequence<Unicode.Scalar>) -> String {
+    var view = String.UnicodeScalarView()
+    view.append(contentsOf: scalars)
+    return String(view)
 }
 
 /// libFuzzer's own entry point. Newer SwiftPM links `libclang_rt.fuzzer` whole, so libFuzzer's `main` (which
