@@ -71,7 +71,9 @@ enum ServeScenarios {
                 for page in pages {
                     defer { count.reset(); select.reset() }
                     _ = try count.step()
-                    precondition(count.int64(0) == Int64(size), "the populated store holds \(size) items")
+                    guard count.int64(0) == Int64(size) else {
+                        throw BenchWorkerFailure(description: "the populated store holds \(count.int64(0)) items, not \(size)")
+                    }
                     select.bind(1, Int64(pageSize))
                     select.bind(2, Int64((page - 1) * pageSize))
                     var items: [RawItem] = []
