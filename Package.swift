@@ -45,7 +45,6 @@ let package = Package(
             name: "OpenCoreDataPostgreSQL",
             dependencies: [
                 "OpenCoreData",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

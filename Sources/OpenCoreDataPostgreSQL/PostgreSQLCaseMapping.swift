@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// The SQL functions that give `[c]`, `uppercase:` and `lowercase:` their Swift meaning on PostgreSQL: the
@@ -16,7 +15,7 @@ enum PostgreSQLCaseMapping {
     ///   ``StoreError/serverError(sqlState:message:statement:)`` when the server refuses a
     ///   statement (for example for lack of privileges).
     static func install(in session: PostgreSQLSession, server: String) throws {
-        let encoding = try session.rows("SHOW server_encoding").first?.first.flatMap { String.fromDatabaseValue($0) }
+        let encoding = try session.rows("SHOW server_encoding").first?.first.flatMap { String.fromStoreValue($0) }
         guard encoding == "UTF8" else {
             throw StoreError.incompatibleModel(
                 path: server, differences: ["the database's encoding is \(encoding ?? "unknown"), not UTF8"])
@@ -24,7 +23,7 @@ enum PostgreSQLCaseMapping {
         let names = Set(try session.rows("""
             SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
             WHERE n.nspname = current_schema() AND p.proname LIKE 'ocd\\_%'
-            """).compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } })
+            """).compactMap { $0.first.flatMap { String.fromStoreValue($0) } })
         for table in CaseMappingTable.all where !names.contains(table.functionName) {
             if let statement = creationSQL(table) { _ = try session.execute(statement) }
         }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 import PostgresNIO
 import Synchronization

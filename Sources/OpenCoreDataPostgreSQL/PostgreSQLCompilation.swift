@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// The PostgreSQL dialect's own SQL forms (docs/POSTGRESQL.md, "Queries").
@@ -138,7 +137,7 @@ extension CompilationContext {
         // The pattern holds the characters themselves, so no escape syntax is involved.
         let outsideBMP = "[^\u{10000}-\u{10FFFF}]"
         return "(length(" + text + ") + length(regexp_replace(" + text + ", "
-            + SQLFragment.parameter(outsideBMP.databaseValue) + ", '', 'g')))"
+            + SQLFragment.parameter(outsideBMP.storeValue) + ", '', 'g')))"
     }
 
     /// The median of the numbers `values` selects (one column `v`, NULLs left out): the middle one, or the
@@ -321,9 +320,9 @@ extension CompilationContext {
         let asInteger = "CAST(" + text + " AS NUMERIC)"
         let asDouble = "CAST(" + text + " AS DOUBLE PRECISION)"
         // CASE decides in order, so text is cast only once its pattern matched.
-        let test = "CASE WHEN " + text + " ~ " + SQLFragment.parameter(integerPattern.databaseValue) + " THEN CASE WHEN "
+        let test = "CASE WHEN " + text + " ~ " + SQLFragment.parameter(integerPattern.storeValue) + " THEN CASE WHEN "
             + asInteger + " BETWEEN -9223372036854775808 AND 9223372036854775807 THEN " + compared(asInteger) + " ELSE "
-            + compared(asDouble) + " END WHEN " + text + " ~ " + SQLFragment.parameter(numberPattern.databaseValue)
+            + compared(asDouble) + " END WHEN " + text + " ~ " + SQLFragment.parameter(numberPattern.storeValue)
             + " THEN " + compared(asDouble) + " END"
         var holds = "COALESCE(" + test + ", FALSE)"
         // nil equals nil, as in memory.

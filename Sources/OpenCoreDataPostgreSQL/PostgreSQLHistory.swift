@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// Persistent history on a PostgreSQL store: Core Data's `ATRANSACTION`, `ACHANGE` and `ATRANSACTIONSTRING`
@@ -53,10 +52,10 @@ enum PostgreSQLHistory {
                    (SELECT count(*) FROM Z_PRIMARYKEY WHERE Z_ENT IN (?, ?, ?)),
                    (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
                         AND upper(table_name) = ?)
-            """, [Int64(HistoryTables.changeEntity).databaseValue, Int64(HistoryTables.transactionEntity).databaseValue,
-                  Int64(HistoryTables.stringEntity).databaseValue, HistoryReaderRegistry.table.databaseValue]).first
-        return Presence(history: row.map { Int64.fromDatabaseValue($0[0]) == 3 && Int64.fromDatabaseValue($0[1]) == 3 } ?? false,
-                        readerRegistry: row.map { Int64.fromDatabaseValue($0[2]) == 1 } ?? false)
+            """, [Int64(HistoryTables.changeEntity).storeValue, Int64(HistoryTables.transactionEntity).storeValue,
+                  Int64(HistoryTables.stringEntity).storeValue, HistoryReaderRegistry.table.storeValue]).first
+        return Presence(history: row.map { Int64.fromStoreValue($0[0]) == 3 && Int64.fromStoreValue($0[1]) == 3 } ?? false,
+                        readerRegistry: row.map { Int64.fromStoreValue($0[2]) == 1 } ?? false)
     }
 
     /// Creates the history tables, their `Z_PRIMARYKEY` rows and (with `readerRegistry`) the reader registry
@@ -72,7 +71,7 @@ enum PostgreSQLHistory {
             for (number, name) in [(HistoryTables.changeEntity, "CHANGE"), (HistoryTables.transactionEntity, "TRANSACTION"),
                                    (HistoryTables.stringEntity, "TRANSACTIONSTRING")] {
                 try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, 0) ON CONFLICT DO NOTHING",
-                                    [Int64(number).databaseValue, name.databaseValue])
+                                    [Int64(number).storeValue, name.storeValue])
             }
         }
         // A store whose history was made before the registry existed gets it on its next open with history.
@@ -93,7 +92,7 @@ enum PostgreSQLHistory {
         let names = Set(try session.rows("""
             SELECT upper(column_name) FROM information_schema.columns
             WHERE table_schema = current_schema() AND upper(table_name) = 'ACHANGE'
-            """).compactMap { String.fromDatabaseValue($0[0]) })
+            """).compactMap { String.fromStoreValue($0[0]) })
         var count = 0
         while names.contains(HistoryTables.tombstoneColumn(count)) { count += 1 }
         return count
@@ -122,12 +121,12 @@ enum PostgreSQLHistory {
         let rowsPerStatement = min(500, 60_000 / (6 + tombstones))
         for chunk in stride(from: 0, to: changes.count, by: rowsPerStatement) {
             let part = changes[chunk..<min(chunk + rowsPerStatement, changes.count)]
-            var arguments: [DatabaseValue] = []
+            var arguments: [StoreValue] = []
             arguments.reserveCapacity(part.count * (6 + tombstones))
             for change in part {
                 let columns = change.type == .update ? HistoryRecorder.bitmap(change.updatedSlots) : nil
-                arguments += [key.databaseValue, Int64(change.type.rawValue).databaseValue, Int64(change.entityNumber).databaseValue,
-                              change.primaryKey.databaseValue, transaction.databaseValue, columns?.databaseValue ?? .null]
+                arguments += [key.storeValue, Int64(change.type.rawValue).storeValue, Int64(change.entityNumber).storeValue,
+                              change.primaryKey.storeValue, transaction.storeValue, columns?.storeValue ?? .null]
                 arguments += (0..<tombstones).map { index in
                     index < change.tombstone.count ? PostgreSQLTombstoneCoding.encode(change.tombstone[index]) : .null
                 }
@@ -139,7 +138,7 @@ enum PostgreSQLHistory {
                 VALUES \(rows)
                 """, arguments)
         }
-        try session.execute("SELECT pg_notify(?, ?)", [channel.databaseValue, "\(storeIdentifier):\(transaction)".databaseValue])
+        try session.execute("SELECT pg_notify(?, ?)", [channel.storeValue, "\(storeIdentifier):\(transaction)".storeValue])
         return transaction
     }
 
@@ -152,7 +151,7 @@ enum PostgreSQLHistory {
                                 in session: PostgreSQLSession) throws {
         let transaction = try insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
                                                 contextName: MigrationHistory.contextName(plans), in: session)
-        try session.execute("SELECT pg_notify(?, ?)", [channel.databaseValue, "\(storeIdentifier):\(transaction)".databaseValue])
+        try session.execute("SELECT pg_notify(?, ?)", [channel.storeValue, "\(storeIdentifier):\(transaction)".storeValue])
     }
 
     /// Inserts an `ATRANSACTION` row by `author` under `contextName`, numbered next; its number.
@@ -167,15 +166,15 @@ enum PostgreSQLHistory {
         try session.execute("""
             INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
             VALUES (?, ?, 1, ?, ?, ?, ?, ?)
-            """, [transaction.databaseValue, Int64(HistoryTables.transactionEntity).databaseValue]
-                + names.map { $0?.databaseValue ?? .null } + [Date().timeIntervalSinceReferenceDate.databaseValue])
+            """, [transaction.storeValue, Int64(HistoryTables.transactionEntity).storeValue]
+                + names.map { $0?.storeValue ?? .null } + [Date().timeIntervalSinceReferenceDate.storeValue])
         return transaction
     }
 
     private static func reserveKeys(entity: Int, count: Int, in session: PostgreSQLSession) throws -> Int64 {
         let rows = try session.rows("UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX",
-                                    [Int64(count).databaseValue, Int64(entity).databaseValue])
-        guard let last = rows.first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else {
+                                    [Int64(count).storeValue, Int64(entity).storeValue])
+        guard let last = rows.first.flatMap({ Int64.fromStoreValue($0[0]) }) else {
             throw StoreError.corrupt(path: session.server, reason: "Z_PRIMARYKEY has no row for history entity \(entity)")
         }
         return last - Int64(count) + 1
@@ -184,12 +183,12 @@ enum PostgreSQLHistory {
     /// The key of `name` in ATRANSACTIONSTRING, adding it when new.
     private static func intern(_ name: String?, in session: PostgreSQLSession) throws -> Int64? {
         guard let name else { return nil }
-        if let row = try session.rows("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1", [name.databaseValue]).first {
-            return Int64.fromDatabaseValue(row[0])
+        if let row = try session.rows("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1", [name.storeValue]).first {
+            return Int64.fromStoreValue(row[0])
         }
         let key = try reserveKeys(entity: HistoryTables.stringEntity, count: 1, in: session)
         try session.execute("INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)",
-                            [key.databaseValue, Int64(HistoryTables.stringEntity).databaseValue, name.databaseValue])
+                            [key.storeValue, Int64(HistoryTables.stringEntity).storeValue, name.storeValue])
         return key
     }
 
@@ -218,9 +217,9 @@ enum PostgreSQLHistory {
             LEFT JOIN ATRANSACTIONSTRING a ON a.Z_PK = t.ZAUTHORTS LEFT JOIN ATRANSACTIONSTRING c ON c.Z_PK = t.ZCONTEXTNAMETS
             LEFT JOIN ATRANSACTIONSTRING b ON b.Z_PK = t.ZBUNDLEIDTS LEFT JOIN ATRANSACTIONSTRING p ON p.Z_PK = t.ZPROCESSIDTS
             WHERE (\(selection.condition)) AND t.Z_PK > ? ORDER BY t.Z_PK LIMIT ?
-            """, selection.arguments + [number.databaseValue, Int64(limit).databaseValue])
-        guard let first = rows.first.flatMap({ Int64.fromDatabaseValue($0[0]) }),
-              let last = rows.last.flatMap({ Int64.fromDatabaseValue($0[0]) }) else { return [] }
+            """, selection.arguments + [number.storeValue, Int64(limit).storeValue])
+        guard let first = rows.first.flatMap({ Int64.fromStoreValue($0[0]) }),
+              let last = rows.last.flatMap({ Int64.fromStoreValue($0[0]) }) else { return [] }
         let identity = identity ?? StoreIdentity(uuid: storeIdentifier)
         var changesByTransaction: [Int64: [PersistentHistoryChange]] = [:]
         // Tombstone columns are read only for a model that preserves something (nothing to name otherwise),
@@ -231,15 +230,15 @@ enum PostgreSQLHistory {
         for row in try withChanges ? session.rows("""
             SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneList) FROM ACHANGE
             WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY Z_PK
-            """, [first.databaseValue, last.databaseValue]) : [] {
+            """, [first.storeValue, last.storeValue]) : [] {
             // Rows of entities this model does not have (another version's) are left out, as on SQLite.
-            guard let id = Int64.fromDatabaseValue(row[0]), let typeNumber = Int.fromDatabaseValue(row[1]),
+            guard let id = Int64.fromStoreValue(row[0]), let typeNumber = Int.fromStoreValue(row[1]),
                   let type = PersistentHistoryChangeType(rawValue: typeNumber),
-                  let entity = Int.fromDatabaseValue(row[2]).flatMap(model.entity(number:)),
-                  let key = Int64.fromDatabaseValue(row[3]), let transaction = Int64.fromDatabaseValue(row[4]) else { continue }
+                  let entity = Int.fromStoreValue(row[2]).flatMap(model.entity(number:)),
+                  let key = Int64.fromStoreValue(row[3]), let transaction = Int64.fromStoreValue(row[4]) else { continue }
             var updated: Set<String>?
             if type == .update {
-                let slots = Data.fromDatabaseValue(row[5]).map(HistoryRecorder.slots(in:)) ?? []
+                let slots = Data.fromStoreValue(row[5]).map(HistoryRecorder.slots(in:)) ?? []
                 updated = Set(slots.compactMap { $0 < entity.allProperties.count ? entity.allProperties[$0].name : nil })
             }
             let tombstone = type != .delete ? nil : try HistoryTables.tombstone(of: entity, columnCount: tombstones) { index in
@@ -254,12 +253,12 @@ enum PostgreSQLHistory {
                 changeType: type, updatedProperties: updated, tombstone: tombstone, transactionNumber: transaction))
         }
         return rows.compactMap { row in
-            guard let number = Int64.fromDatabaseValue(row[0]) else { return nil }
+            guard let number = Int64.fromStoreValue(row[0]) else { return nil }
             return PersistentHistoryTransaction.recorded(
                 transactionNumber: number,
-                timestamp: Date(timeIntervalSinceReferenceDate: Double.fromDatabaseValue(row[1]) ?? 0),
-                author: String.fromDatabaseValue(row[2]), contextName: String.fromDatabaseValue(row[3]),
-                bundleID: String.fromDatabaseValue(row[4]), processID: String.fromDatabaseValue(row[5]),
+                timestamp: Date(timeIntervalSinceReferenceDate: Double.fromStoreValue(row[1]) ?? 0),
+                author: String.fromStoreValue(row[2]), contextName: String.fromStoreValue(row[3]),
+                bundleID: String.fromStoreValue(row[4]), processID: String.fromStoreValue(row[5]),
                 storeIdentifier: storeIdentifier, changes: withChanges ? changesByTransaction[number] ?? [] : nil)
         }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 extension PostgreSQLStore {
@@ -52,7 +51,7 @@ extension PostgreSQLStore {
                 try session.transaction {
                     // One mapping migration of a database at a time: instances opening the store at once queue
                     // here, and the later ones find it migrated.
-                    try session.execute("SELECT pg_advisory_xact_lock(?)", [mappingLockKey.databaseValue])
+                    try session.execute("SELECT pg_advisory_xact_lock(?)", [mappingLockKey.storeValue])
                     let tables = try tableNames(session)
                     guard tables.contains("Z_METADATA") else {
                         throw StoreError.incompatibleModel(path: server, differences: ["the schema holds no store (no Z_METADATA)"])
@@ -75,8 +74,8 @@ extension PostgreSQLStore {
                     try session.execute("DROP SCHEMA \(replaced) CASCADE")
                     // Listeners hear of the migration's transaction when the swap commits, not before.
                     if let migration, let identifier {
-                        try session.execute("SELECT pg_notify(?, ?)", [PostgreSQLHistory.channel(schema: configuration.schema).databaseValue,
-                                                                       "\(identifier):\(migration)".databaseValue])
+                        try session.execute("SELECT pg_notify(?, ?)", [PostgreSQLHistory.channel(schema: configuration.schema).storeValue,
+                                                                       "\(identifier):\(migration)".storeValue])
                     }
                 }
             }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// Persistent history through a mapping-model migration on PostgreSQL: the same copy SQLite makes
@@ -13,7 +12,7 @@ extension MappingMigrationHistory.Store {
                  try session.rows("""
                      SELECT upper(column_name) FROM information_schema.columns
                      WHERE table_schema = current_schema() AND upper(table_name) = ? ORDER BY ordinal_position
-                     """, [table.databaseValue]).compactMap { String.fromDatabaseValue($0[0]) }
+                     """, [table.storeValue]).compactMap { String.fromStoreValue($0[0]) }
              },
              hasReaderRegistry: { try PostgreSQLHistory.presence(in: session).readerRegistry },
              createTables: { model, registry in try PostgreSQLHistory.create(in: session, model: model, readerRegistry: registry) },

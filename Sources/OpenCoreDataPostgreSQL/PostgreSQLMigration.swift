@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// Migrating a PostgreSQL store to its model's version as it is opened: the inferred plans the SQLite store
@@ -134,8 +133,8 @@ enum PostgreSQLMigration {
     private static func storedEntityNumbers(_ session: PostgreSQLSession) throws -> [String: Int] {
         var numbers: [String: Int] = [:]
         for row in try session.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                    [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
-            if let name = String.fromDatabaseValue(row[0]), let number = Int.fromDatabaseValue(row[1]) { numbers[name] = number }
+                                    [Int64(HistoryTables.firstReservedEntityNumber).storeValue]) {
+            if let name = String.fromStoreValue(row[0]), let number = Int.fromStoreValue(row[1]) { numbers[name] = number }
         }
         return numbers
     }
@@ -188,7 +187,7 @@ enum PostgreSQLMigration {
                 do {
                     if let refusal = step.refusal {
                         let count = try session.rows(statement.sql, statement.arguments).first?.first
-                            .flatMap { Int.fromDatabaseValue($0) } ?? 0
+                            .flatMap { Int.fromStoreValue($0) } ?? 0
                         if count > 0 { throw refusal.error(rowCount: count) }
                     } else {
                         try session.execute(statement.sql, statement.arguments)
@@ -253,7 +252,7 @@ extension PostgreSQLStore {
         do {
             return try pool.withSession { session in
                 try session.transaction {
-                    try session.execute("SELECT pg_advisory_xact_lock(?)", [layoutLockKey.databaseValue])
+                    try session.execute("SELECT pg_advisory_xact_lock(?)", [layoutLockKey.storeValue])
                     let tables = try tableNames(session)
                     guard tables.contains("Z_METADATA"), let metadata = try storedMetadata(session, server: server) else {
                         throw StoreError.incompatibleModel(path: server, differences: ["the schema holds no store (no Z_METADATA)"])

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// The model a PostgreSQL store carries in `Z_MODELCACHE`, so that a store can be opened and its model
@@ -20,9 +19,9 @@ enum PostgreSQLModelCache {
     static func store(_ model: ManagedObjectModel, in session: PostgreSQLSession) throws {
         let xml = model.xcodeModelXML()
         let rows = try session.rows("SELECT Z_CONTENT FROM Z_MODELCACHE")
-        if rows.count == 1, let stored = Data.fromDatabaseValue(rows[0][0]), stored == xml { return }
+        if rows.count == 1, let stored = Data.fromStoreValue(rows[0][0]), stored == xml { return }
         try session.execute("DELETE FROM Z_MODELCACHE")
-        try session.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", [xml.databaseValue])
+        try session.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", [xml.storeValue])
     }
 
     /// The model in the cache, or nil when the cache is empty or the schema has none.
@@ -32,9 +31,9 @@ enum PostgreSQLModelCache {
     static func model(in session: PostgreSQLSession, server: String) throws -> ManagedObjectModel? {
         let present = try session.rows(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND upper(table_name) = 'Z_MODELCACHE'")
-        guard present.first.flatMap({ Int64.fromDatabaseValue($0[0]) }) == 1 else { return nil }
+        guard present.first.flatMap({ Int64.fromStoreValue($0[0]) }) == 1 else { return nil }
         let rows = try session.rows("SELECT Z_CONTENT FROM Z_MODELCACHE")
-        guard let first = rows.first, let content = Data.fromDatabaseValue(first[0]), !content.isEmpty else { return nil }
+        guard let first = rows.first, let content = Data.fromStoreValue(first[0]), !content.isEmpty else { return nil }
         guard rows.count == 1, content.starts(with: xmlPrefix) else {
             throw StoreError.incompatibleModel(
                 path: server, differences: ["Z_MODELCACHE holds \(rows.count) rows or no model XML, which this library never writes"])

@@ -1,6 +1,5 @@
 import Foundation
 import OpenCoreData
-import GRDB
 import Logging
 import PostgresNIO
 
@@ -15,13 +14,13 @@ import PostgresNIO
 final class PostgreSQLRowStream: @unchecked Sendable {
     // @unchecked Sendable: `pending`, `outcome` change only under `condition`.
     private let condition = NSCondition()
-    private var pending: [[DatabaseValue]] = []
+    private var pending: [[StoreValue]] = []
     /// Set when the statement has ended: nil error for its end, else why it failed.
     private var outcome: Result<Void, any Error>?
     private let statement: String
     private let server: String
     /// Sends the query; its rows start arriving at once.
-    init(session: PostgreSQLSession, sql: String, arguments: [DatabaseValue]) {
+    init(session: PostgreSQLSession, sql: String, arguments: [StoreValue]) {
         let (text, count) = PostgreSQLStatementText.numberingPlaceholders(sql)
         precondition(count == arguments.count, "statement has \(count) placeholders for \(arguments.count) values")
         statement = text
@@ -63,7 +62,7 @@ final class PostgreSQLRowStream: @unchecked Sendable {
     ///   statement with an error (SQLSTATE 57014 after a cancel), ``StoreError/connectionLost(server:reason:)``
     ///   when the connection drops or the reply takes longer than `query_timeout`,
     ///   ``StoreError/unexpectedValue(column:type:)`` for a cell of a type the layout never uses.
-    func next() throws -> [[DatabaseValue]]? {
+    func next() throws -> [[StoreValue]]? {
         condition.lock()
         defer { condition.unlock() }
         while pending.isEmpty && outcome == nil { condition.wait() }

@@ -1,6 +1,5 @@
 import Foundation
 import OpenCoreData
-import GRDB
 import Logging
 import PostgresNIO
 import Synchronization
@@ -36,7 +35,7 @@ final class PostgreSQLSession {
     /// - Throws: ``StoreError/serverError(sqlState:message:statement:)`` when the server refuses it,
     ///   ``StoreError/connectionLost(server:reason:)`` when the connection drops.
     @discardableResult
-    func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int {
+    func execute(_ sql: String, _ arguments: [StoreValue] = []) throws -> Int {
         try run(sql, arguments).metadata.rows ?? 0
     }
 
@@ -44,7 +43,7 @@ final class PostgreSQLSession {
     ///
     /// - Throws: as ``execute(_:_:)``, and ``StoreError/unexpectedValue(column:type:)`` for a cell
     ///   of a type the layout never uses.
-    func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+    func rows(_ sql: String, _ arguments: [StoreValue] = []) throws -> [[StoreValue]] {
         try run(sql, arguments).rows.map(PostgreSQLValueCoding.values(of:))
     }
 
@@ -52,9 +51,9 @@ final class PostgreSQLSession {
     /// row (valid only during the call): no array per row for a long read that keeps a few values of each.
     ///
     /// - Throws: as ``rows(_:_:)``, and what `body` throws.
-    func forEachRow(_ sql: String, _ arguments: [DatabaseValue] = [],
-                    _ body: (UnsafeBufferPointer<DatabaseValue>) throws -> Void) throws {
-        var values: [DatabaseValue] = []
+    func forEachRow(_ sql: String, _ arguments: [StoreValue] = [],
+                    _ body: (UnsafeBufferPointer<StoreValue>) throws -> Void) throws {
+        var values: [StoreValue] = []
         for row in try run(sql, arguments).rows {
             values.removeAll(keepingCapacity: true)
             for cell in row { values.append(try PostgreSQLValueCoding.value(of: cell)) }
@@ -92,7 +91,7 @@ final class PostgreSQLSession {
     static let sqlLogger = Logger(label: "OpenCoreData.SQL")
     static let sqlDebug: Bool = ProcessInfo.processInfo.environment["OCD_SQL_DEBUG"].map { $0 != "0" && !$0.isEmpty } ?? false
 
-    private func run(_ sql: String, _ arguments: [DatabaseValue]) throws -> PostgresQueryResult {
+    private func run(_ sql: String, _ arguments: [StoreValue]) throws -> PostgresQueryResult {
         guard Self.sqlDebug else { return try runOnce(sql, arguments) }
         let start = DispatchTime.now().uptimeNanoseconds
         defer {
@@ -104,7 +103,7 @@ final class PostgreSQLSession {
         return try runOnce(sql, arguments)
     }
 
-    private func runOnce(_ sql: String, _ arguments: [DatabaseValue]) throws -> PostgresQueryResult {
+    private func runOnce(_ sql: String, _ arguments: [StoreValue]) throws -> PostgresQueryResult {
         let (text, count) = PostgreSQLStatementText.numberingPlaceholders(sql)
         precondition(count == arguments.count, "statement has \(count) placeholders for \(arguments.count) values")
         let query = PostgresQuery(unsafeSQL: text, binds: PostgreSQLValueCoding.bindings(arguments))

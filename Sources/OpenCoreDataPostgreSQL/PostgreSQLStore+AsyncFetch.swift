@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 import OpenCoreData
 import PostgresNIO
@@ -21,11 +20,11 @@ extension PostgreSQLStore {
     ///   after it; ``StoreError/connectionLost(server:reason:)`` when the connection drops;
     ///   ``StoreError/serverError(sqlState:message:statement:)`` when the server refuses the query;
     ///   what `body` throws.
-    func readCancellable(_ sql: String, _ arguments: [DatabaseValue], cancellation: CancellationFlag,
-                         _ body: ([DatabaseValue]) throws -> Void) throws {
+    func readCancellable(_ sql: String, _ arguments: [StoreValue], cancellation: CancellationFlag,
+                         _ body: ([StoreValue]) throws -> Void) throws {
         if cancellation.isCancelled { throw ObjectGraphError.cancelled }
         try pool.withSession { session in
-            guard let backend = try session.rows("SELECT pg_backend_pid()").first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else {
+            guard let backend = try session.rows("SELECT pg_backend_pid()").first.flatMap({ Int64.fromStoreValue($0[0]) }) else {
                 throw StoreError.unexpectedValue(column: "pg_backend_pid()", type: "no value")
             }
             let statementCancel = PostgreSQLStatementCancel(pool: pool, backend: backend, connection: session.connection)
@@ -95,8 +94,8 @@ final class PostgreSQLStatementCancel: Sendable {
         defer { try? (connection.close() as EventLoopFuture<Void>).wait() }
         let session = PostgreSQLSession(connection: connection, server: pool.configuration.redactedURL,
                                         logger: Logger(label: "OpenCoreData.PostgreSQL"), queryTimeout: pool.configuration.queryTimeout)
-        let rows = try? session.rows("SELECT pg_cancel_backend(CAST(? AS integer))", [backend.databaseValue])
-        return rows?.first.flatMap { Bool.fromDatabaseValue($0[0]) } == true
+        let rows = try? session.rows("SELECT pg_cancel_backend(CAST(? AS integer))", [backend.storeValue])
+        return rows?.first.flatMap { Bool.fromStoreValue($0[0]) } == true
     }
 
     /// Called when the statement has ended: disarms the cancel, waits for one being sent, and says whether

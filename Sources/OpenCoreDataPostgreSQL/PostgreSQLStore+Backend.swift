@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 import Synchronization
 
@@ -46,7 +45,7 @@ extension PostgreSQLStore: StoreBackend {
             try session.transaction {
                 let data = try StoreMetadata.propertyList(
                     replacingAppKeysOf: Self.metadataDictionary(session, server: displayPath, forUpdate: true), with: metadata)
-                _ = try session.execute("UPDATE Z_METADATA SET Z_PLIST = ?", [data.databaseValue])
+                _ = try session.execute("UPDATE Z_METADATA SET Z_PLIST = ?", [data.storeValue])
             }
         }
     }
@@ -54,7 +53,7 @@ extension PostgreSQLStore: StoreBackend {
     private static func metadataDictionary(_ session: PostgreSQLSession, server: String,
                                            forUpdate: Bool = false) throws -> [String: Any] {
         let row = try session.rows("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1" + (forUpdate ? " FOR UPDATE" : "")).first
-        guard let plist = row.flatMap({ Data.fromDatabaseValue($0[0]) }),
+        guard let plist = row.flatMap({ Data.fromStoreValue($0[0]) }),
               let dictionary = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] else {
             throw StoreError.corrupt(path: server, reason: "metadata is not a property list dictionary")
         }
@@ -85,9 +84,9 @@ extension PostgreSQLStore: StoreBackend {
                             storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID] {
         guard let destination = relationship.destinationEntity,
               let sql = model.schema.relatedIDsSQL(relationship: relationship, storage: storage) else { return [] }
-        let rows = try pool.withSession { try $0.rows(sql, [id.primaryKey.databaseValue]) }
+        let rows = try pool.withSession { try $0.rows(sql, [id.primaryKey.storeValue]) }
         return rows.compactMap { row in
-            guard let number = Int.fromDatabaseValue(row[0]), let key = Int64.fromDatabaseValue(row[1]) else { return nil }
+            guard let number = Int.fromStoreValue(row[0]), let key = Int64.fromStoreValue(row[1]) else { return nil }
             return ManagedObjectID(entity: model.entity(number: number) ?? destination, primaryKey: key, store: identity)
         }
     }
@@ -96,7 +95,7 @@ extension PostgreSQLStore: StoreBackend {
 
     package func count(of query: StoreQuery) throws -> Int {
         let rows = try pool.withSession { try $0.rows(query.countSQL, query.arguments) }
-        return rows.first.flatMap { $0.first }.flatMap(Int.fromDatabaseValue) ?? 0
+        return rows.first.flatMap { $0.first }.flatMap(Int.fromStoreValue) ?? 0
     }
 
     package func readRows(of query: StoreQuery, cancellation: CancellationFlag?,
@@ -113,11 +112,11 @@ extension PostgreSQLStore: StoreBackend {
                                  _ body: (Int64) throws -> Void) throws {
         if let cancellation {
             return try readCancellable(query.primaryKeysSQL, query.arguments, cancellation: cancellation) {
-                try body(Int64.fromDatabaseValue($0[0]) ?? 0)
+                try body(Int64.fromStoreValue($0[0]) ?? 0)
             }
         }
         for row in try pool.withSession({ try $0.rows(query.primaryKeysSQL, query.arguments) }) {
-            try body(Int64.fromDatabaseValue(row[0]) ?? 0)
+            try body(Int64.fromStoreValue(row[0]) ?? 0)
         }
     }
 
@@ -125,11 +124,11 @@ extension PostgreSQLStore: StoreBackend {
                                 _ body: (_ entityNumber: Int, _ primaryKey: Int64) throws -> Void) throws {
         if let cancellation {
             return try readCancellable(query.idsSQL, query.arguments, cancellation: cancellation) {
-                try body(Int.fromDatabaseValue($0[0]) ?? 0, Int64.fromDatabaseValue($0[1]) ?? 0)
+                try body(Int.fromStoreValue($0[0]) ?? 0, Int64.fromStoreValue($0[1]) ?? 0)
             }
         }
         for row in try pool.withSession({ try $0.rows(query.idsSQL, query.arguments) }) {
-            try body(Int.fromDatabaseValue(row[0]) ?? 0, Int64.fromDatabaseValue(row[1]) ?? 0)
+            try body(Int.fromStoreValue(row[0]) ?? 0, Int64.fromStoreValue(row[1]) ?? 0)
         }
     }
 
@@ -148,11 +147,11 @@ extension PostgreSQLStore: StoreBackend {
         }
     }
 
-    package func rowIDs(of entity: EntityDescription, holding values: [DatabaseValue],
+    package func rowIDs(of entity: EntityDescription, holding values: [StoreValue],
                         forKeys keys: [String]) throws -> [ManagedObjectID] {
         guard let sql = StoreSchema.constraintLookupSQL(entity: entity, keys: keys) else { return [] }
         return try pool.withSession { try $0.rows(sql, values) }.compactMap { row in
-            guard let key = Int64.fromDatabaseValue(row[0]), let number = Int.fromDatabaseValue(row[1]) else { return nil }
+            guard let key = Int64.fromStoreValue(row[0]), let number = Int.fromStoreValue(row[1]) else { return nil }
             return ManagedObjectID(entity: model.entity(number: number) ?? entity, primaryKey: key, store: identity)
         }
     }
@@ -180,16 +179,16 @@ extension PostgreSQLStore: StoreBackend {
 
     // MARK: Batch requests (PostgreSQLStore+Batch.swift)
 
-    package func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+    package func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [StoreValue])],
                              selection: BatchSelection, returningIDs: Bool,
-                             followUps: [(sql: String, arguments: [DatabaseValue])]) throws -> (count: Int, ids: [ManagedObjectID]) {
+                             followUps: [(sql: String, arguments: [StoreValue])]) throws -> (count: Int, ids: [ManagedObjectID]) {
         try runBatchUpdate(entity: entity, assignments: assignments, selection: selection, returningIDs: returningIDs,
                            followUps: followUps)
     }
 
     /// The deleted IDs are read whenever the history, the nullified rows or the caller need them.
     package func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
-                             followUps: [(sql: String, arguments: [DatabaseValue])])
+                             followUps: [(sql: String, arguments: [StoreValue])])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         try runBatchDelete(initial: initial, entity: entity, selection: selection, needsIDs: needsIDs, followUps: followUps)
     }
@@ -263,13 +262,13 @@ private struct PostgreSQLSnapshotReads: StoreSnapshotReads {
     func dataToken(tables: [String]) throws -> String {
         var parts = [storeIdentifier]
         for row in try session.rows("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
-            parts.append("\(Int64.fromDatabaseValue(row[0]) ?? 0):\(Int64.fromDatabaseValue(row[1]) ?? 0)")
+            parts.append("\(Int64.fromStoreValue(row[0]) ?? 0):\(Int64.fromStoreValue(row[1]) ?? 0)")
         }
         for table in tables {
             // The table name comes from the schema.
             guard let row = try session.rows("SELECT COUNT(*), COALESCE(MAX(Z_PK), 0), COALESCE(SUM(Z_OPT), 0) FROM \(table)").first
             else { continue }
-            parts.append("\(table):" + row.map { value in Int64.fromDatabaseValue(value).map(String.init) ?? "\(value)" }
+            parts.append("\(table):" + row.map { value in Int64.fromStoreValue(value).map(String.init) ?? "\(value)" }
                 .joined(separator: ":"))
         }
         return parts.joined(separator: "|")

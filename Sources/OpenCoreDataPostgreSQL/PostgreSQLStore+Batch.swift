@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// Batch update, delete and insert on PostgreSQL, with the SQLite store's meaning (`SQLiteStore+Batch`):
@@ -19,9 +18,9 @@ extension PostgreSQLStore {
     ///   ``ValidationFailure/Rule/uniquenessViolation`` naming the entity and keys when the new values meet a
     ///   uniqueness constraint (nothing is updated); ``StoreError`` when the server refuses a
     ///   statement or the connection drops (nothing is updated).
-    func runBatchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+    func runBatchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [StoreValue])],
                         selection: BatchSelection, returningIDs: Bool,
-                        followUps: [(sql: String, arguments: [DatabaseValue])]) throws -> (count: Int, ids: [ManagedObjectID]) {
+                        followUps: [(sql: String, arguments: [StoreValue])]) throws -> (count: Int, ids: [ManagedObjectID]) {
         let table = entity.tableName
         // Names come from the schema; the compiled values reach the statement as parameters.
         let setClause = (assignments.map { "\($0.column) = \($0.sql)" } + ["Z_OPT = Z_OPT + 1"]).joined(separator: ", ")
@@ -69,7 +68,7 @@ extension PostgreSQLStore {
     ///   ``ValidationFailure/Rule/deleteDenied`` when a deny rule refuses (nothing is deleted);
     ///   ``StoreError`` when the server refuses a statement or the connection drops.
     func runBatchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
-                        followUps: [(sql: String, arguments: [DatabaseValue])])
+                        followUps: [(sql: String, arguments: [StoreValue])])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         let table = entity.tableName
         if initial == nil, model.deletesAlone(fromTable: table), selection.fromClause == "\(table) t0",
@@ -132,7 +131,7 @@ extension PostgreSQLStore {
             }
             // 4. Foreign keys and join rows pointing at the deleted rows, then the rows themselves, table by table.
             var updated: [ManagedObjectID] = []
-            var tombstones: [ManagedObjectID: [DatabaseValue]] = [:]
+            var tombstones: [ManagedObjectID: [StoreValue]] = [:]
             var keysByTable: [String: [Int64]] = [:]
             var tableOrder: [String] = []
             for id in deleted {
@@ -145,7 +144,7 @@ extension PostgreSQLStore {
                 let preserved = recordsHistory ? Self.preservedColumns(ofTable: table, model: model) : []
                 let keys = Array(Set(keysByTable[table] ?? [])).sorted()
                 for start in stride(from: 0, to: keys.count, by: Self.keysPerStatement) {
-                    let chunk = keys[start..<min(start + Self.keysPerStatement, keys.count)].map(\.databaseValue)
+                    let chunk = keys[start..<min(start + Self.keysPerStatement, keys.count)].map(\.storeValue)
                     let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
                     // Foreign keys elsewhere that point into this table's deleted rows.
                     for other in model.entitiesByNumber {
@@ -221,7 +220,7 @@ extension PostgreSQLStore {
                                                  destinationTable: destination.tableName, keyCount: chunk.count) else {
                 return []
             }
-            result += try session.rows(sql, chunk.map(\.primaryKey.databaseValue)).map { objectID($0, default: destination) }
+            result += try session.rows(sql, chunk.map(\.primaryKey.storeValue)).map { objectID($0, default: destination) }
         }
         return result
     }
@@ -258,12 +257,12 @@ extension PostgreSQLStore {
         let attributeSlots = entity.storage.indices.filter {
             if case .attribute = entity.storage[$0] { return true } else { return false }
         }
-        var row = RowValues(values: [DatabaseValue](repeating: .null, count: width))
+        var row = RowValues(values: [StoreValue](repeating: .null, count: width))
         return try inBatchTransaction(entity: entity) { session in
             guard let upsert else {
                 // Plain inserts, many rows a statement.
                 let rowsPerStatement = max(1, min(Self.keysPerStatement, 30_000 / max(width, 1)))
-                var pending: [DatabaseValue] = [], pendingRows = 0
+                var pending: [StoreValue] = [], pendingRows = 0
                 func flush() throws {
                     guard pendingRows > 0 else { return }
                     try session.execute(insertSQL + Array(repeating: rowPlaceholders, count: pendingRows).joined(separator: ", "), pending)
@@ -272,7 +271,7 @@ extension PostgreSQLStore {
                 }
                 for offset in 0..<count {
                     try fillRow(offset, &row)
-                    row[0] = (first + Int64(offset)).databaseValue
+                    row[0] = (first + Int64(offset)).storeValue
                     pending += Array(row)
                     pendingRows += 1
                     if pendingRows == rowsPerStatement { try flush() }
@@ -287,14 +286,14 @@ extension PostgreSQLStore {
             if upsert.constraints.count > 1 {
                 // Read committed: each lookup after the lock sees what the previous holder committed.
                 try session.execute("SELECT pg_advisory_xact_lock(\(Self.upsertLockClass), hashtext(current_schema() || '.' || ?))",
-                                    [table.name.databaseValue])
+                                    [table.name.storeValue])
             }
             var written: [(key: Int64, inserted: Bool)] = []
             written.reserveCapacity(count)
             for offset in 0..<count {
                 try fillRow(offset, &row)
                 let reserved = first + Int64(offset)
-                row[0] = reserved.databaseValue
+                row[0] = reserved.storeValue
                 let key = try upsertRow(Array(row), plan: upsert, insertSQL: insertSQL + rowPlaceholders, table: table, in: session)
                 written.append((key, key == reserved))
             }
@@ -313,7 +312,7 @@ extension PostgreSQLStore {
 
     /// Writes one batch row under `plan` and returns the key of the row written: the row's own when it was
     /// inserted, the stored row's when it updated that one.
-    private func upsertRow(_ values: [DatabaseValue], plan: BatchUpsertPlan, insertSQL: String, table: StoreSchema.Table,
+    private func upsertRow(_ values: [StoreValue], plan: BatchUpsertPlan, insertSQL: String, table: StoreSchema.Table,
                            in session: PostgreSQLSession) throws -> Int64 {
         let tableName = table.name
         if plan.constraints.count == 1, let constraint = plan.constraints.first {
@@ -321,7 +320,7 @@ extension PostgreSQLStore {
             let target = constraint.columns.joined(separator: ", ") + ")" + (constraint.whereClause.map { " WHERE " + $0 } ?? "")
             let assignments = plan.updatedColumns.map { "\($0) = excluded.\($0)" } + ["Z_OPT = \(tableName).Z_OPT + 1"]
             let sql = insertSQL + " ON CONFLICT (" + target + " DO UPDATE SET " + assignments.joined(separator: ", ") + " RETURNING Z_PK"
-            guard let key = try session.rows(sql, values).first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else {
+            guard let key = try session.rows(sql, values).first.flatMap({ Int64.fromStoreValue($0[0]) }) else {
                 throw StoreError.corrupt(path: displayPath, reason: "a batch insert into \(tableName) returned no key")
             }
             return key
@@ -335,14 +334,14 @@ extension PostgreSQLStore {
             let conditions = constraint.columns.map { "\($0) = ?" } + (constraint.whereClause.map { ["(\($0))"] } ?? [])
             guard let stored = try session.rows("SELECT Z_PK FROM \(tableName) WHERE " + conditions.joined(separator: " AND ")
                                                     + " FOR UPDATE", constraintValues)
-                .first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else { continue }
+                .first.flatMap({ Int64.fromStoreValue($0[0]) }) else { continue }
             let assignments = plan.updatedColumns.map { "\($0) = ?" } + ["Z_OPT = Z_OPT + 1"]
             try session.execute("UPDATE \(tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?",
-                                plan.updatedColumns.map { values[columnIndex[$0] ?? 0] } + [stored.databaseValue])
+                                plan.updatedColumns.map { values[columnIndex[$0] ?? 0] } + [stored.storeValue])
             return stored
         }
         try session.execute(insertSQL, values)
-        return Int64.fromDatabaseValue(values[0]) ?? 0
+        return Int64.fromStoreValue(values[0]) ?? 0
     }
 
     // MARK: One transaction, with history
@@ -396,9 +395,9 @@ extension PostgreSQLStore {
     }
 
     /// The object ID of a `(Z_ENT, Z_PK)` row.
-    private func objectID(_ row: [DatabaseValue], default entity: EntityDescription) -> ManagedObjectID {
-        let number = Int.fromDatabaseValue(row[0]) ?? entity.entityNumber
-        return ManagedObjectID(entity: model.entity(number: number) ?? entity, primaryKey: Int64.fromDatabaseValue(row[1]) ?? 0,
+    private func objectID(_ row: [StoreValue], default entity: EntityDescription) -> ManagedObjectID {
+        let number = Int.fromStoreValue(row[0]) ?? entity.entityNumber
+        return ManagedObjectID(entity: model.entity(number: number) ?? entity, primaryKey: Int64.fromStoreValue(row[1]) ?? 0,
                                store: identity)
     }
 }

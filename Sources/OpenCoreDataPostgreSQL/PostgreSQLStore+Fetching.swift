@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// Fetching by predicate: the query language compiled to PostgreSQL (docs/POSTGRESQL.md, "Queries"), values

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// Persistent-history requests and history readers on a PostgreSQL store, with the SQLite store's meaning:
@@ -56,12 +55,12 @@ extension PostgreSQLStore {
                 if present.readerRegistry {
                     try session.execute("LOCK TABLE \(HistoryReaderRegistry.table) IN SHARE MODE")
                     readers = try session.rows(HistoryReaderRegistry.allSQL).compactMap { row in
-                        guard let name = String.fromDatabaseValue(row[0]), let seen = Int64.fromDatabaseValue(row[1]) else { return nil }
+                        guard let name = String.fromStoreValue(row[0]), let seen = Int64.fromStoreValue(row[1]) else { return nil }
                         return (name, seen)
                     }
                 }
                 return try HistoryPruning.run(scope, readers: readers, newest: { selection in
-                    try session.rows(selection.newestTransactionSQL, selection.arguments).first.flatMap { Int64.fromDatabaseValue($0[0]) }
+                    try session.rows(selection.newestTransactionSQL, selection.arguments).first.flatMap { Int64.fromStoreValue($0[0]) }
                 }, delete: { selection in
                     try session.execute(selection.deleteChangesSQL, selection.arguments)
                     return try session.execute(selection.deleteTransactionsSQL, selection.arguments)
@@ -77,7 +76,7 @@ extension PostgreSQLStore {
     package func currentHistoryToken() throws -> PersistentHistoryToken {
         let newest = try pool.withSession { session -> Int64 in
             guard try recordsHistory || PostgreSQLHistory.presence(in: session).history else { return 0 }
-            return try session.rows("SELECT COALESCE(MAX(Z_PK), 0) FROM ATRANSACTION").first.flatMap { Int64.fromDatabaseValue($0[0]) } ?? 0
+            return try session.rows("SELECT COALESCE(MAX(Z_PK), 0) FROM ATRANSACTION").first.flatMap { Int64.fromStoreValue($0[0]) } ?? 0
         }
         return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: newest)
     }
@@ -100,7 +99,7 @@ extension PostgreSQLStore {
         try refuseIfReadOnly()
         _ = try pool.withSession { session in
             try session.execute(HistoryReaderRegistry.registerSQL,
-                                [name.databaseValue, seen.databaseValue, Date().timeIntervalSinceReferenceDate.databaseValue])
+                                [name.storeValue, seen.storeValue, Date().timeIntervalSinceReferenceDate.storeValue])
         }
     }
 
@@ -112,7 +111,7 @@ extension PostgreSQLStore {
         try refuseIfReadOnly()
         return try pool.withSession { session in
             guard try PostgreSQLHistory.presence(in: session).readerRegistry else { return false }
-            return try session.execute(HistoryReaderRegistry.unregisterSQL, [name.databaseValue]) > 0
+            return try session.execute(HistoryReaderRegistry.unregisterSQL, [name.storeValue]) > 0
         }
     }
 
@@ -124,8 +123,8 @@ extension PostgreSQLStore {
         try pool.withSession { session in
             guard try PostgreSQLHistory.presence(in: session).readerRegistry else { return [] }
             return try session.rows(HistoryReaderRegistry.allSQL).compactMap { row in
-                guard let name = String.fromDatabaseValue(row[0]), let seen = Int64.fromDatabaseValue(row[1]),
-                      let timestamp = Double.fromDatabaseValue(row[2]) else { return nil }
+                guard let name = String.fromStoreValue(row[0]), let seen = Int64.fromStoreValue(row[1]),
+                      let timestamp = Double.fromStoreValue(row[2]) else { return nil }
                 return (name, seen, timestamp)
             }
         }

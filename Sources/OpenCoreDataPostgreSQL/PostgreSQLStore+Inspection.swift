@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// What a database schema holds of a store, found without creating or changing anything: tools that only
@@ -24,9 +23,9 @@ package struct PostgreSQLStorePresence: Sendable, Equatable {
         defer { pool.close() }
         let names = try pool.withSession { session in
             try session.rows("SELECT upper(table_name) FROM information_schema.tables WHERE table_schema = ?",
-                             [(configuration.schema?.lowercased() ?? "public").databaseValue])
+                             [(configuration.schema?.lowercased() ?? "public").storeValue])
         }
-        let tables = Set(names.compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } })
+        let tables = Set(names.compactMap { $0.first.flatMap { String.fromStoreValue($0) } })
         return PostgreSQLStorePresence(
             hasStore: tables.isSuperset(of: ["Z_METADATA", "Z_PRIMARYKEY"]),
             hasHistory: tables.isSuperset(of: ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"]))
@@ -55,15 +54,15 @@ extension PostgreSQLStore {
             let present = try session.rows("""
                 SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
                 AND upper(table_name) IN ('ATRANSACTION', 'ACHANGE', 'ATRANSACTIONSTRING')
-                """).first.flatMap { Int.fromDatabaseValue($0[0]) }
+                """).first.flatMap { Int.fromStoreValue($0[0]) }
             guard present == 3, let row = try session.rows("""
                 SELECT (SELECT count(*) FROM ATRANSACTION), (SELECT count(*) FROM ACHANGE),
                        (SELECT count(*) FROM ATRANSACTIONSTRING), (SELECT max(Z_PK) FROM ATRANSACTION)
                 """).first else { return nil }
             return PostgreSQLHistorySummary(
-                transactions: Int.fromDatabaseValue(row[0]) ?? 0, changes: Int.fromDatabaseValue(row[1]) ?? 0,
-                strings: Int.fromDatabaseValue(row[2]) ?? 0,
-                lastToken: Int64.fromDatabaseValue(row[3]).map { PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
+                transactions: Int.fromStoreValue(row[0]) ?? 0, changes: Int.fromStoreValue(row[1]) ?? 0,
+                strings: Int.fromStoreValue(row[2]) ?? 0,
+                lastToken: Int64.fromStoreValue(row[3]).map { PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
         }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 extension PostgreSQLStore {
@@ -23,17 +22,17 @@ extension PostgreSQLStore {
         keyLock.unlock()
         let reserved = max(count, keyBlockSize)
         let server = configuration.redactedURL
-        let rows: [[DatabaseValue]]
+        let rows: [[StoreValue]]
         do {
             rows = try pool.withSession { session in
                 try session.rows("UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX",
-                                 [Int64(reserved).databaseValue, Int64(root.entityNumber).databaseValue])
+                                 [Int64(reserved).storeValue, Int64(root.entityNumber).storeValue])
             }
         } catch StoreError.serverError(let state, _, _) where state == "22003" {
             // numeric_value_out_of_range: Z_MAX + reserved passed 2^63 - 1; nothing was written.
             throw StoreError.primaryKeysExhausted(path: server, entity: root.name, maximum: "near 2^63 - 1")
         }
-        guard let end = rows.first.flatMap({ Int64.fromDatabaseValue($0[0]) }) else {
+        guard let end = rows.first.flatMap({ Int64.fromStoreValue($0[0]) }) else {
             throw StoreError.corrupt(path: server, reason: "Z_PRIMARYKEY has no row for entity \(root.name)")
         }
         let first = end - Int64(reserved) + 1

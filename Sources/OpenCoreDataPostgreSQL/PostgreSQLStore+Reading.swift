@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 extension PostgreSQLStore {
@@ -20,7 +19,7 @@ extension PostgreSQLStore {
                 let keys = primaryKeys[start..<min(start + chunk, primaryKeys.count)]
                 let placeholders = Array(repeating: "?", count: keys.count).joined(separator: ", ")
                 rows += try session.rows("SELECT \(columns) FROM \(table.name) WHERE Z_PK IN (\(placeholders)) ORDER BY Z_PK",
-                                         keys.map(\.databaseValue)).map(RowValues.init(values:))
+                                         keys.map(\.storeValue)).map(RowValues.init(values:))
                 start += chunk
             }
             return rows
@@ -31,7 +30,7 @@ extension PostgreSQLStore {
     /// for checks that compare a store with a reference.
     ///
     /// - Throws: as ``rows(ofTable:primaryKeys:chunk:)``.
-    func allRows(ofTable name: String) throws -> [[DatabaseValue]] {
+    func allRows(ofTable name: String) throws -> [[StoreValue]] {
         let schema = model.schema
         let columns: [String]
         if let table = schema.table(named: name) {
@@ -56,9 +55,9 @@ extension PostgreSQLStore {
         let row = try pool.withSession { session in
             try session.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1").first
         }
-        guard let row, let plist = Data.fromDatabaseValue(row[1]) else {
+        guard let row, let plist = Data.fromStoreValue(row[1]) else {
             throw StoreError.corrupt(path: server, reason: "Z_METADATA has no property list")
         }
-        return try StoreMetadata(plistData: plist, rowUUID: String.fromDatabaseValue(row[0]), storePath: server)
+        return try StoreMetadata(plistData: plist, rowUUID: String.fromStoreValue(row[0]), storePath: server)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 extension PostgreSQLStore {
@@ -43,7 +42,7 @@ extension PostgreSQLStore {
                     do {
                         // An inner transaction is a savepoint: throwing undoes this attempt only.
                         let tombstones = try session.transaction {
-                            var tombstones: [ManagedObjectID: [DatabaseValue]] = [:]
+                            var tombstones: [ManagedObjectID: [StoreValue]] = [:]
                             let found = try write(attempt, readingTombstones: recordsHistory && history != nil,
                                                   into: &tombstones, in: session)
                             if !found.isEmpty { throw AttemptConflicts(found: found) }
@@ -80,7 +79,7 @@ extension PostgreSQLStore {
     /// writing any insert) instead of finishing when there are some; the caller rolls back. With
     /// `readingTombstones`, each delete of an entity with preserved attributes reads their values into
     /// `tombstones` as it deletes (the history's tombstone, ``HistoryTables/preservedColumns(of:)``).
-    private func write(_ changes: StoreChangeSet, readingTombstones: Bool, into tombstones: inout [ManagedObjectID: [DatabaseValue]],
+    private func write(_ changes: StoreChangeSet, readingTombstones: Bool, into tombstones: inout [ManagedObjectID: [StoreValue]],
                        in session: PostgreSQLSession) throws -> [(ManagedObjectID, Int64)] {
         var conflicts: [(ManagedObjectID, Int64)] = []
         let schema = model.schema
@@ -89,8 +88,8 @@ extension PostgreSQLStore {
             var assignments = update.values.map { "\(table.columns[$0.column].name) = ?" }
             assignments.append("Z_OPT = Z_OPT + 1")
             var arguments = update.values.map(\.value)
-            arguments.append(update.id.primaryKey.databaseValue)
-            if !update.force { arguments.append(update.expectedVersion.databaseValue) }
+            arguments.append(update.id.primaryKey.storeValue)
+            if !update.force { arguments.append(update.expectedVersion.storeValue) }
             let sql = "UPDATE \(update.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
                 + (update.force ? "" : " AND Z_OPT = ?")
             if try session.execute(sql, arguments) == 0 {
@@ -98,7 +97,7 @@ extension PostgreSQLStore {
             }
         }
         for delete in changes.deletes {
-            let arguments = [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue]
+            let arguments = [delete.id.primaryKey.storeValue, delete.expectedVersion.storeValue]
             let preserved = readingTombstones ? HistoryTables.preservedColumns(of: delete.id.entity) : []
             if !preserved.isEmpty {
                 let returned = try session.rows("DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ? RETURNING "
@@ -115,26 +114,26 @@ extension PostgreSQLStore {
         if !conflicts.isEmpty { return conflicts }
         try insertRows(changes.inserts, schema: schema, in: session)
         for clear in changes.joinClears {
-            try session.execute("DELETE FROM \(clear.table) WHERE \(clear.column) = ?", [clear.key.databaseValue])
+            try session.execute("DELETE FROM \(clear.table) WHERE \(clear.column) = ?", [clear.key.storeValue])
         }
         for clear in changes.foreignKeyClears {
-            try session.execute("UPDATE \(clear.table) SET \(clear.column) = NULL WHERE \(clear.column) = ?", [clear.key.databaseValue])
+            try session.execute("UPDATE \(clear.table) SET \(clear.column) = NULL WHERE \(clear.column) = ?", [clear.key.storeValue])
         }
         for row in changes.joinDeletes {
             try session.execute("DELETE FROM \(row.table) WHERE \(row.sourceColumn) = ? AND \(row.destinationColumn) = ?",
-                                [row.source.databaseValue, row.destination.databaseValue])
+                                [row.source.storeValue, row.destination.storeValue])
         }
         for row in changes.joinInserts {
             try session.execute("INSERT INTO \(row.table) (\(row.sourceColumn), \(row.destinationColumn)) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                                [row.source.databaseValue, row.destination.databaseValue])
+                                [row.source.storeValue, row.destination.storeValue])
         }
         for update in changes.joinOrderUpdates {
             try session.execute("UPDATE \(update.table) SET \(update.orderColumn) = ? WHERE \(update.sourceColumn) = ? AND \(update.destinationColumn) = ?",
-                                [update.position.databaseValue, update.source.databaseValue, update.destination.databaseValue])
+                                [update.position.storeValue, update.source.storeValue, update.destination.storeValue])
         }
         for update in changes.foreignKeyUpdates {
             try session.execute("UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",
-                                [update.value, update.primaryKey.databaseValue])
+                                [update.value, update.primaryKey.storeValue])
         }
         return []
     }
@@ -143,7 +142,7 @@ extension PostgreSQLStore {
     private func currentRow(_ id: ManagedObjectID, in session: PostgreSQLSession) throws -> RowValues? {
         guard let table = model.schema.table(named: id.entity.tableName) else { return nil }
         let columns = table.columns.map(\.name).joined(separator: ", ")
-        return try session.rows("SELECT \(columns) FROM \(table.name) WHERE Z_PK = ? FOR UPDATE", [id.primaryKey.databaseValue])
+        return try session.rows("SELECT \(columns) FROM \(table.name) WHERE Z_PK = ? FOR UPDATE", [id.primaryKey.storeValue])
             .first.map(RowValues.init(values:))
     }
 }
@@ -179,7 +178,7 @@ extension PostgreSQLStore {
             let perStatement = max(1, min(Self.rowsPerInsert, 60_000 / max(width, 1)))
             for start in stride(from: 0, to: rows.count, by: perStatement) {
                 let part = rows[start..<min(start + perStatement, rows.count)]
-                var arguments: [DatabaseValue] = []
+                var arguments: [StoreValue] = []
                 arguments.reserveCapacity(part.count * width)
                 for insert in part { arguments += Array(insert.row) }
                 try session.execute("INSERT INTO \(tableName) (\(columns)) VALUES "

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 import Synchronization
 
@@ -85,7 +84,7 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
         func open() throws -> String {
             try pool.withSession { session in
                 try session.transaction {
-                    try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.databaseValue])
+                    try session.execute("SELECT pg_advisory_xact_lock(?)", [Self.layoutLockKey.storeValue])
                     let identifier = try Self.prepareLayout(session, model: model, schema: schema, options: options,
                                                             configuration: configuration,
                                                             channel: PostgreSQLHistory.channel(schema: configuration.schema))
@@ -138,14 +137,14 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
             for statement in try PostgreSQLLayout.creationSQL(for: schema, server: server) { try session.execute(statement) }
             for entity in model.entitiesByNumber {
                 try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-                                    [Int64(entity.entityNumber).databaseValue, entity.name.databaseValue,
-                                     Int64(entity.superentity?.entityNumber ?? 0).databaseValue])
+                                    [Int64(entity.entityNumber).storeValue, entity.name.storeValue,
+                                     Int64(entity.superentity?.entityNumber ?? 0).storeValue])
             }
             var metadata = StoreMetadata(model: model)
             metadata.storeType = storeType
             try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)",
-                                [Int64(StoreMetadata.rowVersion).databaseValue, metadata.uuidString.databaseValue,
-                                 try metadata.plistData().databaseValue])
+                                [Int64(StoreMetadata.rowVersion).storeValue, metadata.uuidString.storeValue,
+                                 try metadata.plistData().storeValue])
             try PostgreSQLModelCache.store(model, in: session)
             return metadata.uuidString
         }
@@ -182,7 +181,7 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
             SELECT upper(table_name), upper(column_name) FROM information_schema.columns
             WHERE table_schema = current_schema() AND data_type = 'numeric' ORDER BY 1, 2
             """).compactMap { row -> (String, String)? in
-            guard let table = String.fromDatabaseValue(row[0]), let column = String.fromDatabaseValue(row[1]),
+            guard let table = String.fromStoreValue(row[0]), let column = String.fromStoreValue(row[1]),
                   dateColumns.contains("\(table).\(column)") else { return nil }
             return (table, column)
         }
@@ -195,7 +194,7 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
     /// The tables of the store's schema, their names in upper case as the layout spells them.
     static func tableNames(_ session: PostgreSQLSession) throws -> Set<String> {
         Set(try session.rows("SELECT upper(table_name) FROM information_schema.tables WHERE table_schema = current_schema()")
-            .compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } })
+            .compactMap { $0.first.flatMap { String.fromStoreValue($0) } })
     }
 
     /// The metadata in `Z_METADATA`; nil when it holds no property list.
@@ -204,8 +203,8 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
     ///   is not a store's metadata.
     static func storedMetadata(_ session: PostgreSQLSession, server: String) throws -> StoreMetadata? {
         let row = try session.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1").first
-        guard let plist = row.flatMap({ Data.fromDatabaseValue($0[1]) }) else { return nil }
-        return try StoreMetadata(plistData: plist, rowUUID: row.flatMap { String.fromDatabaseValue($0[0]) }, storePath: server)
+        guard let plist = row.flatMap({ Data.fromStoreValue($0[1]) }) else { return nil }
+        return try StoreMetadata(plistData: plist, rowUUID: row.flatMap { String.fromStoreValue($0[0]) }, storePath: server)
     }
 
     /// How the tables in the schema differ from what the model implies: entity numbering, tables, columns,
@@ -215,8 +214,8 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
         var differences: [String] = []
         var nameByNumber: [Int: String] = [:]
         for row in try session.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                    [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
-            if let number = Int.fromDatabaseValue(row[0]), let name = String.fromDatabaseValue(row[1]) { nameByNumber[number] = name }
+                                    [Int64(HistoryTables.firstReservedEntityNumber).storeValue]) {
+            if let number = Int.fromStoreValue(row[0]), let name = String.fromStoreValue(row[1]) { nameByNumber[number] = name }
         }
         for entity in model.entitiesByNumber {
             switch nameByNumber[entity.entityNumber] {
@@ -232,7 +231,7 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
         }
         var columnsByTable: [String: Set<String>] = [:]
         for row in try session.rows("SELECT upper(table_name), upper(column_name) FROM information_schema.columns WHERE table_schema = current_schema()") {
-            if let table = String.fromDatabaseValue(row[0]), let column = String.fromDatabaseValue(row[1]) {
+            if let table = String.fromStoreValue(row[0]), let column = String.fromStoreValue(row[1]) {
                 columnsByTable[table, default: []].insert(column)
             }
         }
@@ -243,9 +242,9 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
             WHERE table_schema = current_schema() AND data_type = 'text' AND collation_name IS DISTINCT FROM 'C'
             ORDER BY 1, 2
             """) {
-            guard let table = String.fromDatabaseValue(row[0]), textTables.contains(table),
-                  let column = String.fromDatabaseValue(row[1]) else { continue }
-            let collation = String.fromDatabaseValue(row[2]) ?? "the database's default"
+            guard let table = String.fromStoreValue(row[0]), textTables.contains(table),
+                  let column = String.fromStoreValue(row[1]) else { continue }
+            let collation = String.fromStoreValue(row[2]) ?? "the database's default"
             differences.append("column \(table).\(column) is in the collation \(collation), not \"C\" (code point order)")
         }
         let wanted = schema.tables.map { ($0.name, $0.columns.map(\.name)) } + schema.joinTables.map { ($0.name, $0.columns) }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// A tombstone column's cell on PostgreSQL. On SQLite a `ZTOMBSTONEn` column takes each preserved value with
@@ -9,19 +8,19 @@ import OpenCoreData
 /// UTF-8, bytes as they are). A null value is SQL NULL. Read back, it is the same value SQLite gives.
 enum PostgreSQLTombstoneCoding {
     /// The cell for `value`.
-    static func encode(_ value: DatabaseValue) -> DatabaseValue {
+    static func encode(_ value: StoreValue) -> StoreValue {
         switch value.storage {
         case .null: return .null
-        case .int64(let number): return Data([1] + withUnsafeBytes(of: number.bigEndian, Array.init)).databaseValue
-        case .double(let number): return Data([2] + withUnsafeBytes(of: number.bitPattern.bigEndian, Array.init)).databaseValue
-        case .string(let text): return (Data([3]) + Data(text.utf8)).databaseValue
-        case .blob(let bytes): return (Data([4]) + bytes).databaseValue
+        case .int64(let number): return Data([1] + withUnsafeBytes(of: number.bigEndian, Array.init)).storeValue
+        case .double(let number): return Data([2] + withUnsafeBytes(of: number.bitPattern.bigEndian, Array.init)).storeValue
+        case .string(let text): return (Data([3]) + Data(text.utf8)).storeValue
+        case .blob(let bytes): return (Data([4]) + bytes).storeValue
         }
     }
 
     /// The value a cell holds; nil when its bytes are not a tombstone cell (no known tag, or an integer or
     /// real that is not 8 bytes, or text that is not UTF-8).
-    static func decode(_ cell: DatabaseValue) -> PersistentHistoryChange.TombstoneValue? {
+    static func decode(_ cell: StoreValue) -> PersistentHistoryChange.TombstoneValue? {
         guard case .blob(let data) = cell.storage else { return cell.isNull ? .null : nil }
         guard let tag = data.first else { return nil }
         let payload = data.dropFirst()

@@ -1,9 +1,8 @@
 import Foundation
 import OpenCoreData
-import GRDB
 import PostgresNIO
 
-/// The one boundary between the store's cell values (`DatabaseValue`, as SQLite rows give them) and
+/// The one boundary between the store's cell values (`StoreValue`, as SQLite rows give them) and
 /// PostgreSQL's wire format, both ways.
 ///
 /// The layout uses five PostgreSQL types, one per SQLite storage class (docs/POSTGRESQL.md): `BIGINT`,
@@ -12,13 +11,13 @@ import PostgresNIO
 /// is a typed error naming the column, never a guess.
 package enum PostgreSQLValueCoding {
     /// `values` as a statement's bindings, in order.
-    package static func bindings(_ values: [DatabaseValue]) -> PostgresBindings {
+    package static func bindings(_ values: [StoreValue]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { append(value, to: &bindings) }
         return bindings
     }
 
-    static func append(_ value: DatabaseValue, to bindings: inout PostgresBindings) {
+    static func append(_ value: StoreValue, to bindings: inout PostgresBindings) {
         switch value.storage {
         case .null: bindings.appendNull()
         case .int64(let number): bindings.append(number)
@@ -32,7 +31,7 @@ package enum PostgreSQLValueCoding {
     ///
     /// - Throws: ``StoreError/unexpectedValue(column:type:)`` for a type the layout never uses, or a
     ///   cell whose bytes do not decode as its type says.
-    static func value(of cell: PostgresCell) throws -> DatabaseValue {
+    static func value(of cell: PostgresCell) throws -> StoreValue {
         guard let bytes = cell.bytes else { return .null }
         func failed() -> StoreError { .unexpectedValue(column: cell.columnName, type: "\(cell.dataType)") }
         if cell.dataType == .numeric, cell.format == .binary {
@@ -41,18 +40,18 @@ package enum PostgreSQLValueCoding {
         }
         do {
             switch cell.dataType {
-            case .int8: return try cell.decode(Int64.self).databaseValue
-            case .int4: return Int64(try cell.decode(Int32.self)).databaseValue
-            case .int2: return Int64(try cell.decode(Int16.self)).databaseValue
-            case .bool: return (try cell.decode(Bool.self) ? 1 : 0 as Int64).databaseValue
-            case .float8: return try cell.decode(Double.self).databaseValue
-            case .float4: return Double(try cell.decode(Float.self)).databaseValue
+            case .int8: return try cell.decode(Int64.self).storeValue
+            case .int4: return Int64(try cell.decode(Int32.self)).storeValue
+            case .int2: return Int64(try cell.decode(Int16.self)).storeValue
+            case .bool: return (try cell.decode(Bool.self) ? 1 : 0 as Int64).storeValue
+            case .float8: return try cell.decode(Double.self).storeValue
+            case .float4: return Double(try cell.decode(Float.self)).storeValue
             // Binary NUMERICs are read above, without Foundation's Decimal.
             case .numeric: return numericValue(try cell.decode(Decimal.self))
-            case .text, .varchar, .bpchar, .name: return try cell.decode(String.self).databaseValue
+            case .text, .varchar, .bpchar, .name: return try cell.decode(String.self).storeValue
             case .bytea:
                 var buffer = try cell.decode(ByteBuffer.self)
-                return Data(buffer.readBytes(length: buffer.readableBytes) ?? []).databaseValue
+                return Data(buffer.readBytes(length: buffer.readableBytes) ?? []).storeValue
             default: throw failed()
             }
         } catch let error as StoreError {
@@ -64,21 +63,21 @@ package enum PostgreSQLValueCoding {
 
     /// A NUMERIC as SQLite's NUMERIC affinity stores it: a whole number that fits 64 bits as an integer,
     /// anything else as a double.
-    static func numericValue(_ decimal: Decimal) -> DatabaseValue {
+    static func numericValue(_ decimal: Decimal) -> StoreValue {
         var rounded = Decimal()
         var copy = decimal
         NSDecimalRound(&rounded, &copy, 0, .plain)
         if rounded == decimal, decimal >= Decimal(Int64.min), decimal <= Decimal(Int64.max) {
-            return NSDecimalNumber(decimal: decimal).int64Value.databaseValue
+            return NSDecimalNumber(decimal: decimal).int64Value.storeValue
         }
-        return NSDecimalNumber(decimal: decimal).doubleValue.databaseValue
+        return NSDecimalNumber(decimal: decimal).doubleValue.storeValue
     }
 
     /// One row's cells, in order.
     ///
     /// - Throws: ``StoreError/unexpectedValue(column:type:)`` as ``value(of:)`` does.
-    static func values(of row: PostgresRow) throws -> [DatabaseValue] {
-        var values: [DatabaseValue] = []
+    static func values(of row: PostgresRow) throws -> [StoreValue] {
+        var values: [StoreValue] = []
         values.reserveCapacity(row.count)
         for cell in row { values.append(try value(of: cell)) }
         return values
@@ -99,7 +98,7 @@ enum PostgreSQLNumeric {
     private static let plusInfinity: UInt16 = 0xD000, minusInfinity: UInt16 = 0xF000
 
     /// The cell's value, or nil when the bytes are not a well-formed binary NUMERIC.
-    static func value(_ bytes: ByteBuffer) -> DatabaseValue? {
+    static func value(_ bytes: ByteBuffer) -> StoreValue? {
         var buffer = bytes
         guard let count = buffer.readInteger(as: Int16.self), count >= 0,
               let weight = buffer.readInteger(as: Int16.self),
@@ -108,9 +107,9 @@ enum PostgreSQLNumeric {
               buffer.readableBytes == Int(count) * 2 else { return nil }
         switch sign {
         case 0, negative: break
-        case notANumber: return Double.nan.databaseValue
-        case plusInfinity: return Double.infinity.databaseValue
-        case minusInfinity: return (-Double.infinity).databaseValue
+        case notANumber: return Double.nan.storeValue
+        case plusInfinity: return Double.infinity.storeValue
+        case minusInfinity: return (-Double.infinity).storeValue
         default: return nil
         }
         var digits: [Int16] = []
@@ -120,8 +119,8 @@ enum PostgreSQLNumeric {
             digits.append(digit)
         }
         let isNegative = sign == negative
-        if let integer = wholeNumber(digits, weight: Int(weight), negative: isNegative) { return integer.databaseValue }
-        return double(digits, weight: Int(weight), negative: isNegative).databaseValue
+        if let integer = wholeNumber(digits, weight: Int(weight), negative: isNegative) { return integer.storeValue }
+        return double(digits, weight: Int(weight), negative: isNegative).storeValue
     }
 
     /// The value as an Int64 when it is whole and fits, else nil.

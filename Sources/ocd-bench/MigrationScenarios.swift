@@ -149,7 +149,7 @@ private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3
 
 extension RawStatement {
     /// Binds a value of a migration plan, whatever its type.
-    func bind(_ index: Int32, _ value: DatabaseValue) {
+    func bind(_ index: Int32, _ value: StoreValue) {
         switch value.storage {
         case .null: sqlite3_bind_null(handle, index)
         case .int64(let integer): bind(index, integer)

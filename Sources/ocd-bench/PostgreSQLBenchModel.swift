@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 
@@ -32,13 +31,13 @@ enum PostgreSQLBenchModel {
         let columns = table(model).columns
         func position(of attribute: String) -> Int { columns.firstIndex(of: model.schema.columnName(of: attribute, in: item)!)! }
         let object = values(key: key, writer: writer)
-        var row = [DatabaseValue](repeating: .null, count: columns.count)
-        row[0] = key.databaseValue
-        row[1] = Int64(item.entityNumber).databaseValue
-        row[2] = 1.databaseValue
-        row[position(of: "name")] = object.name.databaseValue
-        row[position(of: "value")] = object.value.databaseValue
-        row[position(of: "created")] = object.created.timeIntervalSinceReferenceDate.databaseValue
+        var row = [StoreValue](repeating: .null, count: columns.count)
+        row[0] = key.storeValue
+        row[1] = Int64(item.entityNumber).storeValue
+        row[2] = 1.storeValue
+        row[position(of: "name")] = object.name.storeValue
+        row[position(of: "value")] = object.value.storeValue
+        row[position(of: "created")] = object.created.timeIntervalSinceReferenceDate.storeValue
         return RowValues(values: row)
     }
 

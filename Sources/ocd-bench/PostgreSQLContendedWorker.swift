@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 import PostgresNIO
@@ -103,13 +102,13 @@ struct PostgreSQLContendedWorker {
             let key = keys[counter(step, of: keys.count)]
             var tries = 0
             while true {
-                guard let row = try raw.run(read, [key.databaseValue]).rows.first else {
+                guard let row = try raw.run(read, [key.storeValue]).rows.first else {
                     throw BenchWorkerFailure(description: "worker \(worker): counter \(key) is gone")
                 }
                 let (current, version) = try row.decode((Int64?, Int64).self)
                 try raw.run("BEGIN")
-                let updated = try raw.run(write, [((current ?? 0) + 1).databaseValue, (version + 1).databaseValue,
-                                                  key.databaseValue, version.databaseValue])
+                let updated = try raw.run(write, [((current ?? 0) + 1).storeValue, (version + 1).storeValue,
+                                                  key.storeValue, version.storeValue])
                 try raw.run("COMMIT")
                 if updated.metadata.rows == 1 { break }
                 conflicts += 1

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 import PostgresNIO
@@ -67,9 +66,9 @@ final class PostgreSQLFixtures {
             INSERT INTO \(schema).\(table) (Z_PK, Z_ENT, Z_OPT, \(name), \(createdAt), \(done), \(group), \(category))
             SELECT i, $1, 1, 'Item ' || i, \(Int(Seed.firstDate)) + i, CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END, i % 4, i % 50
             FROM generate_series(1::bigint, $2::bigint) AS i
-            """, [itemEntityNumber.databaseValue, Int64(size).databaseValue])
+            """, [itemEntityNumber.storeValue, Int64(size).storeValue])
         try admin.run("UPDATE \(schema).Z_PRIMARYKEY SET Z_MAX = $1 WHERE Z_ENT = $2",
-                      [Int64(size).databaseValue, itemEntityNumber.databaseValue])
+                      [Int64(size).storeValue, itemEntityNumber.storeValue])
         try admin.run("ANALYZE \(schema).\(table)")
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import PostgresNIO
 import OpenCoreData
 import OpenCoreDataPostgreSQL
@@ -83,7 +82,7 @@ struct PostgreSQLMultiWriter {
         let check = try raw.run("""
             SELECT count(*), count(DISTINCT Z_PK), coalesce(max(Z_PK), 0) <= (SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = $1)
             FROM \(table)
-            """, [Int64(item.entityNumber).databaseValue]).rows.first
+            """, [Int64(item.entityNumber).storeValue]).rows.first
         let cells = check.map(Array.init) ?? []
         guard cells.count == 3 else { throw BenchWorkerFailure(description: "the check of \(table) returned no row") }
         let (rows, distinct, covered) = (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), try cells[2].decode(Bool.self))

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import OpenCoreData
 import PostgresNIO
 
 /// An item row as postgres-nio alone decodes it (the raw side of the PostgreSQL scenarios).
@@ -47,7 +47,7 @@ enum PostgreSQLRawBaselines {
     /// The items of group 0 not done, newest first, their names read.
     static func fetchWithPredicateAndSort(_ db: RawPostgreSQL) throws -> Int {
         let items = try db.run("SELECT \(RawPostgreSQLItem.columns) FROM ZITEM WHERE ZGROUP = $1 AND ZDONE = $2 ORDER BY ZCREATEDAT DESC",
-                               [0.databaseValue, 0.databaseValue]).rows.map(RawPostgreSQLItem.init)
+                               [0.storeValue, 0.storeValue]).rows.map(RawPostgreSQLItem.init)
         return sortedChecksum(items.map { (name: $0.name, createdAt: $0.createdAt) })
     }
 
@@ -92,7 +92,7 @@ enum PostgreSQLRawBaselines {
         for batch in batches {
             let placeholders = (1...batch.count).map { "$\($0)" }.joined(separator: ", ")
             let rows = try db.run("SELECT \(RawPostgreSQLItem.columns) FROM ZITEM WHERE Z_PK IN (\(placeholders)) ORDER BY Z_PK",
-                                  batch.map(\.databaseValue)).rows.map(RawPostgreSQLItem.init)
+                                  batch.map(\.storeValue)).rows.map(RawPostgreSQLItem.init)
             for row in rows { checksum &+= row.name?.utf8.count ?? 0 }
             checksum &+= rows.count
         }
@@ -103,7 +103,7 @@ enum PostgreSQLRawBaselines {
     static func countNotDone(_ db: RawPostgreSQL, times: Int) throws -> Int {
         var total = 0
         for _ in 0..<times {
-            guard let row = try db.run("SELECT COUNT(*) FROM ZITEM WHERE ZDONE = $1", [0.databaseValue]).rows.first else { continue }
+            guard let row = try db.run("SELECT COUNT(*) FROM ZITEM WHERE ZDONE = $1", [0.storeValue]).rows.first else { continue }
             total &+= Int(try row.decode(Int64.self))
         }
         return total
@@ -112,7 +112,7 @@ enum PostgreSQLRawBaselines {
     /// Reserves `count` keys, then inserts items 1…`count` in one transaction, one INSERT each.
     static func insert(_ db: RawPostgreSQL, count: Int, entity: Int64) throws -> Int {
         guard let reserved = try db.run("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + $1 WHERE Z_ENT = $2 RETURNING Z_MAX",
-                                        [Int64(count).databaseValue, entity.databaseValue]).rows.first else {
+                                        [Int64(count).storeValue, entity.storeValue]).rows.first else {
             throw BenchWorkerFailure(description: "Z_PRIMARYKEY has no row for entity \(entity)")
         }
         let first = try reserved.decode(Int64.self) - Int64(count) + 1
@@ -122,13 +122,13 @@ enum PostgreSQLRawBaselines {
             let rowsPerStatement = 500
             for start in stride(from: 1, through: count, by: rowsPerStatement) {
                 let end = min(start + rowsPerStatement - 1, count)
-                var values: [String] = [], arguments: [DatabaseValue] = []
+                var values: [String] = [], arguments: [StoreValue] = []
                 for i in start...end {
                     let base = arguments.count
                     values.append("($\(base + 1), $\(base + 2), 1, $\(base + 3), $\(base + 4), $\(base + 5), $\(base + 6), $\(base + 7))")
-                    arguments += [(first + Int64(i) - 1).databaseValue, entity.databaseValue, Seed.name(i).databaseValue,
-                                  Seed.createdAt(i).databaseValue, (Seed.done(i) ? 1 : 0).databaseValue,
-                                  Seed.group(i).databaseValue, Seed.category(i).databaseValue]
+                    arguments += [(first + Int64(i) - 1).storeValue, entity.storeValue, Seed.name(i).storeValue,
+                                  Seed.createdAt(i).storeValue, (Seed.done(i) ? 1 : 0).storeValue,
+                                  Seed.group(i).storeValue, Seed.category(i).storeValue]
                 }
                 try db.run("INSERT INTO ZITEM (\(RawPostgreSQLItem.columns)) VALUES " + values.joined(separator: ", "), arguments)
             }
@@ -144,7 +144,7 @@ enum PostgreSQLRawBaselines {
     /// UPDATE per row flipping `done`.
     static func updateRowByRow(_ db: RawPostgreSQL) throws -> Int {
         struct Target { var key: Int64; var version: Int64; var done: Bool }
-        let targets = try db.run("SELECT Z_PK, Z_OPT, ZDONE FROM ZITEM WHERE ZGROUP = $1", [0.databaseValue]).rows.map {
+        let targets = try db.run("SELECT Z_PK, Z_OPT, ZDONE FROM ZITEM WHERE ZGROUP = $1", [0.storeValue]).rows.map {
             let (key, version, done) = try $0.decode((Int64, Int64, Int64).self)
             return Target(key: key, version: version, done: done != 0)
         }
@@ -153,7 +153,7 @@ enum PostgreSQLRawBaselines {
         do {
             for target in targets {
                 let result = try db.run("UPDATE ZITEM SET ZDONE = $1, Z_OPT = Z_OPT + 1 WHERE Z_PK = $2 AND Z_OPT = $3",
-                                        [(target.done ? 0 : 1).databaseValue, target.key.databaseValue, target.version.databaseValue])
+                                        [(target.done ? 0 : 1).storeValue, target.key.storeValue, target.version.storeValue])
                 guard result.metadata.rows == 1 else {
                     throw BenchWorkerFailure(description: "row \(target.key) changed underneath")
                 }

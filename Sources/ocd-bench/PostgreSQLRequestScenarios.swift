@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// The batch-request and asynchronous-fetch scenarios on a server: the SQLite scenarios' twins (BatchScenarios,
@@ -50,7 +49,7 @@ enum PostgreSQLRequestScenarios {
             let db = try fixtures.raw(rawSchema)
             return {
                 try inTransaction(db) {
-                    try db.run(rawUpdate(returning: false), [true.databaseValue, 0.databaseValue]).metadata.rows ?? -1
+                    try db.run(rawUpdate(returning: false), [true.storeValue, 0.storeValue]).metadata.rows ?? -1
                 }
             }
         })
@@ -76,7 +75,7 @@ enum PostgreSQLRequestScenarios {
             let db = try fixtures.raw(rawSchema)
             return {
                 let keys = try inTransaction(db) {
-                    try db.run(rawUpdate(returning: true), [true.databaseValue, 0.databaseValue]).rows.map { try $0.decode((Int64, Int64).self).1 }
+                    try db.run(rawUpdate(returning: true), [true.storeValue, 0.storeValue]).rows.map { try $0.decode((Int64, Int64).self).1 }
                 }
                 var sum = keys.count
                 for key in keys { sum &+= Int(key) }
@@ -102,7 +101,7 @@ enum PostgreSQLRequestScenarios {
             try fixtures.fill(rawSchema, size: size)
             let db = try fixtures.raw(rawSchema)
             return {
-                try inTransaction(db) { try db.run("DELETE FROM ZITEM WHERE ZGROUP = $1", [0.databaseValue]).metadata.rows ?? -1 }
+                try inTransaction(db) { try db.run("DELETE FROM ZITEM WHERE ZGROUP = $1", [0.storeValue]).metadata.rows ?? -1 }
             }
         })
     }

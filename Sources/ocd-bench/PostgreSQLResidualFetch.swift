@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 
 /// `pg-fetch-residual`: a fetch whose predicate PostgreSQL cannot say alike (`[cd]`, answered in the app by
@@ -32,7 +31,7 @@ enum PostgreSQLResidualFetch {
             let category = fixtures.itemTable.columns["category"]!
             return {
                 let narrowed = try db.run("SELECT \(RawPostgreSQLItem.columns) FROM ZITEM WHERE \(category) < $1",
-                                          [categoryBound.databaseValue]).rows.map(RawPostgreSQLItem.init)
+                                          [categoryBound.storeValue]).rows.map(RawPostgreSQLItem.init)
                 return checksum(narrowed.map(\.name).filter { name in
                     name?.range(of: folded, options: [.caseInsensitive, .diacriticInsensitive]) != nil
                 })

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OpenCoreData
 import OpenCoreDataPostgreSQL
 import PostgresNIO
@@ -108,7 +107,7 @@ struct PostgreSQLWriterWorker {
         while written < rows {
             let count = min(batch, rows - written)
             let reserved = try raw.run("UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + $1 WHERE Z_ENT = $2 RETURNING Z_MAX",
-                                   [Int64(count).databaseValue, Int64(item.entityNumber).databaseValue])
+                                   [Int64(count).storeValue, Int64(item.entityNumber).storeValue])
             guard let last = try reserved.rows.first?.decode(Int64.self) else {
                 throw BenchWorkerFailure(description: "Z_PRIMARYKEY has no row for Item")
             }

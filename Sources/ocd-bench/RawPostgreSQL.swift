@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import OpenCoreData
 import OpenCoreDataPostgreSQL
 import PostgresNIO
 
@@ -27,7 +27,7 @@ final class RawPostgreSQL {
     ///
     /// - Throws: the server's error, or ``BenchWorkerFailure`` when the connection closes before the reply.
     @discardableResult
-    func run(_ sql: String, _ values: [DatabaseValue] = []) throws -> PostgresQueryResult {
+    func run(_ sql: String, _ values: [StoreValue] = []) throws -> PostgresQueryResult {
         let reply = connection.query(PostgresQuery(unsafeSQL: sql, binds: PostgreSQLValueCoding.bindings(values)), logger: logger)
         // postgres-nio can leave a query unanswered for ever when the server restarts under it (the store's
         // session guards its waits the same way): look at the connection every second.

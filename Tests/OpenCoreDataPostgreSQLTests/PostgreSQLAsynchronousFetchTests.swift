@@ -158,8 +158,8 @@ struct PostgreSQLAsynchronousFetchTests {
                 try session.rows("""
                     SELECT pid FROM pg_stat_activity
                     WHERE application_name = ? AND wait_event_type = 'Lock' AND state = 'active'
-                    """, [configuration.applicationName.databaseValue])
-            }.first.flatMap { Int64.fromDatabaseValue($0[0]) }
+                    """, [configuration.applicationName.storeValue])
+            }.first.flatMap { Int64.fromStoreValue($0[0]) }
             if backend == nil { Thread.sleep(forTimeInterval: 0.01) }
         }
         let pid = try #require(backend, "the fetch was never seen waiting on the lock: the test did not test")
@@ -170,13 +170,13 @@ struct PostgreSQLAsynchronousFetchTests {
             return
         }
         let running = try admin.withSession { session in
-            try session.rows("SELECT count(*) FROM pg_stat_activity WHERE pid = ? AND state = 'active'", [pid.databaseValue])
+            try session.rows("SELECT count(*) FROM pg_stat_activity WHERE pid = ? AND state = 'active'", [pid.storeValue])
         }
-        #expect(running.first.flatMap { Int.fromDatabaseValue($0[0]) } == 0, "the cancelled statement still runs on the server")
+        #expect(running.first.flatMap { Int.fromStoreValue($0[0]) } == 0, "the cancelled statement still runs on the server")
 
         release.signal()
         // The pool's one connection is the cancelled statement's, back and usable.
-        #expect(try store.pool.withSession { try $0.rows("SELECT pg_backend_pid()") }.first.flatMap { Int64.fromDatabaseValue($0[0]) } == pid)
+        #expect(try store.pool.withSession { try $0.rows("SELECT pg_backend_pid()") }.first.flatMap { Int64.fromStoreValue($0[0]) } == pid)
         let again = Run()
         _ = try context.performAndWait { try context.execute(again.request) }
         #expect(try again.wait().finalResult?.count == 100)
@@ -198,7 +198,7 @@ struct PostgreSQLAsynchronousFetchTests {
             try session.execute("""
                 INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK)
                 SELECT g, ?, 1, repeat('x', 500) || g, g FROM generate_series(1, ?) AS g
-                """, [Int64(model.entitiesByName["Item"]!.entityNumber).databaseValue, Int64(count).databaseValue])
+                """, [Int64(model.entitiesByName["Item"]!.entityNumber).storeValue, Int64(count).storeValue])
         }
 
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
@@ -217,8 +217,8 @@ struct PostgreSQLAsynchronousFetchTests {
                 try session.rows("""
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE application_name = ? AND state = 'active' AND pid <> pg_backend_pid()
-                    """, [configuration.applicationName.databaseValue])
-            }.contains { Bool.fromDatabaseValue($0[0]) == true }
+                    """, [configuration.applicationName.storeValue])
+            }.contains { Bool.fromStoreValue($0[0]) == true }
             if !cut { Thread.sleep(forTimeInterval: 0.002) }
         }
         #expect(cut, "the fetch's statement was never seen running: the test did not test")

@@ -20,15 +20,15 @@ struct PostgreSQLCaseMappingTests {
                 SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
                 WHERE n.nspname = current_schema() AND p.proname LIKE 'ocd\\_%' ORDER BY 1
                 """)
-        }.compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } }
+        }.compactMap { $0.first.flatMap { String.fromStoreValue($0) } }
         #expect(functions == CaseMappingTable.all.map(\.functionName).sorted())
 
         let samples = ["STRASSE", "straße", "GROẞ", "ẞ", "Émile", "ǰ", "ᏣᎳᎩ", "ꮳꮃꭹ", "ΣΑΣ", "ﬁle", "İstanbul", "Ǆemal", "ŉ", "plain", ""]
         for table in CaseMappingTable.all {
             for sample in samples {
                 let mapped = try store.pool.withSession { session in
-                    try session.rows("SELECT \(table.functionName)(?)", [sample.databaseValue])
-                }.first?.first.flatMap { String.fromDatabaseValue($0) }
+                    try session.rows("SELECT \(table.functionName)(?)", [sample.storeValue])
+                }.first?.first.flatMap { String.fromStoreValue($0) }
                 #expect(mapped == table.kind.map(sample), "\(table.kind) \(sample)")
             }
         }
@@ -45,7 +45,7 @@ struct PostgreSQLCaseMappingTests {
         for (index, name) in names.enumerated() {
             _ = try store.pool.withSession { session in
                 try session.execute("INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)",
-                                    [Int64(index + 1).databaseValue, Int64(author.entityNumber).databaseValue, name.databaseValue])
+                                    [Int64(index + 1).storeValue, Int64(author.entityNumber).storeValue, name.storeValue])
             }
         }
         let predicates = [

@@ -23,8 +23,8 @@ struct PostgreSQLChangeFeedTests {
         let tag = model.entitiesByName["Tag"]!
         let table = model.schema.table(named: "ZTAG")!
         var row = RowValues(repeating: .null, count: table.columns.count)
-        row[0] = key.databaseValue; row[1] = Int64(tag.entityNumber).databaseValue; row[2] = 1.databaseValue
-        row[table.columnIndexByName["ZLABEL"]!] = label.databaseValue
+        row[0] = key.storeValue; row[1] = Int64(tag.entityNumber).storeValue; row[2] = 1.storeValue
+        row[table.columnIndexByName["ZLABEL"]!] = label.storeValue
         return .init(id: ManagedObjectID(entity: tag, primaryKey: key, store: nil), table: "ZTAG", row: row)
     }
 
@@ -44,7 +44,7 @@ struct PostgreSQLChangeFeedTests {
                             .init(type: .insert, entityNumber: tag.entityNumber, primaryKey: 2)]))
         let label = model.schema.table(named: "ZTAG")!.columnIndexByName["ZLABEL"]!
         try store.apply(StoreChangeSet(updates: [.init(id: ManagedObjectID(entity: tag, primaryKey: 1, store: nil), table: "ZTAG",
-                                                       expectedVersion: 1, values: [(label, "c".databaseValue)])],
+                                                       expectedVersion: 1, values: [(label, "c".storeValue)])],
                                        deletes: [.init(id: ManagedObjectID(entity: tag, primaryKey: 2, store: nil), table: "ZTAG", expectedVersion: 1)]),
                         history: HistoryEntry(author: "editor", changes: [
                             .init(type: .update, entityNumber: tag.entityNumber, primaryKey: 1, updatedSlots: [labelSlot])]))
@@ -135,7 +135,7 @@ struct PostgreSQLChangeFeedTests {
             try session.rows("""
                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                 WHERE pid <> pg_backend_pid() AND datname = current_database() AND query = ?
-                """, ["LISTEN \(store.historyChannel)".databaseValue])
+                """, ["LISTEN \(store.historyChannel)".storeValue])
         }
         #expect(!cut.isEmpty, "no listening connection was found to cut: the test did not test")
         for key in 2...6 { try save(Int64(key)) }

@@ -23,18 +23,18 @@ struct PostgreSQLChangeSetTests {
             random = SplitMix(seed: seed)
         }
 
-        mutating func value(for attribute: AttributeDescription) -> DatabaseValue {
+        mutating func value(for attribute: AttributeDescription) -> StoreValue {
             if random.next(6) == 0 { return .null }
             switch attribute.attributeType {
             case .string:
                 let samples = ["", "Ålesund", "naïve café", "日本語", "it's \"quoted\"", "emoji 👩‍💻", "tab\tnew\nline"]
-                return samples[random.next(samples.count)].databaseValue
-            case .date: return [0.0, 1.5, -86_400.25, 789_000_000.125, 3.0][random.next(5)].databaseValue
-            case .decimal: return [DatabaseValue(value: 3), 2.5.databaseValue, (-0.1).databaseValue, 123_456_789_012_345.databaseValue][random.next(4)]!
-            case .double: return [0.0, -1.25, 1e300, 5.0, Double.leastNonzeroMagnitude][random.next(5)].databaseValue
-            case .binaryData: return Data((0..<random.next(40)).map { _ in UInt8(random.next(256)) }).databaseValue
-            case .boolean: return Int64(random.next(2)).databaseValue
-            default: return Int64(random.next(2_000_000) - 1_000_000).databaseValue
+                return samples[random.next(samples.count)].storeValue
+            case .date: return [0.0, 1.5, -86_400.25, 789_000_000.125, 3.0][random.next(5)].storeValue
+            case .decimal: return [3.storeValue, 2.5.storeValue, (-0.1).storeValue, 123_456_789_012_345.storeValue][random.next(4)]
+            case .double: return [0.0, -1.25, 1e300, 5.0, Double.leastNonzeroMagnitude][random.next(5)].storeValue
+            case .binaryData: return Data((0..<random.next(40)).map { _ in UInt8(random.next(256)) }).storeValue
+            case .boolean: return Int64(random.next(2)).storeValue
+            default: return Int64(random.next(2_000_000) - 1_000_000).storeValue
             }
         }
 
@@ -61,7 +61,7 @@ struct PostgreSQLChangeSetTests {
                 case 1 where !candidates.isEmpty:
                     let key = candidates[random.next(candidates.count)]
                     let version = existing[key]!.version
-                    var values: [(column: Int, value: DatabaseValue)] = []
+                    var values: [(column: Int, value: StoreValue)] = []
                     for case let attribute as AttributeDescription in entity.allProperties where random.next(2) == 0 {
                         if let index = table.columnIndexByName["Z" + attribute.name.uppercased()] {
                             values.append((index, value(for: attribute)))
@@ -75,14 +75,14 @@ struct PostgreSQLChangeSetTests {
                     let key = nextKey[table.name, default: 1]
                     nextKey[table.name] = key + 1
                     var row = RowValues(repeating: .null, count: table.columns.count)
-                    row[0] = key.databaseValue
-                    row[1] = Int64(entity.entityNumber).databaseValue
-                    row[2] = 1.databaseValue
+                    row[0] = key.storeValue
+                    row[1] = Int64(entity.entityNumber).storeValue
+                    row[2] = 1.storeValue
                     for case let attribute as AttributeDescription in entity.allProperties {
                         if let index = table.columnIndexByName["Z" + attribute.name.uppercased()] { row[index] = value(for: attribute) }
                     }
                     if entity.rootEntity.name == "Book", let authors = live["ZAUTHOR"], !authors.isEmpty, random.next(2) == 0 {
-                        row[table.columnIndexByName["ZAUTHOR"]!] = authors.keys.sorted()[random.next(authors.count)].databaseValue
+                        row[table.columnIndexByName["ZAUTHOR"]!] = authors.keys.sorted()[random.next(authors.count)].storeValue
                     }
                     changes.inserts.append(.init(id: ManagedObjectID(entity: entity, primaryKey: key, store: nil), table: table.name, row: row))
                     live[table.name, default: [:]][key] = (entity, 1)
@@ -111,8 +111,8 @@ struct PostgreSQLChangeSetTests {
         func isJoinKey(_ key: Int64, of entity: EntityDescription) -> Bool { entity.rootEntity.name == "Book" || entity.name == "Tag" }
     }
 
-    /// SQLite's `DatabaseValue ==` equates 1 and 1.0; the layout's types make the storage classes equal too.
-    static func same(_ a: [[DatabaseValue]], _ b: [[DatabaseValue]]) -> Bool {
+    /// SQLite's `StoreValue ==` equates 1 and 1.0; the layout's types make the storage classes equal too.
+    static func same(_ a: [[StoreValue]], _ b: [[StoreValue]]) -> Bool {
         a.count == b.count && zip(a, b).allSatisfy { $0.count == $1.count && zip($0, $1).allSatisfy { $0.storage == $1.storage } }
     }
 
@@ -142,10 +142,10 @@ struct PostgreSQLChangeSetTests {
                     let columns = model.schema.table(named: table)?.columns.map(\.name) ?? model.schema.joinTables.first { $0.name == table }!.columns
                     return try Row.fetchAll(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table) ORDER BY \(columns.prefix(2).joined(separator: ", "))")
                         .map { row in
-                            (0..<row.count).map { index -> DatabaseValue in
-                                let value: DatabaseValue = row[index]
+                            (0..<row.count).map { index -> StoreValue in
+                                let value: StoreValue = row[index]
                                 guard dateColumns.contains(index), case .int64(let whole) = value.storage else { return value }
-                                return Double(whole).databaseValue
+                                return Double(whole).storeValue
                             }
                         }
                 }
@@ -155,7 +155,7 @@ struct PostgreSQLChangeSetTests {
         }
         // Rows read by key (as faults read them) are the same as the whole table's.
         let authors = try store.allRows(ofTable: "ZAUTHOR")
-        let byKey = try store.rows(ofTable: "ZAUTHOR", primaryKeys: authors.compactMap { Int64.fromDatabaseValue($0[0]) } + [999_999], chunk: 3)
+        let byKey = try store.rows(ofTable: "ZAUTHOR", primaryKeys: authors.compactMap { Int64.fromStoreValue($0[0]) } + [999_999], chunk: 3)
         #expect(Self.same(authors, byKey.map(Array.init)))
     }
 
@@ -173,11 +173,11 @@ struct PostgreSQLChangeSetTests {
         let name = table.columnIndexByName["ZNAME"]!
         let id = ManagedObjectID(entity: author, primaryKey: 1, store: nil)
         var row = RowValues(repeating: .null, count: table.columns.count)
-        row[0] = 1.databaseValue; row[1] = Int64(author.entityNumber).databaseValue; row[2] = 1.databaseValue
+        row[0] = 1.storeValue; row[1] = Int64(author.entityNumber).storeValue; row[2] = 1.storeValue
         try first.apply(StoreChangeSet(inserts: [.init(id: id, table: "ZAUTHOR", row: row)]))
 
         func rename(_ to: String, force: Bool = false) -> StoreChangeSet {
-            StoreChangeSet(updates: [.init(id: id, table: "ZAUTHOR", expectedVersion: 1, values: [(name, to.databaseValue)], force: force)])
+            StoreChangeSet(updates: [.init(id: id, table: "ZAUTHOR", expectedVersion: 1, values: [(name, to.storeValue)], force: force)])
         }
         try first.apply(rename("first"))
         do {
@@ -185,17 +185,17 @@ struct PostgreSQLChangeSetTests {
             Issue.record("a stale version was written")
         } catch let error as StoreConflicts {
             #expect(error.conflicts.count == 1)
-            #expect(error.conflicts[0].currentRow?[name] == "first".databaseValue)
+            #expect(error.conflicts[0].currentRow?[name] == "first".storeValue)
             #expect(error.conflicts[0].currentRow?.version == 2)
         }
-        #expect(try first.rows(ofTable: "ZAUTHOR", primaryKeys: [1])[0][name] == "first".databaseValue)
+        #expect(try first.rows(ofTable: "ZAUTHOR", primaryKeys: [1])[0][name] == "first".storeValue)
         let written = try second.apply(rename("second")) { conflicts in
             #expect(conflicts.map(\.id.primaryKey) == [1])
             return rename("second", force: true)
         }
         #expect(written.updates[0].force)
         let final = try first.rows(ofTable: "ZAUTHOR", primaryKeys: [1])[0]
-        #expect(final[name] == "second".databaseValue)
+        #expect(final[name] == "second".storeValue)
         #expect(final.version == 3)
     }
 
@@ -211,7 +211,7 @@ struct PostgreSQLChangeSetTests {
         let counter = table.columnIndexByName["ZSCORE"]!
         let id = ManagedObjectID(entity: author, primaryKey: 1, store: nil)
         var row = RowValues(repeating: .null, count: table.columns.count)
-        row[0] = 1.databaseValue; row[1] = Int64(author.entityNumber).databaseValue; row[2] = 1.databaseValue; row[counter] = 0.0.databaseValue
+        row[0] = 1.storeValue; row[1] = Int64(author.entityNumber).storeValue; row[2] = 1.storeValue; row[counter] = 0.0.storeValue
         try setup.apply(StoreChangeSet(inserts: [.init(id: id, table: "ZAUTHOR", row: row)]))
         setup.close()
 
@@ -232,10 +232,10 @@ struct PostgreSQLChangeSetTests {
                     for _ in 0..<increments {
                         while true {
                             let current = try store.rows(ofTable: "ZAUTHOR", primaryKeys: [1])[0]
-                            let value = Double.fromDatabaseValue(current[counter])!
+                            let value = Double.fromStoreValue(current[counter])!
                             do {
                                 try store.apply(StoreChangeSet(updates: [.init(id: id, table: "ZAUTHOR", expectedVersion: current.version,
-                                                                               values: [(counter, (value + 1).databaseValue)])]))
+                                                                               values: [(counter, (value + 1).storeValue)])]))
                                 break
                             } catch is StoreConflicts {
                                 conflicts.add(1, ordering: .relaxed)
@@ -253,7 +253,7 @@ struct PostgreSQLChangeSetTests {
         let check = try PostgreSQLStore(model: model, configuration: configuration)
         defer { check.close() }
         let final = try check.rows(ofTable: "ZAUTHOR", primaryKeys: [1])[0]
-        #expect(Double.fromDatabaseValue(final[counter]) == Double(writers * increments))
+        #expect(Double.fromStoreValue(final[counter]) == Double(writers * increments))
         #expect(final.version == Int64(1 + writers * increments))
         #expect(conflicts.load(ordering: .relaxed) > 0, "eight writers on one row met no conflict: the test did not test")
     }
@@ -289,8 +289,8 @@ struct PostgreSQLChangeSetTests {
         #expect(Set(all).count == all.count, "a key was handed out twice")
         let check = try PostgreSQLStore(model: model, configuration: configuration)
         defer { check.close() }
-        let max = try check.pool.withSession { try $0.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [Int64(book.entityNumber).databaseValue]) }
-        #expect(Int64.fromDatabaseValue(max[0][0])! >= all.max()!)
+        let max = try check.pool.withSession { try $0.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [Int64(book.entityNumber).storeValue]) }
+        #expect(Int64.fromStoreValue(max[0][0])! >= all.max()!)
     }
 
     /// A value PostgreSQL cannot hold (text with U+0000) fails the whole change set cleanly: a typed error,
@@ -305,8 +305,8 @@ struct PostgreSQLChangeSetTests {
         let table = model.schema.table(named: "ZTAG")!
         func insert(_ key: Int64, _ label: String) -> StoreChangeSet.Insert {
             var row = RowValues(repeating: .null, count: table.columns.count)
-            row[0] = key.databaseValue; row[1] = Int64(tag.entityNumber).databaseValue; row[2] = 1.databaseValue
-            row[table.columnIndexByName["ZLABEL"]!] = label.databaseValue
+            row[0] = key.storeValue; row[1] = Int64(tag.entityNumber).storeValue; row[2] = 1.storeValue
+            row[table.columnIndexByName["ZLABEL"]!] = label.storeValue
             return .init(id: ManagedObjectID(entity: tag, primaryKey: key, store: nil), table: "ZTAG", row: row)
         }
         #expect(throws: StoreError.self) {

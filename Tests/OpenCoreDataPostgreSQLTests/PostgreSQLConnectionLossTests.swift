@@ -32,7 +32,7 @@ struct PostgreSQLConnectionLossTests {
                 try session.transaction {
                     try session.execute(
                         "INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZLABEL) VALUES (?, ?, 1, 'holder')",
-                        [Int64(count).databaseValue, Int64(model.entitiesByName["Tag"]!.entityNumber).databaseValue])
+                        [Int64(count).storeValue, Int64(model.entitiesByName["Tag"]!.entityNumber).storeValue])
                     holderReady.signal()
                     releaseHolder.wait()
                     throw RollBack()
@@ -59,8 +59,8 @@ struct PostgreSQLConnectionLossTests {
                 try session.rows("""
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE application_name = ? AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
-                    """, [configuration.applicationName.databaseValue])
-            }.contains { Bool.fromDatabaseValue($0[0]) == true }
+                    """, [configuration.applicationName.storeValue])
+            }.contains { Bool.fromStoreValue($0[0]) == true }
             if !cut { Thread.sleep(forTimeInterval: 0.02) }
         }
         #expect(cut, "the save never waited on the held key: the test did not test")
@@ -75,12 +75,12 @@ struct PostgreSQLConnectionLossTests {
         }
         #expect(error is StoreError, "\(error)")
         let left = try store.pool.withSession { try $0.rows("SELECT count(*) FROM ZTAG") }
-        #expect(left.first.flatMap { Int.fromDatabaseValue($0[0]) } == 0, "the cut save left rows behind")
+        #expect(left.first.flatMap { Int.fromStoreValue($0[0]) } == 0, "the cut save left rows behind")
 
         // The pool drops the dead connection; the same save then goes through whole.
         try store.apply(changes)
         let written = try store.pool.withSession { try $0.rows("SELECT count(*) FROM ZTAG") }
-        #expect(written.first.flatMap { Int.fromDatabaseValue($0[0]) } == count)
+        #expect(written.first.flatMap { Int.fromStoreValue($0[0]) } == count)
     }
 
     /// The server ends the connection of a fetch while its rows stream in (`pg_terminate_backend`, as an
@@ -100,7 +100,7 @@ struct PostgreSQLConnectionLossTests {
             try session.execute("""
                 INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZLABEL)
                 SELECT g, ?, 1, repeat('x', 500) || g FROM generate_series(1, ?) AS g
-                """, [Int64(tag.entityNumber).databaseValue, Int64(count).databaseValue])
+                """, [Int64(tag.entityNumber).storeValue, Int64(count).storeValue])
         }
 
         let outcome = Mutex<Result<Int, any Error>?>(nil)
@@ -122,8 +122,8 @@ struct PostgreSQLConnectionLossTests {
                 try session.rows("""
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE application_name = ? AND state = 'active' AND pid <> pg_backend_pid()
-                    """, [configuration.applicationName.databaseValue])
-            }.contains { Bool.fromDatabaseValue($0[0]) == true }
+                    """, [configuration.applicationName.storeValue])
+            }.contains { Bool.fromStoreValue($0[0]) == true }
             if !cut { Thread.sleep(forTimeInterval: 0.002) }
         }
         #expect(cut, "the fetch was never seen running: the test did not test")

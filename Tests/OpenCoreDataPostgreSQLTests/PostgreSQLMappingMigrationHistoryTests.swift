@@ -259,7 +259,7 @@ extension PostgreSQLMappingMigrationTests {
             let pool = PostgreSQLConnectionPool(configuration: configuration)
             try pool.withSession { session in
                 try session.execute("ALTER TABLE ATRANSACTION ALTER COLUMN ZQUERYGEN TYPE TEXT")
-                try session.execute("UPDATE ATRANSACTION SET ZQUERYGEN = ?", ["not bytes".databaseValue])
+                try session.execute("UPDATE ATRANSACTION SET ZQUERYGEN = ?", ["not bytes".storeValue])
             }
             pool.close()
             let before = try Fixture.serverState(configuration)

@@ -92,7 +92,7 @@ struct PostgreSQLMappingMigrationTests {
             var lines: [String] = []
             let tables = try PostgreSQLStore.tableNames(session).sorted()
             for table in tables {
-                let rows = try session.rows("SELECT md5(t::text) FROM \(table) t").compactMap { $0.first.flatMap { String.fromDatabaseValue($0) } }
+                let rows = try session.rows("SELECT md5(t::text) FROM \(table) t").compactMap { $0.first.flatMap { String.fromStoreValue($0) } }
                 lines.append("\(table): \(rows.sorted().joined(separator: ","))")
             }
             let schemas = try session.rows("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'ocd\\_%grating\\_%' OR nspname LIKE 'ocd\\_replaced\\_%'")

@@ -47,12 +47,12 @@ struct PostgreSQLMigrationTests {
                 var lines: [String] = []
                 let tables = try session.rows("""
                     SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1
-                    """).compactMap { String.fromDatabaseValue($0[0]) }
+                    """).compactMap { String.fromStoreValue($0[0]) }
                 for table in tables {
                     let columns = try session.rows("""
                         SELECT column_name::text, data_type::text, coalesce(collation_name::text, '') FROM information_schema.columns
                         WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position
-                        """, [table.databaseValue]).map { $0.map { "\($0)" }.joined(separator: " ") }
+                        """, [table.storeValue]).map { $0.map { "\($0)" }.joined(separator: " ") }
                     lines.append("table \(table): \(columns.joined(separator: ", "))")
                     lines += try session.rows("SELECT * FROM \"\(table)\"").map { "  \($0.map { "\($0)" }.joined(separator: " | "))" }.sorted()
                 }

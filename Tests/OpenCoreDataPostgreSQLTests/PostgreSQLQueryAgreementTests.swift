@@ -166,7 +166,7 @@ struct PostgreSQLQueryAgreementTests {
 
         // Rows come back whole, as the SQLite store reads them.
         let sqliteRows = try fixture.database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM \(person.tableName) ORDER BY Z_PK").map { Array($0.databaseValues) }
+            try Row.fetchAll(db, sql: "SELECT * FROM \(person.tableName) ORDER BY Z_PK").map { Array($0.databaseValues.map(StoreValue.init)) }
         }
         let rows = try store.fetchRows(entity: person, predicate: nil, sortDescriptors: [QuerySortDescriptor(key: "id")])
             .sorted { $0.primaryKey < $1.primaryKey }
@@ -259,7 +259,7 @@ enum PostgreSQLAgreementData {
         for (table, columns) in tables {
             let list = columns.joined(separator: ", ")
             let rows = try fixture.database.read { db in
-                try Row.fetchAll(db, sql: "SELECT \(list) FROM \(table)").map { Array($0.databaseValues) }
+                try Row.fetchAll(db, sql: "SELECT \(list) FROM \(table)").map { Array($0.databaseValues.map(StoreValue.init)) }
             }
             guard !rows.isEmpty else { continue }
             let placeholders = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
@@ -284,7 +284,7 @@ struct PostgreSQLStringLengthTests {
                 let key = Int64(offset + 1)
                 fixture.people[key]?.values["name"] = text
                 try store.pool.withSession { try $0.execute("UPDATE \(person.tableName) SET ZNAME = ? WHERE Z_PK = ?",
-                                                            [text.databaseValue, key.databaseValue]) }
+                                                            [text.storeValue, key.storeValue]) }
             }
             for length in 0...7 {
                 let predicate = try QueryPredicate(format: "length:(name) == %d", length)
@@ -311,7 +311,7 @@ struct PostgreSQLSpelledNumberTests {
                 let key = Int64(offset + 1)
                 fixture.people[key]?.values["name"] = spelling
                 try store.pool.withSession { try $0.execute("UPDATE \(person.tableName) SET ZNAME = ? WHERE Z_PK = ?",
-                                                            [spelling.databaseValue, key.databaseValue]) }
+                                                            [spelling.storeValue, key.storeValue]) }
             }
             fixture.people[3]?.values["name"] = nil
             try store.pool.withSession { try $0.execute("UPDATE \(person.tableName) SET ZNAME = NULL WHERE Z_PK = 3") }

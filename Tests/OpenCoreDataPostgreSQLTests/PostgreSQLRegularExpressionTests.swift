@@ -172,7 +172,7 @@ struct PostgreSQLRegularExpressionTests {
             fixture.people[key]?.values["name"] = name
             try store.pool.withSession {
                 try $0.execute("UPDATE \(person.tableName) SET ZNAME = ? WHERE Z_PK = ?",
-                               [name?.databaseValue ?? .null, key.databaseValue])
+                               [name?.storeValue ?? .null, key.storeValue])
             }
         }
     }

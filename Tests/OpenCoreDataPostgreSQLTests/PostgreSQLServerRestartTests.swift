@@ -11,7 +11,7 @@ import Testing
 @Suite(.enabled(if: PrivatePostgreSQLServer.isAvailable, PrivatePostgreSQLServer.skipReason))
 struct PostgreSQLServerRestartTests {
     static func count(_ table: String, in store: PostgreSQLStore) throws -> Int {
-        try store.pool.withSession { try $0.rows("SELECT count(*) FROM \(table)") }.first.flatMap { Int.fromDatabaseValue($0[0]) } ?? -1
+        try store.pool.withSession { try $0.rows("SELECT count(*) FROM \(table)") }.first.flatMap { Int.fromStoreValue($0[0]) } ?? -1
     }
 
     @Test func restartDuringASaveLeavesAllOrNothingAndTheStoreReconnects() throws {
@@ -52,8 +52,8 @@ struct PostgreSQLServerRestartTests {
         while !writing, Date() < deadline, outcome.withLock({ $0 }) == nil {
             writing = try watcher.withSession { session in
                 try session.rows("SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND backend_xid IS NOT NULL",
-                                 [configuration.applicationName.databaseValue])
-            }.first.flatMap { Int.fromDatabaseValue($0[0]) } == 1
+                                 [configuration.applicationName.storeValue])
+            }.first.flatMap { Int.fromStoreValue($0[0]) } == 1
             if !writing { Thread.sleep(forTimeInterval: 0.005) }
         }
         watcher.close()

@@ -47,12 +47,12 @@ struct PostgreSQLStoreLayoutTests {
                 WHERE table_schema = current_schema() AND data_type = 'text' AND table_name LIKE 'z%' AND table_name NOT LIKE 'z\\_%'
                 """)
         }
-        #expect(collations == [["C".databaseValue]])
+        #expect(collations == [["C".storeValue]])
 
         let entities = try store.pool.withSession { try $0.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") }
-        #expect(entities.map { String.fromDatabaseValue($0[1])! } == model.entitiesByNumber.map(\.name))
+        #expect(entities.map { String.fromStoreValue($0[1])! } == model.entitiesByNumber.map(\.name))
         let novel = model.entitiesByName["Novel"]!
-        #expect(entities.first { String.fromDatabaseValue($0[1]) == "Novel" }.map { Int.fromDatabaseValue($0[2]) } == novel.superentity?.entityNumber)
+        #expect(entities.first { String.fromStoreValue($0[1]) == "Novel" }.map { Int.fromStoreValue($0[2]) } == novel.superentity?.entityNumber)
 
         let metadata = try store.metadata()
         #expect(metadata.storeType == "PostgreSQL")
@@ -94,13 +94,13 @@ struct PostgreSQLStoreLayoutTests {
         try earlier.pool.withSession { session in
             _ = try session.execute("ALTER TABLE ZAUTHOR ALTER COLUMN ZBORN TYPE NUMERIC")
             _ = try session.execute("INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZBORN) VALUES (1, ?, 1, 786240000.123457)",
-                                    [Int64(model.entitiesByName["Author"]!.entityNumber).databaseValue])
+                                    [Int64(model.entitiesByName["Author"]!.entityNumber).storeValue])
         }
         earlier.close()
         func bornType(_ store: PostgreSQLStore) throws -> String? {
             try store.pool.withSession { session in
                 try session.rows("SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'zauthor' AND column_name = 'zborn'")
-            }.first.flatMap { String.fromDatabaseValue($0[0]) }
+            }.first.flatMap { String.fromStoreValue($0[0]) }
         }
         let reader = try PostgreSQLStore(model: model, configuration: configuration, options: StoreOptions(readOnly: true))
         #expect(try bornType(reader) == "numeric")
@@ -145,7 +145,7 @@ struct PostgreSQLStoreLayoutTests {
         _ = try pool.withSession { try $0.execute("CREATE TABLE invoices (id BIGINT)") }
         #expect(throws: StoreError.self) { _ = try PostgreSQLStore(model: LibraryModel.make(), configuration: configuration) }
         let tables = try pool.withSession { try $0.rows("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()") }
-        #expect(Int.fromDatabaseValue(tables[0][0]) == 1)
+        #expect(Int.fromStoreValue(tables[0][0]) == 1)
         pool.close()
     }
 

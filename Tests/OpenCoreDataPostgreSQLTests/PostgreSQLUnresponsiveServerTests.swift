@@ -26,7 +26,7 @@ struct PostgreSQLUnresponsiveServerTests {
         try store.apply(StoreChangeSet(inserts: [PostgreSQLChangeFeedTests.tagInsert(model, key: 1, label: "a")]))
         // The pool's one connection, frozen on the server's side: the socket stays open, no reply comes.
         let backend = try #require(try store.pool.withSession { try $0.rows("SELECT pg_backend_pid()") }
-            .first.flatMap { Int32.fromDatabaseValue($0[0]) })
+            .first.flatMap { Int32.fromStoreValue($0[0]) })
         #expect(kill(backend, SIGSTOP) == 0)
         let outcome = Mutex<Result<Int, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)

@@ -9,13 +9,13 @@ import Testing
 @Suite(.enabled(if: PostgreSQLTestServer.isAvailable, PostgreSQLTestServer.skipReason))
 struct PostgreSQLValueCodingTests {
     /// The naive reference: the text parsed as an Int64 when the value is whole and fits, else as a Double.
-    static func expected(_ text: String) -> DatabaseValue {
+    static func expected(_ text: String) -> StoreValue {
         if let decimal = Decimal(string: text), decimal.isFinite {
             var rounded = Decimal(), copy = decimal
             NSDecimalRound(&rounded, &copy, 0, .plain)
-            if rounded == decimal, let whole = Int64(wholeDigits(text)) { return whole.databaseValue }
+            if rounded == decimal, let whole = Int64(wholeDigits(text)) { return whole.storeValue }
         }
-        return (Double(text) ?? .nan).databaseValue
+        return (Double(text) ?? .nan).storeValue
     }
 
     /// A whole value's text without its fraction of zeros and exponent spelled out (`-12.000` → `-12`).
@@ -24,14 +24,14 @@ struct PostgreSQLValueCodingTests {
         return NSDecimalNumber(decimal: decimal).stringValue
     }
 
-    static func numerics(_ texts: [String]) throws -> [DatabaseValue] {
+    static func numerics(_ texts: [String]) throws -> [StoreValue] {
         var admin = try PostgreSQLStoreConfiguration(url: PostgreSQLTestServer.url!)
         admin.schema = nil
         let pool = PostgreSQLConnectionPool(configuration: admin)
         defer { pool.close() }
         return try pool.withSession { session in
             try texts.map { text in
-                let rows = try session.rows("SELECT CAST(CAST(? AS TEXT) AS NUMERIC)", [text.databaseValue])
+                let rows = try session.rows("SELECT CAST(CAST(? AS TEXT) AS NUMERIC)", [text.storeValue])
                 return rows[0][0]
             }
         }
@@ -55,8 +55,8 @@ struct PostgreSQLValueCodingTests {
         let values = try Self.numerics(["NaN", "Infinity", "-Infinity"])
         guard case .double(let nan) = values[0].storage else { Issue.record("NaN: \(values[0])"); return }
         #expect(nan.isNaN)
-        #expect(values[1].storage == Double.infinity.databaseValue.storage)
-        #expect(values[2].storage == (-Double.infinity).databaseValue.storage)
+        #expect(values[1].storage == Double.infinity.storeValue.storage)
+        #expect(values[2].storage == (-Double.infinity).storeValue.storage)
     }
 
     /// Random values of every size and scale, against the reference.

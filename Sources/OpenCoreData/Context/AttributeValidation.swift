@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The validation rules of an attribute (numeric bounds, string lengths and pattern, date bounds),
 /// checked at save.
@@ -10,7 +9,7 @@ enum AttributeValidation {
         return "\(number)"
     }
 
-    static func check(_ value: DatabaseValue, attribute: AttributeDescription, object: ManagedObject) -> [ValidationFailure] {
+    static func check(_ value: StoreValue, attribute: AttributeDescription, object: ManagedObject) -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         func fail(_ rule: ValidationFailure.Rule, _ message: String) {
             failures.append(ValidationFailure(objectID: object.objectID, entity: object.entity.name,

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Derived attributes kept right by batch requests, which write rows without objects and so without the
 /// save that computes derivations (`recomputeDerivedAttributes`). Core Data keeps them with triggers in
@@ -19,7 +18,7 @@ import GRDB
 /// written, naming the entity and the attribute; a stale value is never left behind silently.
 enum BatchDerivations {
     /// A follow-up statement of a batch update.
-    typealias Statement = (sql: String, arguments: [DatabaseValue])
+    typealias Statement = (sql: String, arguments: [StoreValue])
 
     // MARK: Batch update, the updated rows
 
@@ -31,7 +30,7 @@ enum BatchDerivations {
     ///   updated attribute and a related object too (SQLite's `UPDATE` cannot join), or one that does not compile
     ///   in `dialect`.
     static func assignments(entity: EntityDescription, includesSubentities: Bool, updates: [String: Any],
-                            model: ManagedObjectModel, dialect: any SQLDialect = SQLiteDialect()) throws -> [(column: String, sql: String, arguments: [DatabaseValue])] {
+                            model: ManagedObjectModel, dialect: any SQLDialect = SQLiteDialect()) throws -> [(column: String, sql: String, arguments: [StoreValue])] {
         guard model.derivationPlan != nil else { return [] }
         for key in updates.keys.sorted() where entity.attributesByName[key]?.isDerived == true {
             throw ObjectGraphError.derivedAttribute(entity: entity.name, key: key)
@@ -57,7 +56,7 @@ enum BatchDerivations {
                 }
             }
         }
-        var result: [(column: String, sql: String, arguments: [DatabaseValue])] = []
+        var result: [(column: String, sql: String, arguments: [StoreValue])] = []
         for (owner, attribute, onlyOwnRows) in candidates {
             guard let derivation = attribute.derivationExpression else { continue }
             let readsUpdated = DerivationCheck.keyPaths(readBy: derivation).contains { $0.count == 1 && updates[$0[0]] != nil }

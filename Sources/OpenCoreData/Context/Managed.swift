@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A Swift type that a ``Managed`` property can have: attribute values, related objects, and sets or
 /// arrays of related objects.
@@ -23,7 +22,7 @@ extension ManagedPropertyValue {
 /// ``ManagedPropertyValue/fromStoredAttribute(_:)``). Opaque: only the library's own conversions read it, so
 /// a conformance of your own keeps the default and converts in ``ManagedPropertyValue/fromManagedValue(_:)``.
 public struct StoredAttributeValue {
-    let value: DatabaseValue
+    let value: StoreValue
     let type: AttributeType
 
     /// Whether the store holds NULL.

@@ -1,10 +1,9 @@
 import Foundation
-import GRDB
 import OrderedCollections
 
 /// The value a property has in memory, before it is saved.
 enum SlotValue {
-    case attribute(DatabaseValue)
+    case attribute(StoreValue)
     case toOne(ManagedObjectID?)
     case toMany(OrderedSet<ManagedObjectID>)
 }
@@ -338,7 +337,7 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
 
     /// The primitive (row) value of an attribute, firing the fault if needed.
     @inline(__always)
-    func primitiveAttribute(atSlot slot: Int) throws -> DatabaseValue {
+    func primitiveAttribute(atSlot slot: Int) throws -> StoreValue {
         if !changes.isEmpty, case .attribute(let value)? = changes[slot] { return value }
         if flags.contains(.inserted) { return .null }
         guard case .attribute(_, let column) = entity.storage[slot] else { return .null }
@@ -379,8 +378,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
             case (.attribute(let value), .attribute(_, let column)):
                 row[column] = value
             case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
-                row[column] = target.map { $0.primaryKey.databaseValue } ?? .null
-                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.databaseValue } ?? .null }
+                row[column] = target.map { $0.primaryKey.storeValue } ?? .null
+                if let entityColumn { row[entityColumn] = target.map { $0.entity.entityNumber.storeValue } ?? .null }
             default:
                 break
             }
@@ -395,9 +394,9 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         } catch ObjectGraphError.objectNotFound(let id) where id == objectID && context.shouldDeleteInaccessibleFaults {
             // Its row is gone: it reads as deleted and empty, as Core Data's inaccessible faults do.
             var empty = RowValues(repeating: .null, count: entity.tableColumnCount)
-            empty[0] = objectID.primaryKey.databaseValue
-            empty[1] = entity.entityNumber.databaseValue
-            empty[2] = 0.databaseValue
+            empty[0] = objectID.primaryKey.storeValue
+            empty[1] = entity.entityNumber.storeValue
+            empty[2] = 0.storeValue
             row = empty
             flags.insert(.deleted)
         }

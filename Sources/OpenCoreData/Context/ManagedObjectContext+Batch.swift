@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Executing batch requests: they go straight to the store and do not touch the context's objects;
 /// merge their object IDs into live contexts with `mergeChanges(fromRemoteContextSave:into:)`.
@@ -14,7 +13,7 @@ extension BatchUpdateRequest: ContextExecutable {
         // Once per request: the store is held through the boundary.
         let store: any StoreBackend = try coordinator.primaryBackend()
         // Everything is checked before any row changes.
-        var assignments: [(column: String, sql: String, arguments: [DatabaseValue])] = []
+        var assignments: [(column: String, sql: String, arguments: [StoreValue])] = []
         for key in propertiesToUpdate.keys.sorted() {
             guard let property = entity.propertiesByName[key] else {
                 throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
@@ -242,8 +241,8 @@ struct BatchRowTemplate {
         self.columnCount = columnCount
         entityNumber = Int64(entity.entityNumber)
         var row = RowValues(repeating: .null, count: columnCount)
-        row[1] = entity.entityNumber.databaseValue
-        row[2] = 1.databaseValue
+        row[1] = entity.entityNumber.storeValue
+        row[2] = 1.storeValue
         var targets: [Target] = []
         var required: [(column: Int, name: String)] = []
         for (slot, property) in entity.allProperties.enumerated() {
@@ -310,9 +309,9 @@ struct BatchRowTemplate {
     /// The row value for one value: the attribute type's usual Swift type directly, anything else through
     /// the general conversion (which also refuses what does not fit).
     @inline(__always)
-    private func convert(_ value: Any, for target: Target) throws -> DatabaseValue {
-        if let stored = Self.withUsualValue(value, target.conversion, integer: { $0.databaseValue },
-                                            double: { $0.databaseValue }, text: { $0.databaseValue }) {
+    private func convert(_ value: Any, for target: Target) throws -> StoreValue {
+        if let stored = Self.withUsualValue(value, target.conversion, integer: { $0.storeValue },
+                                            double: { $0.storeValue }, text: { $0.storeValue }) {
             return stored
         }
         // Anything else (other types, optionals, NSNull, bad values) through the general conversion, which

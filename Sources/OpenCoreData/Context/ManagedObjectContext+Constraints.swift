@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OrderedCollections
 
 /// One group of objects of a save sharing the values of one uniqueness constraint, with the stored row
@@ -8,7 +7,7 @@ struct PendingConstraintConflict {
     /// The entity that declares the constraint; its rows and its sub-entities' rows share it.
     let declaringEntity: EntityDescription
     let keys: [String]
-    let values: [DatabaseValue]
+    let values: [StoreValue]
     /// The save's objects holding the values: new objects in insertion order, then changed ones by key.
     var objects: [ManagedObject]
     /// The stored row holding the values that is not one of `objects` and keeps them through the save.
@@ -84,15 +83,15 @@ extension ManagedObjectContext {
 
     /// The values an object holds for a constraint's keys as the store writes them (a to-one as the related
     /// row's key); nil when one is null, since SQLite's unique indexes (and Core Data) let nulls repeat.
-    private func constraintValues(of object: ManagedObject, keys: [String]) throws -> [DatabaseValue]? {
-        var values: [DatabaseValue] = []
+    private func constraintValues(of object: ManagedObject, keys: [String]) throws -> [StoreValue]? {
+        var values: [StoreValue] = []
         values.reserveCapacity(keys.count)
         for key in keys {
             guard let slot = object.entity.slotByName[key] else { return nil }
-            let value: DatabaseValue
+            let value: StoreValue
             switch object.entity.storage[slot] {
             case .attribute: value = try object.primitiveAttribute(atSlot: slot)
-            case .toOne: value = try object.relatedID(atSlot: slot)?.primaryKey.databaseValue ?? .null
+            case .toOne: value = try object.relatedID(atSlot: slot)?.primaryKey.storeValue ?? .null
             default: return nil
             }
             if value.isNull { return nil }

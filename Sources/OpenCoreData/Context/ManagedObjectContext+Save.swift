@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OrderedCollections
 
 extension ManagedObjectContext {
@@ -305,9 +304,9 @@ extension ManagedObjectContext {
         changes.inserts.reserveCapacity(insertOrder.count)
         for object in insertOrder where object.isInserted {
             var row = RowValues(repeating: .null, count: object.entity.tableColumnCount)
-            row[0] = object.objectID.primaryKey.databaseValue
-            row[1] = object.entity.entityNumber.databaseValue
-            row[2] = 1.databaseValue
+            row[0] = object.objectID.primaryKey.storeValue
+            row[1] = object.entity.entityNumber.storeValue
+            row[2] = 1.storeValue
             try fill(&row, from: object, into: &changes)
             changes.inserts.append(.init(id: object.objectID, table: object.entity.tableName, row: row))
         }
@@ -319,16 +318,16 @@ extension ManagedObjectContext {
         changes.updates.reserveCapacity(updated.count)
         for (_, object) in updated {
             if object.isFault { try fulfillFault(object) }
-            var values: [(column: Int, value: DatabaseValue)] = []
+            var values: [(column: Int, value: StoreValue)] = []
             values.reserveCapacity(object.changes.count)
             for (slot, change) in object.changes {
                 switch (change, object.entity.storage[slot]) {
                 case (.attribute(let value), .attribute(_, let column)):
                     values.append((column, value))
                 case (.toOne(let target), .toOne(_, let column, _, let entityColumn)):
-                    values.append((column, target.map { $0.primaryKey.databaseValue } ?? .null))
+                    values.append((column, target.map { $0.primaryKey.storeValue } ?? .null))
                     if let entityColumn {
-                        values.append((entityColumn, target.map { $0.entity.entityNumber.databaseValue } ?? .null))
+                        values.append((entityColumn, target.map { $0.entity.entityNumber.storeValue } ?? .null))
                     }
                 case (.toMany, _):
                     try recordToMany(slot: slot, change: change, of: object, into: &changes)
@@ -405,7 +404,7 @@ extension ManagedObjectContext {
                     let committed: OrderedSet<ManagedObjectID> = object.isInserted ? [] : try (object.committedToMany[slot] ?? loadToMany(of: object, slot: slot))
                     for id in ids where !committed.contains(id) {
                         changes.foreignKeyUpdates.append(.init(table: table, column: column, primaryKey: id.primaryKey,
-                                                               value: object.objectID.primaryKey.databaseValue))
+                                                               value: object.objectID.primaryKey.storeValue))
                     }
                     for id in committed where !ids.contains(id) {
                         changes.foreignKeyUpdates.append(.init(table: table, column: column, primaryKey: id.primaryKey,
@@ -416,7 +415,7 @@ extension ManagedObjectContext {
                     // Gaps between positions leave room for later insertions.
                     for (position, id) in ids.enumerated() {
                         changes.foreignKeyUpdates.append(.init(table: table, column: orderColumn, primaryKey: id.primaryKey,
-                                                               value: ((position + 1) * 1024).databaseValue))
+                                                               value: ((position + 1) * 1024).storeValue))
                     }
                 }
             default:
@@ -547,7 +546,7 @@ extension ManagedObjectContext {
                 lastKeys = (object.entity, object.changes, keys)
                 saved.changedKeyGroups.append(object.objectID, keys: keys, sameAsPrevious: false)
             }
-            row[2] = (row.version + 1).databaseValue
+            row[2] = (row.version + 1).storeValue
             commit(object, into: &row)
             object.flags.remove(.forceWrite)
             saved.updatedObjectIDs.insert(object.objectID)

@@ -603,9 +603,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let table = persistentStoreCoordinator!.managedObjectModel.schema.table(named: object.entity.tableName)!
         var row = object.row ?? RowValues(repeating: .null, count: table.columns.count)
         if object.isInserted {
-            row[0] = object.objectID.primaryKey.databaseValue
-            row[1] = object.entity.entityNumber.databaseValue
-            row[2] = 0.databaseValue
+            row[0] = object.objectID.primaryKey.storeValue
+            row[1] = object.entity.entityNumber.storeValue
+            row[2] = 0.storeValue
         }
         object.applyChanges(to: &row)
         return row

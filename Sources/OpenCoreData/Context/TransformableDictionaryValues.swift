@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The Transformable attributes, and those kept in Core Data's external binary storage form, among a
 /// dictionary-result fetch's columns: their values come back as Core Data gives them (read from their file
@@ -51,13 +50,13 @@ struct TransformableDictionaryValues {
     ///   (``ObjectGraphError/undecodableValue(entity:key:object:reason:)`` naming the row,
     ///   ``ObjectGraphError/unknownValueTransformer(entity:key:name:)``);
     ///   ``StoreError/unreadableExternalData(path:entity:key:primaryKey:reason:)`` naming the row.
-    func value(at position: Int, _ stored: DatabaseValue, in row: SteppedRow) throws -> Any?? {
+    func value(at position: Int, _ stored: StoreValue, in row: SteppedRow) throws -> Any?? {
         guard let (attribute, _) = attributes[position] else { return nil }
         let key = rowKeyColumns[position].map { row.integer(at: Int32($0)) } ?? 0
         var stored = stored
         if let external, ExternalBinaryStorage.usesExternalStorage(attribute), case .blob(let bytes) = stored.storage {
             stored = try external.decode(bytes, entity: attribute.entity?.name ?? entity.name, key: attribute.name,
-                                         primaryKey: key).databaseValue
+                                         primaryKey: key).storeValue
         }
         guard attribute.attributeType == .transformable else {
             return .some(ValueConversion.swiftValue(stored, for: attribute.attributeType))

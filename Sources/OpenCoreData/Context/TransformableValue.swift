@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Converts the values of Transformable attributes to the bytes their column holds, and back, through the
 /// attribute's ``ValueTransformer`` (``AttributeDescription/valueTransformerName``, the secure unarchiving
@@ -27,7 +26,7 @@ package enum TransformableValue {
     /// - Throws: ``ObjectGraphError/typeMismatch(entity:key:expected:actual:)`` when `value` is not of the
     ///   attribute's custom class or its transformer cannot turn it into `Data`;
     ///   ``ObjectGraphError/unknownValueTransformer(entity:key:name:)`` (see ``transformer(for:)``).
-    static func storeValue(_ value: Any, for attribute: AttributeDescription) throws -> DatabaseValue {
+    static func storeValue(_ value: Any, for attribute: AttributeDescription) throws -> StoreValue {
         let entity = attribute.entity?.name ?? "?"
         try checkClass(value, for: attribute)
         let transformer = try transformer(for: attribute)
@@ -48,7 +47,7 @@ package enum TransformableValue {
                                                 expected: "a value the transformer '\(attribute.valueTransformerName ?? "")' turns into Data",
                                                 actual: String(describing: type(of: value)))
         }
-        return data.databaseValue
+        return data.storeValue
     }
 
     /// Checks `value` against the attribute's ``AttributeDescription/customClassName``: all a transient
@@ -69,7 +68,7 @@ package enum TransformableValue {
     ///   something other than bytes, the transformer cannot turn them back into a value (damaged or hostile
     ///   bytes), or the value is not of the attribute's custom class;
     ///   ``ObjectGraphError/unknownValueTransformer(entity:key:name:)`` (see ``transformer(for:)``).
-    static func value(_ stored: DatabaseValue, for attribute: AttributeDescription, of object: ManagedObjectID) throws -> Any? {
+    static func value(_ stored: StoreValue, for attribute: AttributeDescription, of object: ManagedObjectID) throws -> Any? {
         func undecodable(_ reason: String) -> ObjectGraphError {
             .undecodableValue(entity: object.entity.name, key: attribute.name, object: object, reason: reason)
         }
@@ -149,6 +148,6 @@ extension TransformableValue {
     ///
     /// - Throws: what ``value(_:for:of:)`` throws.
     package static func value(fromStoredBytes bytes: Data, for attribute: AttributeDescription, of object: ManagedObjectID) throws -> Any? {
-        try value(bytes.databaseValue, for: attribute, of: object)
+        try value(bytes.storeValue, for: attribute, of: object)
     }
 }

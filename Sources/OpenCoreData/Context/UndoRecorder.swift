@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import OrderedCollections
 
 /// What a context with an ``UndoManager`` records of its changes, and how it plays them back.
@@ -226,7 +225,7 @@ enum UndoLifecycle: UInt8 {
 
 /// A value as an undo record keeps it: related objects by object (see ``UndoRecorder``).
 enum UndoValue {
-    case attribute(DatabaseValue)
+    case attribute(StoreValue)
     case toOne(ManagedObject?)
     case toMany(ContiguousArray<ManagedObject>)
     case lifecycle(UndoLifecycle)

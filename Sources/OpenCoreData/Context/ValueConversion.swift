@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Converts between the Swift values that `value(forKey:)` speaks and the values a row holds.
 ///
@@ -9,7 +8,7 @@ enum ValueConversion {
     static let referenceDateOffset: Double = 978_307_200
 
     /// The row value for a Swift value, or a typed error naming the attribute.
-    static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> DatabaseValue {
+    static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> StoreValue {
         guard let value else { return .null }
         // Fast paths: the exact Swift type of the attribute, without the general casts below.
         switch attribute.attributeType {
@@ -21,20 +20,20 @@ enum ValueConversion {
                                                         expected: "a String without NUL characters (use Binary for bytes)",
                                                         actual: "a String containing NUL")
                 }
-                return v.databaseValue
+                return v.storeValue
             }
         case .date:
             if let v = value as? Date {
                 guard v.timeIntervalSinceReferenceDate.isFinite else { throw nonFinite(attribute, "\(v.timeIntervalSinceReferenceDate)") }
-                return v.timeIntervalSinceReferenceDate.databaseValue
+                return v.timeIntervalSinceReferenceDate.storeValue
             }
-        case .boolean: if let v = value as? Bool { return (v ? 1 : 0).databaseValue }
+        case .boolean: if let v = value as? Bool { return (v ? 1 : 0).storeValue }
         case .double:
             if let v = value as? Double {
                 guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
-                return v.databaseValue
+                return v.storeValue
             }
-        case .integer64: if let v = value as? Int64 { return v.databaseValue }
+        case .integer64: if let v = value as? Int64 { return v.storeValue }
         default: break
         }
         if value is NSNull { return .null }
@@ -47,7 +46,7 @@ enum ValueConversion {
             .typeMismatch(entity: entity, key: attribute.name, expected: swiftTypeName(attribute.attributeType),
                           actual: String(describing: type(of: value)))
         }
-        func integer(_ min: Int64, _ max: Int64) throws -> DatabaseValue {
+        func integer(_ min: Int64, _ max: Int64) throws -> StoreValue {
             let number: Int64
             switch value {
             case let v as Int: number = Int64(v)
@@ -75,7 +74,7 @@ enum ValueConversion {
             guard number >= min && number <= max else {
                 throw ObjectGraphError.valueOutOfRange(entity: entity, key: attribute.name, value: "\(number)")
             }
-            return number.databaseValue
+            return number.storeValue
         }
         switch attribute.attributeType {
         case .integer16: return try integer(Int64(Int16.min), Int64(Int16.max))
@@ -83,29 +82,29 @@ enum ValueConversion {
         case .integer64, .objectID: return try integer(Int64.min, Int64.max)
         case .boolean:
             switch value {
-            case let v as Bool: return (v ? 1 : 0).databaseValue
-            case let v as Int where v == 0 || v == 1: return v.databaseValue
-            case let v as NSNumber: return (v.boolValue ? 1 : 0).databaseValue
+            case let v as Bool: return (v ? 1 : 0).storeValue
+            case let v as Int where v == 0 || v == 1: return v.storeValue
+            case let v as NSNumber: return (v.boolValue ? 1 : 0).storeValue
             default: throw mismatch()
             }
         case .double, .float:
             switch value {
             case let v as Double:
                 guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
-                return v.databaseValue
+                return v.storeValue
             case let v as Float:
                 guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
-                return Double(v).databaseValue
-            case let v as Int: return Double(v).databaseValue
-            case let v as Int64: return Double(v).databaseValue
-            case let v as Int32: return Double(v).databaseValue
-            case let v as Int16: return Double(v).databaseValue
+                return Double(v).storeValue
+            case let v as Int: return Double(v).storeValue
+            case let v as Int64: return Double(v).storeValue
+            case let v as Int32: return Double(v).storeValue
+            case let v as Int16: return Double(v).storeValue
             case let v as Decimal:
                 guard !v.isNaN else { throw nonFinite(attribute, "NaN") }
-                return nearestDouble(v).databaseValue
+                return nearestDouble(v).storeValue
             case let v as NSNumber:
                 guard !v.doubleValue.isNaN else { throw nonFinite(attribute, "NaN") }
-                return v.doubleValue.databaseValue
+                return v.doubleValue.storeValue
             default: throw mismatch()
             }
         case .decimal:
@@ -139,7 +138,7 @@ enum ValueConversion {
         case .date:
             guard let v = value as? Date else { throw mismatch() }
             guard v.timeIntervalSinceReferenceDate.isFinite else { throw nonFinite(attribute, "\(v.timeIntervalSinceReferenceDate)") }
-            return v.timeIntervalSinceReferenceDate.databaseValue
+            return v.timeIntervalSinceReferenceDate.storeValue
         case .transformable:
             return try TransformableValue.storeValue(value, for: attribute)
         case .composite:
@@ -147,16 +146,16 @@ enum ValueConversion {
             throw mismatch()
         case .binaryData:
             switch value {
-            case let v as Data: return v.databaseValue
-            case let v as [UInt8]: return Data(v).databaseValue
+            case let v as Data: return v.storeValue
+            case let v as [UInt8]: return Data(v).storeValue
             default: throw mismatch()
             }
         case .uuid:
             guard let v = value as? UUID else { throw mismatch() }
-            return uuidData(v).databaseValue
+            return uuidData(v).storeValue
         case .uri:
             guard let v = value as? URL else { throw mismatch() }
-            return v.absoluteString.databaseValue
+            return v.absoluteString.storeValue
         }
     }
 
@@ -174,7 +173,7 @@ enum ValueConversion {
     }
 
     /// The Swift value of a row value (nil for NULL or an unreadable value).
-    static func swiftValue(_ value: DatabaseValue, for type: AttributeType) -> Any? {
+    static func swiftValue(_ value: StoreValue, for type: AttributeType) -> Any? {
         switch value.storage {
         case .null: return nil
         case .int64(let v):
@@ -230,9 +229,9 @@ enum ValueConversion {
     /// A decimal the store can keep exactly, or a typed error. The column has NUMERIC affinity: SQLite keeps
     /// any 64-bit integer exactly, but other numbers only to 15 significant digits (it converts them to
     /// REAL), so a decimal with more would come back changed. We refuse it instead.
-    static func exactDecimal(_ value: Decimal, _ attribute: AttributeDescription) throws -> DatabaseValue {
+    static func exactDecimal(_ value: Decimal, _ attribute: AttributeDescription) throws -> StoreValue {
         let text = digits(of: value)
-        if let whole = Int64(text) { return whole.databaseValue }
+        if let whole = Int64(text) { return whole.storeValue }
         var digits = text.filter(\.isNumber)
         while digits.first == "0" { digits.removeFirst() }
         if text.contains(".") { while digits.last == "0" { digits.removeLast() } }
@@ -240,17 +239,17 @@ enum ValueConversion {
             throw ObjectGraphError.valueOutOfRange(entity: attribute.entity?.name ?? "?", key: attribute.name,
                                                    value: "\(text) (more than 15 significant digits, which SQLite does not keep)")
         }
-        return nearestDouble(value, digits: text).databaseValue
+        return nearestDouble(value, digits: text).storeValue
     }
 
     /// A decimal as the stores keep it and as queries compare with it: a whole value that fits as a 64-bit
     /// integer, any other as the double nearest its digits. Either store reads it back as those digits
     /// (``exactDecimal(_:_:)`` allows no more than a double keeps), and a query's constant is bound the same
     /// way, so equal decimals meet in SQL.
-    static func decimalStoreValue(_ value: Decimal) -> DatabaseValue {
+    static func decimalStoreValue(_ value: Decimal) -> StoreValue {
         let text = digits(of: value)
-        if let whole = Int64(text) { return whole.databaseValue }
-        return nearestDouble(value, digits: text).databaseValue
+        if let whole = Int64(text) { return whole.storeValue }
+        return nearestDouble(value, digits: text).storeValue
     }
 
     /// The double nearest a decimal, parsed from its digits, which rounds correctly (Foundation's

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Plans the inferred ("lightweight") migration from one model version to another: matches entities and
 /// properties by name or renaming identifier, checks every change is one an inferred mapping can make,
@@ -29,7 +28,7 @@ final class InferredMappingPlanner {
     private var sourceByTarget: [ObjectIdentifier: EntityDescription] = [:]
     /// What is added to the keys of an old table whose rows join another table's in one new table (so
     /// keys stay unique), as SQL over the old tables; absent for tables whose keys stay as they are.
-    private var keyOffsetByTable: [String: (sql: String, arguments: [DatabaseValue])] = [:]
+    private var keyOffsetByTable: [String: (sql: String, arguments: [StoreValue])] = [:]
     /// The same offsets with the source entities each old table stores, for the plan (``MigrationPlan/keyMoves``).
     private var keyMoves: [MigrationPlan.KeyMove] = []
     private var checks: [SchemaStep] = []
@@ -187,7 +186,7 @@ final class InferredMappingPlanner {
             let entities = target.entitiesByNumber.filter { schema.mapping(for: $0).tableName == table.name }
             let oldTables = Array(Set(entities.compactMap { match($0).map(sourceTable) })).sorted()
             guard oldTables.count > 1 else { continue }
-            var terms: [(sql: String, arguments: [DatabaseValue])] = []
+            var terms: [(sql: String, arguments: [StoreValue])] = []
             for oldTable in oldTables {
                 if keyOffsetByTable[oldTable] != nil {
                     throw MigrationError.unsupportedChange(
@@ -206,14 +205,14 @@ final class InferredMappingPlanner {
     }
 
     /// SQL for the highest key an old table holds or handed out.
-    private func highestKey(of table: String) -> (sql: String, arguments: [DatabaseValue]) {
+    private func highestKey(of table: String) -> (sql: String, arguments: [StoreValue]) {
         let names = source.entitiesByNumber.filter { sourceTable($0) == table }.map(\.name)
         return ("\(dialect.greatest)((SELECT COALESCE(MAX(\(q("Z_PK"))), 0) FROM \(q(table))), (SELECT COALESCE(MAX(\(q("Z_MAX"))), 0) FROM \(q("Z_PRIMARYKEY")) WHERE \(q("Z_NAME")) IN (\(placeholders(names)))))",
-                names.map(\.databaseValue))
+                names.map(\.storeValue))
     }
 
     /// `key` (an old key of `table`) as the new key: with the table's offset, if it has one.
-    private func newKey(_ key: String, of table: String) -> (sql: String, arguments: [DatabaseValue]) {
+    private func newKey(_ key: String, of table: String) -> (sql: String, arguments: [StoreValue]) {
         guard let offset = keyOffsetByTable[table] else { return (key, []) }
         return ("(\(key) + \(offset.sql))", offset.arguments)
     }
@@ -238,12 +237,12 @@ final class InferredMappingPlanner {
         guard !entities.isEmpty else { return nil }
         let byTable = Dictionary(grouping: entities, by: sourceTable)
         var parts: [String] = []
-        var arguments: [DatabaseValue] = []
+        var arguments: [StoreValue] = []
         for table in byTable.keys.sorted() {
             let numbers = byTable[table]!.map(storedNumber)
             let key = newKey(q("Z_PK"), of: table)
             parts.append("SELECT \(key.sql) FROM \(q(table)) WHERE \(q("Z_ENT")) IN (\(placeholders(numbers)))")
-            arguments += key.arguments + numbers.map(\.databaseValue)
+            arguments += key.arguments + numbers.map(\.storeValue)
         }
         return MigrationStatement(sql: parts.joined(separator: " UNION ALL "), arguments: arguments)
     }
@@ -270,9 +269,9 @@ final class InferredMappingPlanner {
                           into table: StoreSchema.Table) throws -> SchemaStep {
         let oldTable = sourceTable(sourceEntity)
         let key = newKey("old.\(q("Z_PK"))", of: oldTable)
-        var assignments: [(column: String, sql: String, arguments: [DatabaseValue])] = [
+        var assignments: [(column: String, sql: String, arguments: [StoreValue])] = [
             ("Z_PK", key.sql, key.arguments),
-            ("Z_ENT", "?", [entity.entityNumber.databaseValue]),
+            ("Z_ENT", "?", [entity.entityNumber.storeValue]),
             ("Z_OPT", "old.\(q("Z_OPT"))", []),
         ]
         let mapping = target.schema.mapping(for: entity)
@@ -311,7 +310,7 @@ final class InferredMappingPlanner {
         let values = assignments.map(\.sql).joined(separator: ", ")
         let statement = MigrationStatement(
             sql: "INSERT INTO \(q(Self.newTablePrefix + table.name)) (\(columns)) SELECT \(values) FROM \(q(oldTable)) AS old WHERE old.\(q("Z_ENT")) = ?",
-            arguments: assignments.flatMap(\.arguments) + [storedNumber(sourceEntity).databaseValue])
+            arguments: assignments.flatMap(\.arguments) + [storedNumber(sourceEntity).storeValue])
         let from = sourceEntity.name == entity.name ? "" : " (from \(sourceEntity.name))"
         return SchemaStep(.copyRows, subject: entity.name, "copy rows of \(entity.name)\(from) from \(oldTable) into \(table.name)", [statement])
     }
@@ -330,16 +329,16 @@ final class InferredMappingPlanner {
             steps.append(SchemaStep(.fillEntityColumns, subject: "\(entity.name).\(property.name)",
                                     "set the destination entity numbers of \(entity.name).\(property.name)", [MigrationStatement(
                 sql: "UPDATE \(table) SET \(q(entityColumn)) = (SELECT d.\(q("Z_ENT")) FROM \(destinationTable) AS d WHERE d.\(q("Z_PK")) = \(table).\(q(column))) WHERE \(q(column)) IS NOT NULL AND \(q("Z_ENT")) IN (\(placeholders(numbers)))",
-                arguments: numbers.map(\.databaseValue))]))
+                arguments: numbers.map(\.storeValue))]))
         }
         return steps
     }
 
     /// The value of a target attribute in a copied row; nil leaves the column NULL.
     private func attributeValue(_ attribute: AttributeDescription, of entity: EntityDescription,
-                                from sourceEntity: EntityDescription, oldTable: String) throws -> (sql: String, arguments: [DatabaseValue])? {
+                                from sourceEntity: EntityDescription, oldTable: String) throws -> (sql: String, arguments: [StoreValue])? {
         let declaring = attribute.entity ?? entity
-        let defaultValue: DatabaseValue?
+        let defaultValue: StoreValue?
         do {
             defaultValue = try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) }
         } catch {
@@ -356,7 +355,7 @@ final class InferredMappingPlanner {
                 addCheck(key: "\(declaring.name).\(attribute.name)", subject: "\(declaring.name).\(attribute.name)",
                          "rows that would lack required \(attribute.name)",
                          sql: "SELECT COUNT(*) FROM \(q(oldTable)) WHERE \(q("Z_ENT")) IN (\(placeholders(numberPairs(declaring))))",
-                         arguments: numberPairs(declaring).map { $0.old.databaseValue },
+                         arguments: numberPairs(declaring).map { $0.old.storeValue },
                          refusal: .missingRequiredValues(entity: declaring.name, attribute: attribute.name))
             }
             return nil
@@ -371,7 +370,7 @@ final class InferredMappingPlanner {
             addCheck(key: "\(declaring.name).\(attribute.name)", subject: "\(declaring.name).\(attribute.name)",
                      "rows where required \(attribute.name) has no value",
                      sql: "SELECT COUNT(*) FROM \(q(oldTable)) WHERE \(q("Z_ENT")) IN (\(placeholders(numberPairs(declaring)))) AND \(q(oldColumn)) IS NULL",
-                     arguments: numberPairs(declaring).map { $0.old.databaseValue },
+                     arguments: numberPairs(declaring).map { $0.old.storeValue },
                      refusal: .missingRequiredValues(entity: declaring.name, attribute: attribute.name))
         }
         return (converted, [])
@@ -406,7 +405,7 @@ final class InferredMappingPlanner {
         if let known = linksByRelationship[key] { return known }
         let owner = relationship.entity!
         let destination = relationship.destinationEntity!
-        var pairs: (sql: String, arguments: [DatabaseValue])?
+        var pairs: (sql: String, arguments: [StoreValue])?
         var fromToMany = false
         var fromManyToMany = false
         if let sourceOwner = match(owner), let found = sourceProperty(for: relationship, in: sourceOwner) {
@@ -449,7 +448,7 @@ final class InferredMappingPlanner {
         // Links to objects that stay but leave the relationship's entities (an inheritance change) would
         // be dropped silently: refused instead. (Links to objects of removed entities go with them.)
         var lost: [String] = []
-        var lostArguments: [DatabaseValue] = []
+        var lostArguments: [StoreValue] = []
         for (column, entity, kept) in [("a", owner, ownerKeys), ("b", destination, destinationKeys)] {
             guard let surviving = survivingKeys(besides: entity) else { continue }
             lost.append("(\(column) IN (\(surviving.sql)) AND \(column) NOT IN (\(kept.sql)))")
@@ -492,8 +491,8 @@ final class InferredMappingPlanner {
     }
 
     /// `pairs` with new keys: a from the table of the relationship's entity, b from its destination's.
-    private func offsetPairs(_ pairs: (sql: String, arguments: [DatabaseValue]), _ relationship: RelationshipDescription,
-                             in entity: EntityDescription) -> (sql: String, arguments: [DatabaseValue]) {
+    private func offsetPairs(_ pairs: (sql: String, arguments: [StoreValue]), _ relationship: RelationshipDescription,
+                             in entity: EntityDescription) -> (sql: String, arguments: [StoreValue]) {
         let a = newKey("a", of: sourceTable(entity)), b = newKey("b", of: sourceTable(relationship.destinationEntity))
         guard !a.arguments.isEmpty || !b.arguments.isEmpty else { return pairs }
         return ("SELECT \(a.sql) AS a, \(b.sql) AS b, o, io FROM \(dialect.derived(pairs.sql, "moved"))", a.arguments + b.arguments + pairs.arguments)
@@ -501,7 +500,7 @@ final class InferredMappingPlanner {
 
     /// SQL selecting (a: source key, b: destination key, o: order in a's list, io: order in b's list)
     /// for a source relationship, from wherever the old layout keeps it.
-    private func sourcePairs(_ relationship: RelationshipDescription, in entity: EntityDescription) -> (sql: String, arguments: [DatabaseValue]) {
+    private func sourcePairs(_ relationship: RelationshipDescription, in entity: EntityDescription) -> (sql: String, arguments: [StoreValue]) {
         switch storage(of: relationship, in: entity, schema: source.schema) {
         case .toOne(let column, _, _, _):
             var inverseOrder = dialect.nullNumber
@@ -546,8 +545,8 @@ final class InferredMappingPlanner {
         var statements = [MigrationStatement(
             sql: "CREATE TABLE \(table) (\(q("Z_ENT")) \(dialect.bookkeepingColumnDefinition(forSQLiteType: "INTEGER PRIMARY KEY")), \(q("Z_NAME")) \(dialect.bookkeepingColumnDefinition(forSQLiteType: "VARCHAR")), \(q("Z_SUPER")) \(dialect.bookkeepingColumnDefinition(forSQLiteType: "INTEGER")), \(q("Z_MAX")) \(dialect.bookkeepingColumnDefinition(forSQLiteType: "INTEGER")))")]
         for entity in target.entitiesByNumber {
-            let row: [DatabaseValue] = [entity.entityNumber.databaseValue, entity.name.databaseValue,
-                                        (entity.superentity?.entityNumber ?? 0).databaseValue]
+            let row: [StoreValue] = [entity.entityNumber.storeValue, entity.name.storeValue,
+                                        (entity.superentity?.entityNumber ?? 0).storeValue]
             let sourceNames = ([entity] + entity.allSubentities).compactMap(match).map(\.name)
             if entity.superentity != nil || sourceNames.isEmpty {
                 statements.append(MigrationStatement(sql: "INSERT INTO \(table) VALUES (?, ?, ?, 0)", arguments: row))
@@ -563,7 +562,7 @@ final class InferredMappingPlanner {
                 let names = entities.map(\.name)
                 let handedOut = newKey("COALESCE((SELECT MAX(\(q("Z_MAX"))) FROM \(q("Z_PRIMARYKEY")) WHERE \(q("Z_NAME")) IN (\(placeholders(names)))), 0)", of: table)
                 terms.append(handedOut.sql)
-                arguments += names.map(\.databaseValue) + handedOut.arguments
+                arguments += names.map(\.storeValue) + handedOut.arguments
             }
             statements.append(MigrationStatement(sql: "INSERT INTO \(table) VALUES (?, ?, ?, \(dialect.greatest)(\(terms.joined(separator: ", "))))",
                                                  arguments: arguments))
@@ -580,10 +579,10 @@ final class InferredMappingPlanner {
         updated.versionIdentifiers = StoreMetadata(model: target).versionIdentifiers
         return SchemaStep(.writeMetadata, subject: nil, "write the version hashes of \(targetVersion)", [MigrationStatement(
             sql: "UPDATE \(q("Z_METADATA")) SET \(q("Z_PLIST")) = ? WHERE \(q("Z_VERSION")) = (SELECT MIN(\(q("Z_VERSION"))) FROM \(q("Z_METADATA")))",
-            arguments: [try updated.plistData().databaseValue])])
+            arguments: [try updated.plistData().storeValue])])
     }
 
-    private func addCheck(key: String, subject: String, _ summary: String, sql: String, arguments: [DatabaseValue],
+    private func addCheck(key: String, subject: String, _ summary: String, sql: String, arguments: [StoreValue],
                           refusal: MigrationRefusal) {
         guard checkKeys.insert(key).inserted else { return }
         checks.append(SchemaStep(.check, subject: subject, "refuse if any: \(summary)",

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// One step of a ``MigrationPlan``: what it does, to which entity, and the SQL it runs.
 ///
@@ -59,8 +58,8 @@ public struct SchemaStep: Sendable, Equatable, CustomStringConvertible {
     public var sql: [String] { statements.map(\.description) }
 
     /// The statements and their bound values as the runner executes them, for the benchmark's raw-SQLite
-    /// twin (`@_spi(Benchmarks) import OpenCoreData`); not part of the public API.
-    @_spi(Benchmarks) public var boundStatements: [(sql: String, arguments: [DatabaseValue])] {
+    /// twin (the package's own benchmark); not part of the public API.
+    package var boundStatements: [(sql: String, arguments: [StoreValue])] {
         statements.map { ($0.sql, $0.arguments) }
     }
 
@@ -71,14 +70,14 @@ public struct SchemaStep: Sendable, Equatable, CustomStringConvertible {
 /// One SQL statement and its bound values.
 package struct MigrationStatement: Sendable, Equatable, CustomStringConvertible {
     package var sql: String
-    package var arguments: [DatabaseValue] = []
+    package var arguments: [StoreValue] = []
 
     package var description: String {
         arguments.isEmpty ? sql : sql + "  -- values: " + arguments.map(Self.text).joined(separator: ", ")
     }
 
     /// A bound value as the plan prints it: blobs by size only.
-    private static func text(_ value: DatabaseValue) -> String {
+    private static func text(_ value: StoreValue) -> String {
         switch value.storage {
         case .blob(let data): return "<\(data.count) bytes>"
         case .string(let string): return "'" + string.replacingOccurrences(of: "'", with: "''") + "'"

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Runs a ``StagedMigrationManager``'s stages on a store file: the stages are placed between the
 /// store's version and the target, the store is copied (``StoreFileReplacement``), every stage runs on

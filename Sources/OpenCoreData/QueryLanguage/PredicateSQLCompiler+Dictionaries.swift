@@ -1,11 +1,10 @@
 import Foundation
-import GRDB
 
 /// Compiling a dictionary fetch: computed columns, grouping and order share one set of joins.
 extension PredicateSQLCompiler {
     package struct CompiledDictionaryQuery {
         package var sql: String
-        package var arguments: [DatabaseValue]
+        package var arguments: [StoreValue]
     }
 
     /// `columns` are per-row values or aggregates; `groupBy` per-row values. Rows are those of

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The entry points requests use: compile without the entity filter (fetches add their own, since
 /// `includesSubentities` decides it), and turn batch-update values into SQL.
@@ -19,7 +18,7 @@ extension PredicateSQLCompiler {
 /// attribute, checking constants against the attribute's type before any row changes.
 enum BatchValueCompiler {
     static func compile(_ value: Any, for attribute: AttributeDescription, entity: EntityDescription,
-                        model: ManagedObjectModel, dialect: any SQLDialect = SQLiteDialect()) throws -> (String, [DatabaseValue]) {
+                        model: ManagedObjectModel, dialect: any SQLDialect = SQLiteDialect()) throws -> (String, [StoreValue]) {
         if let expression = value as? QueryExpression {
             if case .constant(let constant) = expression {
                 return ("?", [try ValueConversion.storeValue(constant.swiftValue, for: attribute)])

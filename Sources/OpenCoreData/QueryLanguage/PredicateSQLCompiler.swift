@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Compiles predicates, expressions and sort descriptors into SQL over the store's Core Data layout.
 ///
@@ -29,7 +28,7 @@ package struct PredicateSQLCompiler {
         package var whereClause: String?
         /// `t1.ZCLOSEDATE DESC, t0.ZNAME COLLATE OCD_LOCALIZED`; nil without sort descriptors.
         package var orderByClause: String?
-        package var arguments: [DatabaseValue]
+        package var arguments: [StoreValue]
 
         /// `SELECT <columns> FROM … WHERE … ORDER BY …`, for callers that need nothing else.
         package func selectStatement(columns: String) -> String {
@@ -44,7 +43,7 @@ package struct PredicateSQLCompiler {
     struct CompiledExpression: Sendable {
         var fromClause: String
         var sql: String
-        var arguments: [DatabaseValue]
+        var arguments: [StoreValue]
     }
 
     let model: ManagedObjectModel
@@ -58,11 +57,6 @@ package struct PredicateSQLCompiler {
         self.model = model
         self.entity = entity
         self.dialect = dialect
-    }
-
-    /// Registers the functions and collations compiled SQL calls; the store calls this on every connection.
-    static func registerSQLFunctions(in db: Database) {
-        QuerySQLFunctions.register(in: db)
     }
 
     /// `t0.Z_ENT IN (…)` when the entity shares its table with other entities, else nil.

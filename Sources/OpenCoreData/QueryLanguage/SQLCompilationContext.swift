@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The state of one compilation: alias numbering and the rows `$variables` of SUBQUERYs range over.
 package final class CompilationContext {
@@ -30,7 +29,7 @@ package final class CompilationContext {
 
     /// A constant as a bound parameter, once the dialect has checked the database can hold it.
     package func parameter(_ constant: QueryValue) throws -> SQLFragment {
-        let bound = try QuerySQLFunctions.bind(constant)
+        let bound = try constant.boundValue
         if case .string(let text) = bound.storage { try dialect.checkBoundText(text, in: self) }
         return SQLFragment.parameter(bound)
     }
@@ -513,7 +512,7 @@ package final class CompilationContext {
         }
         if let op = function.arithmeticOperator { return try value(.arithmetic(op, arguments[0], arguments[1]), in: scope) }
         switch function {
-        case .now: return SQLFragment.parameter(Date().timeIntervalSinceReferenceDate.databaseValue)
+        case .now: return SQLFragment.parameter(Date().timeIntervalSinceReferenceDate.storeValue)
         case .random: return SQLFragment(dialect.randomNumber)
         case .noindex: return try value(arguments[0], in: scope)
         case .abs:
@@ -659,7 +658,7 @@ package final class CompilationContext {
         if let folded = try foldedConstant(whole) { return try value(.constant(folded), in: scope) }
         if let members = literalMembers(base) {
             switch index {
-            case .size: return SQLFragment.parameter(Int64(members.count).databaseValue)
+            case .size: return SQLFragment.parameter(Int64(members.count).storeValue)
             case .first: return try members.first.map { try value($0, in: scope) } ?? SQLFragment("NULL")
             case .last: return try members.last.map { try value($0, in: scope) } ?? SQLFragment("NULL")
             case .at(let position):

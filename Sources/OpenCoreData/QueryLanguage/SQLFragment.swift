@@ -1,4 +1,3 @@
-import GRDB
 
 /// A piece of SQL text with the values bound to its `?` placeholders, in order.
 ///
@@ -6,14 +5,14 @@ import GRDB
 /// put a value at the wrong placeholder.
 package struct SQLFragment: Sendable {
     package var sql: String
-    package var arguments: [DatabaseValue]
+    package var arguments: [StoreValue]
 
-    package init(_ sql: String, _ arguments: [DatabaseValue] = []) {
+    package init(_ sql: String, _ arguments: [StoreValue] = []) {
         self.sql = sql
         self.arguments = arguments
     }
 
-    package static func parameter(_ value: DatabaseValue) -> SQLFragment {
+    package static func parameter(_ value: StoreValue) -> SQLFragment {
         value.isNull ? SQLFragment("NULL") : SQLFragment("?", [value])
     }
 

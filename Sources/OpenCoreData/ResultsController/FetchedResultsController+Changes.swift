@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Turning a context's change reports into the controller's reports.
 extension FetchedResultsController {
@@ -35,7 +34,7 @@ extension FetchedResultsController {
             seenIDs.insert(previous)
             seenIDs.insert(object.objectID)
             let oldHandle = ResultsChangeTracker.handle(for: previous)
-            var new: (handle: Int64, entity: Int32, keys: [DatabaseValue], id: ManagedObjectID)?
+            var new: (handle: Int64, entity: Int32, keys: [StoreValue], id: ManagedObjectID)?
             do {
                 if object.managedObjectContext === context, !object.isDeleted, try matches(object) {
                     let id = object.objectID
@@ -165,7 +164,7 @@ extension FetchedResultsController {
         let fresh = try freshTracker()
         var candidates: [ResultsChangeTracker.Candidate] = []
         old.rows.forEach { handle, entity, _ in
-            var new: (handle: Int64, entity: Int32, keys: [DatabaseValue], id: ManagedObjectID)?
+            var new: (handle: Int64, entity: Int32, keys: [StoreValue], id: ManagedObjectID)?
             if let found = fresh.rows.find(handle), let id = fresh.objectID(handle: handle, entity: found.entity) {
                 new = (handle, found.entity, found.keys, id)
             }

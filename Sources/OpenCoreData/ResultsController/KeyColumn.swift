@@ -1,21 +1,20 @@
-import GRDB
 
 /// One sort key's stored values for consecutive rows, in the most compact form that keeps every value
 /// exactly as read (its SQLite storage class included).
 ///
-/// A boxed `DatabaseValue` takes 24 bytes; most sort keys are numbers or dates (8 bytes as `Int64` or
+/// A boxed `StoreValue` takes 24 bytes; most sort keys are numbers or dates (8 bytes as `Int64` or
 /// `Double`), and a section key is the same for long runs of rows (a chunk inside one section stores it
 /// once). A value that does not fit the current form widens the column (integers or reals to boxed
 /// values, one repeated value to an array): the stored values never change, only how they are held.
 enum KeyColumn: Equatable {
     /// `count` rows, all holding `value`.
-    case same(DatabaseValue, count: Int)
+    case same(StoreValue, count: Int)
     /// Every value is an SQLite INTEGER.
     case integers([Int64])
     /// Every value is an SQLite REAL.
     case reals([Double])
     /// Anything else (nulls, text, blobs, mixed storage classes).
-    case values([DatabaseValue])
+    case values([StoreValue])
 
     static let empty = KeyColumn.values([])
 
@@ -28,21 +27,21 @@ enum KeyColumn: Equatable {
         }
     }
 
-    subscript(row: Int) -> DatabaseValue {
+    subscript(row: Int) -> StoreValue {
         switch self {
         case .same(let value, _): return value
-        case .integers(let values): return values[row].databaseValue
-        case .reals(let values): return values[row].databaseValue
+        case .integers(let values): return values[row].storeValue
+        case .reals(let values): return values[row].storeValue
         case .values(let values): return values[row]
         }
     }
 
     /// Every value boxed, in order.
-    var boxed: [DatabaseValue] {
+    var boxed: [StoreValue] {
         switch self {
         case .same(let value, let count): return Array(repeating: value, count: count)
-        case .integers(let values): return values.map(\.databaseValue)
-        case .reals(let values): return values.map(\.databaseValue)
+        case .integers(let values): return values.map(\.storeValue)
+        case .reals(let values): return values.map(\.storeValue)
         case .values(let values): return values
         }
     }
@@ -50,7 +49,7 @@ enum KeyColumn: Equatable {
     /// The rows in `range`, held as one repeated value when they all hold the same one.
     func compacted(_ range: Range<Int>) -> KeyColumn {
         /// The one value every element holds, compared exactly (reals by bit pattern, boxed values with their
-        /// storage class: `DatabaseValue ==` equates 1 and 1.0).
+        /// storage class: `StoreValue ==` equates 1 and 1.0).
         func sole<T>(_ values: ArraySlice<T>, _ same: (T, T) -> Bool) -> T? {
             guard let first = values.first, values.allSatisfy({ same($0, first) }) else { return nil }
             return first
@@ -59,11 +58,11 @@ enum KeyColumn: Equatable {
         switch self {
         case .same(let value, _): return .same(value, count: range.count)
         case .integers(let values):
-            if let value = sole(values[range], ==) { return .same(value.databaseValue, count: range.count) }
+            if let value = sole(values[range], ==) { return .same(value.storeValue, count: range.count) }
             return .integers(Array(values[range]))
         case .reals(let values):
             if let value = sole(values[range], { $0.bitPattern == $1.bitPattern }) {
-                return .same(value.databaseValue, count: range.count)
+                return .same(value.storeValue, count: range.count)
             }
             return .reals(Array(values[range]))
         case .values(let values):
@@ -73,14 +72,14 @@ enum KeyColumn: Equatable {
     }
 
     /// Appends one value, widening the column when the value does not fit its form.
-    mutating func append(_ value: DatabaseValue) {
+    mutating func append(_ value: StoreValue) {
         insert(value, at: count)
     }
 
     // MARK: Changing
 
     /// Inserts one value at `row`, widening the column when the value does not fit its form.
-    mutating func insert(_ value: DatabaseValue, at row: Int) {
+    mutating func insert(_ value: StoreValue, at row: Int) {
         // The typed cases bind the payload, then empty `self` so the payload is uniquely referenced while it
         // changes (no copy of the array).
         switch self {
@@ -116,7 +115,7 @@ enum KeyColumn: Equatable {
     }
 
     /// The most compact array form for `values` (typed when they share one numeric storage class).
-    private static func compactArray(_ values: [DatabaseValue]) -> KeyColumn {
+    private static func compactArray(_ values: [StoreValue]) -> KeyColumn {
         if let integers = values.compactMapAll({ if case .int64(let int) = $0.storage { int } else { nil } }) {
             return .integers(integers)
         }
@@ -144,11 +143,11 @@ enum KeyColumn: Equatable {
     }
 }
 
-/// A stored value compared with its storage class (`DatabaseValue ==` equates the integer 1 and the
+/// A stored value compared with its storage class (`StoreValue ==` equates the integer 1 and the
 /// real 1.0, which a key column must keep apart) and text by its bytes (see ``StoreEqualValue``).
 struct ExactValue: Equatable {
-    let value: DatabaseValue
-    init(_ value: DatabaseValue) { self.value = value }
+    let value: StoreValue
+    init(_ value: StoreValue) { self.value = value }
 
     static func == (lhs: ExactValue, rhs: ExactValue) -> Bool {
         switch (lhs.value.storage, rhs.value.storage) {
@@ -169,7 +168,7 @@ struct KeyColumnBuilder {
     private var form: Form?
     private var integers: [Int64] = []
     private var reals: [Double] = []
-    private var values: [DatabaseValue] = []
+    private var values: [StoreValue] = []
     private let capacity: Int
 
     init(capacity: Int = 0) { self.capacity = capacity }
@@ -185,7 +184,7 @@ struct KeyColumnBuilder {
     }
 
     /// Appends one value.
-    mutating func append(_ value: DatabaseValue) {
+    mutating func append(_ value: StoreValue) {
         switch (form, value.storage) {
         case (.integers, .int64(let int)): integers.append(int)
         case (.reals, .double(let double)): reals.append(double)
@@ -195,7 +194,7 @@ struct KeyColumnBuilder {
         case (nil, _): form = .values; values.reserveCapacity(capacity); values.append(value)
         case (.integers, _), (.reals, _):
             // Another storage class: box what was read so far, once.
-            values = integers.isEmpty ? reals.map(\.databaseValue) : integers.map(\.databaseValue)
+            values = integers.isEmpty ? reals.map(\.storeValue) : integers.map(\.storeValue)
             values.reserveCapacity(capacity)
             integers = []
             reals = []

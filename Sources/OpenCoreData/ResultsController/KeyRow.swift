@@ -1,4 +1,3 @@
-import GRDB
 
 /// One row's sort-key values, read from its ``KeyColumn``s where they are (no array per row), for
 /// comparing rows by ``ResultsOrdering/less(_:_:_:_:)``.
@@ -8,5 +7,5 @@ struct KeyRow: RandomAccessCollection {
 
     var startIndex: Int { 0 }
     var endIndex: Int { columns.count }
-    subscript(index: Int) -> DatabaseValue { columns[index][row] }
+    subscript(index: Int) -> StoreValue { columns[index][row] }
 }

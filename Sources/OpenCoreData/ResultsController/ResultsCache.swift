@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The store rows a controller computed (order, sort keys, section sizes), as saved on disk under its
 /// cache name.
@@ -165,7 +164,7 @@ struct ResultsCache {
             bytes.append(contentsOf: utf8)
         }
 
-        static func value(_ value: DatabaseValue, into bytes: inout [UInt8]) {
+        static func value(_ value: StoreValue, into bytes: inout [UInt8]) {
             switch value.storage {
             case .null: bytes.append(0)
             case .int64(let int): bytes.append(1); integer(UInt64(bitPattern: int), into: &bytes)
@@ -202,16 +201,16 @@ struct ResultsCache {
             return String(decoding: slice, as: UTF8.self)
         }
 
-        mutating func value() -> DatabaseValue? {
+        mutating func value() -> StoreValue? {
             guard let tag = bytes(1)?.first else { return nil }
             switch tag {
             case 0: return .null
-            case 1: return integer(UInt64.self).map { Int64(bitPattern: $0).databaseValue }
-            case 2: return integer(UInt64.self).map { Double(bitPattern: $0).databaseValue }
-            case 3: return string().map { $0.databaseValue }
+            case 1: return integer(UInt64.self).map { Int64(bitPattern: $0).storeValue }
+            case 2: return integer(UInt64.self).map { Double(bitPattern: $0).storeValue }
+            case 3: return string().map { $0.storeValue }
             case 4:
                 guard let length = integer(UInt32.self), let slice = bytes(Int(length)) else { return nil }
-                return Data(slice).databaseValue
+                return Data(slice).storeValue
             default: return nil
             }
         }

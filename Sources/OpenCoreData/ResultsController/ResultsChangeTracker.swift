@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The controller's rows and sections, and the incremental step that applies a set of changed rows to
 /// them and says what moved where.
@@ -10,7 +9,7 @@ import GRDB
 /// vanishes costs O(number of sections) on top.
 struct ResultsChangeTracker {
     struct Section {
-        var key: DatabaseValue
+        var key: StoreValue
         var name: String
         var uid: Int
     }
@@ -19,7 +18,7 @@ struct ResultsChangeTracker {
     /// belongs now (nil when it no longer matches or is deleted).
     struct Candidate {
         var oldHandle: Int64?
-        var new: (handle: Int64, entity: Int32, keys: [DatabaseValue], id: ManagedObjectID)?
+        var new: (handle: Int64, entity: Int32, keys: [StoreValue], id: ManagedObjectID)?
         var object: ManagedObject?
         var oldID: ManagedObjectID?
     }
@@ -119,7 +118,7 @@ struct ResultsChangeTracker {
     }
 
     /// The index of the first section not before `key`, and whether it is `key`'s section.
-    func sectionSlot(for key: DatabaseValue) throws -> (index: Int, found: Bool) {
+    func sectionSlot(for key: StoreValue) throws -> (index: Int, found: Bool) {
         guard hasSections else { return (0, true) }
         var low = 0, high = sections.count
         while low < high {
@@ -143,7 +142,7 @@ struct ResultsChangeTracker {
         }
     }
 
-    mutating func quietlyInsert(handle: Int64, entity: Int32, keys: [DatabaseValue], id: ManagedObjectID) throws {
+    mutating func quietlyInsert(handle: Int64, entity: Int32, keys: [StoreValue], id: ManagedObjectID) throws {
         let section = try placeSection(for: keys)
         try rows.insert(handle: handle, entity: entity, keys: keys, less: ordering.less)
         if handle < 0 { temporaryIDs[handle] = id }
@@ -151,7 +150,7 @@ struct ResultsChangeTracker {
     }
 
     /// The section for a row's keys, created (empty) if missing.
-    private mutating func placeSection(for keys: [DatabaseValue]) throws -> (index: Int, created: Bool) {
+    private mutating func placeSection(for keys: [StoreValue]) throws -> (index: Int, created: Bool) {
         guard hasSections else { return (0, false) }
         let key = keys[0]
         let (index, found) = try sectionSlot(for: key)
@@ -171,9 +170,9 @@ struct ResultsChangeTracker {
         // Classify against the old state; old index paths come from it.
         struct Work { var candidate: Int; var kind: Outcome.Kind; var old: IndexPath?; var oldHandle: Int64? }
         var work: [Work] = []
-        var touchedSections: [Int: (oldIndex: Int, key: DatabaseValue)] = [:]   // by uid
+        var touchedSections: [Int: (oldIndex: Int, key: StoreValue)] = [:]   // by uid
         for (index, candidate) in candidates.enumerated() {
-            var old: (position: Int, keys: [DatabaseValue])?
+            var old: (position: Int, keys: [StoreValue])?
             if let handle = candidate.oldHandle, let found = rows.find(handle) { old = (found.position, found.keys) }
             let kind: Outcome.Kind
             switch (old, candidate.new) {
@@ -202,7 +201,7 @@ struct ResultsChangeTracker {
             sizes.add(-1, at: section)
         }
         // Insert new and moving rows, creating sections as needed.
-        var createdSections: [DatabaseValue] = []
+        var createdSections: [StoreValue] = []
         for item in work where item.kind == .insert || item.kind == .move {
             guard let new = candidates[item.candidate].new else { continue }
             let section = try placeSection(for: new.keys)

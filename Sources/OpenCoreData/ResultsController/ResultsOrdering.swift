@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 
 /// The order a results controller keeps: its sort descriptors resolved against the model, comparing
-/// stored values (`DatabaseValue`) through the descriptors' own `compare`, with the row handle as the
+/// stored values (`StoreValue`) through the descriptors' own `compare`, with the row handle as the
 /// final tiebreak (the SQL adds `t0.Z_PK` last for the same reason), so the order is total.
 struct ResultsOrdering {
     /// One sort key: its descriptor, the attribute it ends at, and the relationships it goes through.
@@ -59,12 +58,12 @@ struct ResultsOrdering {
     }
 
     /// The Swift value of a stored key value.
-    func swiftValue(_ value: DatabaseValue, key index: Int) -> Any? {
+    func swiftValue(_ value: StoreValue, key index: Int) -> Any? {
         ValueConversion.swiftValue(value, for: keys[index].attribute.attributeType)
     }
 
     /// An object's current sort-key values, as stored values.
-    func keyValues(of object: ManagedObject) throws -> [DatabaseValue] {
+    func keyValues(of object: ManagedObject) throws -> [StoreValue] {
         try keys.map { key in
             let value = try object.value(forKeyPath: key.descriptor.key)
             if value == nil || value is NSNull { return .null }
@@ -112,7 +111,7 @@ struct ResultsOrdering {
         return true
     }
 
-    private static func covers(_ value: DatabaseValue, _ order: ExactOrder) -> Bool {
+    private static func covers(_ value: StoreValue, _ order: ExactOrder) -> Bool {
         switch (value.storage, order) {
         case (.null, _), (.int64, .numbers), (.double, .numbers), (.string, .strings): return true
         default: return false
@@ -120,7 +119,7 @@ struct ResultsOrdering {
     }
 
     /// Compares two rows' stored keys, then their handles.
-    func less<Left: RandomAccessCollection<DatabaseValue>, Right: RandomAccessCollection<DatabaseValue>>(
+    func less<Left: RandomAccessCollection<StoreValue>, Right: RandomAccessCollection<StoreValue>>(
         _ lhs: Left, _ lhsHandle: Int64, _ rhs: Right, _ rhsHandle: Int64) throws -> Bool {
         var left = lhs.startIndex, right = rhs.startIndex
         for index in keys.indices {
@@ -136,14 +135,14 @@ struct ResultsOrdering {
     }
 
     /// Whether two first-key values fall in the same section.
-    func sameSection(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> Bool {
+    func sameSection(_ lhs: StoreValue, _ rhs: StoreValue) throws -> Bool {
         if lhs.isStoreEqual(to: rhs) { return true }
         return try (Self.storedOrder(lhs, rhs, descriptor: keys[0].descriptor)
             ?? keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))) == .orderedSame
     }
 
     /// Orders two first-key values (for finding a section).
-    func sectionOrder(_ lhs: DatabaseValue, _ rhs: DatabaseValue) throws -> ComparisonResult {
+    func sectionOrder(_ lhs: StoreValue, _ rhs: StoreValue) throws -> ComparisonResult {
         if lhs.isStoreEqual(to: rhs) { return .orderedSame }
         return try Self.storedOrder(lhs, rhs, descriptor: keys[0].descriptor)
             ?? keys[0].descriptor.compareValues(swiftValue(lhs, key: 0), swiftValue(rhs, key: 0))
@@ -152,7 +151,7 @@ struct ResultsOrdering {
     /// The order of two stored values when it can be read off them directly — numbers, nulls, and strings
     /// under plain `compare` (code-point order, which is UTF-8 byte order) — without converting to Swift
     /// values. Nil when the descriptor's own comparison is needed.
-    static func storedOrder(_ a: DatabaseValue, _ b: DatabaseValue, descriptor: QuerySortDescriptor) -> ComparisonResult? {
+    static func storedOrder(_ a: StoreValue, _ b: StoreValue, descriptor: QuerySortDescriptor) -> ComparisonResult? {
         func ordered<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult {
             x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
         }
@@ -179,7 +178,7 @@ struct ResultsOrdering {
     }
 
     /// The section name for a first-key value: the string itself, "" for nil, else its description.
-    func sectionName(for value: DatabaseValue) -> String {
+    func sectionName(for value: StoreValue) -> String {
         switch swiftValue(value, key: 0) {
         case nil: return ""
         case let string as String: return string

@@ -1,4 +1,3 @@
-import GRDB
 
 /// The controller's rows in order: for each row a compact handle (its `Z_PK`, or minus the temporary
 /// key of an unsaved object), its entity number, and its sort-key values as stored (in ``KeyColumn``s).
@@ -128,15 +127,15 @@ struct RowList {
     }
 
     /// The global position, entity and keys of a row, found by its handle.
-    func find(_ handle: Int64) -> (position: Int, entity: Int32, keys: [DatabaseValue])? {
+    func find(_ handle: Int64) -> (position: Int, entity: Int32, keys: [StoreValue])? {
         guard let chunk = chunk(holding: handle), let offset = chunk.handles.firstIndex(of: handle) else { return nil }
         return (sizes.prefix(chunk.index) + offset, entity(chunk, offset), chunk.keys.map { $0[offset] })
     }
 
     /// The first position whose row orders at or after `(keys, handle)` under `less` (binary search over
     /// chunks, then inside one chunk).
-    func insertionPosition(keys probe: [DatabaseValue], handle: Int64,
-                           less: (KeyRow, Int64, [DatabaseValue], Int64) throws -> Bool)
+    func insertionPosition(keys probe: [StoreValue], handle: Int64,
+                           less: (KeyRow, Int64, [StoreValue], Int64) throws -> Bool)
         throws -> (slot: Int, offset: Int) {
         // Only a sole chunk can be empty (emptied chunks are dropped while others remain).
         guard count > 0, !chunks.isEmpty else { return (0, 0) }
@@ -174,8 +173,8 @@ struct RowList {
 
     /// Inserts a row in order; returns its global position.
     @discardableResult
-    mutating func insert(handle: Int64, entity: Int32, keys: [DatabaseValue],
-                         less: (KeyRow, Int64, [DatabaseValue], Int64) throws -> Bool)
+    mutating func insert(handle: Int64, entity: Int32, keys: [StoreValue],
+                         less: (KeyRow, Int64, [StoreValue], Int64) throws -> Bool)
         throws -> Int {
         if chunks.isEmpty {
             let chunk = makeChunk()

@@ -8,7 +8,7 @@ package struct BatchSelection {
     package let fromClause: String
     /// ` WHERE …`, or empty for every row of the table.
     package let whereSQL: String
-    package let arguments: [DatabaseValue]
+    package let arguments: [StoreValue]
 
     /// The rows of `entity` (and its sub-entities' with `includesSubentities`) that `compiled` (made
     /// without the entity filter) selects.

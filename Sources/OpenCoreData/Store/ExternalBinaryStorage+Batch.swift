@@ -21,7 +21,7 @@ extension ExternalBinaryStorage {
         let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let row = try rows.next() {
             for index in 0..<row.count {
-                if let name = referencedFile(in: row[index] as DatabaseValue) { names.append(name) }
+                if let name = referencedFile(in: row[index] as StoreValue) { names.append(name) }
             }
         }
         return names

@@ -13,12 +13,12 @@ extension ExternalBinaryStorage {
     /// - Throws: ``StoreError/unreadableExternalData(path:entity:key:primaryKey:reason:)`` naming the row
     ///   when a flagged value cannot be read (bad marker or reference, missing file): the delete fails
     ///   rather than record a tombstone that names a file about to be removed.
-    func tombstone(_ stored: [DatabaseValue], of attributes: [AttributeDescription], entity: String,
-                   primaryKey: Int64) throws -> [DatabaseValue] {
+    func tombstone(_ stored: [StoreValue], of attributes: [AttributeDescription], entity: String,
+                   primaryKey: Int64) throws -> [StoreValue] {
         var values = stored
         for (index, attribute) in attributes.enumerated() where index < values.count && Self.usesExternalStorage(attribute) {
             guard case .blob(let bytes) = values[index].storage else { continue }
-            values[index] = try decode(bytes, entity: entity, key: attribute.name, primaryKey: primaryKey).databaseValue
+            values[index] = try decode(bytes, entity: entity, key: attribute.name, primaryKey: primaryKey).storeValue
         }
         return values
     }

@@ -177,7 +177,7 @@ package final class ExternalBinaryStorage: Sendable {
     }
 
     /// The file a flagged column's stored bytes refer to, nil for an inline value or anything else.
-    static func referencedFile(in stored: DatabaseValue) -> String? {
+    static func referencedFile(in stored: StoreValue) -> String? {
         guard case .blob(let bytes) = stored.storage, bytes.first == referenceMarker else { return nil }
         let name = String(decoding: bytes.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
         return isFileName(name) ? name : nil
@@ -187,11 +187,11 @@ package final class ExternalBinaryStorage: Sendable {
 
     /// A value in the inline form (the marker, then the bytes), whatever its size: what batch requests
     /// write, as they write rows without a save's file handling. Core Data reads it as any inline value.
-    static func inlineForm(_ value: DatabaseValue) -> DatabaseValue {
+    static func inlineForm(_ value: StoreValue) -> StoreValue {
         guard case .blob(let bytes) = value.storage else { return value }
         var stored = Data([inlineMarker])
         stored.append(bytes)
-        return stored.databaseValue
+        return stored.storeValue
     }
 
     /// The files one save writes and lets go of. New files are written (and synced) before the transaction
@@ -227,7 +227,7 @@ package final class ExternalBinaryStorage: Sendable {
         }
 
         /// Notes that a committed value the save replaces or deletes is stored as `stored`.
-        func release(_ stored: DatabaseValue) {
+        func release(_ stored: StoreValue) {
             if let name = ExternalBinaryStorage.referencedFile(in: stored) { released.append(name) }
         }
 
@@ -236,7 +236,7 @@ package final class ExternalBinaryStorage: Sendable {
         ///
         /// - Throws: ``StoreError/externalDataNotWritten(path:entity:key:reason:)`` when the folder or the
         ///   file cannot be made.
-        func encode(_ value: DatabaseValue, entity: String, key: String) throws -> DatabaseValue {
+        func encode(_ value: StoreValue, entity: String, key: String) throws -> StoreValue {
             guard case .blob(let bytes) = value.storage else { return value }
             guard bytes.count > ExternalBinaryStorage.inlineLimit else { return ExternalBinaryStorage.inlineForm(value) }
             let name = UUID().uuidString.uppercased()
@@ -245,7 +245,7 @@ package final class ExternalBinaryStorage: Sendable {
             var stored = Data([ExternalBinaryStorage.referenceMarker])
             stored.append(contentsOf: Array(name.utf8))
             stored.append(0)
-            return stored.databaseValue
+            return stored.storeValue
         }
     }
 
@@ -314,7 +314,7 @@ extension ExternalBinaryStorage.TableColumns {
             let entityNumber = Int(Int64(bitPattern: cells.bits[start + 1]))
             let decoded = try storage.decode(stored, entity: storage.entityName(number: entityNumber) ?? column.entity,
                                              key: column.key, primaryKey: primaryKey)
-            cells.assign(start + column.index, to: decoded.databaseValue)
+            cells.assign(start + column.index, to: decoded.storeValue)
         }
     }
 
@@ -326,7 +326,7 @@ extension ExternalBinaryStorage.TableColumns {
             guard case .blob(let stored) = row[column.index].storage else { continue }
             let entity = storage.entityName(number: row.entityNumber) ?? column.entity
             row[column.index] = try storage.decode(stored, entity: entity, key: column.key,
-                                                   primaryKey: row.primaryKey).databaseValue
+                                                   primaryKey: row.primaryKey).storeValue
         }
     }
 }

@@ -33,7 +33,7 @@ enum ForeignSchemaObjects {
             switch type {
             case "table" where known.contains(name.uppercased()):
                 // The model's own tables: made by the model, but re-declared by another program?
-                let declaration = String.fromDatabaseValue(row["sql"]) ?? ""
+                let declaration = String.fromStoreValue(row["sql"]) ?? ""
                 for clause in TableDeclarationClauses.silentlyActing(in: declaration) {
                     foreign.append("\(clause) in the declaration of table \(name)")
                 }

@@ -20,7 +20,7 @@ package struct ResidualKeySelection: Sendable {
 
     /// `t0.Z_PK = ANY(CAST(? AS BIGINT[]))` with the keys as one bound array literal (`{1,2,3}`): one parameter
     /// whatever their number (a statement takes at most 65,535), and one plan.
-    var condition: (sql: String, arguments: [DatabaseValue]) {
-        ("t0.Z_PK = ANY(CAST(? AS BIGINT[]))", [("{" + keys.map(String.init).joined(separator: ",") + "}").databaseValue])
+    var condition: (sql: String, arguments: [StoreValue]) {
+        ("t0.Z_PK = ANY(CAST(? AS BIGINT[]))", [("{" + keys.map(String.init).joined(separator: ",") + "}").storeValue])
     }
 }

@@ -13,7 +13,7 @@ struct RowBlockHeader {
     /// of the block's own (no array to check for uniqueness on every append, or to retain on every read).
     /// Unsafe: allocated, grown and freed only by the methods below and the block's deinit, so no pointer to
     /// it outlives the block. Saves an array's uniqueness check per text value decoded (`fetch-all`).
-    var side: UnsafeMutablePointer<DatabaseValue>?
+    var side: UnsafeMutablePointer<StoreValue>?
     var sideCount = 0
     var sideCapacity = 0
 
@@ -26,7 +26,7 @@ struct RowBlockHeader {
     /// Room for at least `capacity` side values in all.
     mutating func reserveSide(_ capacity: Int) {
         guard capacity > sideCapacity else { return }
-        let grown = UnsafeMutablePointer<DatabaseValue>.allocate(capacity: capacity)
+        let grown = UnsafeMutablePointer<StoreValue>.allocate(capacity: capacity)
         if let side {
             grown.moveInitialize(from: side, count: sideCount)
             side.deallocate()
@@ -35,7 +35,7 @@ struct RowBlockHeader {
         sideCapacity = capacity
     }
 
-    mutating func appendSide(_ value: DatabaseValue) -> Int {
+    mutating func appendSide(_ value: StoreValue) -> Int {
         if sideCount == sideCapacity { reserveSide(max(4, sideCapacity * 2)) }
         (side.unsafelyUnwrapped + sideCount).initialize(to: value)
         sideCount += 1
@@ -67,7 +67,7 @@ enum RowCellKind: UInt8 {
 /// The values of many rows of one width, back to back in the block's own allocation: fetched rows share
 /// one allocation instead of one array each, and are decoded straight into place.
 ///
-/// Each value is an 8-byte cell with a kind byte, not a 24-byte `DatabaseValue`: a context's rows are most
+/// Each value is an 8-byte cell with a kind byte, not a 24-byte `StoreValue`: a context's rows are most
 /// of the memory it holds, and every byte of a freshly read row is memory the processor has to fetch and
 /// write. Numbers live in the cell; text and blobs in the header's `side` list, by index. The kinds follow
 /// the cells in the same allocation (one byte per cell, rounded up to whole words).
@@ -91,7 +91,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
     }
 
     /// A block holding `values`.
-    static func make<Values: Collection>(values: Values, width: Int) -> RowBlock where Values.Element == DatabaseValue {
+    static func make<Values: Collection>(values: Values, width: Int) -> RowBlock where Values.Element == StoreValue {
         let block = make(width: width, capacity: values.count)
         block.withCells { cells in
             var position = 0
@@ -121,10 +121,10 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         }
 
         @inline(__always)
-        func value(at index: Int) -> DatabaseValue {
+        func value(at index: Int) -> StoreValue {
             switch kinds[index] {
-            case RowCellKind.integer.rawValue: return Int64(bitPattern: bits[index]).databaseValue
-            case RowCellKind.real.rawValue: return Double(bitPattern: bits[index]).databaseValue
+            case RowCellKind.integer.rawValue: return Int64(bitPattern: bits[index]).storeValue
+            case RowCellKind.real.rawValue: return Double(bitPattern: bits[index]).storeValue
             case RowCellKind.side.rawValue: return header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])]
             default: return .null
             }
@@ -157,7 +157,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
 
         /// Sets a cell that held nothing before (a side value goes to the end of the side list).
         @inline(__always)
-        func initialize(_ index: Int, to value: DatabaseValue) {
+        func initialize(_ index: Int, to value: StoreValue) {
             switch value.storage {
             case .null: setNull(index)
             case .int64(let integer): setInteger(index, integer)
@@ -167,7 +167,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         }
 
         /// Sets a cell, reusing its side slot if it had one.
-        func assign(_ index: Int, to value: DatabaseValue) {
+        func assign(_ index: Int, to value: StoreValue) {
             switch value.storage {
             case .string, .blob:
                 if kinds[index] == RowCellKind.side.rawValue {
@@ -187,7 +187,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
 
         /// Keeps only the side values some cell refers to, renumbering those cells.
         func compactSide() {
-            var kept: [DatabaseValue] = []
+            var kept: [StoreValue] = []
             for index in 0..<header.pointee.count where kinds[index] == RowCellKind.side.rawValue {
                 kept.append(header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])])
                 bits[index] = UInt64(kept.count - 1)
@@ -216,7 +216,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         }
 
         @inline(__always)
-        func appendSide(_ index: Int, _ value: DatabaseValue) {
+        func appendSide(_ index: Int, _ value: StoreValue) {
             bits[index] = UInt64(header.pointee.appendSide(value))
             kinds[index] = RowCellKind.side.rawValue
         }
@@ -244,7 +244,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
     var holdsSingleRow: Bool { withUnsafeMutablePointerToHeader { $0.pointee.count == $0.pointee.width } }
 
     @inline(__always)
-    func value(at index: Int) -> DatabaseValue {
+    func value(at index: Int) -> StoreValue {
         withCells { cells in
             precondition(index >= 0 && index < cells.header.pointee.count, "RowBlock index out of range")
             return cells.value(at: index)
@@ -261,7 +261,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
     }
 
     @inline(__always)
-    func setValue(_ value: DatabaseValue, at index: Int) {
+    func setValue(_ value: StoreValue, at index: Int) {
         withCells { cells in
             precondition(index >= 0 && index < cells.header.pointee.count, "RowBlock index out of range")
             cells.assign(index, to: value)

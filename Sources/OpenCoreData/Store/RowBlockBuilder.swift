@@ -136,10 +136,10 @@ extension RowBlock.Cells {
             let text = sqlite3_value_text(value).map {
                 String(decoding: UnsafeBufferPointer(start: $0, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
             } ?? ""
-            appendSide(index, text.databaseValue)
+            appendSide(index, text.storeValue)
         case SQLITE_BLOB:
             let bytes = sqlite3_value_blob(value).map { Data(bytes: $0, count: Int(sqlite3_value_bytes(value))) } ?? Data()
-            appendSide(index, bytes.databaseValue)
+            appendSide(index, bytes.storeValue)
         default: setNull(index)
         }
     }

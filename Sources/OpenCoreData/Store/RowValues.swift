@@ -20,12 +20,12 @@ package struct RowValues: RandomAccessCollection, MutableCollection, @unchecked 
         self.start = start
     }
 
-    init(repeating value: DatabaseValue, count: Int) {
+    init(repeating value: StoreValue, count: Int) {
         self.init(block: RowBlock.make(values: repeatElement(value, count: count), width: count), start: 0)
     }
 
     /// A row of its own holding `values`, as another store's reader gives them.
-    package init(values: [DatabaseValue]) {
+    package init(values: [StoreValue]) {
         self.init(block: RowBlock.make(values: values, width: values.count), start: 0)
     }
 
@@ -38,7 +38,7 @@ package struct RowValues: RandomAccessCollection, MutableCollection, @unchecked 
     @inline(__always)
     package func index(before index: Int) -> Int { index - 1 }
 
-    package subscript(index: Int) -> DatabaseValue {
+    package subscript(index: Int) -> StoreValue {
         @inline(__always)
         get {
             // The block's own bounds check would let an index past the row read its neighbour.
@@ -82,7 +82,7 @@ extension RowValues: Equatable {
 }
 
 extension RowValues: ExpressibleByArrayLiteral {
-    package init(arrayLiteral elements: DatabaseValue...) {
+    package init(arrayLiteral elements: StoreValue...) {
         self.init(block: RowBlock.make(values: elements, width: elements.count), start: 0)
     }
 }

@@ -5,9 +5,9 @@ import GRDB
 /// the sort-key values of every row a fetch selects, in the fetch's order with the primary key last.
 /// Holds no object: built on a context's queue, run on any thread.
 package struct SortKeyQuery: @unchecked Sendable {
-    // @unchecked Sendable: every member is an immutable value; DatabaseValue arguments are values.
+    // @unchecked Sendable: every member is an immutable value; StoreValue arguments are values.
     package let sql: String
-    package let arguments: [DatabaseValue]
+    package let arguments: [StoreValue]
     /// The entity number of every row when the entity is alone in its table (then not selected: a
     /// narrower row for SQLite to sort).
     let soleEntityNumber: Int32?
@@ -35,7 +35,7 @@ package struct SortKeyQuery: @unchecked Sendable {
     }
 
     /// A plain statement stepped in a read transaction (the narrowed full rows of ``residualFetch``).
-    init(sql: String, arguments: [DatabaseValue]) {
+    init(sql: String, arguments: [StoreValue]) {
         self.sql = sql
         self.arguments = arguments
         soleEntityNumber = nil

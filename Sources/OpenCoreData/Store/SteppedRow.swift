@@ -12,20 +12,20 @@ import GRDBSQLite
 package struct SteppedRow {
     private enum Source {
         case statement(SQLiteStatement)
-        case values(UnsafeBufferPointer<DatabaseValue>)
+        case values(UnsafeBufferPointer<StoreValue>)
     }
     private let source: Source
 
     fileprivate init(_ statement: SQLiteStatement) { source = .statement(statement) }
 
     /// A row whose values are already read, in column order; valid only while `values` is.
-    package init(values: UnsafeBufferPointer<DatabaseValue>) { source = .values(values) }
+    package init(values: UnsafeBufferPointer<StoreValue>) { source = .values(values) }
 
     /// The column's value as stored.
     @inline(__always)
-    func value(at index: Int32) -> DatabaseValue {
+    func value(at index: Int32) -> StoreValue {
         switch source {
-        case .statement(let statement): DatabaseValue(sqliteStatement: statement, index: index)
+        case .statement(let statement): StoreValue(sqliteStatement: statement, index: index)
         case .values(let values): values[Int(index)]
         }
     }
@@ -63,7 +63,7 @@ package struct SteppedRow {
 
     /// SQLite's conversion of a value to an integer (`sqlite3_column_int64`): reals truncated, text read
     /// as its leading number, NULL and blobs 0.
-    private static func integer(_ value: DatabaseValue) -> Int64 {
+    private static func integer(_ value: StoreValue) -> Int64 {
         switch value.storage {
         case .int64(let integer): integer
         case .double(let real): real.isNaN ? 0 : real >= 9.223372036854775807e18 ? .max : real <= -9.223372036854775808e18 ? .min : Int64(real)
@@ -78,7 +78,7 @@ extension Database {
     /// ``SteppedRow``.
     ///
     /// - Throws: what ``stepRows(sql:arguments:cancellation:_:)`` throws, and what `body` throws.
-    func forEachRow(sql: String, arguments: [DatabaseValue], cancellation: CancellationFlag? = nil,
+    func forEachRow(sql: String, arguments: [StoreValue], cancellation: CancellationFlag? = nil,
                     _ body: (SteppedRow) throws -> Void) throws {
         try stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { try body(SteppedRow($0)) }
     }

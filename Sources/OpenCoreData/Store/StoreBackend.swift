@@ -13,7 +13,7 @@ import GRDB
 /// or per save, never per row or per column (rows are handed to closures; a ``SteppedRow`` is a concrete
 /// struct).
 ///
-/// What still crosses the line today, below this protocol's surface: values as GRDB's `DatabaseValue`
+/// What still crosses the line today, below this protocol's surface: values as GRDB's `StoreValue`
 /// (rows, constraint values, batch arguments), a batch update's `column = SQL` assignments and follow-up statements (written by
 /// `BatchDerivations` and `BatchValueCompiler`), and a batch insert's ``BoundWrite``.
 package protocol StoreBackend: AnyObject, Sendable {
@@ -102,7 +102,7 @@ package protocol StoreBackend: AnyObject, Sendable {
     func inOneSnapshot<T>(writing: Bool, request: String, _ body: () throws -> T) throws -> T
     /// The stored rows of `entity` and its sub-entities whose uniqueness-constraint `keys` hold `values`.
     /// - Throws: ``StoreError`` when the store cannot be read.
-    func rowIDs(of entity: EntityDescription, holding values: [DatabaseValue], forKeys keys: [String]) throws -> [ManagedObjectID]
+    func rowIDs(of entity: EntityDescription, holding values: [StoreValue], forKeys keys: [String]) throws -> [ManagedObjectID]
 
     // MARK: Writing
 
@@ -119,13 +119,13 @@ package protocol StoreBackend: AnyObject, Sendable {
 
     /// A batch update of the rows `selection` names, with follow-up statements in the same transaction.
     /// - Throws: ``StoreError`` when the store cannot be written or SQLite refuses.
-    func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+    func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [StoreValue])],
                      selection: BatchSelection, returningIDs: Bool,
-                     followUps: [(sql: String, arguments: [DatabaseValue])]) throws -> (count: Int, ids: [ManagedObjectID])
+                     followUps: [(sql: String, arguments: [StoreValue])]) throws -> (count: Int, ids: [ManagedObjectID])
     /// A batch delete of `initial` or of the rows `selection` names, with delete rules applied.
     /// - Throws: ``StoreError``; ``ObjectGraphError`` when a deny rule refuses.
     func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection, needsIDs: Bool,
-                     followUps: [(sql: String, arguments: [DatabaseValue])])
+                     followUps: [(sql: String, arguments: [StoreValue])])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
     /// A batch insert of `count` rows filled one at a time into a reused row.
     /// - Throws: ``StoreError``; what `fillRow` throws (nothing is inserted then).

@@ -15,7 +15,7 @@ package struct StoreChangeSet {
         package var table: String
         package var expectedVersion: Int64
         /// Column index in the table → new value.
-        package var values: [(column: Int, value: DatabaseValue)]
+        package var values: [(column: Int, value: StoreValue)]
         /// Skip the version check (the overwrite merge policy).
         package var force = false
     }
@@ -50,7 +50,7 @@ package struct StoreChangeSet {
         package var table: String
         package var column: String
         package var primaryKey: Int64
-        package var value: DatabaseValue
+        package var value: StoreValue
     }
 
     package var inserts: [Insert] = []
@@ -164,7 +164,7 @@ extension SQLiteStore {
             }
             let write = updateWrite!
             var values = update.values
-            var replaced: [DatabaseValue] = []
+            var replaced: [StoreValue] = []
             if let files, let external = external(update.table) {
                 (values, replaced) = try encodeExternal(values, of: update, external, files, in: db)
             }
@@ -173,8 +173,8 @@ extension SQLiteStore {
                 try write.bind(value, at: index)
                 index += 1
             }
-            try write.bind(update.id.primaryKey.databaseValue, at: index)
-            if !update.force { try write.bind(update.expectedVersion.databaseValue, at: index + 1) }
+            try write.bind(update.id.primaryKey.storeValue, at: index)
+            if !update.force { try write.bind(update.expectedVersion.storeValue, at: index + 1) }
             if try write.step() == 0 {
                 conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion,
                                                currentRow: try currentRow(update.id, in: db)))
@@ -183,12 +183,12 @@ extension SQLiteStore {
             }
         }
         for delete in changes.deletes {
-            var stored: [DatabaseValue] = []
+            var stored: [StoreValue] = []
             if let external = external(delete.table) {
                 stored = try storedValues(of: external, primaryKey: delete.id.primaryKey, in: db)
             }
             let changed = try db.executeBound(sql: "DELETE FROM \(delete.table) WHERE Z_PK = ? AND Z_OPT = ?",
-                                              [delete.id.primaryKey.databaseValue, delete.expectedVersion.databaseValue])
+                                              [delete.id.primaryKey.storeValue, delete.expectedVersion.storeValue])
             if changed == 0 {
                 conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion,
                                                currentRow: try currentRow(delete.id, in: db)))
@@ -251,9 +251,9 @@ extension SQLiteStore {
 
     /// An update's values with those of flagged columns encoded (new files written for large ones), and
     /// the values those columns hold now, whose files the update lets go of once it is committed.
-    private func encodeExternal(_ values: [(column: Int, value: DatabaseValue)], of update: StoreChangeSet.Update,
+    private func encodeExternal(_ values: [(column: Int, value: StoreValue)], of update: StoreChangeSet.Update,
                                 _ external: ExternalBinaryStorage.TableColumns, _ files: ExternalBinaryStorage.SaveFiles,
-                                in db: Database) throws -> ([(column: Int, value: DatabaseValue)], [DatabaseValue]) {
+                                in db: Database) throws -> ([(column: Int, value: StoreValue)], [StoreValue]) {
         let touched = external.columns.filter { column in values.contains { $0.column == column.index } }
         guard !touched.isEmpty else { return (values, []) }
         let replaced = try storedValues(of: ExternalBinaryStorage.TableColumns(storage: external.storage, table: external.table,
@@ -269,12 +269,12 @@ extension SQLiteStore {
 
     /// The stored (still encoded) values of `external`'s columns in one row; empty when the row is gone.
     private func storedValues(of external: ExternalBinaryStorage.TableColumns, primaryKey: Int64,
-                              in db: Database) throws -> [DatabaseValue] {
+                              in db: Database) throws -> [StoreValue] {
         guard let table = schema.table(named: external.table) else { return [] }
         let columns = external.columns.map { table.columns[$0.index].name }.joined(separator: ", ")
         guard let row = try Row.fetchOne(db, sql: "SELECT \(columns) FROM \(table.name) WHERE Z_PK = ?",
                                          arguments: [primaryKey]) else { return [] }
-        return (0..<row.count).map { row[$0] as DatabaseValue }
+        return (0..<row.count).map { row[$0] as StoreValue }
     }
 
     /// `INSERT INTO table (every column) VALUES (?, …)`: one row in table-column order.
@@ -289,7 +289,7 @@ extension SQLiteStore {
         guard let table = schema.table(named: id.entity.tableName) else { return nil }
         var found: RowValues?
         try db.fetchRowValues(sql: "SELECT \(selectList(for: table)) FROM \(table.name) t0 WHERE t0.Z_PK = ?",
-                              arguments: [id.primaryKey.databaseValue], columnCount: table.columns.count,
+                              arguments: [id.primaryKey.storeValue], columnCount: table.columns.count,
                               external: externalStorage?.columns(forTable: table.name)) { found = $0 }
         return found
     }

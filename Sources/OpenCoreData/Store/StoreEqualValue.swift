@@ -4,12 +4,12 @@ import GRDB
 /// `BINARY` collation; PostgreSQL's deterministic collations break ties by bytes too), numbers by value
 /// (the integer 1 equals the real 1.0), blobs by bytes.
 ///
-/// `DatabaseValue ==` compares text with Swift's `String ==`, which is canonical equivalence: `K` and the
+/// `StoreValue ==` compares text with Swift's `String ==`, which is canonical equivalence: `K` and the
 /// Kelvin sign (U+212A), or `é` precomposed and decomposed, are equal there and distinct in the store. Any
 /// in-memory grouping or shortcut that must agree with the store goes through this type instead.
 struct StoreEqualValue: Hashable {
-    let value: DatabaseValue
-    init(_ value: DatabaseValue) { self.value = value }
+    let value: StoreValue
+    init(_ value: StoreValue) { self.value = value }
 
     static func == (lhs: StoreEqualValue, rhs: StoreEqualValue) -> Bool { lhs.value.isStoreEqual(to: rhs.value) }
 
@@ -24,9 +24,9 @@ struct StoreEqualValue: Hashable {
     }
 }
 
-extension DatabaseValue {
+extension StoreValue {
     /// Whether the store's `=` holds between the two values (see ``StoreEqualValue``); nulls are equal here.
-    func isStoreEqual(to other: DatabaseValue) -> Bool {
+    func isStoreEqual(to other: StoreValue) -> Bool {
         if case .string(let a) = storage, case .string(let b) = other.storage {
             // `==` first: unequal text (the common case) is refused at `String`'s speed.
             return a == b && a.utf8.elementsEqual(b.utf8)

@@ -15,19 +15,19 @@ enum StoreModelCache {
     static func content(path: String) throws -> Data? {
         var configuration = Configuration()
         configuration.readonly = true
-        let blob: DatabaseValue?
+        let blob: StoreValue?
         do {
             let reader = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? reader.close() }
-            blob = try reader.read { db -> DatabaseValue? in
+            blob = try reader.read { db -> StoreValue? in
                 guard try db.tableExists("Z_MODELCACHE") else { return nil }
-                return try DatabaseValue.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+                return try StoreValue.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
             }
         } catch let error as DatabaseError {
             throw StoreError.fromOpening(error, path: path)
         }
         guard let blob, !blob.isNull else { return nil }
-        guard let compressed = Data.fromDatabaseValue(blob) else {
+        guard let compressed = Data.fromStoreValue(blob) else {
             throw StoreError.corrupt(path: path, reason: "Z_MODELCACHE.Z_CONTENT is not a blob")
         }
         return compressed

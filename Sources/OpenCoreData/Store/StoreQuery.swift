@@ -7,7 +7,7 @@ import GRDBSQLite
 /// (``StoreBackend/readRows(of:cancellation:_:)`` and its siblings), so one dynamic call is made per fetch
 /// and rows reach the caller through a closure.
 package struct StoreQuery: @unchecked Sendable {
-    // @unchecked Sendable: every member is immutable; the store and model are Sendable; DatabaseValue
+    // @unchecked Sendable: every member is immutable; the store and model are Sendable; StoreValue
     // arguments are values.
     package let store: any StoreBackend
     package let model: ManagedObjectModel
@@ -29,7 +29,7 @@ package struct StoreQuery: @unchecked Sendable {
     package let selectionSQL: String
     /// The compiled sort order (`t1.ZCLOSEDATE DESC, …`); nil without sort descriptors.
     package let orderByClause: String?
-    package let arguments: [DatabaseValue]
+    package let arguments: [StoreValue]
     package let columnCount: Int
     /// What the store's SQL leaves to the app (PostgreSQL only): then the SQL reads the narrowed rows without
     /// offset or limit, and every read below goes through it.
@@ -149,7 +149,7 @@ package struct StoreQuery: @unchecked Sendable {
         let start = ContinuousClock.now
         var keys: [Int64] = []
         if let residual {
-            keys = try residual.rows(of: self, cancellation: nil).map { Int64.fromDatabaseValue($0[0]) ?? 0 }
+            keys = try residual.rows(of: self, cancellation: nil).map { Int64.fromStoreValue($0[0]) ?? 0 }
             SQLiteStore.logFetch(rows: keys.count, since: start)
             return keys
         }
@@ -171,9 +171,9 @@ package struct StoreQuery: @unchecked Sendable {
         var nextReport = progressInterval > 0 ? progressInterval : Int.max
         if let residual {
             for row in try residual.rows(of: self, cancellation: cancellation) {
-                let number = row.count > 1 ? Int.fromDatabaseValue(row[1]) : nil
+                let number = row.count > 1 ? Int.fromStoreValue(row[1]) : nil
                 ids.append(ManagedObjectID(entity: number.flatMap { model.entity(number: $0) } ?? entity,
-                                           primaryKey: Int64.fromDatabaseValue(row[0]) ?? 0, store: identity))
+                                           primaryKey: Int64.fromStoreValue(row[0]) ?? 0, store: identity))
             }
         } else if isAloneInTable {
             // An entity alone in its table needs no entity column: every row is one of its objects. The

@@ -9,7 +9,7 @@ enum StoredCellBytes {
     case number
 
     /// The content of `value`: a blob's bytes, text as its UTF-8 bytes, or the fact that it is a number.
-    init(_ value: DatabaseValue) {
+    init(_ value: StoreValue) {
         switch value.storage {
         case .null: self = .null
         case .blob(let bytes): self = .bytes(bytes)

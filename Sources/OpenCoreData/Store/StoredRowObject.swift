@@ -13,8 +13,8 @@ final class StoredRowObject: KeyValueCoding {
     private let related: RelatedStoredRows
 
     init(row: RowValues, entity fallback: EntityDescription, related: RelatedStoredRows) {
-        let primaryKey = Int64.fromDatabaseValue(row[0]) ?? 0
-        let number = row.count > 1 ? Int.fromDatabaseValue(row[1]) : nil
+        let primaryKey = Int64.fromStoreValue(row[0]) ?? 0
+        let number = row.count > 1 ? Int.fromStoreValue(row[1]) : nil
         let entity = number.flatMap { related.model.entity(number: $0) } ?? fallback
         self.entity = entity
         self.row = row
@@ -148,7 +148,7 @@ final class RelatedStoredRows {
             let slice = owners[start..<min(start + 500, owners.count)]
             start += slice.count
             guard let sql = membersSQL(relationship: relationship, storage: storage, ownerCount: slice.count) else { return }
-            try snapshot.stepRows(of: SortKeyQuery(sql: sql, arguments: slice.map(\.primaryKey.databaseValue)), cancellation: nil) { row in
+            try snapshot.stepRows(of: SortKeyQuery(sql: sql, arguments: slice.map(\.primaryKey.storeValue)), cancellation: nil) { row in
                 let id = ManagedObjectID(entity: model.entity(number: Int(row.integer(at: 0))) ?? destination,
                                          primaryKey: row.integer(at: 1), store: store.identity)
                 members[row.integer(at: 2), default: []].append(id)
@@ -217,8 +217,8 @@ final class RelatedStoredRows {
         var wanted: [String: [Int64: ManagedObjectID]] = [:]
         for id in ids { wanted[id.entity.tableName, default: [:]][id.primaryKey] = id }
         for row in try rows(for: ids) {
-            let key = Int64.fromDatabaseValue(row[0]) ?? 0
-            let number = row.count > 1 ? Int.fromDatabaseValue(row[1]) : nil
+            let key = Int64.fromStoreValue(row[0]) ?? 0
+            let number = row.count > 1 ? Int.fromStoreValue(row[1]) : nil
             guard let rowEntity = number.flatMap({ model.entity(number: $0) }),
                   let id = wanted[rowEntity.tableName]?[key] else { continue }
             objects[id] = object(for: row, entity: id.entity)
@@ -242,7 +242,7 @@ final class RelatedStoredRows {
                 // Names come from the schema; the keys are bound.
                 let sql = "SELECT \(columns) FROM \(tableName) WHERE Z_PK IN ("
                     + Array(repeating: "?", count: slice.count).joined(separator: ", ") + ")"
-                try snapshot.stepRows(of: SortKeyQuery(sql: sql, arguments: slice.map(\.databaseValue)), cancellation: nil) { row in
+                try snapshot.stepRows(of: SortKeyQuery(sql: sql, arguments: slice.map(\.storeValue)), cancellation: nil) { row in
                     rows.append(RowValues(values: (0..<table.columns.count).map { row.value(at: Int32($0)) }))
                 }
             }
@@ -257,7 +257,7 @@ final class RelatedStoredRows {
         guard let destination = relationship.destinationEntity,
               let sql = model.schema.relatedIDsSQL(relationship: relationship, storage: storage) else { return [] }
         var ids: [ManagedObjectID] = []
-        try snapshot.stepRows(of: SortKeyQuery(sql: sql, arguments: [owner.primaryKey.databaseValue]), cancellation: nil) { row in
+        try snapshot.stepRows(of: SortKeyQuery(sql: sql, arguments: [owner.primaryKey.storeValue]), cancellation: nil) { row in
             let number = Int(row.integer(at: 0))
             ids.append(ManagedObjectID(entity: model.entity(number: number) ?? destination, primaryKey: row.integer(at: 1),
                                        store: store.identity))

@@ -65,7 +65,7 @@ enum UnmarkedExternalData {
     private static func allValuesWellFormed(_ db: Database, storage: ExternalBinaryStorage, schema: StoreSchema) throws -> Bool {
         for (table, columns) in flaggedColumns(storage, schema) {
             for column in columns {
-                let values = try DatabaseValue.fetchCursor(
+                let values = try StoreValue.fetchCursor(
                     db, sql: "SELECT \(column) FROM \(table) WHERE typeof(\(column)) = 'blob' AND length(\(column)) > 0")
                 while let value = try values.next() {
                     guard case .blob(let bytes) = value.storage else { continue }
@@ -86,7 +86,7 @@ enum UnmarkedExternalData {
                 let keys = try Int64.fetchAll(
                     db, sql: "SELECT Z_PK FROM \(table) WHERE typeof(\(column)) = 'blob' AND length(\(column)) > 0")
                 for key in keys {
-                    guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(column) FROM \(table) WHERE Z_PK = ?",
+                    guard let value = try StoreValue.fetchOne(db, sql: "SELECT \(column) FROM \(table) WHERE Z_PK = ?",
                                                                  arguments: [key]) else { continue }
                     try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?",
                                    arguments: [ExternalBinaryStorage.inlineForm(value), key])

@@ -21,7 +21,7 @@ import Testing
     }
 
     /// What the reused buffer holds before a row is filled in; no column may keep it.
-    static let stale = (-12345 as Int64).databaseValue
+    static let stale = (-12345 as Int64).storeValue
 
     static func check(entity: EntityDescription, requiredKey: String, filler: Any) throws {
         let template = BatchRowTemplate(entity: entity, columnCount: entity.tableColumnCount)
@@ -35,7 +35,7 @@ import Testing
                 }
                 var dictionary: [String: Any] = [attribute.name: value as Any]
                 if attribute.name != requiredKey { dictionary[requiredKey] = filler }
-                let expected: DatabaseValue?
+                let expected: StoreValue?
                 do {
                     let converted = try ValueConversion.storeValue(value, for: attribute)
                     expected = converted.isNull && !attribute.isOptional ? nil : converted
@@ -86,6 +86,6 @@ import Testing
             try template.fill(&row, from: ["items": NSNull()], index: 3)
         }
         try template.fill(&row, from: ["label": "x"], index: 0)
-        #expect(row[1] == tag.entityNumber.databaseValue)
+        #expect(row[1] == tag.entityNumber.storeValue)
     }
 }

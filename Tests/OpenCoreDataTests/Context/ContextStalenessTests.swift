@@ -23,7 +23,7 @@ import Testing
         guard case .attribute(_, let column) = note.entity.storage[note.entity.slotByName["text"]!] else {
             throw ObjectGraphError.unknownKey(entity: "Note", key: "text")
         }
-        row[column] = "cached".databaseValue
+        row[column] = "cached".storeValue
         stack.coordinator.rowCache.store(rows: [row], table: note.entity.tableName, token: store.externalChangeToken())
         return (stack, note.objectID)
     }

@@ -23,15 +23,15 @@ final class Sample: ManagedObject {
     /// the common case of a value stored as its attribute's type.
     @Test func storedConversionAgreesWithTheConversionThroughAny() {
         var generator = SeededGenerator(seed: 5)
-        let values: [DatabaseValue] = [.null, 0.databaseValue, 1.databaseValue, 2.databaseValue, (-1).databaseValue,
-                                       70_000.databaseValue, Int64.max.databaseValue, Int64.min.databaseValue,
-                                       0.5.databaseValue, (-2.75).databaseValue, 3.0.databaseValue, 1e300.databaseValue,
-                                       "".databaseValue, "hello".databaseValue, "42".databaseValue, "2.5".databaseValue,
-                                       "2020-01-02T03:04:05Z".databaseValue, Data([1, 2]).databaseValue]
-            + (0..<50).map { _ in Int64.random(in: .min ... .max, using: &generator).databaseValue }
-            + (0..<50).map { _ in Double.random(in: -1e9...1e9, using: &generator).databaseValue }
+        let values: [StoreValue] = [.null, 0.storeValue, 1.storeValue, 2.storeValue, (-1).storeValue,
+                                       70_000.storeValue, Int64.max.storeValue, Int64.min.storeValue,
+                                       0.5.storeValue, (-2.75).storeValue, 3.0.storeValue, 1e300.storeValue,
+                                       "".storeValue, "hello".storeValue, "42".storeValue, "2.5".storeValue,
+                                       "2020-01-02T03:04:05Z".storeValue, Data([1, 2]).storeValue]
+            + (0..<50).map { _ in Int64.random(in: .min ... .max, using: &generator).storeValue }
+            + (0..<50).map { _ in Double.random(in: -1e9...1e9, using: &generator).storeValue }
 
-        func check<T: ManagedPropertyValue & Equatable>(_: T.Type, expectDirect: (DatabaseValue, AttributeType) -> Bool) {
+        func check<T: ManagedPropertyValue & Equatable>(_: T.Type, expectDirect: (StoreValue, AttributeType) -> Bool) {
             for type in AttributeType.allCases {
                 for value in values {
                     let stored = StoredAttributeValue(value: value, type: type)
@@ -44,9 +44,9 @@ final class Sample: ManagedObject {
                 }
             }
         }
-        func isInteger(_ value: DatabaseValue) -> Bool { if case .int64 = value.storage { return true } else { return false } }
-        func isReal(_ value: DatabaseValue) -> Bool { if case .double = value.storage { return true } else { return false } }
-        func isText(_ value: DatabaseValue) -> Bool { if case .string = value.storage { return true } else { return false } }
+        func isInteger(_ value: StoreValue) -> Bool { if case .int64 = value.storage { return true } else { return false } }
+        func isReal(_ value: StoreValue) -> Bool { if case .double = value.storage { return true } else { return false } }
+        func isText(_ value: StoreValue) -> Bool { if case .string = value.storage { return true } else { return false } }
 
         check(String.self) { value, type in type == .string && isText(value) }
         check(String?.self) { value, type in value.isNull || type == .string && isText(value) }

@@ -22,7 +22,7 @@ import Testing
         for _ in 0..<400 {
             let slot = Int.random(in: 0..<20, using: &generator)
             if Bool.random(using: &generator) {
-                let value = SlotValue.attribute(Int64.random(in: 0..<5, using: &generator).databaseValue)
+                let value = SlotValue.attribute(Int64.random(in: 0..<5, using: &generator).storeValue)
                 changes[slot] = value
                 reference[slot] = value
             } else {

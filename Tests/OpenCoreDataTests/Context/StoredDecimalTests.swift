@@ -19,7 +19,7 @@ import Testing
 
     /// A store with one item per label, whose amounts are then written by hand (`values`, in label order).
     /// With `untyped`, the amount column is first declared again without a type, so text is kept as text.
-    private func store(_ values: [DatabaseValue], untyped: Bool, in directory: TemporaryDirectory) throws -> URL {
+    private func store(_ values: [StoreValue], untyped: Bool, in directory: TemporaryDirectory) throws -> URL {
         let url = directory.file("Decimals.sqlite")
         do {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model())
@@ -88,20 +88,20 @@ import Testing
 
     @Test func eachStorageClassReadsToItsExactDecimal() throws {
         let directory = TemporaryDirectory()
-        let rows: [(DatabaseValue, String, String)] = [
-            (Int64.max.databaseValue, "integer", "9223372036854775807"),
-            ((-42 as Int64).databaseValue, "integer", "-42"),
-            (0.1.databaseValue, "real", "0.1"),
-            (1e20.databaseValue, "real", "100000000000000000000"),
-            (1.5e-7.databaseValue, "real", "0.00000015"),
-            (123456.789.databaseValue, "real", "123456.789"),
-            ((0.1 + 0.2).databaseValue, "real", "0.30000000000000004"),
+        let rows: [(StoreValue, String, String)] = [
+            (Int64.max.storeValue, "integer", "9223372036854775807"),
+            ((-42 as Int64).storeValue, "integer", "-42"),
+            (0.1.storeValue, "real", "0.1"),
+            (1e20.storeValue, "real", "100000000000000000000"),
+            (1.5e-7.storeValue, "real", "0.00000015"),
+            (123456.789.storeValue, "real", "123456.789"),
+            ((0.1 + 0.2).storeValue, "real", "0.30000000000000004"),
             // Beyond Decimal's range, and infinite: no Decimal holds them, so NaN (not 0, not a trap).
-            (1e200.databaseValue, "real", "NaN"),
-            (Double.infinity.databaseValue, "real", "NaN"),
+            (1e200.storeValue, "real", "NaN"),
+            (Double.infinity.storeValue, "real", "NaN"),
             // Text that is no number stays text in a DECIMAL column; it is not the 12 its prefix spells.
-            ("12abc".databaseValue, "text", "NaN"),
-            (DatabaseValue.null, "null", "nil"),
+            ("12abc".storeValue, "text", "NaN"),
+            (StoreValue.null, "null", "nil"),
         ]
         let url = try store(rows.map(\.0), untyped: false, in: directory)
         #expect(try storageClasses(url) == rows.map(\.1))
@@ -131,7 +131,7 @@ import Testing
             ("1e", "NaN"),
             ("0x10", "NaN"),
         ]
-        let url = try store(rows.map { $0.0.databaseValue }, untyped: true, in: directory)
+        let url = try store(rows.map { $0.0.storeValue }, untyped: true, in: directory)
         #expect(try storageClasses(url) == Array(repeating: "text", count: rows.count))
         let read = try readings(url, directory: directory)
         #expect(read.objects == rows.map(\.1))

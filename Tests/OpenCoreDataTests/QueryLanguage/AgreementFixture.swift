@@ -85,7 +85,7 @@ struct AgreementFixture {
         var random = SeededGenerator(seed: seed)
         let model = self.model
         try database.write { db in
-            PredicateSQLCompiler.registerSQLFunctions(in: db)
+            QuerySQLFunctions.register(in: db)
             for statement in model.schema.creationSQL { try db.execute(sql: statement) }
         }
         func pick<T>(_ values: [T]) -> T { values[Int(random.next() % UInt64(values.count))] }
@@ -203,7 +203,7 @@ struct AgreementFixture {
         guard let entity = model.entitiesByName[entityName] else { throw QueryLanguageError.semantic("no entity \(entityName)") }
         let mapping = model.schema.mapping(for: entity)
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var arguments: [DatabaseValue] = [pk.databaseValue, entity.entityNumber.databaseValue, 1.databaseValue]
+        var arguments: [StoreValue] = [pk.storeValue, entity.entityNumber.storeValue, 1.storeValue]
         for (key, value) in values {
             guard let slot = entity.slotByName[key] else { throw QueryLanguageError.semantic("no key \(key)") }
             switch mapping.storage[slot] {
@@ -213,7 +213,7 @@ struct AgreementFixture {
                 arguments.append(try ValueConversion.storeValue(value, for: attribute))
             case .toOne(let column, _, _, _):
                 columns.append(column)
-                arguments.append((value as? Int64)?.databaseValue ?? .null)
+                arguments.append((value as? Int64)?.storeValue ?? .null)
             default:
                 continue
             }

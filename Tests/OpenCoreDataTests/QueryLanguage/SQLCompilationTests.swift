@@ -34,7 +34,7 @@ import Testing
         #expect(compiled.fromClause == "ZFAILEDBANKINFO t0 LEFT OUTER JOIN ZFAILEDBANKDETAILS t1 ON t0.ZDETAILS = t1.Z_PK")
         #expect(compiled.whereClause == "((t1.ZCLOSEDATE > ?) AND (t1.ZZIP IS ?) AND (t0.ZNAME IS ?))")
         #expect(compiled.orderByClause == "t1.ZCLOSEDATE DESC")
-        #expect(compiled.arguments == [(100.0).databaseValue, (5).databaseValue, "x".databaseValue])
+        #expect(compiled.arguments == [(100.0).storeValue, (5).storeValue, "x".storeValue])
     }
 
     @Test func nilComparisonsAndModifiers() throws {
@@ -51,7 +51,7 @@ import Testing
         let hostile = "'); DROP TABLE ZFAILEDBANKINFO; --"
         let compiled = try compile("name == %@ OR city CONTAINS %@", hostile, "\u{0}")
         #expect(compiled.whereClause?.contains("DROP") == false)
-        #expect(compiled.arguments == [hostile.databaseValue, "\u{0}".databaseValue])
+        #expect(compiled.arguments == [hostile.storeValue, "\u{0}".storeValue])
     }
 
     @Test func unknownKeysNameTheEntityAndKey() throws {
@@ -106,7 +106,7 @@ import Testing
         let compiled = try PredicateSQLCompiler(model: model, entity: entity)
             .compile(expression: QueryExpression(format: "zip + 1"))
         #expect(compiled.sql == "(t0.ZZIP + ?)")
-        #expect(compiled.arguments == [(1).databaseValue])
+        #expect(compiled.arguments == [(1).storeValue])
         #expect(compiled.fromClause == "ZFAILEDBANKDETAILS t0")
         let total = try PredicateSQLCompiler(model: model, entity: entity)
             .compile(fetchedValue: QueryExpression(format: "sum:(zip)"))
@@ -125,7 +125,7 @@ import Testing
         let b = ManagedObject(entity: details, id: ManagedObjectID(entity: details, primaryKey: 4, store: nil))
         let compiled = try compile("details == %@ OR details IN %@ OR SELF IN %@", a, [a, b], [b], model: model)
         #expect(compiled.whereClause == "((t0.ZDETAILS IS ?) OR (t0.ZDETAILS IN (?, ?)) OR (t0.Z_PK IN (?)))")
-        #expect(compiled.arguments == [3, 3, 4, 4].map { Int64($0).databaseValue })
+        #expect(compiled.arguments == [3, 3, 4, 4].map { Int64($0).storeValue })
         #expect(throws: QueryLanguageError.self) {
             _ = try compile("details == %@", ManagedObjectID(temporaryFor: details), model: model)
         }
@@ -159,7 +159,7 @@ import Testing
         // Literal collections fold to a constant.
         let literal = try compile("{1, 2, 3}[1] == age", entity: "Person", model: model)
         #expect(literal.whereClause?.contains("(? IS t0.ZAGE)") == true)
-        #expect(literal.arguments.last == (2).databaseValue)
+        #expect(literal.arguments.last == (2).storeValue)
     }
 
     @Test func indexesSQLCannotAnswerThrowNamingThePathAndPosition() {

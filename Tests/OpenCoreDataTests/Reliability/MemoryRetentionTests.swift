@@ -35,7 +35,7 @@ extension Reliability {
             let entity = try #require(model.entitiesByName["Tag"])
             let store = StoreIdentity(uuid: "CACHE")
             func id(_ key: Int64) -> ManagedObjectID { ManagedObjectID(entity: entity, primaryKey: key, store: store) }
-            func row(_ key: Int64) -> RowValues { [key.databaseValue, 3.databaseValue, 1.databaseValue, .null] }
+            func row(_ key: Int64) -> RowValues { [key.storeValue, 3.storeValue, 1.storeValue, .null] }
             let cache = RowCache(capacity: 10)
             cache.store(rows: (1...10).map(row), table: entity.tableName, token: 0)
             cache.remove((1...10).map(id))

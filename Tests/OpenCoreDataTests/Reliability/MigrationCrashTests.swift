@@ -262,7 +262,7 @@ extension Reliability.MigrationCrashTests {
                     let cursor = try Row.fetchCursor(db, sql: "SELECT * FROM \"\(table)\" ORDER BY rowid")
                     while let row = try cursor.next() {
                         rows += 1
-                        for value in row.databaseValues { Self.combine(value, into: &hasher) }
+                        for value in row.databaseValues { Self.combine(StoreValue(value), into: &hasher) }
                     }
                     tables[table] = TableContent(rows: rows, hash: hasher.finalize())
                 }
@@ -270,7 +270,7 @@ extension Reliability.MigrationCrashTests {
             }
         }
 
-        private static func combine(_ value: DatabaseValue, into hasher: inout Hasher) {
+        private static func combine(_ value: StoreValue, into hasher: inout Hasher) {
             switch value.storage {
             case .null: hasher.combine(0)
             case .int64(let integer): hasher.combine(1); hasher.combine(integer)

@@ -72,8 +72,8 @@ import Testing
         var snapshot = ResultsCache.Snapshot()
         snapshot.handles = [3, 1, 2, -5]
         if soleEntity { snapshot.soleEntity = 4 } else { snapshot.entities = [4, 4, 6, 4] }
-        snapshot.keys = [.same("CA".databaseValue, count: 4), .integers([1, 2, 2, 9]), .reals([0.5, 1, 1, 2]),
-                         .values([.null, 1.databaseValue, 1.0.databaseValue, Data([7]).databaseValue])]
+        snapshot.keys = [.same("CA".storeValue, count: 4), .integers([1, 2, 2, 9]), .reals([0.5, 1, 1, 2]),
+                         .values([.null, 1.storeValue, 1.0.storeValue, Data([7]).storeValue])]
         snapshot.sectionCounts = [4]
         let cache = ResultsCache(url: ResultsCache.fileURL(forName: name), fingerprint: "f", keyCount: 4)
         cache.store(snapshot, token: "t")

@@ -19,19 +19,19 @@ import Testing
 
         let numbersThenStrings: [ResultsOrdering.ExactOrder] = [.numbers, .strings]
         // Rows (nil, "a"), (2, nil), (1.5, "b"): numbers and nulls, then strings and nulls.
-        #expect(ResultsOrdering.sqlOrderHolds(for: [.values([.null, 2.databaseValue, 1.5.databaseValue]),
-                                                    .values(["a".databaseValue, .null, "b".databaseValue])],
+        #expect(ResultsOrdering.sqlOrderHolds(for: [.values([.null, 2.storeValue, 1.5.storeValue]),
+                                                    .values(["a".storeValue, .null, "b".storeValue])],
                                               orders: numbersThenStrings))
-        #expect(ResultsOrdering.sqlOrderHolds(for: [.reals([1.5, 2]), .same("a".databaseValue, count: 2)],
+        #expect(ResultsOrdering.sqlOrderHolds(for: [.reals([1.5, 2]), .same("a".storeValue, count: 2)],
                                               orders: numbersThenStrings))
         #expect(ResultsOrdering.sqlOrderHolds(for: [.integers([1, 2]), .same(.null, count: 2)], orders: numbersThenStrings))
         // Text in the number key; a number in the string key (typed, repeated, boxed).
-        #expect(!ResultsOrdering.sqlOrderHolds(for: [.values([1.databaseValue, "text".databaseValue]),
-                                                     .values(["a".databaseValue, "b".databaseValue])],
+        #expect(!ResultsOrdering.sqlOrderHolds(for: [.values([1.storeValue, "text".storeValue]),
+                                                     .values(["a".storeValue, "b".storeValue])],
                                                orders: numbersThenStrings))
         #expect(!ResultsOrdering.sqlOrderHolds(for: [.integers([1]), .integers([7])], orders: numbersThenStrings))
-        #expect(!ResultsOrdering.sqlOrderHolds(for: [.integers([1]), .same(7.databaseValue, count: 1)], orders: numbersThenStrings))
-        #expect(!ResultsOrdering.sqlOrderHolds(for: [.same("x".databaseValue, count: 1), .same("a".databaseValue, count: 1)],
+        #expect(!ResultsOrdering.sqlOrderHolds(for: [.integers([1]), .same(7.storeValue, count: 1)], orders: numbersThenStrings))
+        #expect(!ResultsOrdering.sqlOrderHolds(for: [.same("x".storeValue, count: 1), .same("a".storeValue, count: 1)],
                                                orders: numbersThenStrings))
     }
 
@@ -66,7 +66,7 @@ import Testing
         let item = try #require(stack.model.entitiesByName["Item"])
         let ordering = try ResultsOrdering(entity: item, sortDescriptors: [descriptor])
         let stored = try stack.coordinator.primaryStore().read { db in
-            try Row.fetchAll(db, sql: "SELECT Z_PK, ZSCORE FROM ZITEM").map { (key: $0[0] as Int64, value: $0[1] as DatabaseValue) }
+            try Row.fetchAll(db, sql: "SELECT Z_PK, ZSCORE FROM ZITEM").map { (key: $0[0] as Int64, value: $0[1] as StoreValue) }
         }
         let expected = try stored.sorted { lhs, rhs in
             try ordering.less([lhs.value], lhs.key, [rhs.value], rhs.key)

@@ -11,16 +11,16 @@ import Testing
         var entity: Int32
     }
 
-    private static func less<Left: RandomAccessCollection<DatabaseValue>, Right: RandomAccessCollection<DatabaseValue>>(
+    private static func less<Left: RandomAccessCollection<StoreValue>, Right: RandomAccessCollection<StoreValue>>(
         _ lhs: Left, _ lhsHandle: Int64, _ rhs: Right, _ rhsHandle: Int64) -> Bool {
-        let a = Int64.fromDatabaseValue(lhs[lhs.startIndex]) ?? 0, b = Int64.fromDatabaseValue(rhs[rhs.startIndex]) ?? 0
+        let a = Int64.fromStoreValue(lhs[lhs.startIndex]) ?? 0, b = Int64.fromStoreValue(rhs[rhs.startIndex]) ?? 0
         return a != b ? a < b : lhsHandle < rhsHandle
     }
 
     private func contents(_ list: RowList) -> [Entry] {
         var entries: [Entry] = []
         list.forEach { handle, entity, keys in
-            entries.append(Entry(key: Int64.fromDatabaseValue(keys[keys.startIndex]) ?? 0, handle: handle, entity: entity))
+            entries.append(Entry(key: Int64.fromStoreValue(keys[keys.startIndex]) ?? 0, handle: handle, entity: entity))
         }
         return entries
     }
@@ -43,8 +43,8 @@ import Testing
                 let handle = step % 5 == 0 ? -nextHandle : nextHandle
                 nextHandle += 1
                 let entry = Entry(key: Int64.random(in: 0..<300, using: &generator), handle: handle, entity: entity)
-                let position = try list.insert(handle: handle, entity: entity, keys: [entry.key.databaseValue], less: Self.less)
-                let expected = reference.firstIndex { !Self.less([$0.key.databaseValue], $0.handle, [entry.key.databaseValue], handle) }
+                let position = try list.insert(handle: handle, entity: entity, keys: [entry.key.storeValue], less: Self.less)
+                let expected = reference.firstIndex { !Self.less([$0.key.storeValue], $0.handle, [entry.key.storeValue], handle) }
                     ?? reference.count
                 #expect(position == expected)
                 reference.insert(entry, at: expected)
@@ -74,8 +74,8 @@ import Testing
             } else {
                 let entry = Entry(key: Int64.random(in: 0..<300, using: &generator), handle: nextHandle, entity: step % 4 == 0 ? 9 : 7)
                 nextHandle += 1
-                try list.insert(handle: entry.handle, entity: entry.entity, keys: [entry.key.databaseValue], less: Self.less)
-                let at = reference.firstIndex { !Self.less([$0.key.databaseValue], $0.handle, [entry.key.databaseValue], entry.handle) }
+                try list.insert(handle: entry.handle, entity: entry.entity, keys: [entry.key.storeValue], less: Self.less)
+                let at = reference.firstIndex { !Self.less([$0.key.storeValue], $0.handle, [entry.key.storeValue], entry.handle) }
                     ?? reference.count
                 reference.insert(entry, at: at)
             }

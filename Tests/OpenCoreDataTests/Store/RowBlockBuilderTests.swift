@@ -21,12 +21,12 @@ import Testing
         return queue
     }
 
-    private func read(_ queue: DatabaseQueue, expectedRows: Int? = nil) throws -> (rows: [RowValues], raw: [[DatabaseValue]]) {
+    private func read(_ queue: DatabaseQueue, expectedRows: Int? = nil) throws -> (rows: [RowValues], raw: [[StoreValue]]) {
         try queue.read { db in
             var rows: [RowValues] = []
             try db.fetchRowValues(sql: "SELECT * FROM t ORDER BY a", arguments: [], columnCount: 6,
                                   expectedRows: expectedRows) { rows.append($0) }
-            let raw = try Row.fetchAll(db, sql: "SELECT * FROM t ORDER BY a").map { Array($0.databaseValues) }
+            let raw = try Row.fetchAll(db, sql: "SELECT * FROM t ORDER BY a").map { Array($0.databaseValues.map(StoreValue.init)) }
             return (rows, raw)
         }
     }

@@ -8,7 +8,7 @@ import Testing
 @Suite struct RowValuesTests {
     /// Two rows of three values in one block.
     private func twoRowsInOneBlock() -> (RowValues, RowValues) {
-        let values = ContiguousArray([1, 2, 3, 4, 5, 6].map { Int64($0).databaseValue })
+        let values = ContiguousArray([1, 2, 3, 4, 5, 6].map { Int64($0).storeValue })
         let block = RowBlock.make(values: values, width: 3)
         return (RowValues(block: block, start: 0), RowValues(block: block, start: 3))
     }
@@ -17,8 +17,8 @@ import Testing
         let (first, second) = twoRowsInOneBlock()
         #expect(first.count == 3 && second.count == 3)
         #expect(Array(first.indices) == [0, 1, 2])
-        #expect(first == [1.databaseValue, 2.databaseValue, 3.databaseValue])
-        #expect(Array(second) == [4.databaseValue, 5.databaseValue, 6.databaseValue])
+        #expect(first == [1.storeValue, 2.storeValue, 3.storeValue])
+        #expect(Array(second) == [4.storeValue, 5.storeValue, 6.storeValue])
         #expect(second.primaryKey == 4 && second.entityNumber == 5 && second.version == 6)
         #expect(first.sharesBlock(with: second))
     }
@@ -26,10 +26,10 @@ import Testing
     @Test func writingARowOfASharedBlockLeavesTheOtherRowsAlone() {
         let (first, second) = twoRowsInOneBlock()
         var edited = second
-        edited[1] = "changed".databaseValue
-        #expect(edited == [4.databaseValue, "changed".databaseValue, 6.databaseValue])
-        #expect(second == [4.databaseValue, 5.databaseValue, 6.databaseValue])
-        #expect(first == [1.databaseValue, 2.databaseValue, 3.databaseValue])
+        edited[1] = "changed".storeValue
+        #expect(edited == [4.storeValue, "changed".storeValue, 6.storeValue])
+        #expect(second == [4.storeValue, 5.storeValue, 6.storeValue])
+        #expect(first == [1.storeValue, 2.storeValue, 3.storeValue])
         #expect(!edited.sharesBlock(with: second))
         let editedIsUnique = edited.isUniquelyOwned()
         #expect(editedIsUnique)
@@ -38,8 +38,8 @@ import Testing
     @Test func theLastReferenceToAMultiRowBlockStillCopiesItsRowOut() {
         var (first, _) = twoRowsInOneBlock()
         // The other row is gone, but the block still holds its values: writing in place would keep them.
-        first[0] = 9.databaseValue
-        #expect(first == [9.databaseValue, 2.databaseValue, 3.databaseValue])
+        first[0] = 9.storeValue
+        #expect(first == [9.storeValue, 2.storeValue, 3.storeValue])
         let firstIsUnique = first.isUniquelyOwned()
         #expect(firstIsUnique)
     }
@@ -50,21 +50,21 @@ import Testing
     @Test func aRowAloneInItsBlockIsWrittenInPlace() {
         var row = RowValues(repeating: .null, count: 4)
         let fresh = row.blockIdentity
-        row[1] = 5.databaseValue
+        row[1] = 5.storeValue
         let firstWriteInPlace = row.blockIdentity == fresh
         let before = row
-        row[2] = 7.databaseValue
+        row[2] = 7.storeValue
         // `before` still refers to the block, so this write copied; the next ones must not.
         let copiedOut = row.blockIdentity != fresh
         let copied = row.blockIdentity
-        row[3] = 8.databaseValue
-        row[0] = 1.databaseValue
+        row[3] = 8.storeValue
+        row[0] = 1.storeValue
         let laterWritesInPlace = row.blockIdentity == copied
         #expect(firstWriteInPlace)
         #expect(copiedOut)
         #expect(laterWritesInPlace)
-        #expect(before == [.null, 5.databaseValue, .null, .null])
-        #expect(row == [1.databaseValue, 5.databaseValue, 7.databaseValue, 8.databaseValue])
+        #expect(before == [.null, 5.storeValue, .null, .null])
+        #expect(row == [1.storeValue, 5.storeValue, 7.storeValue, 8.storeValue])
     }
 
     @Test func aSaveAfterEditingAnObjectOfASharedBlockWritesThatRowOnly() throws {
@@ -111,11 +111,11 @@ import Testing
     @Test(arguments: [UInt64(1), 2, 3])
     func cellsHoldEveryKindOfValueThroughRandomWrites(seed: UInt64) {
         var random = SeededGenerator(seed: seed)
-        let samples: [DatabaseValue] = [
-            .null, 0.databaseValue, Int64.min.databaseValue, Int64.max.databaseValue, (-1.5).databaseValue,
-            Double.infinity.databaseValue, "".databaseValue, "short".databaseValue,
-            String(repeating: "long text ✓ ", count: 20).databaseValue, Data().databaseValue,
-            Data([0, 1, 2, 255]).databaseValue,
+        let samples: [StoreValue] = [
+            .null, 0.storeValue, Int64.min.storeValue, Int64.max.storeValue, (-1.5).storeValue,
+            Double.infinity.storeValue, "".storeValue, "short".storeValue,
+            String(repeating: "long text ✓ ", count: 20).storeValue, Data().storeValue,
+            Data([0, 1, 2, 255]).storeValue,
         ]
         let width = 5
         var model = (0..<(width * 4)).map { _ in samples[Int(random.next() % UInt64(samples.count))] }
@@ -138,12 +138,12 @@ import Testing
     @Test func rewritingTextAndNumbersKeepsTheSideListBounded() {
         var row = RowValues(repeating: .null, count: 3)
         for round in 0..<1_000 {
-            row[1] = "text \(round)".databaseValue
-            row[1] = Int64(round).databaseValue
-            row[2] = round % 3 == 0 ? Data([UInt8(round % 256)]).databaseValue : .null
+            row[1] = "text \(round)".storeValue
+            row[1] = Int64(round).storeValue
+            row[2] = round % 3 == 0 ? Data([UInt8(round % 256)]).storeValue : .null
         }
-        row[0] = "last".databaseValue
-        #expect(row == ["last".databaseValue, 999.databaseValue, Data([UInt8(999 % 256)]).databaseValue])
+        row[0] = "last".storeValue
+        #expect(row == ["last".storeValue, 999.storeValue, Data([UInt8(999 % 256)]).storeValue])
         #expect(row.sideValueCount <= 2 * row.count, "the side list holds \(row.sideValueCount) values")
     }
 }

@@ -21,13 +21,13 @@ import Testing
     }
 
     /// The row value the store should hold for a value set through `setValue`.
-    static func stored(_ value: Any) -> DatabaseValue {
+    static func stored(_ value: Any) -> StoreValue {
         switch value {
-        case let v as String: return v.databaseValue
-        case let v as Bool: return (v ? 1 : 0).databaseValue
-        case let v as Int64: return v.databaseValue
-        case let v as Double: return v.databaseValue
-        case let v as Date: return v.timeIntervalSinceReferenceDate.databaseValue
+        case let v as String: return v.storeValue
+        case let v as Bool: return (v ? 1 : 0).storeValue
+        case let v as Int64: return v.storeValue
+        case let v as Double: return v.storeValue
+        case let v as Date: return v.timeIntervalSinceReferenceDate.storeValue
         default: return .null
         }
     }
@@ -38,7 +38,7 @@ import Testing
         let stack = try TestStack(model: TestModels.todo())
         let context = stack.context()
         var objects: [ManagedObject] = []
-        var expected: [Int64: [String: DatabaseValue]] = [:]
+        var expected: [Int64: [String: StoreValue]] = [:]
         var versions: [Int64: Int64] = [:]
         for index in 0..<40 {
             let item = try context.insertNewObject(forEntityName: "Item")
@@ -47,7 +47,7 @@ import Testing
         }
         try context.save()
         for item in objects {
-            expected[item.objectID.primaryKey] = ["name": Self.stored(try item.value(forKey: "name")!), "done": 0.databaseValue]
+            expected[item.objectID.primaryKey] = ["name": Self.stored(try item.value(forKey: "name")!), "done": 0.storeValue]
             versions[item.objectID.primaryKey] = 1
         }
         let saves = Collector<ContextDidSave>()
@@ -84,7 +84,7 @@ import Testing
             let values = try #require(expected[key])
             #expect(row["Z_OPT"] as Int64 == versions[key], "Z_OPT of \(key)")
             for (name, column) in zip(Self.keys, ["ZNAME", "ZDONE", "ZBIG", "ZSCORE", "ZCREATEDAT"]) {
-                #expect(row[column] as DatabaseValue == values[name] ?? .null, "\(name) of \(key)")
+                #expect(row[column] as StoreValue == values[name] ?? .null, "\(name) of \(key)")
             }
         }
     }

@@ -19,8 +19,8 @@ import GRDB
     }
 
     @Test func aRowBlockReportsACellReferringPastItsSideValues() {
-        let block = RowBlock.make(values: [Int64(1).databaseValue, "one".databaseValue, 2.5.databaseValue,
-                                           Int64(2).databaseValue, "two".databaseValue, DatabaseValue.null], width: 3)
+        let block = RowBlock.make(values: [Int64(1).storeValue, "one".storeValue, 2.5.storeValue,
+                                           Int64(2).storeValue, "two".storeValue, StoreValue.null], width: 3)
         #expect(block.invariantViolations() == [])
         block.breakSideReferenceForTesting(at: 3)
         #expect(block.invariantViolations() == ["cell 3 refers to side value 3 of 2"])

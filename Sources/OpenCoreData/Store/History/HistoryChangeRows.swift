@@ -47,7 +47,7 @@ enum HistoryChangeRows {
                     try insert.bind(Int64(change.entityNumber), at: first + 2)
                     try insert.bind(change.primaryKey, at: first + 3)
                     if change.type == .update, let columns = HistoryRecorder.bitmap(change.updatedSlots) {
-                        try insert.bind(columns.databaseValue, at: first + 4)
+                        try insert.bind(columns.storeValue, at: first + 4)
                     } else {
                         try insert.bind(.null, at: first + 4)
                     }

@@ -26,7 +26,7 @@ struct HistoryReader {
         var arguments = selection.arguments
         if limit > 0 {
             sql += " LIMIT ?"
-            arguments.append(Int64(limit).databaseValue)
+            arguments.append(Int64(limit).storeValue)
         }
         struct Header { var number: Int64; var timestamp: Double; var author, bundle, context, process: String? }
         var headers: [Header] = []
@@ -76,7 +76,7 @@ struct HistoryReader {
         try db.stepRows(sql: """
             SELECT Z_PK, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneList)
             FROM ACHANGE WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY ZTRANSACTIONID, Z_PK
-            """, arguments: [first.databaseValue, last.databaseValue]) { handle in
+            """, arguments: [first.storeValue, last.storeValue]) { handle in
             let entityNumber = sqlite3_column_int64(handle, 2)
             if entityNumber != lastEntity.number { lastEntity = (entityNumber, model.entity(number: Int(entityNumber))) }
             guard let type = PersistentHistoryChangeType(rawValue: Int(sqlite3_column_int64(handle, 1))),

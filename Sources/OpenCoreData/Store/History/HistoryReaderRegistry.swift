@@ -58,11 +58,11 @@ package enum HistoryReaderRegistry {
         return try Row.fetchAll(db, sql: allSQL).enumerated().map { position, row in
             func refuse(_ column: String, _ expected: String) -> DatabaseError {
                 DatabaseError(resultCode: .SQLITE_CORRUPT,
-                              message: "\(table) row \(position + 1): \(column) is \(row[column] as DatabaseValue), not \(expected)")
+                              message: "\(table) row \(position + 1): \(column) is \(row[column] as StoreValue), not \(expected)")
             }
-            guard let name = String.fromDatabaseValue(row[0]) else { throw refuse("Z_NAME", "a name") }
-            guard let seen = Int64.fromDatabaseValue(row[1]) else { throw refuse("Z_SEEN", "a transaction number") }
-            guard let timestamp = Double.fromDatabaseValue(row[2]) else { throw refuse("Z_TIMESTAMP", "a time") }
+            guard let name = String.fromStoreValue(row[0]) else { throw refuse("Z_NAME", "a name") }
+            guard let seen = Int64.fromStoreValue(row[1]) else { throw refuse("Z_SEEN", "a transaction number") }
+            guard let timestamp = Double.fromStoreValue(row[2]) else { throw refuse("Z_TIMESTAMP", "a time") }
             return (name, seen, timestamp)
         }
     }

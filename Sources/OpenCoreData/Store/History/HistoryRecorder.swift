@@ -15,10 +15,10 @@ package struct HistoryEntry: Sendable {
         package var updatedSlots: [Int] = []
         /// For a delete, where the store reads them as it deletes (PostgreSQL): the values of the entity's
         /// preserved attributes, in tombstone-column order (``HistoryTables/preservedColumns(of:)``).
-        package var tombstone: [DatabaseValue] = []
+        package var tombstone: [StoreValue] = []
 
         package init(type: PersistentHistoryChangeType, entityNumber: Int, primaryKey: Int64, updatedSlots: [Int] = [],
-                     tombstone: [DatabaseValue] = []) {
+                     tombstone: [StoreValue] = []) {
             self.type = type
             self.entityNumber = entityNumber
             self.primaryKey = primaryKey
@@ -86,10 +86,10 @@ package final class HistoryRecorder: Sendable {
     /// transaction's number, or nil when the commit changed nothing.
     @discardableResult
     func record(_ entry: HistoryEntry, in db: Database) throws -> Int64? {
-        var deleted: [(entity: Int, key: Int64, tombstone: [DatabaseValue])] = []
+        var deleted: [(entity: Int, key: Int64, tombstone: [StoreValue])] = []
         let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT * FROM \(HistoryTables.deletedRowsTable)"))
         while let row = try rows.next() {
-            deleted.append((row[0], row[1], (2..<max(2, row.count)).map { row[$0] as DatabaseValue }))
+            deleted.append((row[0], row[1], (2..<max(2, row.count)).map { row[$0] as StoreValue }))
         }
         try db.cachedStatement(sql: "DELETE FROM \(HistoryTables.deletedRowsTable)").execute()
         let changeCount = entry.changes.count + deleted.count
@@ -112,9 +112,9 @@ package final class HistoryRecorder: Sendable {
             try db.execute(sql: """
                 INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID\(columns))
                 VALUES (?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?\(placeholders))
-                """, arguments: StatementArguments([key.databaseValue, PersistentHistoryChangeType.delete.rawValue.databaseValue,
-                                                     row.entity.databaseValue, row.key.databaseValue,
-                                                     transaction.databaseValue] + tombstone))
+                """, arguments: StatementArguments([key.storeValue, PersistentHistoryChangeType.delete.rawValue.storeValue,
+                                                     row.entity.storeValue, row.key.storeValue,
+                                                     transaction.storeValue] + tombstone))
             key += 1
         }
         if remembersOwnTransactions { recordedTransactions.withLock { _ = $0.insert(transaction) } }

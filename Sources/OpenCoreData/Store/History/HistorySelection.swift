@@ -8,7 +8,7 @@ package struct HistorySelection: Sendable, Equatable {
     /// The condition, on `ATRANSACTION t`.
     package let condition: String
     /// The values of its placeholders, in order.
-    package let arguments: [DatabaseValue]
+    package let arguments: [StoreValue]
 
     /// At most this many transaction numbers are bound in one condition, well under either store's limit on
     /// a statement's values; a longer list is read in several runs.
@@ -20,9 +20,9 @@ package struct HistorySelection: Sendable, Equatable {
     package static func fetching(_ scope: PersistentHistoryChangeRequest.Scope) -> [HistorySelection] {
         switch scope {
         case .afterToken(let token):
-            [HistorySelection(condition: "t.Z_PK > ?", arguments: [(token?.transactionNumber ?? 0).databaseValue])]
+            [HistorySelection(condition: "t.Z_PK > ?", arguments: [(token?.transactionNumber ?? 0).storeValue])]
         case .afterDate(let date):
-            [HistorySelection(condition: "t.ZTIMESTAMP > ?", arguments: [date.timeIntervalSinceReferenceDate.databaseValue])]
+            [HistorySelection(condition: "t.ZTIMESTAMP > ?", arguments: [date.timeIntervalSinceReferenceDate.storeValue])]
         case .transactions(let numbers):
             numbered(numbers)
         }
@@ -34,9 +34,9 @@ package struct HistorySelection: Sendable, Equatable {
     package static func deleting(_ scope: PersistentHistoryChangeRequest.Scope) -> [HistorySelection] {
         switch scope {
         case .afterToken(let token):
-            [HistorySelection(condition: "t.Z_PK <= ?", arguments: [(token?.transactionNumber ?? Int64.max).databaseValue])]
+            [HistorySelection(condition: "t.Z_PK <= ?", arguments: [(token?.transactionNumber ?? Int64.max).storeValue])]
         case .afterDate(let date):
-            [HistorySelection(condition: "t.ZTIMESTAMP < ?", arguments: [date.timeIntervalSinceReferenceDate.databaseValue])]
+            [HistorySelection(condition: "t.ZTIMESTAMP < ?", arguments: [date.timeIntervalSinceReferenceDate.storeValue])]
         case .transactions(let numbers):
             numbered(numbers)
         }
@@ -47,13 +47,13 @@ package struct HistorySelection: Sendable, Equatable {
         return stride(from: 0, to: sorted.count, by: numbersPerCondition).map { start in
             let part = sorted[start..<min(start + numbersPerCondition, sorted.count)]
             return HistorySelection(condition: "t.Z_PK IN (" + Array(repeating: "?", count: part.count).joined(separator: ", ") + ")",
-                                    arguments: part.map(\.databaseValue))
+                                    arguments: part.map(\.storeValue))
         }
     }
 
     /// This selection, without the transactions after `number`.
     package func through(_ number: Int64) -> HistorySelection {
-        HistorySelection(condition: "(\(condition)) AND t.Z_PK <= ?", arguments: arguments + [number.databaseValue])
+        HistorySelection(condition: "(\(condition)) AND t.Z_PK <= ?", arguments: arguments + [number.storeValue])
     }
 
     /// The newest transaction it selects (one row, NULL when none).

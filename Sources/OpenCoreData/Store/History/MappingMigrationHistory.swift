@@ -90,11 +90,11 @@ package struct MappingMigrationHistory {
     ///
     /// - Throws: what `source`'s statements throw.
     package static func read(_ source: Store) throws -> MappingMigrationHistory {
-        func highest(_ sql: String, _ arguments: [DatabaseValue]) throws -> Int64 {
-            try source.connection.rows(sql, arguments).first?.first.flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        func highest(_ sql: String, _ arguments: [StoreValue]) throws -> Int64 {
+            try source.connection.rows(sql, arguments).first?.first.flatMap { Int64.fromStoreValue($0) } ?? 0
         }
         let reserved = try highest("SELECT MAX(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                   [Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
+                                   [Int64(HistoryTables.firstReservedEntityNumber).storeValue])
         let named = try highest("SELECT MAX(ZENTITYPK) FROM ACHANGE", [])
         return MappingMigrationHistory(highestSourceKey: max(reserved, named, 0), sourceName: source.name)
     }
@@ -113,8 +113,8 @@ package struct MappingMigrationHistory {
     /// - Throws: what `destination`'s statements throw.
     package func reserveKeys(in destination: Store) throws {
         try destination.connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = CASE WHEN COALESCE(Z_MAX, 0) < ? THEN ? ELSE Z_MAX END WHERE Z_ENT < ?",
-                               [highestSourceKey.databaseValue, highestSourceKey.databaseValue,
-                                Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
+                               [highestSourceKey.storeValue, highestSourceKey.storeValue,
+                                Int64(HistoryTables.firstReservedEntityNumber).storeValue])
     }
 
     /// After every object is made and the destination store closed: copies the history into it, changes
@@ -140,7 +140,7 @@ package struct MappingMigrationHistory {
         var metadata = try Self.metadata(of: destination)
         metadata.storeUUID = try Self.metadata(of: source).storeUUID
         try destination.connection.execute("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
-                                           [metadata.uuidString.databaseValue, try metadata.plistData().databaseValue])
+                                           [metadata.uuidString.storeValue, try metadata.plistData().storeValue])
         let readers = try source.hasReaderRegistry()
         try destination.createTables(run.destinationModel, readers)
         try Self.copyRows(of: HistoryTables.stringTable, orderedBy: "Z_PK", from: source, to: destination)
@@ -148,7 +148,7 @@ package struct MappingMigrationHistory {
         try copyChanges(from: source, to: destination, run: run)
         if readers { try Self.copyRows(of: HistoryReaderRegistry.table, orderedBy: "Z_NAME", from: source, to: destination) }
         // Key reservations as the source had them, never below what the tables now hold.
-        let reserved = Int64(HistoryTables.firstReservedEntityNumber).databaseValue
+        let reserved = Int64(HistoryTables.firstReservedEntityNumber).storeValue
         for row in try source.connection.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= ?", [reserved]) {
             try destination.connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [row[0]])
             try destination.connection.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
@@ -158,20 +158,20 @@ package struct MappingMigrationHistory {
                                 (HistoryTables.transactionEntity, HistoryTables.transactionTable),
                                 (HistoryTables.stringEntity, HistoryTables.stringTable)] {
             let held = try destination.connection.rows("SELECT COALESCE(MAX(Z_PK), 0) FROM \(table)", []).first?.first
-                .flatMap { Int64.fromDatabaseValue($0) } ?? 0
+                .flatMap { Int64.fromStoreValue($0) } ?? 0
             try destination.connection.execute(
                 "UPDATE Z_PRIMARYKEY SET Z_MAX = CASE WHEN COALESCE(Z_MAX, 0) < ? THEN ? ELSE Z_MAX END WHERE Z_ENT = ?",
-                [held.databaseValue, held.databaseValue, Int64(entity).databaseValue])
+                [held.storeValue, held.storeValue, Int64(entity).storeValue])
         }
         return try destination.recordMigration(run.versions)
     }
 
     private static func metadata(of store: Store) throws -> StoreMetadata {
         guard let row = try store.connection.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1", []).first,
-              let plist = Data.fromDatabaseValue(row[1]) else {
+              let plist = Data.fromStoreValue(row[1]) else {
             throw StoreError.corrupt(path: store.name, reason: "Z_METADATA has no row with a property list")
         }
-        return try StoreMetadata(plistData: plist, rowUUID: String.fromDatabaseValue(row[0]), storePath: store.name)
+        return try StoreMetadata(plistData: plist, rowUUID: String.fromStoreValue(row[0]), storePath: store.name)
     }
 
     /// A name SQL reads unquoted alike on both stores (PostgreSQL folds it, as it folded the layout's).
@@ -181,10 +181,10 @@ package struct MappingMigrationHistory {
 
     /// Reads `table` of `store` a page at a time in `key` order (`key` among `columns`), handing each page to `body`.
     private static func forEachPage(of table: String, columns: [String], orderedBy key: String, in store: Store,
-                                    _ body: ([[DatabaseValue]]) throws -> Void) throws {
+                                    _ body: ([[StoreValue]]) throws -> Void) throws {
         guard let keyIndex = columns.firstIndex(of: key) else { return }
         let list = columns.joined(separator: ", ")
-        var after: DatabaseValue?
+        var after: StoreValue?
         while true {
             let rows = try store.connection.rows(
                 "SELECT \(list) FROM \(table)\(after == nil ? "" : " WHERE \(key) > ?") ORDER BY \(key) LIMIT \(pageSize)",
@@ -196,7 +196,7 @@ package struct MappingMigrationHistory {
     }
 
     /// Inserts `rows` (values of `columns`) into `table`, many rows a statement.
-    private static func insert(_ rows: [[DatabaseValue]], into table: String, columns: [String], in store: Store) throws {
+    private static func insert(_ rows: [[StoreValue]], into table: String, columns: [String], in store: Store) throws {
         let perStatement = max(1, valuesPerStatement / max(1, columns.count))
         let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         for start in stride(from: 0, to: rows.count, by: perStatement) {
@@ -235,9 +235,9 @@ package struct MappingMigrationHistory {
         let sourceColumns = fixed + (0..<sourceTombstones).map(HistoryTables.tombstoneColumn)
         let destinationColumns = fixed + (0..<destinationTombstones).map(HistoryTables.tombstoneColumn)
         try Self.forEachPage(of: HistoryTables.changeTable, columns: sourceColumns, orderedBy: "Z_PK", in: source) { rows in
-            let copied = rows.map { row -> [DatabaseValue] in
-                let oldNumber = Int64.fromDatabaseValue(row[4]) ?? 0
-                let oldKey = Int64.fromDatabaseValue(row[5]) ?? 0
+            let copied = rows.map { row -> [StoreValue] in
+                let oldNumber = Int64.fromStoreValue(row[4]) ?? 0
+                let oldKey = Int64.fromStoreValue(row[5]) ?? 0
                 var columns = row[7]
                 var tombstone = (0..<destinationTombstones).map { index in index < sourceTombstones ? row[8 + index] : .null }
                 var number: Int64 = 0
@@ -255,29 +255,29 @@ package struct MappingMigrationHistory {
                                                    destinationCount: destinationTombstones)
                     }
                 }
-                return [row[0], row[1], row[2], row[3], number.databaseValue, key.databaseValue, row[6], columns] + tombstone
+                return [row[0], row[1], row[2], row[3], number.storeValue, key.storeValue, row[6], columns] + tombstone
             }
             try Self.insert(copied, into: HistoryTables.changeTable, columns: destinationColumns, in: destination)
         }
     }
 
     /// A `ZCOLUMNS` bitmap of `old`'s properties as the bitmap of `new`'s properties of the same names.
-    private static func columns(_ value: DatabaseValue, from old: EntityDescription, to new: EntityDescription) -> DatabaseValue {
-        guard let bitmap = Data.fromDatabaseValue(value) else { return value }
+    private static func columns(_ value: StoreValue, from old: EntityDescription, to new: EntityDescription) -> StoreValue {
+        guard let bitmap = Data.fromStoreValue(value) else { return value }
         let slots = HistoryRecorder.slots(in: bitmap).compactMap { slot -> Int? in
             guard slot < old.allProperties.count else { return nil }
             let name = old.allProperties[slot].name
             return new.allProperties.firstIndex { $0.name == name }
         }
-        return HistoryRecorder.bitmap(slots)?.databaseValue ?? .null
+        return HistoryRecorder.bitmap(slots)?.storeValue ?? .null
     }
 
     /// The tombstone columns of a change row of `old`, placed where `new` keeps the same attributes.
-    private static func tombstone(_ row: [DatabaseValue], from old: EntityDescription, to new: EntityDescription,
-                                  sourceCount: Int, destinationCount: Int) -> [DatabaseValue] {
+    private static func tombstone(_ row: [StoreValue], from old: EntityDescription, to new: EntityDescription,
+                                  sourceCount: Int, destinationCount: Int) -> [StoreValue] {
         let oldPreserved = HistoryTables.preservedAttributes(of: old).map(\.name)
         let newPreserved = HistoryTables.preservedAttributes(of: new).map(\.name)
-        return (0..<destinationCount).map { index -> DatabaseValue in
+        return (0..<destinationCount).map { index -> StoreValue in
             guard index < newPreserved.count, let oldIndex = oldPreserved.firstIndex(of: newPreserved[index]),
                   oldIndex < sourceCount else { return .null }
             return row[8 + oldIndex]

@@ -14,13 +14,13 @@ package struct MigrationHistory {
     /// (every statement here is spelled so that both read it alike).
     package struct Connection {
         /// Runs a query; its rows.
-        package var rows: (_ sql: String, _ arguments: [DatabaseValue]) throws -> [[DatabaseValue]]
+        package var rows: (_ sql: String, _ arguments: [StoreValue]) throws -> [[StoreValue]]
         /// Runs a statement.
-        package var execute: (_ sql: String, _ arguments: [DatabaseValue]) throws -> Void
+        package var execute: (_ sql: String, _ arguments: [StoreValue]) throws -> Void
 
         /// A connection running the statements through `rows` and `execute`.
-        package init(rows: @escaping (_ sql: String, _ arguments: [DatabaseValue]) throws -> [[DatabaseValue]],
-                     execute: @escaping (_ sql: String, _ arguments: [DatabaseValue]) throws -> Void) {
+        package init(rows: @escaping (_ sql: String, _ arguments: [StoreValue]) throws -> [[StoreValue]],
+                     execute: @escaping (_ sql: String, _ arguments: [StoreValue]) throws -> Void) {
             self.rows = rows
             self.execute = execute
         }
@@ -28,7 +28,7 @@ package struct MigrationHistory {
         /// The SQLite connection `db`.
         static func sqlite(_ db: Database) -> Connection {
             Connection(rows: { sql, arguments in
-                try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Array($0.databaseValues) }
+                try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Array($0.databaseValues.map(StoreValue.init)) }
             }, execute: { sql, arguments in
                 try db.execute(sql: sql, arguments: StatementArguments(arguments))
             })
@@ -36,7 +36,7 @@ package struct MigrationHistory {
     }
 
     /// `Z_PRIMARYKEY` rows from 16000 up (Core Data's own entities: history, and any other), as they were.
-    private let reservedRows: [[DatabaseValue]]
+    private let reservedRows: [[StoreValue]]
     /// The model's entity numbers by name before the migration.
     private let entityNumbersBefore: [String: Int64]
 
@@ -52,7 +52,7 @@ package struct MigrationHistory {
     package static func before(_ connection: Connection) throws -> MigrationHistory {
         MigrationHistory(
             reservedRows: try connection.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= ?",
-                                              [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]),
+                                              [Int64(HistoryTables.firstReservedEntityNumber).storeValue]),
             entityNumbersBefore: try entityNumbers(connection))
     }
 
@@ -64,8 +64,8 @@ package struct MigrationHistory {
     static func entityNumbers(_ connection: Connection) throws -> [String: Int64] {
         var numbers: [String: Int64] = [:]
         for row in try connection.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                       [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
-            if let name = String.fromDatabaseValue(row[0]), let number = Int64.fromDatabaseValue(row[1]) { numbers[name] = number }
+                                       [Int64(HistoryTables.firstReservedEntityNumber).storeValue]) {
+            if let name = String.fromStoreValue(row[0]), let number = Int64.fromStoreValue(row[1]) { numbers[name] = number }
         }
         return numbers
     }
@@ -89,7 +89,7 @@ package struct MigrationHistory {
         KeyMoves(moves: try plan.keyMoves.map { move in
             (move.sourceEntities.compactMap { entityNumbersBefore[$0] },
              try connection.rows("SELECT \(move.offset.sql)", move.offset.arguments).first?.first
-                .flatMap { Int64.fromDatabaseValue($0) } ?? 0)
+                .flatMap { Int64.fromStoreValue($0) } ?? 0)
         })
     }
 
@@ -105,7 +105,7 @@ package struct MigrationHistory {
     package func move(_ keyMoves: KeyMoves, in connection: Connection) throws {
         for (numbers, offset) in keyMoves.moves where !numbers.isEmpty && offset != 0 {
             try connection.execute("UPDATE ACHANGE SET ZENTITYPK = ZENTITYPK + ? WHERE ZENTITY IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))",
-                                   [offset.databaseValue] + numbers.map(\.databaseValue))
+                                   [offset.storeValue] + numbers.map(\.storeValue))
         }
     }
 
@@ -133,15 +133,15 @@ package struct MigrationHistory {
                              HistoryTables.transactionEntity: HistoryTables.transactionTable,
                              HistoryTables.stringEntity: HistoryTables.stringTable]
         for row in reservedRows {
-            guard let entity = Int64.fromDatabaseValue(row[0]) else { continue }
-            var maximum = Int64.fromDatabaseValue(row[3]) ?? 0
+            guard let entity = Int64.fromStoreValue(row[0]) else { continue }
+            var maximum = Int64.fromStoreValue(row[3]) ?? 0
             if let table = tableByEntity[Int(entity)] {
                 maximum = max(maximum, try connection.rows("SELECT COALESCE(MAX(Z_PK), 0) FROM \(table)", []).first?.first
-                    .flatMap { Int64.fromDatabaseValue($0) } ?? 0)
+                    .flatMap { Int64.fromStoreValue($0) } ?? 0)
             }
-            try connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [entity.databaseValue])
+            try connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [entity.storeValue])
             try connection.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
-                                   [entity.databaseValue, row[1], row[2], maximum.databaseValue])
+                                   [entity.storeValue, row[1], row[2], maximum.storeValue])
         }
         try moveUpdatedSlots(through: plans, in: connection)
         // Old changes name entities by number: follow each entity (by name) to its new number. Changes of an
@@ -151,8 +151,8 @@ package struct MigrationHistory {
         if !moves.isEmpty {
             let cases = String(repeating: " WHEN ? THEN ?", count: moves.count)
             try connection.execute("UPDATE ACHANGE SET ZENTITY = CASE ZENTITY\(cases) ELSE ZENTITY END WHERE ZENTITY < ?",
-                                   moves.flatMap { [$0.0.databaseValue, $0.1.databaseValue] }
-                                    + [Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
+                                   moves.flatMap { [$0.0.storeValue, $0.1.storeValue] }
+                                    + [Int64(HistoryTables.firstReservedEntityNumber).storeValue])
         }
     }
 
@@ -163,11 +163,11 @@ package struct MigrationHistory {
         let nameByNumber = Dictionary(entityNumbersBefore.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         // (entity number, old bitmap, new bitmap), all rewritten by one statement: one by one, a bitmap
         // just written could be taken for an old one of the same value.
-        var changes: [DatabaseValue] = []
+        var changes: [StoreValue] = []
         for row in try connection.rows("SELECT DISTINCT ZENTITY, ZCOLUMNS FROM ACHANGE WHERE ZCOLUMNS IS NOT NULL AND ZENTITY < ?",
-                                       [Int64(HistoryTables.firstReservedEntityNumber).databaseValue]) {
-            guard let number = Int64.fromDatabaseValue(row[0]), let name = nameByNumber[number],
-                  let bitmap = Data.fromDatabaseValue(row[1]) else { continue }
+                                       [Int64(HistoryTables.firstReservedEntityNumber).storeValue]) {
+            guard let number = Int64.fromStoreValue(row[0]), let name = nameByNumber[number],
+                  let bitmap = Data.fromStoreValue(row[1]) else { continue }
             var slots = HistoryRecorder.slots(in: bitmap)
             for plan in plans {
                 let moves = plan.slotMoves[name] ?? [:]
@@ -175,12 +175,12 @@ package struct MigrationHistory {
             }
             let moved = HistoryRecorder.bitmap(slots.sorted())
             guard moved != bitmap else { continue }
-            changes += [number.databaseValue, bitmap.databaseValue, moved?.databaseValue ?? .null]
+            changes += [number.storeValue, bitmap.storeValue, moved?.storeValue ?? .null]
         }
         guard !changes.isEmpty else { return }
         let cases = String(repeating: " WHEN ZENTITY = ? AND ZCOLUMNS = ? THEN ?", count: changes.count / 3)
         try connection.execute("UPDATE ACHANGE SET ZCOLUMNS = CASE\(cases) ELSE ZCOLUMNS END WHERE ZCOLUMNS IS NOT NULL AND ZENTITY < ?",
-                               changes + [Int64(HistoryTables.firstReservedEntityNumber).databaseValue])
+                               changes + [Int64(HistoryTables.firstReservedEntityNumber).storeValue])
     }
 }
 

@@ -88,12 +88,12 @@ package enum SyncBookkeeping {
     ///   wrong type there.
     private static func record(from row: Row) throws -> Record {
         func refuse(_ column: String) -> DatabaseError {
-            DatabaseError(resultCode: .SQLITE_CORRUPT, message: "Z_OCDSYNCRECORD: \(column) is \(row[column] as DatabaseValue)")
+            DatabaseError(resultCode: .SQLITE_CORRUPT, message: "Z_OCDSYNCRECORD: \(column) is \(row[column] as StoreValue)")
         }
-        guard let bytes = Data.fromDatabaseValue(row[0]), bytes.count == 16 else { throw refuse("ZRECORDID") }
-        guard let entity = String.fromDatabaseValue(row[1]) else { throw refuse("ZENTITY") }
-        guard let key = Int64.fromDatabaseValue(row[2]) else { throw refuse("Z_PK") }
-        guard let deleted = Int64.fromDatabaseValue(row[3]) else { throw refuse("ZDELETED") }
+        guard let bytes = Data.fromStoreValue(row[0]), bytes.count == 16 else { throw refuse("ZRECORDID") }
+        guard let entity = String.fromStoreValue(row[1]) else { throw refuse("ZENTITY") }
+        guard let key = Int64.fromStoreValue(row[2]) else { throw refuse("Z_PK") }
+        guard let deleted = Int64.fromStoreValue(row[3]) else { throw refuse("ZDELETED") }
         let id = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
         return Record(recordID: id, entity: entity, primaryKey: key, isDeleted: deleted != 0)
     }

@@ -10,7 +10,7 @@ struct XMLStoreContents {
         var fileID: String
         var entity: EntityDescription
         /// Attribute values by slot (`entity.allProperties`); attributes the file leaves out are absent.
-        var values: [Int: DatabaseValue] = [:]
+        var values: [Int: StoreValue] = [:]
         /// Relationship targets by slot, as positions in ``XMLStoreContents/objects``, in the file's order.
         var targets: [Int: [Int]] = [:]
     }

@@ -58,7 +58,7 @@ struct XMLStoreRowExport {
                     switch mapping.storage[slot] {
                     case .attribute(_, let column):
                         guard let attribute = property as? AttributeDescription else { continue }
-                        let value: DatabaseValue = row[column]
+                        let value: StoreValue = row[column]
                         if value.isNull { continue }
                         guard let type = XMLStoreValueType(attribute.attributeType) else {
                             throw XMLStoreError.unwritableValue(path: path, entity: entity.name, key: property.name,

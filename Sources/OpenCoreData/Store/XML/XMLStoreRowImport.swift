@@ -11,11 +11,11 @@ struct XMLStoreRowImport {
     }
 
     private let schema: StoreSchema
-    private var rows: [[DatabaseValue]] = []
+    private var rows: [[StoreValue]] = []
     private var placed: [Placed] = []
     /// Join rows by (table, the two key columns and keys, sorted): both sides of a many-to-many relationship
     /// name the same row. The value holds every column to write.
-    private var joinRows: [[String]: (table: String, values: [String: DatabaseValue])] = [:]
+    private var joinRows: [[String]: (table: String, values: [String: StoreValue])] = [:]
     private(set) var idsByTable: [String: [Int64: String]] = [:]
     /// The root entity's number of each table that receives rows (its key counter in `Z_PRIMARYKEY`).
     private var rootNumberByTable: [Int: Int] = [:]
@@ -33,10 +33,10 @@ struct XMLStoreRowImport {
             let key = (nextKey[table] ?? 0) + 1
             nextKey[table] = key
             rootNumberByTable[table] = object.entity.rootEntity.entityNumber
-            var row = [DatabaseValue](repeating: .null, count: schema.tables[table].columns.count)
-            row[0] = key.databaseValue
-            row[1] = object.entity.entityNumber.databaseValue
-            row[2] = 1.databaseValue
+            var row = [StoreValue](repeating: .null, count: schema.tables[table].columns.count)
+            row[0] = key.storeValue
+            row[1] = object.entity.entityNumber.storeValue
+            row[2] = 1.storeValue
             rows.append(row)
             placed.append(Placed(table: table, primaryKey: key))
             idsByTable[mapping.tableName, default: [:]][key] = object.fileID
@@ -54,9 +54,9 @@ struct XMLStoreRowImport {
                 switch mapping.storage[slot] {
                 case .toOne(_, let column, _, let entityColumn):
                     guard let target = targets.first else { continue }
-                    try set(column, of: position, to: placed[target].primaryKey.databaseValue) { invalid(property.name, $0) }
+                    try set(column, of: position, to: placed[target].primaryKey.storeValue) { invalid(property.name, $0) }
                     if let entityColumn {
-                        rows[position][entityColumn] = contents.objects[target].entity.entityNumber.databaseValue
+                        rows[position][entityColumn] = contents.objects[target].entity.entityNumber.storeValue
                     }
                 case .toManyByForeignKey(let table, let column, let orderColumn):
                     guard let tableIndex = tableIndex[table],
@@ -70,20 +70,20 @@ struct XMLStoreRowImport {
                         inverseEntityColumn = entityColumn
                     }
                     for (order, target) in targets.enumerated() {
-                        try set(columnIndex, of: target, to: placed[position].primaryKey.databaseValue) {
+                        try set(columnIndex, of: target, to: placed[position].primaryKey.storeValue) {
                             invalid(property.name, "\($0) (it lists '\(contents.objects[target].fileID)')")
                         }
-                        if let inverseEntityColumn { rows[target][inverseEntityColumn] = object.entity.entityNumber.databaseValue }
-                        if let orderIndex { rows[target][orderIndex] = Int64((order + 1) * 1024).databaseValue }
+                        if let inverseEntityColumn { rows[target][inverseEntityColumn] = object.entity.entityNumber.storeValue }
+                        if let orderIndex { rows[target][orderIndex] = Int64((order + 1) * 1024).storeValue }
                     }
                 case .toManyByJoinTable(let join):
                     for (order, target) in targets.enumerated() {
                         let source = placed[position].primaryKey, destination = placed[target].primaryKey
                         let pairs = [[join.sourceColumn, "\(source)"], [join.destinationColumn, "\(destination)"]].sorted { $0[0] < $1[0] }
                         let key = [join.name] + pairs.flatMap { $0 }
-                        var entry = joinRows[key] ?? (join.name, [join.sourceColumn: source.databaseValue,
-                                                                  join.destinationColumn: destination.databaseValue])
-                        if let orderColumn = join.orderColumn { entry.values[orderColumn] = Int64((order + 1) * 1024).databaseValue }
+                        var entry = joinRows[key] ?? (join.name, [join.sourceColumn: source.storeValue,
+                                                                  join.destinationColumn: destination.storeValue])
+                        if let orderColumn = join.orderColumn { entry.values[orderColumn] = Int64((order + 1) * 1024).storeValue }
                         joinRows[key] = entry
                     }
                 case .attribute, .transient:
@@ -94,7 +94,7 @@ struct XMLStoreRowImport {
     }
 
     /// Sets a foreign key, refusing a second, different value for it.
-    private mutating func set(_ column: Int, of position: Int, to value: DatabaseValue,
+    private mutating func set(_ column: Int, of position: Int, to value: StoreValue,
                               _ failure: (String) -> XMLStoreError) throws {
         let current = rows[position][column]
         guard current.isNull || current == value else {

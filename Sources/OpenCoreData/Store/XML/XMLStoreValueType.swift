@@ -38,9 +38,9 @@ enum XMLStoreValueType: String, CaseIterable, Sendable {
     /// The row value for an attribute's text: the Swift value the text spells, stored as the library stores
     /// it (a transformable attribute keeps its bytes as they are, without its transformer). Nil with a reason
     /// when the text is not a value of this type.
-    func storeValue(of text: String, for attribute: AttributeDescription) -> Result<DatabaseValue, XMLStoreValueRefusal> {
+    func storeValue(of text: String, for attribute: AttributeDescription) -> Result<StoreValue, XMLStoreValueRefusal> {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        func refused(_ what: String) -> Result<DatabaseValue, XMLStoreValueRefusal> {
+        func refused(_ what: String) -> Result<StoreValue, XMLStoreValueRefusal> {
             .failure(XMLStoreValueRefusal(reason: "'\(trimmed.prefix(40))' is not \(what)"))
         }
         let value: Any
@@ -67,7 +67,7 @@ enum XMLStoreValueType: String, CaseIterable, Sendable {
         case .binary, .transformable:
             // Line breaks and indentation are allowed (Core Data wraps base64), nothing else that is not base64.
             guard let bytes = Data(base64Encoded: String(trimmed.filter { !$0.isWhitespace })) else { return refused("base64") }
-            if self == .transformable { return .success(bytes.databaseValue) }
+            if self == .transformable { return .success(bytes.storeValue) }
             value = bytes
         case .uuid: guard let uuid = UUID(uuidString: trimmed) else { return refused("a UUID") }; value = uuid
         case .uri: guard let url = URL(string: trimmed) else { return refused("a URI") }; value = url
@@ -80,7 +80,7 @@ enum XMLStoreValueType: String, CaseIterable, Sendable {
     }
 
     /// The text Core Data writes for a row value of this type; nil for NULL (the attribute is left out).
-    func text(of value: DatabaseValue) -> String? {
+    func text(of value: StoreValue) -> String? {
         if case .blob(let bytes) = value.storage, self == .binary || self == .transformable {
             return bytes.base64EncodedString()
         }

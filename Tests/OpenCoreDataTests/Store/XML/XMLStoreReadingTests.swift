@@ -64,9 +64,9 @@ struct XMLStoreReadingTests {
         #expect(pets.inverseRelationship?.name == "owner")
         #expect(contents.objects.map(\.fileID) == ["z101", "z102", "z103"])
         let ann = contents.objects[0]
-        #expect(ann.values[person.slotByName["name"]!] == "Ann & Bo".databaseValue)
-        #expect(ann.values[person.slotByName["photo"]!] == Data([0, 1, 2, 255]).databaseValue)
-        #expect(ann.values[person.slotByName["born"]!] == 336046917.00164198875427246094.databaseValue)
+        #expect(ann.values[person.slotByName["name"]!] == "Ann & Bo".storeValue)
+        #expect(ann.values[person.slotByName["photo"]!] == Data([0, 1, 2, 255]).storeValue)
+        #expect(ann.values[person.slotByName["born"]!] == 336046917.00164198875427246094.storeValue)
         #expect(ann.targets[person.slotByName["pets"]!] == [1, 2])
     }
 
@@ -145,7 +145,7 @@ struct XMLStoreReadingTests {
             """
         do {
             let (_, contents) = try Self.read(Data(file.utf8))
-            #expect(!contents.objects.contains { $0.values.values.contains("LEAKED".databaseValue) })
+            #expect(!contents.objects.contains { $0.values.values.contains("LEAKED".storeValue) })
         } catch let error as XMLStoreError {
             guard case .malformed = error else { Issue.record("\(error)"); return }
         }
@@ -156,7 +156,7 @@ struct XMLStoreReadingTests {
         let objects = #"<object type="BLOB" id="z1"><attribute name="bytes" type="binary">\#(bytes.base64EncodedString(options: .lineLength76Characters))</attribute></object>"#
         let (model, contents) = try Self.read(Self.store(objects))
         let slot = try #require(model.entitiesByName["BLOB"]?.slotByName["bytes"])
-        #expect(contents.objects.first?.values[slot] == bytes.databaseValue)
+        #expect(contents.objects.first?.values[slot] == bytes.storeValue)
     }
 
     @Test func aGivenModelIsChecked() throws {

@@ -61,7 +61,7 @@ extension SQLiteStore {
             try read { db in
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                 let sql = "SELECT \(selectList(for: table)) FROM \(tableName) t0 WHERE t0.Z_PK IN (\(placeholders))"
-                try db.fetchRowValues(sql: sql, arguments: chunk.map(\.databaseValue),
+                try db.fetchRowValues(sql: sql, arguments: chunk.map(\.storeValue),
                                       columnCount: table.columns.count, expectedRows: chunk.count,
                                       external: external, body)
             }
@@ -77,7 +77,7 @@ extension SQLiteStore {
         let store = identity
         return try read { db in
             var ids: [ManagedObjectID] = []
-            try db.stepRows(sql: sql, arguments: [id.primaryKey.databaseValue]) { handle in
+            try db.stepRows(sql: sql, arguments: [id.primaryKey.storeValue]) { handle in
                 let number = Int(sqlite3_column_int64(handle, 0))
                 let key = sqlite3_column_int64(handle, 1)
                 ids.append(ManagedObjectID(entity: model.entity(number: number) ?? destination, primaryKey: key,
@@ -154,9 +154,9 @@ extension SQLiteStore {
         guard let row else {
             throw StoreError.corrupt(path: displayPath, reason: "Z_PRIMARYKEY has no row for entity \(root.name)")
         }
-        let stored: DatabaseValue = row[0], highest: DatabaseValue = row[1]
+        let stored: StoreValue = row[0], highest: StoreValue = row[1]
         // SQLite turns an integer sum past 2^63 - 1 into a real, so the arithmetic is done here, not in SQL.
-        func integer(_ value: DatabaseValue) -> Int64? {
+        func integer(_ value: StoreValue) -> Int64? {
             switch value.storage {
             case .null: return 0
             case .int64(let number): return number

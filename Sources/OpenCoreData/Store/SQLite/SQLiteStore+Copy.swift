@@ -98,7 +98,7 @@ extension SQLiteStore {
                             throw StoreError.corrupt(path: displayPath, reason: "\(table) row \(key) has the entity number \(number), which is not \(root.name)'s or its sub-entities'")
                         }
                         maximum = max(maximum, key)
-                        let values = (0..<row.count).map { row[$0] as DatabaseValue }
+                        let values = (0..<row.count).map { row[$0] as StoreValue }
                         changes.inserts.append(.init(id: ManagedObjectID(entity: entity, primaryKey: key, store: destination.identity),
                                                      table: table, row: RowValues(values: values)))
                     }

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// The SQL functions and collations compiled predicates call. The store registers them on every
-/// connection it opens: `QuerySQLFunctions.register(in: db)` (or `PredicateSQLCompiler.registerSQLFunctions`).
+/// connection it opens: `QuerySQLFunctions.register(in: db)`.
 ///
 /// Each one calls the same Swift code as in-memory evaluation, so SQL and memory agree on
 /// case/diacritic folding, LIKE, MATCHES, division and sort order. The scalar functions are
@@ -40,7 +40,7 @@ package enum QuerySQLFunctions {
         guard case .string(let name) = arguments[1].storage, let type = QueryCastType(rawValue: name) else {
             throw QueryLanguageError.semantic("ocd_cast: unknown type")
         }
-        return try bind(QueryCast.cast(queryValue(arguments[0]), to: type))
+        return try QueryCast.cast(queryValue(arguments[0]), to: type).boundValue.databaseValue
     }
 
     /// `ocd_function('sqrt:', x)`, `ocd_function('modulus:by:', a, b)`…: the ``QueryFunction`` named by the
@@ -111,31 +111,7 @@ package enum QuerySQLFunctions {
     }
 
     static func databaseValue(_ value: Any?) -> DatabaseValue {
-        guard let converted = QueryValue.convert(value), let bound = try? bind(converted) else { return .null }
-        return bound
-    }
-
-    /// A constant as the store holds it: dates as seconds since 2001, booleans 0/1, UUIDs as 16 bytes,
-    /// URLs as text, decimals as doubles (the column has NUMERIC affinity), object IDs as their primary key.
-    static func bind(_ value: QueryValue) throws -> DatabaseValue {
-        switch value {
-        case .null: return .null
-        case .bool(let v): return (v ? 1 : 0).databaseValue
-        case .int(let v): return v.databaseValue
-        case .double(let v): return v.databaseValue
-        case .decimal(let v): return ValueConversion.decimalStoreValue(v)
-        case .string(let v): return v.databaseValue
-        case .date(let v): return v.timeIntervalSinceReferenceDate.databaseValue
-        case .data(let v): return v.databaseValue
-        case .uuid(let v): return ValueConversion.uuidData(v).databaseValue
-        case .url(let v): return v.absoluteString.databaseValue
-        case .objectID(let v):
-            guard v.primaryKey != 0 else {
-                throw QueryLanguageError.semantic("\(v) is a temporary object ID; save the object before fetching by it")
-            }
-            return v.primaryKey.databaseValue
-        case .array:
-            throw QueryLanguageError.semantic("a collection constant can only be used with IN, BETWEEN or CONTAINS")
-        }
+        guard let converted = QueryValue.convert(value), let bound = try? converted.boundValue else { return .null }
+        return bound.databaseValue
     }
 }

@@ -6,9 +6,9 @@ import GRDBSQLite
 extension SQLiteStore {
     /// `UPDATE` of the rows `selection` names. `assignments` are `column = SQL` pairs with their
     /// arguments (from the query compiler).
-    package func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [DatabaseValue])],
+    package func batchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [StoreValue])],
                      selection: BatchSelection,
-                     returningIDs: Bool, followUps: [(sql: String, arguments: [DatabaseValue])] = [])
+                     returningIDs: Bool, followUps: [(sql: String, arguments: [StoreValue])] = [])
         throws -> (count: Int, ids: [ManagedObjectID]) {
         let fromClause = selection.fromClause, whereSQL = selection.whereSQL, filterArguments = selection.arguments
         let table = entity.tableName
@@ -73,7 +73,7 @@ extension SQLiteStore {
     /// `initial` lists the objects to delete, or `selection` names the rows.
     package func batchDelete(initial: [ManagedObjectID]?, entity: EntityDescription, selection: BatchSelection,
                      needsIDs: Bool = true,
-                     followUps: [(sql: String, arguments: [DatabaseValue])] = [])
+                     followUps: [(sql: String, arguments: [StoreValue])] = [])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         let fromClause = selection.fromClause, whereSQL = selection.whereSQL, filterArguments = selection.arguments
         let model = self.model, identity = self.identity
@@ -169,7 +169,7 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM ocd_batch_keys")
             for id in deleted {
                 try db.executeBound(sql: "INSERT OR IGNORE INTO ocd_batch_keys (table_name, pk) VALUES (?, ?)",
-                                    [id.entity.tableName.databaseValue, id.primaryKey.databaseValue])
+                                    [id.entity.tableName.storeValue, id.primaryKey.storeValue])
             }
             let tables = Set(deleted.map { $0.entity.tableName })
             for table in tables {
@@ -186,7 +186,7 @@ extension SQLiteStore {
                         case .toOne(let column, _, let entityColumn, _):
                             var assignments = "\(column) = NULL"
                             if let entityColumn { assignments += ", \(entityColumn) = NULL" }
-                            try db.stepRows(sql: "UPDATE \(other.tableName) SET \(assignments), Z_OPT = Z_OPT + 1 WHERE \(column) IN \(keys) RETURNING Z_ENT, Z_PK", arguments: [table.databaseValue]) { handle in
+                            try db.stepRows(sql: "UPDATE \(other.tableName) SET \(assignments), Z_OPT = Z_OPT + 1 WHERE \(column) IN \(keys) RETURNING Z_ENT, Z_PK", arguments: [table.storeValue]) { handle in
                                 updated.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? other,
                                                                primaryKey: sqlite3_column_int64(handle, 1), store: identity))
                             }
@@ -234,7 +234,7 @@ extension SQLiteStore {
                                                  destinationTable: destination.tableName, keyCount: chunk.count) else {
                 return []
             }
-            try db.stepRows(sql: sql, arguments: chunk.map(\.primaryKey.databaseValue)) { handle in
+            try db.stepRows(sql: sql, arguments: chunk.map(\.primaryKey.storeValue)) { handle in
                 result.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? destination,
                                               primaryKey: sqlite3_column_int64(handle, 1), store: identity))
             }
@@ -260,7 +260,7 @@ extension SQLiteStore {
         return try batchInsert(entity: entity, count: count, returningIDs: returningIDs) { offset, key, insert in
             try fillRow(offset, &row)
             for column in external { row[column.index] = ExternalBinaryStorage.inlineForm(row[column.index]) }
-            row[0] = key.databaseValue
+            row[0] = key.storeValue
             try insert.bind(row)
         }
     }

@@ -41,7 +41,7 @@ extension Database {
     /// - Throws: `ObjectGraphError.cancelled` when cancelled; the ``QueryLanguageError`` a SQL function of the
     ///   query language threw (an invalid pattern, the regular-expression time limit); else GRDB's
     ///   `DatabaseError`.
-    func stepRows(sql: String, arguments: [DatabaseValue], cancellation: CancellationFlag? = nil,
+    func stepRows(sql: String, arguments: [StoreValue], cancellation: CancellationFlag? = nil,
                   _ body: (SQLiteStatement) throws -> Void) throws {
         let statement = try cachedStatement(sql: sql)
         let handle = statement.sqliteStatement
@@ -81,7 +81,7 @@ extension Database {
     /// length, so a NUL inside a string is part of the value, as it is in memory.
     ///
     /// - Throws: `DatabaseError` when the count differs from the statement's parameters or SQLite refuses a value.
-    func bindFully(_ values: [DatabaseValue], to statement: Statement) throws {
+    func bindFully(_ values: [StoreValue], to statement: Statement) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
@@ -102,14 +102,14 @@ extension Database {
     /// one ``RegularExpressionBudget`` like ``stepRows(sql:arguments:cancellation:_:)``.
     ///
     /// - Throws: what ``stepRows(sql:arguments:cancellation:_:)`` throws.
-    func executeFully(sql: String, arguments: [DatabaseValue]) throws {
+    func executeFully(sql: String, arguments: [StoreValue]) throws {
         try stepRows(sql: sql, arguments: arguments) { _ in }
     }
 
     /// The first column of the first row as an integer (a `COUNT(*)`), values bound in full; nil without a row.
     ///
     /// - Throws: what ``stepRows(sql:arguments:cancellation:_:)`` throws.
-    func fetchInteger(sql: String, arguments: [DatabaseValue]) throws -> Int? {
+    func fetchInteger(sql: String, arguments: [StoreValue]) throws -> Int? {
         var value: Int?
         try stepRows(sql: sql, arguments: arguments) { handle in
             if value == nil { value = Int(sqlite3_column_int64(handle, 0)) }
@@ -120,7 +120,7 @@ extension Database {
     /// Reads full table rows into shared blocks, handing each row to `body` in order once its block is
     /// complete. `expectedRows`, when known, sizes the first block; `external` names the columns kept in
     /// Core Data's external binary storage form, handed over decoded.
-    func fetchRowValues(sql: String, arguments: [DatabaseValue], columnCount: Int, expectedRows: Int? = nil,
+    func fetchRowValues(sql: String, arguments: [StoreValue], columnCount: Int, expectedRows: Int? = nil,
                         cancellation: CancellationFlag? = nil, external: ExternalBinaryStorage.TableColumns? = nil,
                         _ body: (consuming RowValues) throws -> Void) throws {
         var builder = RowBlockBuilder(width: columnCount, expectedRows: expectedRows, external: external)
@@ -145,7 +145,7 @@ private nonisolated(unsafe) let emptyText: UnsafePointer<CChar> = {
 /// Binds one value to the 1-based parameter `index` of `handle`, strings and blobs with their length (a NUL
 /// inside is kept); returns SQLite's result code.
 @inline(__always)
-func bindValue(_ value: DatabaseValue, to handle: SQLiteStatement, at index: Int32) -> Int32 {
+func bindValue(_ value: StoreValue, to handle: SQLiteStatement, at index: Int32) -> Int32 {
     switch value.storage {
     case .null: return sqlite3_bind_null(handle, index)
     case .int64(let v): return sqlite3_bind_int64(handle, index, v)
@@ -187,13 +187,13 @@ package struct BoundWrite {
 
     /// Binds one value to the 1-based parameter `index`.
     @inline(__always)
-    func bind(_ value: DatabaseValue, at index: Int32) throws {
+    func bind(_ value: StoreValue, at index: Int32) throws {
         if case .string(let v) = value.storage { try bind(v, at: index); return }
         let code = bindValue(value, to: handle, at: index)
         guard code == SQLITE_OK else { throw error(code) }
     }
 
-    /// Binds an integer to the 1-based parameter `index` (no `DatabaseValue` on the way).
+    /// Binds an integer to the 1-based parameter `index` (no `StoreValue` on the way).
     @inline(__always)
     func bind(_ value: Int64, at index: Int32) throws {
         let code = sqlite3_bind_int64(handle, index, value)
@@ -216,7 +216,7 @@ package struct BoundWrite {
 
     /// Binds `values` to parameters 1, 2, … in order.
     @inline(__always)
-    func bind<Values: Sequence>(_ values: Values) throws where Values.Element == DatabaseValue {
+    func bind<Values: Sequence>(_ values: Values) throws where Values.Element == StoreValue {
         var index: Int32 = 1
         for value in values {
             try bind(value, at: index)
@@ -253,7 +253,7 @@ extension Database {
     /// argument containers that dominate per-row writes. Returns the number of rows changed. For many
     /// rows with the same SQL, keep a ``BoundWrite`` instead.
     @discardableResult
-    func executeBound<Values: Sequence>(sql: String, _ values: Values) throws -> Int where Values.Element == DatabaseValue {
+    func executeBound<Values: Sequence>(sql: String, _ values: Values) throws -> Int where Values.Element == StoreValue {
         let write = try BoundWrite(self, sql: sql)
         try write.bind(values)
         return try write.step()

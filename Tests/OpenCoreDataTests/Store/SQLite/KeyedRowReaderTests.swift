@@ -26,14 +26,14 @@ import Testing
     }
 
     /// The naive reference: each key on its own, through GRDB's row API.
-    private func referenceRows(_ store: SQLiteStore, _ ids: [ManagedObjectID]) throws -> [Int64: [DatabaseValue]] {
+    private func referenceRows(_ store: SQLiteStore, _ ids: [ManagedObjectID]) throws -> [Int64: [StoreValue]] {
         let table = try #require(store.schema.table(named: "ZITEM"))
         return try store.read { db in
-            var rows: [Int64: [DatabaseValue]] = [:]
+            var rows: [Int64: [StoreValue]] = [:]
             for id in ids {
                 if let row = try Row.fetchOne(db, sql: "SELECT \(store.selectList(for: table)) FROM ZITEM t0 WHERE t0.Z_PK = ?",
                                               arguments: [id.primaryKey]) {
-                    rows[id.primaryKey] = Array(row.databaseValues)
+                    rows[id.primaryKey] = Array(row.databaseValues.map(StoreValue.init))
                 }
             }
             return rows
@@ -65,12 +65,12 @@ import Testing
         let index = try #require(ids.indices.first { ids[$0].primaryKey % 11 != 0 })
         let id = ids[index]
         let column = try #require(store.schema.table(named: "ZITEM")?.columnIndexByName["ZNAME"])
-        #expect(try store.rows(for: [id]).first?[column] == "Item \(index) ✓".databaseValue)
+        #expect(try store.rows(for: [id]).first?[column] == "Item \(index) ✓".storeValue)
 
         let context = stack.context()
         try context.object(with: id).setValue("renamed", forKey: "name")
         try context.save()
-        #expect(try store.rows(for: [id]).first?[column] == "renamed".databaseValue)
+        #expect(try store.rows(for: [id]).first?[column] == "renamed".storeValue)
 
         // Another coordinator on the same file stands for another process.
         let other = PersistentStoreCoordinator(managedObjectModel: stack.model)
@@ -79,7 +79,7 @@ import Testing
         writer.persistentStoreCoordinator = other
         try writer.object(with: id).setValue("from elsewhere", forKey: "name")
         try writer.save()
-        #expect(try store.rows(for: [id]).first?[column] == "from elsewhere".databaseValue)
+        #expect(try store.rows(for: [id]).first?[column] == "from elsewhere".storeValue)
     }
 
     @Test func aLoadInsideAWriteSeesTheWrite() throws {
@@ -87,11 +87,11 @@ import Testing
         let store = try stack.coordinator.primaryStore()
         let column = try #require(store.schema.table(named: "ZITEM")?.columnIndexByName["ZNAME"])
         _ = try store.rows(for: [ids[2]])
-        let seen: DatabaseValue? = try store.write { db in
+        let seen: StoreValue? = try store.write { db in
             try db.execute(sql: "UPDATE ZITEM SET ZNAME = 'uncommitted' WHERE Z_PK = ?", arguments: [ids[2].primaryKey])
             return try store.rows(for: [ids[2]]).first?[column]
         }
-        #expect(seen == "uncommitted".databaseValue)
+        #expect(seen == "uncommitted".storeValue)
     }
 
     @Test func concurrentLoadsAllReadTheirRows() throws {

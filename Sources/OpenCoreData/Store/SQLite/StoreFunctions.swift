@@ -3,6 +3,6 @@ import GRDB
 /// The SQL functions and collations every connection needs, so SQL and in-memory evaluation agree.
 enum StoreFunctions {
     static func register(in db: Database) {
-        PredicateSQLCompiler.registerSQLFunctions(in: db)
+        QuerySQLFunctions.register(in: db)
     }
 }

@@ -7,7 +7,7 @@ extension SQLiteStore {
     /// key), as object IDs in the store's order. Empty when a key is neither (nothing can hold it).
     ///
     /// - Throws: ``StoreError`` when the store cannot be read.
-    package func rowIDs(of entity: EntityDescription, holding values: [DatabaseValue], forKeys keys: [String]) throws -> [ManagedObjectID] {
+    package func rowIDs(of entity: EntityDescription, holding values: [StoreValue], forKeys keys: [String]) throws -> [ManagedObjectID] {
         guard let sql = StoreSchema.constraintLookupSQL(entity: entity, keys: keys) else { return [] }
         let rows = try read { db in
             try Row.fetchAll(db, sql: sql, arguments: StatementArguments(values))
