@@ -172,3 +172,6 @@ final class PostgreSQLSession {
 private final class TimeoutFlag: Sendable {
     let raised = Atomic<Bool>(false)
 }
+
+/// The engine's shared code (``BatchDeleteCascade``…) runs on a PostgreSQL session as on an SQLite one.
+extension PostgreSQLSession: SQLSession {}

@@ -91,111 +91,28 @@ extension PostgreSQLStore {
             }
         }
         return try inBatchTransaction(entity: entity) { session in
-            // 1. The rows the request names.
-            var named: [ManagedObjectID]
-            if let initial {
-                named = initial.filter { !$0.isTemporaryID }
-            } else {
-                named = try session.rows("SELECT t0.Z_ENT, t0.Z_PK FROM \(selection.fromClause)\(selection.whereSQL)",
-                                         selection.arguments).map { objectID($0, default: entity) }
-            }
-            // 2. Cascades, breadth first; every ID once (a joined selection may name a row more than once).
-            var seen = Set<ManagedObjectID>()
-            var deleted = named.filter { seen.insert($0).inserted }
-            var frontier = deleted
-            while !frontier.isEmpty {
-                var next: [ManagedObjectID] = []
-                for (source, ids) in Dictionary(grouping: frontier, by: { $0.entity }) {
-                    for (slot, property) in source.allProperties.enumerated() {
-                        guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .cascade else { continue }
-                        for id in try relatedIDs(of: ids, relationship: relationship, storage: source.storage[slot], in: session)
-                        where seen.insert(id).inserted {
-                            next.append(id)
-                            deleted.append(id)
-                        }
-                    }
-                }
-                frontier = next
-            }
-            // 3. Deny rules: related rows that are not themselves going away refuse the whole request.
-            for (source, ids) in Dictionary(grouping: deleted, by: { $0.entity }) {
-                for (slot, property) in source.allProperties.enumerated() {
-                    guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .deny else { continue }
-                    let related = try relatedIDs(of: ids, relationship: relationship, storage: source.storage[slot], in: session)
-                    if let survivor = related.first(where: { !seen.contains($0) }) {
-                        throw ObjectGraphError.validationFailed([ValidationFailure(
-                            objectID: ids[0], entity: source.name, key: relationship.name, rule: .deleteDenied,
-                            message: "delete denied: \(survivor) is still related")])
-                    }
-                }
-            }
-            // 4. Foreign keys and join rows pointing at the deleted rows, then the rows themselves, table by table.
-            var updated: [ManagedObjectID] = []
+            // The history's tombstones: the preserved columns of each table's entities, read as the rows go.
             var tombstones: [ManagedObjectID: [StoreValue]] = [:]
-            var keysByTable: [String: [Int64]] = [:]
-            var tableOrder: [String] = []
-            for id in deleted {
-                let table = id.entity.tableName
-                if keysByTable[table] == nil { tableOrder.append(table) }
-                keysByTable[table, default: []].append(id.primaryKey)
-            }
-            for table in tableOrder {
-                // The history's tombstones: the preserved columns of the table's entities, read as the rows go.
+            let cascade = BatchDeleteCascade(model: model, identity: identity, session: session)
+            let outcome = try cascade.run(initial: initial, entity: entity, selection: selection) { table, list, keys in
                 let preserved = recordsHistory ? Self.preservedColumns(ofTable: table, model: model) : []
-                let keys = Array(Set(keysByTable[table] ?? [])).sorted()
-                for start in stride(from: 0, to: keys.count, by: Self.keysPerStatement) {
-                    let chunk = keys[start..<min(start + Self.keysPerStatement, keys.count)].map(\.storeValue)
-                    let list = "(" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
-                    // Foreign keys elsewhere that point into this table's deleted rows.
-                    for other in model.entitiesByNumber {
-                        for property in other.properties {
-                            guard let relationship = property as? RelationshipDescription,
-                                  relationship.destinationEntity.tableName == table,
-                                  let otherSlot = other.slotByName[relationship.name] else { continue }
-                            switch other.storage[otherSlot] {
-                            case .toOne(let column, _, let entityColumn, _):
-                                var assignments = "\(column) = NULL"
-                                if let entityColumn { assignments += ", \(entityColumn) = NULL" }
-                                updated += try session.rows(
-                                    "UPDATE \(other.tableName) SET \(assignments), Z_OPT = Z_OPT + 1 WHERE \(column) IN \(list) RETURNING Z_ENT, Z_PK",
-                                    chunk).map { objectID($0, default: other) }
-                            case .toManyByJoinTable(let join):
-                                try session.execute("DELETE FROM \(join.name) WHERE \(join.destinationColumn) IN \(list)", chunk)
-                            default: break
-                            }
-                        }
-                    }
-                    // This table's own to-many links.
-                    for owner in model.entitiesByNumber where owner.tableName == table {
-                        for storage in owner.storage {
-                            switch storage {
-                            case .toManyByJoinTable(let join):
-                                try session.execute("DELETE FROM \(join.name) WHERE \(join.sourceColumn) IN \(list)", chunk)
-                            case .toManyByForeignKey(let destination, let column, _):
-                                try session.execute("UPDATE \(destination) SET \(column) = NULL WHERE \(column) IN \(list)", chunk)
-                            default: break
-                            }
-                        }
-                    }
-                    if preserved.isEmpty {
-                        try session.execute("DELETE FROM \(table) WHERE Z_PK IN \(list)", chunk)
-                        continue
-                    }
-                    let position = Dictionary(uniqueKeysWithValues: preserved.enumerated().map { ($1, $0 + 2) })
-                    for row in try session.rows("DELETE FROM \(table) WHERE Z_PK IN \(list) RETURNING Z_ENT, Z_PK, "
-                                                + preserved.joined(separator: ", "), chunk) {
-                        let id = objectID(row, default: entity)
-                        tombstones[id] = HistoryTables.preservedColumns(of: id.entity).map { row[position[$0]!] }
-                    }
+                guard !preserved.isEmpty else {
+                    try session.execute("DELETE FROM \(table) WHERE Z_PK IN \(list)", keys)
+                    return
+                }
+                let position = Dictionary(uniqueKeysWithValues: preserved.enumerated().map { ($1, $0 + 2) })
+                for row in try session.rows("DELETE FROM \(table) WHERE Z_PK IN \(list) RETURNING Z_ENT, Z_PK, "
+                                            + preserved.joined(separator: ", "), keys) {
+                    let id = cascade.objectID(row, default: entity)
+                    tombstones[id] = HistoryTables.preservedColumns(of: id.entity).map { row[position[$0]!] }
                 }
             }
             for statement in followUps { try session.execute(statement.sql, statement.arguments) }
-            let nullified = updated.filter { !seen.contains($0) }
             // Deletes, then the rows whose foreign keys were cleared (which key changed is not tracked, as on SQLite).
-            let history = deleted.map { HistoryEntry.Change(type: .delete, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey,
-                                                            tombstone: tombstones[$0] ?? []) }
-                + nullified.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
-            return ((deleted.count, deleted, nullified), history)
+            let history = outcome.deleted.map { HistoryEntry.Change(type: .delete, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey,
+                                                                    tombstone: tombstones[$0] ?? []) }
+                + outcome.nullified.map { HistoryEntry.Change(type: .update, entityNumber: $0.entity.entityNumber, primaryKey: $0.primaryKey) }
+            return ((outcome.deleted.count, outcome.deleted, outcome.nullified), history)
         }
     }
 
@@ -207,22 +124,6 @@ extension PostgreSQLStore {
             for column in HistoryTables.preservedColumns(of: entity) where !columns.contains(column) { columns.append(column) }
         }
         return columns
-    }
-
-    /// The IDs related to some rows of one entity through one relationship, read in the batch's transaction.
-    private func relatedIDs(of ids: [ManagedObjectID], relationship: RelationshipDescription,
-                            storage: StoreSchema.PropertyStorage, in session: PostgreSQLSession) throws -> [ManagedObjectID] {
-        guard let first = ids.first, let destination = relationship.destinationEntity else { return [] }
-        var result: [ManagedObjectID] = []
-        for start in stride(from: 0, to: ids.count, by: Self.keysPerStatement) {
-            let chunk = ids[start..<min(start + Self.keysPerStatement, ids.count)]
-            guard let sql = RelatedRowsQuery.sql(storage: storage, sourceTable: first.entity.tableName,
-                                                 destinationTable: destination.tableName, keyCount: chunk.count) else {
-                return []
-            }
-            result += try session.rows(sql, chunk.map(\.primaryKey.storeValue)).map { objectID($0, default: destination) }
-        }
-        return result
     }
 
     // MARK: Batch insert

@@ -75,7 +75,7 @@ extension SQLiteStore {
                      needsIDs: Bool = true,
                      followUps: [(sql: String, arguments: [StoreValue])] = [])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
-        let fromClause = selection.fromClause, whereSQL = selection.whereSQL, filterArguments = selection.arguments
+        let whereSQL = selection.whereSQL, filterArguments = selection.arguments
         let model = self.model, identity = self.identity
         let table = entity.tableName
         // Deletes reach the history through its delete triggers; rows whose foreign keys were cleared are
@@ -122,124 +122,17 @@ extension SQLiteStore {
             return outcome
         }
         let outcome = try writeRecordingHistory(updatedByNullifying) { db in
-            var updated: [ManagedObjectID] = []
-            // 1. The rows the request names.
-            var deleted: [ManagedObjectID] = []
-            if let initial {
-                deleted = initial.filter { !$0.isTemporaryID }
-            } else {
-                try db.stepRows(sql: "SELECT t0.Z_ENT, t0.Z_PK FROM \(fromClause)\(whereSQL)", arguments: filterArguments) { handle in
-                    deleted.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
-                                                   primaryKey: sqlite3_column_int64(handle, 1), store: identity))
+            let session = SQLiteSession(db: db)
+            let cascade = try BatchDeleteCascade(model: model, identity: identity, session: session)
+                .run(initial: initial, entity: entity, selection: selection) { table, list, keys in
+                    try noteReleasedFiles(db, from: table, " WHERE t0.Z_PK IN \(list)", StatementArguments(keys))
+                    try session.execute("DELETE FROM \(table) WHERE Z_PK IN \(list)", keys)
                 }
-            }
-            // 2. Cascades, breadth first; every ID once.
-            var seen = Set(deleted)
-            var frontier = deleted
-            while !frontier.isEmpty {
-                var next: [ManagedObjectID] = []
-                let byEntity = Dictionary(grouping: frontier, by: { $0.entity })
-                for (source, ids) in byEntity {
-                    for (slot, property) in source.allProperties.enumerated() {
-                        guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .cascade else { continue }
-                        for id in try relatedIDs(db, of: ids, relationship: relationship, storage: source.storage[slot])
-                        where seen.insert(id).inserted {
-                            next.append(id)
-                            deleted.append(id)
-                        }
-                    }
-                }
-                frontier = next
-            }
-            // 3. Deny rules: related rows that are not themselves going away refuse the whole request.
-            let byEntity = Dictionary(grouping: deleted, by: { $0.entity })
-            for (source, ids) in byEntity {
-                for (slot, property) in source.allProperties.enumerated() {
-                    guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .deny else { continue }
-                    let related = try relatedIDs(db, of: ids, relationship: relationship, storage: source.storage[slot])
-                    if let survivor = related.first(where: { !seen.contains($0) }) {
-                        throw ObjectGraphError.validationFailed([ValidationFailure(
-                            objectID: ids[0], entity: source.name, key: relationship.name, rule: .deleteDenied,
-                            message: "delete denied: \(survivor) is still related")])
-                    }
-                }
-            }
-            // 4. Remove rows, join rows, and foreign keys pointing at them.
-            try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS ocd_batch_keys (table_name TEXT, pk INTEGER, PRIMARY KEY (table_name, pk))")
-            try db.execute(sql: "DELETE FROM ocd_batch_keys")
-            for id in deleted {
-                try db.executeBound(sql: "INSERT OR IGNORE INTO ocd_batch_keys (table_name, pk) VALUES (?, ?)",
-                                    [id.entity.tableName.storeValue, id.primaryKey.storeValue])
-            }
-            let tables = Set(deleted.map { $0.entity.tableName })
-            for table in tables {
-                // The table's name is a value here: bound, like every value.
-                let keys = "(SELECT pk FROM ocd_batch_keys WHERE table_name = ?)"
-                let tableArgument: StatementArguments = [table]
-                // Foreign keys elsewhere that point into this table's deleted rows.
-                for other in model.entitiesByNumber {
-                    for property in other.properties {
-                        guard let relationship = property as? RelationshipDescription,
-                              relationship.destinationEntity.tableName == table,
-                              let otherSlot = other.slotByName[relationship.name] else { continue }
-                        switch other.storage[otherSlot] {
-                        case .toOne(let column, _, let entityColumn, _):
-                            var assignments = "\(column) = NULL"
-                            if let entityColumn { assignments += ", \(entityColumn) = NULL" }
-                            try db.stepRows(sql: "UPDATE \(other.tableName) SET \(assignments), Z_OPT = Z_OPT + 1 WHERE \(column) IN \(keys) RETURNING Z_ENT, Z_PK", arguments: [table.storeValue]) { handle in
-                                updated.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? other,
-                                                               primaryKey: sqlite3_column_int64(handle, 1), store: identity))
-                            }
-                        case .toManyByJoinTable(let join):
-                            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.destinationColumn) IN \(keys)",
-                                           arguments: tableArgument)
-                        default: break
-                        }
-                    }
-                }
-                for entity in model.entitiesByNumber where entity.tableName == table {
-                    for storage in entity.storage {
-                        switch storage {
-                        case .toManyByJoinTable(let join):
-                            try db.execute(sql: "DELETE FROM \(join.name) WHERE \(join.sourceColumn) IN \(keys)",
-                                           arguments: tableArgument)
-                        case .toManyByForeignKey(let destination, let column, _):
-                            try db.execute(sql: "UPDATE \(destination) SET \(column) = NULL WHERE \(column) IN \(keys)",
-                                           arguments: tableArgument)
-                        default: break
-                        }
-                    }
-                }
-                try noteReleasedFiles(db, from: table, " WHERE t0.Z_PK IN \(keys)", tableArgument)
-                try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN \(keys)", arguments: tableArgument)
-            }
-            try db.execute(sql: "DELETE FROM ocd_batch_keys")
             try runFollowUps(db)
-            return (deleted.count, deleted, updated.filter { !seen.contains($0) })
+            return (cascade.deleted.count, cascade.deleted, cascade.nullified)
         }
         committed = true
         return outcome
-    }
-
-    /// The IDs related to some rows through one relationship.
-    private func relatedIDs(_ db: Database, of ids: [ManagedObjectID], relationship: RelationshipDescription,
-                            storage: StoreSchema.PropertyStorage) throws -> [ManagedObjectID] {
-        guard !ids.isEmpty else { return [] }
-        let destination = relationship.destinationEntity!
-        let model = self.model, identity = self.identity
-        var result: [ManagedObjectID] = []
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let chunk = ids[start..<min(start + 500, ids.count)]
-            guard let sql = RelatedRowsQuery.sql(storage: storage, sourceTable: ids[0].entity.tableName,
-                                                 destinationTable: destination.tableName, keyCount: chunk.count) else {
-                return []
-            }
-            try db.stepRows(sql: sql, arguments: chunk.map(\.primaryKey.storeValue)) { handle in
-                result.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? destination,
-                                              primaryKey: sqlite3_column_int64(handle, 1), store: identity))
-            }
-        }
-        return result
     }
 
     /// Inserts full rows (Z_PK..., table column order) after reserving their keys, in one transaction.
