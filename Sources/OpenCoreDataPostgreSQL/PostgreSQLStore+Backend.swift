@@ -260,18 +260,7 @@ private struct PostgreSQLSnapshotReads: StoreSnapshotReads {
     let storeIdentifier: String
 
     func dataToken(tables: [String]) throws -> String {
-        var parts = [storeIdentifier]
-        for row in try session.rows("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
-            parts.append("\(Int64.fromStoreValue(row[0]) ?? 0):\(Int64.fromStoreValue(row[1]) ?? 0)")
-        }
-        for table in tables {
-            // The table name comes from the schema.
-            guard let row = try session.rows("SELECT COUNT(*), COALESCE(MAX(Z_PK), 0), COALESCE(SUM(Z_OPT), 0) FROM \(table)").first
-            else { continue }
-            parts.append("\(table):" + row.map { value in Int64.fromStoreValue(value).map(String.init) ?? "\(value)" }
-                .joined(separator: ":"))
-        }
-        return parts.joined(separator: "|")
+        try StoreBookkeeping.dataToken(storeIdentifier: storeIdentifier, tables: tables, in: session)
     }
 
     /// The rows arrive whole, so a cancel is noticed between rows, after the statement has run.

@@ -135,16 +135,9 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
         var existing = try tableNames(session)
         if existing.isEmpty {
             for statement in try PostgreSQLLayout.creationSQL(for: schema, server: server) { try session.execute(statement) }
-            for entity in model.entitiesByNumber {
-                try session.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-                                    [Int64(entity.entityNumber).storeValue, entity.name.storeValue,
-                                     Int64(entity.superentity?.entityNumber ?? 0).storeValue])
-            }
             var metadata = StoreMetadata(model: model)
             metadata.storeType = storeType
-            try session.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)",
-                                [Int64(StoreMetadata.rowVersion).storeValue, metadata.uuidString.storeValue,
-                                 try metadata.plistData().storeValue])
+            try StoreBookkeeping.writeInitialRows(model: model, metadata: metadata, in: session)
             try PostgreSQLModelCache.store(model, in: session)
             return metadata.uuidString
         }
@@ -212,23 +205,7 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
     static func layoutDifferences(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
                                           tables: Set<String>) throws -> [String] {
         var differences: [String] = []
-        var nameByNumber: [Int: String] = [:]
-        for row in try session.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                    [Int64(HistoryTables.firstReservedEntityNumber).storeValue]) {
-            if let number = Int.fromStoreValue(row[0]), let name = String.fromStoreValue(row[1]) { nameByNumber[number] = name }
-        }
-        for entity in model.entitiesByNumber {
-            switch nameByNumber[entity.entityNumber] {
-            case nil: differences.append("entity '\(entity.name)' is not in the store")
-            case let stored? where stored != entity.name:
-                differences.append("entity number \(entity.entityNumber) is '\(stored)' in the store, '\(entity.name)' in the model")
-            default: break
-            }
-        }
-        let modelNames = Set(model.entities.map(\.name))
-        for name in nameByNumber.values.sorted() where !modelNames.contains(name) {
-            differences.append("the store has entity '\(name)', which the model does not")
-        }
+        differences += StoreBookkeeping.numberingDifferences(model: model, stored: try StoreBookkeeping.entityNames(in: session))
         var columnsByTable: [String: Set<String>] = [:]
         for row in try session.rows("SELECT upper(table_name), upper(column_name) FROM information_schema.columns WHERE table_schema = current_schema()") {
             if let table = String.fromStoreValue(row[0]), let column = String.fromStoreValue(row[1]) {

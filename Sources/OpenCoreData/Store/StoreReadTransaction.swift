@@ -63,16 +63,7 @@ private struct SQLiteSnapshotReads: StoreSnapshotReads {
     let storeIdentifier: String
 
     func dataToken(tables: [String]) throws -> String {
-        var parts = [storeIdentifier]
-        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
-            parts.append("\(row[0] as Int64? ?? 0):\(row[1] as Int64? ?? 0)")
-        }
-        for table in tables {
-            guard let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), COALESCE(MAX(Z_PK), 0), COALESCE(SUM(Z_OPT), 0) FROM \(table)")
-            else { continue }
-            parts.append("\(table):\(row[0] as Int64? ?? 0):\(row[1] as Int64? ?? 0):\(row[2] as Int64? ?? 0)")
-        }
-        return parts.joined(separator: "|")
+        try StoreBookkeeping.dataToken(storeIdentifier: storeIdentifier, tables: tables, in: SQLiteSession(db: db))
     }
 
     func stepRows(of query: SortKeyQuery, cancellation: CancellationFlag?, _ body: (SteppedRow) throws -> Void) throws {

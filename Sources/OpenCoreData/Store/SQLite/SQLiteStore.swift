@@ -282,13 +282,8 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
             guard !readOnly else { throw StoreError.notAStore(path: path, reason: "the database is empty") }
             try writer.write { db in
                 for statement in model.schema.creationSQL { try db.execute(sql: statement) }
-                for entity in model.entitiesByNumber {
-                    try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-                                   arguments: [entity.entityNumber, entity.name, entity.superentity?.entityNumber ?? 0])
-                }
                 let metadata = StoreMetadata(model: model, uuid: UUID(uuidString: newIdentifier) ?? UUID())
-                try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)",
-                               arguments: [StoreMetadata.rowVersion, metadata.uuidString, try metadata.plistData()])
+                try StoreBookkeeping.writeInitialRows(model: model, metadata: metadata, in: SQLiteSession(db: db))
             }
             return newIdentifier
         }
@@ -343,31 +338,8 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
     /// How the store's tables differ from what the model implies (empty when they match).
     static func schemaDifferences(_ db: Database, model: ManagedObjectModel, tableSet: Set<String>) throws -> [String] {
             var differences: [String] = []
-            // Numbers from 16000 up are Core Data's own (persistent history), never a model's entities.
-            let numbers = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
-                                           arguments: [HistoryTables.firstReservedEntityNumber])
-            var nameByNumber: [Int: String] = [:]
-            for row in numbers { nameByNumber[row[0]] = row[1] }
-            // Core Data's lightweight migration of a renamed entity keeps the old name in `Z_PRIMARYKEY`
-            // (alemar11's `SampleModel_V2.sqlite`: `ExpensiveSportCar` for `LuxuryCar`, renaming ID
-            // `ExpensiveSportCar`): the entity's renaming identifier names it too.
-            for entity in model.entitiesByNumber {
-                if let stored = nameByNumber[entity.entityNumber] {
-                    if stored != entity.name && stored != entity.renamingIdentifier {
-                        differences.append("entity number \(entity.entityNumber) is '\(stored)' in the store, '\(entity.name)' in the model")
-                    }
-                } else {
-                    differences.append("entity '\(entity.name)' is not in the store")
-                }
-            }
-            let modelNames = Set(model.entities.map(\.name))
-            for (number, name) in nameByNumber where !modelNames.contains(name)
-                && model.entity(number: number)?.renamingIdentifier != name {
-                differences.append("the store has entity '\(name)', which the model does not")
-            }
-            if !differences.isEmpty && Set(nameByNumber.values) == modelNames {
-                differences.append("the store numbers the same entities differently: load the model with ManagedObjectModel(contentsOf:numberedLikeStoreAt:) or pass entityNumbers")
-            }
+            differences += StoreBookkeeping.numberingDifferences(
+                model: model, stored: try StoreBookkeeping.entityNames(in: SQLiteSession(db: db)))
             for table in model.schema.tables {
                 guard tableSet.contains(table.name) else {
                     differences.append("table \(table.name) is missing")
