@@ -113,28 +113,7 @@ extension PostgreSQLStore {
         }
         if !conflicts.isEmpty { return conflicts }
         try insertRows(changes.inserts, schema: schema, in: session)
-        for clear in changes.joinClears {
-            try session.execute("DELETE FROM \(clear.table) WHERE \(clear.column) = ?", [clear.key.storeValue])
-        }
-        for clear in changes.foreignKeyClears {
-            try session.execute("UPDATE \(clear.table) SET \(clear.column) = NULL WHERE \(clear.column) = ?", [clear.key.storeValue])
-        }
-        for row in changes.joinDeletes {
-            try session.execute("DELETE FROM \(row.table) WHERE \(row.sourceColumn) = ? AND \(row.destinationColumn) = ?",
-                                [row.source.storeValue, row.destination.storeValue])
-        }
-        for row in changes.joinInserts {
-            try session.execute("INSERT INTO \(row.table) (\(row.sourceColumn), \(row.destinationColumn)) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                                [row.source.storeValue, row.destination.storeValue])
-        }
-        for update in changes.joinOrderUpdates {
-            try session.execute("UPDATE \(update.table) SET \(update.orderColumn) = ? WHERE \(update.sourceColumn) = ? AND \(update.destinationColumn) = ?",
-                                [update.position.storeValue, update.source.storeValue, update.destination.storeValue])
-        }
-        for update in changes.foreignKeyUpdates {
-            try session.execute("UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",
-                                [update.value, update.primaryKey.storeValue])
-        }
+        try RelationshipRowWriter.write(changes, in: session)
         return []
     }
 

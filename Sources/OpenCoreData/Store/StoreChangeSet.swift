@@ -223,29 +223,7 @@ extension SQLiteStore {
             }
             try insertWrite!.step()
         }
-        for clear in changes.joinClears {
-            try db.execute(sql: "DELETE FROM \(clear.table) WHERE \(clear.column) = ?", arguments: [clear.key])
-        }
-        for clear in changes.foreignKeyClears {
-            try db.execute(sql: "UPDATE \(clear.table) SET \(clear.column) = NULL WHERE \(clear.column) = ?",
-                           arguments: [clear.key])
-        }
-        for row in changes.joinDeletes {
-            try db.execute(sql: "DELETE FROM \(row.table) WHERE \(row.sourceColumn) = ? AND \(row.destinationColumn) = ?",
-                           arguments: [row.source, row.destination])
-        }
-        for row in changes.joinInserts {
-            try db.execute(sql: "INSERT OR IGNORE INTO \(row.table) (\(row.sourceColumn), \(row.destinationColumn)) VALUES (?, ?)",
-                           arguments: [row.source, row.destination])
-        }
-        for update in changes.joinOrderUpdates {
-            try db.execute(sql: "UPDATE \(update.table) SET \(update.orderColumn) = ? WHERE \(update.sourceColumn) = ? AND \(update.destinationColumn) = ?",
-                           arguments: [update.position, update.source, update.destination])
-        }
-        for update in changes.foreignKeyUpdates {
-            try db.execute(sql: "UPDATE \(update.table) SET \(update.column) = ? WHERE Z_PK = ?",
-                           arguments: [update.value, update.primaryKey])
-        }
+        try RelationshipRowWriter.write(changes, in: SQLiteSession(db: db))
         return []
     }
 
