@@ -7,7 +7,7 @@ extension MappingMigrationHistory.Store {
     /// The PostgreSQL store in the schema `session` works in.
     static func postgreSQL(_ session: PostgreSQLSession) -> Self {
         Self(name: session.server,
-             connection: MigrationHistory.Connection(rows: { try session.rows($0, $1) }, execute: { _ = try session.execute($0, $1) }),
+             connection: session,
              columns: { table in
                  try session.rows("""
                      SELECT upper(column_name) FROM information_schema.columns

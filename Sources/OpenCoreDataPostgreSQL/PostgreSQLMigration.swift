@@ -147,24 +147,19 @@ enum PostgreSQLMigration {
     private static func run(_ plans: [MigrationPlan], in session: PostgreSQLSession, server: String, recordsHistory: Bool,
                             storeIdentifier: String, channel: String) throws {
         guard !plans.isEmpty else { return }
-        let history = recordsHistory ? try keepingHistory(server: server) { try MigrationHistory.before(connection(session)) } : nil
+        let history = recordsHistory ? try keepingHistory(server: server) { try MigrationHistory.before(session) } : nil
         for plan in plans {
             // Read before the plan moves any row: the keys its objects move by.
-            let moves = try history.map { history in try keepingHistory(server: server) { try history.keyMoves(of: plan, in: connection(session)) } }
+            let moves = try history.map { history in try keepingHistory(server: server) { try history.keyMoves(of: plan, in: session) } }
             try run(plan, in: session, server: server)
-            if let history, let moves { try keepingHistory(server: server) { try history.move(moves, in: connection(session)) } }
+            if let history, let moves { try keepingHistory(server: server) { try history.move(moves, in: session) } }
         }
         if let history {
             try keepingHistory(server: server) {
-                try history.after(plans, in: connection(session))
+                try history.after(plans, in: session)
                 try PostgreSQLHistory.recordMigration(plans, storeIdentifier: storeIdentifier, channel: channel, in: session)
             }
         }
-    }
-
-    /// The statements of ``MigrationHistory`` run on `session`.
-    private static func connection(_ session: PostgreSQLSession) -> MigrationHistory.Connection {
-        MigrationHistory.Connection(rows: { try session.rows($0, $1) }, execute: { _ = try session.execute($0, $1) })
     }
 
     /// Runs `body`, a step keeping the history; a statement the server refuses names that step.

@@ -26,7 +26,7 @@ package struct MappingMigrationHistory {
     package struct Store {
         /// The store, for errors (a file's path, a server's redacted URL).
         var name: String
-        var connection: MigrationHistory.Connection
+        var connection: any SQLSession
         /// A table's column names, in upper case.
         var columns: (_ table: String) throws -> [String]
         /// Whether the history reader registry is there.
@@ -39,7 +39,7 @@ package struct MappingMigrationHistory {
         var recordMigration: (_ contextName: String) throws -> Int64
 
         /// A store side made of its statements (see each property).
-        package init(name: String, connection: MigrationHistory.Connection, columns: @escaping (_ table: String) throws -> [String],
+        package init(name: String, connection: any SQLSession, columns: @escaping (_ table: String) throws -> [String],
                      hasReaderRegistry: @escaping () throws -> Bool,
                      createTables: @escaping (_ model: ManagedObjectModel, _ readerRegistry: Bool) throws -> Void,
                      recordMigration: @escaping (_ contextName: String) throws -> Int64) {
@@ -53,7 +53,7 @@ package struct MappingMigrationHistory {
 
         /// The SQLite store file open as `db` at `path`.
         static func sqlite(_ db: Database, path: String) -> Store {
-            Store(name: path, connection: .sqlite(db),
+            Store(name: path, connection: SQLiteSession(db: db),
                   columns: { table in try Row.fetchAll(db, sql: "PRAGMA table_info(\(table))").map { ($0["name"] as String).uppercased() } },
                   hasReaderRegistry: { try HistoryReaderRegistry.exists(in: db) },
                   createTables: { model, registry in

@@ -10,31 +10,6 @@ import GRDB
 /// Only stores that already have history tables are touched: a migration records history where history
 /// has been recorded.
 package struct MigrationHistory {
-    /// The statements the history's migration runs, on the store's database: SQLite's or PostgreSQL's
-    /// (every statement here is spelled so that both read it alike).
-    package struct Connection {
-        /// Runs a query; its rows.
-        package var rows: (_ sql: String, _ arguments: [StoreValue]) throws -> [[StoreValue]]
-        /// Runs a statement.
-        package var execute: (_ sql: String, _ arguments: [StoreValue]) throws -> Void
-
-        /// A connection running the statements through `rows` and `execute`.
-        package init(rows: @escaping (_ sql: String, _ arguments: [StoreValue]) throws -> [[StoreValue]],
-                     execute: @escaping (_ sql: String, _ arguments: [StoreValue]) throws -> Void) {
-            self.rows = rows
-            self.execute = execute
-        }
-
-        /// The SQLite connection `db`.
-        static func sqlite(_ db: Database) -> Connection {
-            Connection(rows: { sql, arguments in
-                try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Array($0.databaseValues.map(StoreValue.init)) }
-            }, execute: { sql, arguments in
-                try db.execute(sql: sql, arguments: StatementArguments(arguments))
-            })
-        }
-    }
-
     /// `Z_PRIMARYKEY` rows from 16000 up (Core Data's own entities: history, and any other), as they were.
     private let reservedRows: [[StoreValue]]
     /// The model's entity numbers by name before the migration.
@@ -43,13 +18,13 @@ package struct MigrationHistory {
     /// Reads what the migration's rewrite of `Z_PRIMARYKEY` would lose; nil when the store has no history.
     static func before(_ db: Database) throws -> MigrationHistory? {
         guard try HistoryTables.exist(in: db) else { return nil }
-        return try before(.sqlite(db))
+        return try before(SQLiteSession(db: db))
     }
 
     /// Reads what the migration's rewrite of `Z_PRIMARYKEY` would lose, in a store that has history tables.
     ///
     /// - Throws: what `connection` throws.
-    package static func before(_ connection: Connection) throws -> MigrationHistory {
+    package static func before(_ connection: any SQLSession) throws -> MigrationHistory {
         MigrationHistory(
             reservedRows: try connection.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT >= ?",
                                               [Int64(HistoryTables.firstReservedEntityNumber).storeValue]),
@@ -58,10 +33,10 @@ package struct MigrationHistory {
 
     /// Entity numbers by name in a store's `Z_PRIMARYKEY` (the model's entities, not Core Data's own).
     static func entityNumbers(_ db: Database) throws -> [String: Int64] {
-        try entityNumbers(.sqlite(db))
+        try entityNumbers(SQLiteSession(db: db))
     }
 
-    static func entityNumbers(_ connection: Connection) throws -> [String: Int64] {
+    static func entityNumbers(_ connection: any SQLSession) throws -> [String: Int64] {
         var numbers: [String: Int64] = [:]
         for row in try connection.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
                                        [Int64(HistoryTables.firstReservedEntityNumber).storeValue]) {
@@ -79,13 +54,13 @@ package struct MigrationHistory {
     /// Before `plan` runs: the key moves it makes (its offsets read on the store as it is now). Entities
     /// are found by name among the numbers the store had before the migration.
     func keyMoves(of plan: MigrationPlan, in db: Database) throws -> KeyMoves {
-        try keyMoves(of: plan, in: .sqlite(db))
+        try keyMoves(of: plan, in: SQLiteSession(db: db))
     }
 
     /// ``keyMoves(of:in:)`` on any connection.
     ///
     /// - Throws: what `connection` throws.
-    package func keyMoves(of plan: MigrationPlan, in connection: Connection) throws -> KeyMoves {
+    package func keyMoves(of plan: MigrationPlan, in connection: any SQLSession) throws -> KeyMoves {
         KeyMoves(moves: try plan.keyMoves.map { move in
             (move.sourceEntities.compactMap { entityNumbersBefore[$0] },
              try connection.rows("SELECT \(move.offset.sql)", move.offset.arguments).first?.first
@@ -96,13 +71,13 @@ package struct MigrationHistory {
     /// After the plan ran: old changes of the objects it gave new keys name them by their new keys
     /// (deleted objects' keys move alike, into the same range, so they never name another object).
     func move(_ keyMoves: KeyMoves, in db: Database) throws {
-        try move(keyMoves, in: .sqlite(db))
+        try move(keyMoves, in: SQLiteSession(db: db))
     }
 
     /// ``move(_:in:)`` on any connection.
     ///
     /// - Throws: what `connection` throws.
-    package func move(_ keyMoves: KeyMoves, in connection: Connection) throws {
+    package func move(_ keyMoves: KeyMoves, in connection: any SQLSession) throws {
         for (numbers, offset) in keyMoves.moves where !numbers.isEmpty && offset != 0 {
             try connection.execute("UPDATE ACHANGE SET ZENTITYPK = ZENTITYPK + ? WHERE ZENTITY IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))",
                                    [offset.storeValue] + numbers.map(\.storeValue))
@@ -112,7 +87,7 @@ package struct MigrationHistory {
     /// After the plans ran, before the commit: restores the reservations, renumbers old changes, and records
     /// the migration's transaction.
     func after(_ plans: [MigrationPlan], in db: Database) throws {
-        try after(plans, in: .sqlite(db))
+        try after(plans, in: SQLiteSession(db: db))
         _ = try HistoryRecorder.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
                                                   contextName: Self.contextName(plans), in: db)
     }
@@ -127,7 +102,7 @@ package struct MigrationHistory {
     /// with the context name ``contextName(_:)``).
     ///
     /// - Throws: what `connection` throws.
-    package func after(_ plans: [MigrationPlan], in connection: Connection) throws {
+    package func after(_ plans: [MigrationPlan], in connection: any SQLSession) throws {
         // Key reservations: never below what the tables hold, so numbers keep counting up.
         let tableByEntity = [HistoryTables.changeEntity: HistoryTables.changeTable,
                              HistoryTables.transactionEntity: HistoryTables.transactionTable,
@@ -159,7 +134,7 @@ package struct MigrationHistory {
     /// Updated-property bitmaps (`ZCOLUMNS`, bit n for the entity's n-th property) of old changes follow
     /// each property to its slot in the new model, through every plan (a property the migration drops
     /// leaves them). Run while the changes still carry the entity numbers of before the migration.
-    private func moveUpdatedSlots(through plans: [MigrationPlan], in connection: Connection) throws {
+    private func moveUpdatedSlots(through plans: [MigrationPlan], in connection: any SQLSession) throws {
         let nameByNumber = Dictionary(entityNumbersBefore.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         // (entity number, old bitmap, new bitmap), all rewritten by one statement: one by one, a bitmap
         // just written could be taken for an old one of the same value.
