@@ -111,7 +111,7 @@ enum PostgreSQLHistory {
         let changes = entry.changes
         guard !changes.isEmpty else { return nil }
         let transaction = try insertTransaction(author: entry.author, contextName: entry.contextName, in: session)
-        var key = try reserveKeys(entity: HistoryTables.changeEntity, count: changes.count, in: session)
+        var key = try HistoryTransactionWriter.reserveKeys(entity: HistoryTables.changeEntity, count: changes.count, in: session)
         // The tombstone columns this transaction fills (the open added as many as the model needs).
         let tombstones = changes.map(\.tombstone.count).max() ?? 0
         let columnList = (0..<tombstones).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
@@ -154,42 +154,11 @@ enum PostgreSQLHistory {
         try session.execute("SELECT pg_notify(?, ?)", [channel.storeValue, "\(storeIdentifier):\(transaction)".storeValue])
     }
 
-    /// Inserts an `ATRANSACTION` row by `author` under `contextName`, numbered next; its number.
+    /// ``HistoryTransactionWriter/insertTransaction(author:contextName:in:)`` on `session`.
     ///
-    /// - Throws: ``StoreError`` when the server refuses a statement; ``StoreError/corrupt(path:reason:)``
-    ///   when `Z_PRIMARYKEY` has no row for the history's entities.
+    /// - Throws: what that throws.
     static func insertTransaction(author: String?, contextName: String?, in session: PostgreSQLSession) throws -> Int64 {
-        // Lock order, the same for every writer: 16002 (the transaction number, held to commit), 16003, 16001.
-        let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: session)
-        let names = try [author, HistoryRecorder.processName, contextName, HistoryRecorder.processID]
-            .map { try intern($0, in: session) }
-        try session.execute("""
-            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
-            VALUES (?, ?, 1, ?, ?, ?, ?, ?)
-            """, [transaction.storeValue, Int64(HistoryTables.transactionEntity).storeValue]
-                + names.map { $0?.storeValue ?? .null } + [Date().timeIntervalSinceReferenceDate.storeValue])
-        return transaction
-    }
-
-    private static func reserveKeys(entity: Int, count: Int, in session: PostgreSQLSession) throws -> Int64 {
-        let rows = try session.rows("UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX",
-                                    [Int64(count).storeValue, Int64(entity).storeValue])
-        guard let last = rows.first.flatMap({ Int64.fromStoreValue($0[0]) }) else {
-            throw StoreError.corrupt(path: session.server, reason: "Z_PRIMARYKEY has no row for history entity \(entity)")
-        }
-        return last - Int64(count) + 1
-    }
-
-    /// The key of `name` in ATRANSACTIONSTRING, adding it when new.
-    private static func intern(_ name: String?, in session: PostgreSQLSession) throws -> Int64? {
-        guard let name else { return nil }
-        if let row = try session.rows("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1", [name.storeValue]).first {
-            return Int64.fromStoreValue(row[0])
-        }
-        let key = try reserveKeys(entity: HistoryTables.stringEntity, count: 1, in: session)
-        try session.execute("INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)",
-                            [key.storeValue, Int64(HistoryTables.stringEntity).storeValue, name.storeValue])
-        return key
+        try HistoryTransactionWriter.insertTransaction(author: author, contextName: contextName, in: session)
     }
 
     /// The transactions numbered above `number`, oldest first, at most `limit`, each with its changes (what

@@ -174,4 +174,7 @@ private final class TimeoutFlag: Sendable {
 }
 
 /// The engine's shared code (``BatchDeleteCascade``…) runs on a PostgreSQL session as on an SQLite one.
-extension PostgreSQLSession: SQLSession {}
+extension PostgreSQLSession: SQLSession {
+    /// The server, as its redacted URL names it.
+    var location: String { server }
+}

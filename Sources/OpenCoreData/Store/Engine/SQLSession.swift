@@ -7,6 +7,10 @@ import Foundation
 /// Fast paths (row blocks decoded in place, cached statements bound without arrays) stay behind each
 /// backend's own readers; this is the surface for code written once for every store.
 package protocol SQLSession {
+    /// Where the session's database is, for messages: a file's path or a server's `host:port/database`,
+    /// never a password.
+    var location: String { get }
+
     /// Runs one statement and returns how many rows it wrote (0 for statements that write none).
     ///
     /// - Throws: the backend's error when the database refuses the statement or the connection fails (the

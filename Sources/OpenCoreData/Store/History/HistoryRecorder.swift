@@ -97,7 +97,7 @@ package final class HistoryRecorder: Sendable {
 
         let transaction = try Self.insertTransaction(author: entry.author, contextName: entry.contextName, in: db)
 
-        var key = try Self.reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: db)
+        var key = try HistoryTransactionWriter.reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: SQLiteSession(db: db))
         try HistoryChangeRows.write(entry.changes, firstKey: key, transaction: transaction, in: db)
         key += Int64(entry.changes.count)
         for row in deleted {
@@ -121,41 +121,9 @@ package final class HistoryRecorder: Sendable {
         return transaction
     }
 
-    /// Writes a transaction row (its changes are the caller's) by `author` and `contextName`, in this
-    /// program and process, now; returns its number. The history tables must exist.
+    /// ``HistoryTransactionWriter/insertTransaction(author:contextName:in:)`` on an SQLite connection.
     static func insertTransaction(author: String?, contextName: String?, in db: Database) throws -> Int64 {
-        let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: db)
-        let names = try [author, processName, contextName, processID].map { try intern($0, in: db) }
-        // Every commit runs this, `intern`, `reserveKeys` and the deleted-rows statements: they are cached
-        // statements, as preparing one anew cost more than running it.
-        try db.cachedStatement(sql: """
-            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
-            VALUES (?, ?, 1, ?, ?, ?, ?, ?)
-            """).execute(arguments: [transaction, HistoryTables.transactionEntity, names[0], names[1], names[2], names[3],
-                             Date().timeIntervalSinceReferenceDate])
-        return transaction
-    }
-
-    /// The key of a name in ATRANSACTIONSTRING, adding it the first time; nil for no name.
-    static func intern(_ name: String?, in db: Database) throws -> Int64? {
-        guard let name else { return nil }
-        if let key = try Int64.fetchOne(db.cachedStatement(sql: "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ? LIMIT 1"),
-                                       arguments: [name]) {
-            return key
-        }
-        let key = try Self.reserveKeys(entity: HistoryTables.stringEntity, count: 1, in: db)
-        try db.execute(sql: "INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, 1, ?)",
-                       arguments: [key, HistoryTables.stringEntity, name])
-        return key
-    }
-
-    /// Reserves `count` keys for a history table in Z_PRIMARYKEY; returns the first.
-    static func reserveKeys(entity: Int, count: Int, in db: Database) throws -> Int64 {
-        guard let last = try Int64.fetchOne(db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = IFNULL(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX"),
-                                            arguments: [count, entity]) else {
-            throw StoreError.corrupt(path: db.description, reason: "Z_PRIMARYKEY has no row for history entity \(entity)")
-        }
-        return last - Int64(count) + 1
+        try HistoryTransactionWriter.insertTransaction(author: author, contextName: contextName, in: SQLiteSession(db: db))
     }
 
     /// `ZCOLUMNS`: bit `slot` set for each changed property (byte slot / 8, bit slot % 8).

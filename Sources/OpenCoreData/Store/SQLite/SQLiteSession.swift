@@ -8,6 +8,9 @@ struct SQLiteSession: SQLSession {
     /// The connection, valid for the duration of the store's `read` or `write` call that lent it.
     let db: Database
 
+    /// The connection's description (GRDB names it after the store's file).
+    var location: String { db.description }
+
     /// Runs one statement and returns SQLite's count of rows it changed.
     ///
     /// - Throws: GRDB's `DatabaseError` when SQLite refuses the statement (the store reports it as a ``StoreError``).
