@@ -110,7 +110,7 @@ enum PostgreSQLHistory {
                        in session: PostgreSQLSession) throws -> Int64? {
         let changes = entry.changes
         guard !changes.isEmpty else { return nil }
-        let transaction = try insertTransaction(author: entry.author, contextName: entry.contextName, in: session)
+        let transaction = try HistoryTransactionWriter.insertTransaction(author: entry.author, contextName: entry.contextName, in: session)
         var key = try HistoryTransactionWriter.reserveKeys(entity: HistoryTables.changeEntity, count: changes.count, in: session)
         // The tombstone columns this transaction fills (the open added as many as the model needs).
         let tombstones = changes.map(\.tombstone.count).max() ?? 0
@@ -149,16 +149,9 @@ enum PostgreSQLHistory {
     /// - Throws: ``StoreError`` when the server refuses a statement.
     static func recordMigration(_ plans: [MigrationPlan], storeIdentifier: String, channel: String,
                                 in session: PostgreSQLSession) throws {
-        let transaction = try insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
-                                                contextName: MigrationHistory.contextName(plans), in: session)
+        let transaction = try HistoryTransactionWriter.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
+                                                                         contextName: MigrationHistory.contextName(plans), in: session)
         try session.execute("SELECT pg_notify(?, ?)", [channel.storeValue, "\(storeIdentifier):\(transaction)".storeValue])
-    }
-
-    /// ``HistoryTransactionWriter/insertTransaction(author:contextName:in:)`` on `session`.
-    ///
-    /// - Throws: what that throws.
-    static func insertTransaction(author: String?, contextName: String?, in session: PostgreSQLSession) throws -> Int64 {
-        try HistoryTransactionWriter.insertTransaction(author: author, contextName: contextName, in: session)
     }
 
     /// The transactions numbered above `number`, oldest first, at most `limit`, each with its changes (what

@@ -17,8 +17,8 @@ extension MappingMigrationHistory.Store {
              hasReaderRegistry: { try PostgreSQLHistory.presence(in: session).readerRegistry },
              createTables: { model, registry in try PostgreSQLHistory.create(in: session, model: model, readerRegistry: registry) },
              recordMigration: { contextName in
-                 try PostgreSQLHistory.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
-                                                         contextName: contextName, in: session)
+                 try HistoryTransactionWriter.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
+                                                                contextName: contextName, in: session)
              })
     }
 }

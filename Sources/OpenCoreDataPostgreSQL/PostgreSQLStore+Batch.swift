@@ -297,8 +297,6 @@ extension PostgreSQLStore {
 
     /// The object ID of a `(Z_ENT, Z_PK)` row.
     private func objectID(_ row: [StoreValue], default entity: EntityDescription) -> ManagedObjectID {
-        let number = Int.fromStoreValue(row[0]) ?? entity.entityNumber
-        return ManagedObjectID(entity: model.entity(number: number) ?? entity, primaryKey: Int64.fromStoreValue(row[1]) ?? 0,
-                               store: identity)
+        ManagedObjectID(keyRow: row, default: entity, model: model, store: identity)
     }
 }

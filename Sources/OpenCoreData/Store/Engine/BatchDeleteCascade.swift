@@ -19,7 +19,7 @@ package struct BatchDeleteCascade<Session: SQLSession> {
     /// The transaction's session.
     package let session: Session
 
-    /// Walks the graph from `initial` (or the rows `selection` names, of `entity`) and deletes.
+    /// A cascade over `model`'s rows through `session`, naming objects of the store `identity`.
     package init(model: ManagedObjectModel, identity: StoreIdentity, session: Session) {
         self.model = model
         self.identity = identity
@@ -151,8 +151,6 @@ package struct BatchDeleteCascade<Session: SQLSession> {
 
     /// The object ID of a `(Z_ENT, Z_PK)` row.
     package func objectID(_ row: [StoreValue], default entity: EntityDescription) -> ManagedObjectID {
-        let number = Int.fromStoreValue(row[0]) ?? entity.entityNumber
-        return ManagedObjectID(entity: model.entity(number: number) ?? entity, primaryKey: Int64.fromStoreValue(row[1]) ?? 0,
-                               store: identity)
+        ManagedObjectID(keyRow: row, default: entity, model: model, store: identity)
     }
 }

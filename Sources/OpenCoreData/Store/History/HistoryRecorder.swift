@@ -95,7 +95,8 @@ package final class HistoryRecorder: Sendable {
         let changeCount = entry.changes.count + deleted.count
         guard changeCount > 0 else { return nil }
 
-        let transaction = try Self.insertTransaction(author: entry.author, contextName: entry.contextName, in: db)
+        let transaction = try HistoryTransactionWriter.insertTransaction(author: entry.author, contextName: entry.contextName,
+                                                                        in: SQLiteSession(db: db))
 
         var key = try HistoryTransactionWriter.reserveKeys(entity: HistoryTables.changeEntity, count: changeCount, in: SQLiteSession(db: db))
         try HistoryChangeRows.write(entry.changes, firstKey: key, transaction: transaction, in: db)
@@ -119,11 +120,6 @@ package final class HistoryRecorder: Sendable {
         }
         if remembersOwnTransactions { recordedTransactions.withLock { _ = $0.insert(transaction) } }
         return transaction
-    }
-
-    /// ``HistoryTransactionWriter/insertTransaction(author:contextName:in:)`` on an SQLite connection.
-    static func insertTransaction(author: String?, contextName: String?, in db: Database) throws -> Int64 {
-        try HistoryTransactionWriter.insertTransaction(author: author, contextName: contextName, in: SQLiteSession(db: db))
     }
 
     /// `ZCOLUMNS`: bit `slot` set for each changed property (byte slot / 8, bit slot % 8).

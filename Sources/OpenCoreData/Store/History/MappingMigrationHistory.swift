@@ -61,8 +61,8 @@ package struct MappingMigrationHistory {
                       if registry { try HistoryReaderRegistry.create(in: db) }
                   },
                   recordMigration: { contextName in
-                      try HistoryRecorder.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
-                                                            contextName: contextName, in: db)
+                      try HistoryTransactionWriter.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
+                                                                    contextName: contextName, in: SQLiteSession(db: db))
                   })
         }
     }

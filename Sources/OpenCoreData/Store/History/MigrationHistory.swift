@@ -88,8 +88,8 @@ package struct MigrationHistory {
     /// the migration's transaction.
     func after(_ plans: [MigrationPlan], in db: Database) throws {
         try after(plans, in: SQLiteSession(db: db))
-        _ = try HistoryRecorder.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
-                                                  contextName: Self.contextName(plans), in: db)
+        _ = try HistoryTransactionWriter.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
+                                                          contextName: Self.contextName(plans), in: SQLiteSession(db: db))
     }
 
     /// The migration transaction's context name: "source version → target version".
