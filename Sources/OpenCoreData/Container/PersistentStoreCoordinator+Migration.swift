@@ -4,9 +4,11 @@ import Foundation
 extension PersistentStoreCoordinator {
     /// Copies every object of `store` into a new store of `type` at `url` (Core Data's
     /// `migratePersistentStore(_:to:options:type:)`), then takes `store` out of this coordinator and adds the
-    /// new one in its place, which it returns. Between SQLite files, XML stores and in-memory stores (`url`
-    /// is then ignored). The new file appears only once complete: a failure leaves nothing at `url`, and
-    /// `store` still in the coordinator.
+    /// new one in its place, which it returns. Into an SQLite file, an XML store or an in-memory store (`url`
+    /// is then ignored), from any of those or a PostgreSQL store. Values kept outside rows (`_EXTERNAL_DATA`)
+    /// go with their rows: into the new store's own folder, or into its rows for a type that keeps them
+    /// there. The new file appears only once complete: a failure leaves nothing at `url` (and no new file in
+    /// its folder), and `store` still in the coordinator.
     ///
     /// ```swift
     /// let xml = try coordinator.addPersistentStore(type: .xml, at: URL(fileURLWithPath: "Notes.xml"))
@@ -14,11 +16,11 @@ extension PersistentStoreCoordinator {
     /// ```
     ///
     /// - Throws: ``ObjectGraphError/storeNotInCoordinator(path:)`` when `store` is not one of this
-    ///   coordinator's; ``ObjectGraphError/unsupportedStoreType(name:operation:)`` when it is not kept in SQLite
-    ///   (a PostgreSQL store); ``ObjectGraphError/storeCopyRefused(source:destination:reason:)`` when a file is
-    ///   at `url` already or the model keeps values outside rows (`_EXTERNAL_DATA`, not copied yet);
-    ///   ``XMLStoreError/unwritableValue(path:entity:key:reason:)`` for a value an XML store cannot hold;
-    ///   ``StoreError`` when SQLite refuses; `CocoaError` when the file cannot be written; what
+    ///   coordinator's; ``ObjectGraphError/storeCopyRefused(source:destination:reason:)`` when a file is at
+    ///   `url` already; ``XMLStoreError/unwritableValue(path:entity:key:reason:)`` for a value an XML store
+    ///   cannot hold; ``StoreError`` when either store refuses
+    ///   (``StoreError/unreadableExternalData(path:entity:key:primaryKey:reason:)`` for a value whose file
+    ///   cannot be read); `CocoaError` when the file cannot be written; what
     ///   ``addPersistentStore(type:at:options:)`` throws opening the new store (its file is removed then).
     @discardableResult
     public func migratePersistentStore(_ store: PersistentStore, to url: URL, options: StoreOptions = StoreOptions(),
@@ -27,13 +29,13 @@ extension PersistentStoreCoordinator {
         let migrated: SQLiteStore
         if type == .inMemory {
             migrated = try SQLiteStore(type: .inMemory, url: nil, model: managedObjectModel, options: options)
-            try source.copyContents(into: migrated)
+            try SQLiteStore.copyContents(of: source, model: managedObjectModel, into: migrated)
         } else {
-            try source.copyContents(toNewStoreAt: url, type: type)
+            try SQLiteStore.copyContents(of: source, model: managedObjectModel, toNewStoreAt: url, type: type)
             do {
                 migrated = try SQLiteStore(type: type, url: url, model: managedObjectModel, options: options)
             } catch {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+                StoreFileCopy.removeStore(at: url)
                 throw error
             }
         }
@@ -42,19 +44,14 @@ extension PersistentStoreCoordinator {
         return migrated
     }
 
-    /// `store` as the source of a copy: one of this coordinator's stores, kept in SQLite (a file, in memory,
-    /// or an XML store's loaded objects).
+    /// `store` as the source of a copy: one of this coordinator's stores, whatever its backend.
     ///
     /// - Throws: ``ObjectGraphError/storeNotInCoordinator(path:)`` when `store` is not one of this
-    ///   coordinator's; ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for a store of another kind
-    ///   (copying out of a PostgreSQL store is not written yet).
-    package func sourceForMigration(_ store: PersistentStore) throws -> SQLiteStore {
+    ///   coordinator's.
+    package func sourceForMigration(_ store: PersistentStore) throws -> any StoreBackend {
         guard persistentStores.contains(where: { $0 === store }) else {
             throw ObjectGraphError.storeNotInCoordinator(path: store.backend.displayPath)
         }
-        guard let source = store as? SQLiteStore else {
-            throw ObjectGraphError.unsupportedStoreType(name: store.typeName, operation: "Copying a store")
-        }
-        return source
+        return store.backend
     }
 }

@@ -7,13 +7,15 @@ extension PersistentStoreCoordinator {
     /// Data's `replacePersistentStore(at:destinationOptions:withPersistentStoreFrom:sourceOptions:ofType:)`),
     /// creating it when it does not exist. The copy is SQLite's backup of every page, written into the
     /// destination as one transaction: the destination holds either its old contents or the new ones, never a
-    /// mix; its write-ahead log goes with it. Values kept outside rows (`_EXTERNAL_DATA`) are not carried.
+    /// mix; its write-ahead log goes with it. The files of values kept outside rows (`_EXTERNAL_DATA`) go
+    /// with the rows: the source's are put beside the destination's first, and the destination's old ones
+    /// removed once its rows are replaced.
     ///
     /// - Throws: ``ObjectGraphError/unsupportedStoreType(name:operation:)`` for another store type than
     ///   ``SQLiteStoreType``; what ``StoreOptions/init(optionDictionary:)`` throws for an option that is not read; ``StoreError/notAStore(path:reason:)`` when the source is missing or not a
     ///   store; ``StoreError/busy(path:)`` when another connection holds the destination's write lock;
-    ///   ``MigrationError/stepFailed(path:step:reason:)`` when SQLite refuses the copy (the destination is left
-    ///   as it was).
+    ///   ``MigrationError/stepFailed(path:step:reason:)`` when SQLite refuses the copy, or a folder of values
+    ///   kept outside rows is a link or a file in it cannot be copied (the destination is left as it was).
     public func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
                                        withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
                                        ofType storeType: String) throws {
@@ -24,7 +26,7 @@ extension PersistentStoreCoordinator {
         _ = try StoreOptions(optionDictionary: sourceOptions)
         // The source must be a store, read as it is (its write-ahead log included).
         _ = try StoreMetadata.read(storeAt: sourceURL.path)
-        try StoreFileCopy.replaceContents(of: destinationURL.path, withStoreAt: sourceURL.path, busyTimeout: options.busyTimeout)
+        try StoreFileCopy.replaceStore(at: destinationURL, withStoreAt: sourceURL, busyTimeout: options.busyTimeout)
     }
 
     /// Removes the store file at `url` with its `-wal`, `-shm` and `-journal` files and its folder of values

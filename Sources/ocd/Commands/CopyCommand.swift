@@ -4,20 +4,23 @@ import OpenCoreData
 import OpenCoreDataPostgreSQL
 
 /// `ocd copy SOURCE DESTINATION [--model M] [--from-type T] [--to-type T] [--replace]`: every object of one
-/// store file copied into a new store of another type (Core Data's `migratePersistentStore`), e.g. an XML
-/// store into SQLite, or into a new PostgreSQL store (a `postgresql://` URL). A file destination appears only
+/// store copied into a new store of another type (Core Data's `migratePersistentStore`), e.g. an XML store
+/// into SQLite, a file into a new PostgreSQL store (a `postgresql://` URL), or a PostgreSQL store out into a
+/// file. A file destination appears only
 /// once complete; an existing one is refused unless `--replace`, which swaps the new file in only after the
 /// copy succeeded. A PostgreSQL destination is filled in one transaction and must be new.
 struct CopyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "copy",
-        abstract: "Copy every object of a store into a new store file of another type (SQLite, XML).",
+        abstract: "Copy every object of a store into a new store of another type (SQLite, XML, PostgreSQL).",
         discussion: "Types come from the extensions (.xml is Core Data's XML store, anything else SQLite) or "
-            + "--from-type/--to-type. Without --model, an XML store's own objects give the model, and an "
-            + "SQLite store's model cache (Z_MODELCACHE). The destination is written under a temporary name "
-            + "and renamed: a failure leaves nothing behind.")
+            + "--from-type/--to-type; a postgresql:// URL is a PostgreSQL store, as source or destination. "
+            + "Without --model, an XML store's own objects give the model, an SQLite store's model cache "
+            + "(Z_MODELCACHE), and a PostgreSQL store the model it carries. Values kept in _EXTERNAL_DATA "
+            + "go with their rows. A file destination is written under a temporary name and renamed: a "
+            + "failure leaves nothing behind.")
 
-    @Argument(help: "The store to copy from.")
+    @Argument(help: "The store file to copy from, or a postgresql:// URL.")
     var source: String
 
     @Argument(help: "The store file to create, or a postgresql:// URL of a new store.")
@@ -36,40 +39,37 @@ struct CopyCommand: ParsableCommand {
     var replace = false
 
     func run() throws {
-        if case .postgreSQL = try StoreLocation(source) {
-            throw StoreLocation.notOnPostgreSQL("copy", because: "copying out of a PostgreSQL store is not written yet (copy into one)")
-        }
+        let sourceLocation = try StoreLocation(source)
         if case .postgreSQL(let configuration) = try StoreLocation(destination) {
-            try copy(to: configuration)
+            try copy(from: sourceLocation, to: configuration)
             return
         }
-        let sourceURL = URL(fileURLWithPath: source)
         let destinationURL = URL(fileURLWithPath: destination)
-        let sourceType = try Self.storeType(fromType, of: sourceURL)
         let destinationType = try Self.storeType(toType, of: destinationURL)
-        guard FileManager.default.fileExists(atPath: sourceURL.path) else { throw OCDError("\(source): no such file") }
         let exists = FileManager.default.fileExists(atPath: destinationURL.path)
         if exists && !replace { throw OCDError("\(destination) exists; pass --replace to replace it") }
-        guard sourceURL.standardizedFileURL != destinationURL.standardizedFileURL else {
+        if case .file(let path) = sourceLocation,
+           URL(fileURLWithPath: path).standardizedFileURL == destinationURL.standardizedFileURL {
             throw OCDError("\(source) is both the source and the destination")
         }
+        let opened = try openSource(sourceLocation)
+        defer { opened.close() }
         do {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try loadModel(sourceURL, type: sourceType))
-            let store = try coordinator.addPersistentStore(type: sourceType, at: sourceURL, options: StoreOptions(readOnly: true))
-            // Written under a temporary name beside the destination, then renamed into place.
+            // Written under a temporary name beside the destination, then renamed into place with its
+            // _EXTERNAL_DATA files: what `migratePersistentStore` writes, without opening the copy.
             let temporary = destinationURL.deletingLastPathComponent()
                 .appendingPathComponent(".\(destinationURL.lastPathComponent).\(UUID().uuidString).new")
             do {
-                // What `migratePersistentStore` writes, without opening the copy under its temporary name.
-                try store.copyContents(toNewStoreAt: temporary, type: destinationType)
-                if exists { try Self.removeStoreFiles(at: destinationURL) }
-                try FileManager.default.moveItem(at: temporary, to: destinationURL)
+                try SQLiteStore.copyContents(of: opened.store.backend, model: opened.coordinator.managedObjectModel,
+                                             toNewStoreAt: temporary, type: destinationType)
+                if exists { StoreFileCopy.removeStore(at: destinationURL) }
+                try StoreFileCopy.moveStore(at: temporary, to: destinationURL)
             } catch {
-                try? Self.removeStoreFiles(at: temporary)
+                StoreFileCopy.removeStore(at: temporary)
                 throw error
             }
-            let counts = try Self.objectCounts(of: destinationURL, type: destinationType, model: coordinator.managedObjectModel)
-            Console.line("Copied \(counts.total) objects (\(counts.entities) entities) from \(source) (\(sourceType.rawValue)) to \(destination) (\(destinationType.rawValue)).")
+            let counts = try Self.objectCounts(of: destinationURL, type: destinationType, model: opened.coordinator.managedObjectModel)
+            Console.line("Copied \(counts.total) objects (\(counts.entities) entities) from \(opened.name) (\(opened.store.typeName)) to \(destination) (\(destinationType.rawValue)).")
         } catch let error as OCDError {
             throw error
         } catch {
@@ -77,21 +77,44 @@ struct CopyCommand: ParsableCommand {
         }
     }
 
+    /// The source opened read-only: a file of the type `--from-type` or its extension names, or a
+    /// PostgreSQL store, with `--model` or the model it carries.
+    private func openSource(_ location: StoreLocation) throws -> (coordinator: PersistentStoreCoordinator, store: PersistentStore,
+                                                                   name: String, close: @Sendable () -> Void) {
+        switch location {
+        case .postgreSQL:
+            guard fromType == nil else { throw OCDError("--from-type is for a store file; a postgresql:// URL is a PostgreSQL store") }
+            let (opened, _) = try OpenedStore.openFindingModel(location, modelPath: model, readOnly: true)
+            guard let store = opened.coordinator.persistentStores.first else { throw OCDError("\(opened.displayName): no store opened") }
+            return (opened.coordinator, store, opened.displayName, { opened.close() })
+        case .file(let path):
+            let sourceURL = URL(fileURLWithPath: path)
+            let sourceType = try Self.storeType(fromType, of: sourceURL)
+            guard FileManager.default.fileExists(atPath: sourceURL.path) else { throw OCDError("\(source): no such file") }
+            do {
+                let coordinator = PersistentStoreCoordinator(managedObjectModel: try loadModel(sourceURL, type: sourceType))
+                let store = try coordinator.addPersistentStore(type: sourceType, at: sourceURL, options: StoreOptions(readOnly: true))
+                return (coordinator, store, source, {})
+            } catch let error as OCDError {
+                throw error
+            } catch {
+                throw OCDError("cannot open \(source): \(error)")
+            }
+        }
+    }
+
     /// Copies the source into a new PostgreSQL store, in one transaction of the server.
-    private func copy(to configuration: PostgreSQLStoreConfiguration) throws {
+    private func copy(from location: StoreLocation, to configuration: PostgreSQLStoreConfiguration) throws {
         let server = configuration.redactedURL
         guard !replace else { throw OCDError("\(server): a PostgreSQL store is never replaced; give a new schema (?schema=…)") }
-        let sourceURL = URL(fileURLWithPath: source)
-        let sourceType = try Self.storeType(fromType, of: sourceURL)
-        guard FileManager.default.fileExists(atPath: sourceURL.path) else { throw OCDError("\(source): no such file") }
         guard let url = URL(string: destination) else { throw OCDError("\(server) is not a URL") }
+        let opened = try openSource(location)
+        defer { opened.close() }
         do {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try loadModel(sourceURL, type: sourceType))
-            let store = try coordinator.addPersistentStore(type: sourceType, at: sourceURL, options: StoreOptions(readOnly: true))
-            let copied = try coordinator.migratePersistentStore(store, to: url, type: .postgreSQL)
-            defer { coordinator.remove(copied) }
-            let counts = try Self.objectCounts(in: coordinator)
-            Console.line("Copied \(counts.total) objects (\(counts.entities) entities) from \(source) (\(sourceType.rawValue)) to \(server) (PostgreSQL).")
+            let copied = try opened.coordinator.migratePersistentStore(opened.store, to: url, type: .postgreSQL)
+            defer { opened.coordinator.remove(copied) }
+            let counts = try Self.objectCounts(in: opened.coordinator)
+            Console.line("Copied \(counts.total) objects (\(counts.entities) entities) from \(opened.name) (\(opened.store.typeName)) to \(server) (PostgreSQL).")
         } catch let error as OCDError {
             throw error
         } catch {
@@ -113,12 +136,6 @@ struct CopyCommand: ParsableCommand {
         case "xml": return .xml
         case "sqlite": return .sqlite
         case let other: throw OCDError("unknown store type '\(other)' (sqlite or xml)")
-        }
-    }
-
-    private static func removeStoreFiles(at url: URL) throws {
-        for suffix in ["-wal", "-shm", "-journal", ""] where FileManager.default.fileExists(atPath: url.path + suffix) {
-            try FileManager.default.removeItem(atPath: url.path + suffix)
         }
     }
 
