@@ -36,7 +36,7 @@ func openAndWriteBack(_ data: Data, name: String) throws -> (objects: Int, writt
         request.includesSubentities = false
         objects += try context.count(for: request)
     }
-    try store.copyContents(toNewStoreAt: copy, type: .xml)
+    try SQLiteStore.copyContents(of: store, model: model, toNewStoreAt: copy, type: .xml)
     return (objects, try Data(contentsOf: copy))
 }
 

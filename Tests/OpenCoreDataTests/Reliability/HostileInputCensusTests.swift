@@ -5,7 +5,8 @@ import Testing
 
 extension Reliability {
     /// The hostile-input table of docs/RELIABILITY.md: for each kind of input the library reads from outside
-    /// (predicate formats, model XML, compiled models, store metadata, import rows), inputs made from the fuzz
+    /// (predicate formats, model XML, compiled models, store metadata, import rows, model caches, XML stores;
+    /// PostgreSQL URLs in `PostgreSQLURLCensusTests`), inputs made from the fuzz
     /// corpus's seeds by deterministic mutations and from the shapes that once crashed or hung, each fed to the
     /// public entry point and its result classified:
     /// - accepted: a value came back, and its own check held (a predicate prints back to itself, metadata
@@ -187,6 +188,77 @@ extension Reliability {
             return .accepted
         }
 
+        static let modelCacheNumbers: [[String: Int]?] = [nil, ["Author": 2, "Book": 1, "Novel": 3]]
+
+        /// A store's `Z_MODELCACHE` content: raw DEFLATE of a keyed archive, as Core Data writes it. Accepted
+        /// when a model loads whose every entity maps to a layout; a decompressed archive past the size limit
+        /// is wrong even when refused later.
+        static func modelCache(_ data: Data) -> Outcome {
+            if let archive = try? StoreModelCache.archive(fromContent: data, path: "census"),
+               archive.count > StoreModelCache.maximumModelSize {
+                return .wrong("model cache decompressed to \(archive.count) bytes, past the limit")
+            }
+            do {
+                let model = try StoreModelCache.model(fromContent: data, path: "census",
+                                                      storeNumbers: modelCacheNumbers[data.count % modelCacheNumbers.count])
+                _ = model.entityVersionHashesByName
+                for entity in model.entities { _ = model.schema.mapping(for: entity) }
+                return .accepted
+            } catch is StoreError {
+                return .refused
+            } catch is ModelError {
+                return .refused
+            } catch {
+                return .wrong("model cache: \(type(of: error)) \(error)")
+            }
+        }
+
+        /// A folder for the XML stores the census writes, removed with the process's temporary files.
+        static let xmlFolder: URL = {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-census-xml-\(UUID().uuidString)")
+            try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            return url
+        }()
+
+        /// Opens an XML store file with the model its objects describe, counts every entity's objects and
+        /// writes it to a new XML file.
+        static func openAndWriteBack(_ data: Data, name: String) throws -> (objects: Int, written: Data) {
+            let source = xmlFolder.appendingPathComponent("\(name).xml")
+            let copy = xmlFolder.appendingPathComponent("\(name)-copy.xml")
+            try? FileManager.default.removeItem(at: copy)
+            try data.write(to: source)
+            let model = try ManagedObjectModel.derivedModel(ofXMLStoreAt: source)
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try coordinator.addPersistentStore(type: .xml, at: source, options: StoreOptions(readOnly: true))
+            let context = ManagedObjectContext(concurrencyType: .confinement)
+            context.persistentStoreCoordinator = coordinator
+            var objects = 0
+            for entity in model.entities {
+                let request = OpenCoreData.FetchRequest<ManagedObject>(entityName: entity.name)
+                request.includesSubentities = false
+                objects += try context.count(for: request)
+            }
+            try SQLiteStore.copyContents(of: store, model: model, toNewStoreAt: copy, type: .xml)
+            return (objects, try Data(contentsOf: copy))
+        }
+
+        /// A Core Data XML store file. Accepted when it opens, and the file written from it opens again with
+        /// as many objects.
+        static func xmlStore(_ data: Data) -> Outcome {
+            let first: (objects: Int, written: Data)
+            do {
+                first = try openAndWriteBack(data, name: "input")
+            } catch is XMLStoreError {
+                return .refused
+            } catch {
+                return .wrong("XML store: \(type(of: error)) \(error)")
+            }
+            guard let again = try? openAndWriteBack(first.written, name: "written"), again.objects == first.objects else {
+                return .wrong("an XML store that opened does not open again as written, with as many objects")
+            }
+            return .accepted
+        }
+
         static let importEntity: EntityDescription? = {
             let xml = """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
@@ -273,6 +345,15 @@ extension Reliability {
                     seeds: Self.seeds("ImportRows"), extra: [],
                     tokens: [",", "\"", "\r\n", "{\"name\":", "null", "9223372036854775808", "1e400", "2011-02-30", "\u{FEFF}"],
                     nesting: ("[", "]"), count: count, seed: 5), check: Self.importRows),
+                Self.run(kind: "model caches (`Z_MODELCACHE`)", inputs: Self.inputs(
+                    seeds: Self.seeds("ModelCache"), extra: [],
+                    tokens: ["NSKnownKeysDictionary1", "$objects", "CF$UID", "bplist00", "\u{78}\u{9C}"],
+                    nesting: ("", ""), count: count, seed: 6), check: Self.modelCache),
+                Self.run(kind: "XML stores", inputs: Self.inputs(
+                    seeds: Self.seeds("XMLStore"), extra: [],
+                    tokens: ["<object type=\"E\" id=\"z1\">", "idrefs=\"z1 z1\"", "type=\"1/1\"", "<attribute name=\"a\" type=\"date\">",
+                             "inf", "nan", "-1e300", "<!ENTITY a \"aaaa\">", "&#0;", "<![CDATA[x]]>"],
+                    nesting: ("<object type=\"E\" id=\"z9\">", "</object>"), count: count, seed: 7), check: Self.xmlStore),
             ]
             let table = (["| input kind | tried | accepted | refused (typed error) | crashed | slow (> 10 s) | wrong | slowest |",
                           "|---|---:|---:|---:|---:|---:|---:|---:|"] + tallies.map(\.markdownRow)).joined(separator: "\n")

@@ -76,7 +76,7 @@ final class XMLStoreFile: @unchecked Sendable {
     }
 
     /// Takes the store's tables as they are, without loading the file's objects: for a new file filled by a
-    /// migration (``PersistentStore/copyContents(toNewStoreAt:type:)``).
+    /// migration (``SQLiteStore/copyContents(of:model:toNewStoreAt:type:)``).
     func skipLoading() { pending = nil }
 
     /// Writes every object of the store's tables to the file, replacing it at once.
