@@ -44,8 +44,9 @@ import OpenCoreData
         return (scheme + credentials + host + port + "/" + database + query, password)
     }
 
-    /// Why an accepted configuration is wrong, nil when it is right.
-    static func problem(in configuration: PostgreSQLStoreConfiguration) -> String? {
+    /// Why an accepted configuration is wrong, nil when it is right. `password` is the one the URL was made
+    /// with (a hostile `:` in the user may make another, which may be a letter the URL shows elsewhere).
+    static func problem(in configuration: PostgreSQLStoreConfiguration, password: String?) -> String? {
         var parameters = [("host", configuration.host), ("user", configuration.username),
                           ("database", configuration.database), ("application_name", configuration.applicationName)]
         if let schema = configuration.schema { parameters.append(("schema", schema)) }
@@ -56,7 +57,7 @@ import OpenCoreData
         if configuration.password?.unicodeScalars.contains("\0") == true { return "a password with a NUL" }
         if !(1...65_535).contains(configuration.port) { return "port \(configuration.port)" }
         if let schema = configuration.schema, !PostgreSQLStoreConfiguration.isSchemaName(schema) { return "schema \(schema.debugDescription)" }
-        if let password = configuration.password, configuration.redactedURL.contains(password) { return "the redacted URL shows the password" }
+        if let password, configuration.redactedURL.contains(password) { return "the redacted URL shows the password" }
         return nil
     }
 
@@ -70,7 +71,7 @@ import OpenCoreData
             let started = Date()
             do {
                 let configuration = try PostgreSQLStoreConfiguration(url: text)
-                if let problem = Self.problem(in: configuration) { wrong.append("\(text.debugDescription): \(problem)") } else { accepted += 1 }
+                if let problem = Self.problem(in: configuration, password: password) { wrong.append("\(text.debugDescription): \(problem)") } else { accepted += 1 }
             } catch let error as StoreError {
                 if case .invalidURL = error {
                     if let password, error.description.contains(password) {
