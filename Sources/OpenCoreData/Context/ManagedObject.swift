@@ -226,6 +226,10 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         if changes.isEmpty, !flags.contains(.inserted), slot < entity.attributeColumns.count,
            let attribute = entity.attributeColumns[slot], attribute.type != .transformable,
            let (cells, start) = row?.cellsInPlace {
+            // A value left in its _EXTERNAL_DATA file by the fetch is read now, its failure reported.
+            if attribute.type == .binaryData, cells.kinds[start &+ attribute.column] == RowCellKind.external.rawValue {
+                return ValueConversion.swiftValue(try cells.loadedValue(at: start &+ attribute.column), for: .binaryData)
+            }
             return cells.swiftValue(start: start, column: attribute.column, for: attribute.type)
         }
         return try value(atSlot: slot)
@@ -242,6 +246,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
               slot < entity.attributeColumns.count, let attribute = entity.attributeColumns[slot],
               attribute.type != .transformable, let (cells, start) = row?.cellsInPlace else { return nil }
         precondition(attribute.column < cells.header.pointee.width, "RowValues index out of range")
+        // A value still in its _EXTERNAL_DATA file goes the general way, which reports a file that fails.
+        guard cells.kinds[start &+ attribute.column] != RowCellKind.external.rawValue else { return nil }
         return StoredAttributeValue(value: cells.value(at: start &+ attribute.column), type: attribute.type)
     }
 
@@ -341,8 +347,8 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
         if !changes.isEmpty, case .attribute(let value)? = changes[slot] { return value }
         if flags.contains(.inserted) { return .null }
         guard case .attribute(_, let column) = entity.storage[slot] else { return .null }
-        if let row { return row[column] }
-        return try fulfilledRow()[column]
+        if let row { return try row.loadedValue(at: column) }
+        return try fulfilledRow().loadedValue(at: column)
     }
 
     /// The related object's ID of a to-one relationship.

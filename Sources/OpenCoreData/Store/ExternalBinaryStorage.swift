@@ -102,20 +102,50 @@ package final class ExternalBinaryStorage: Sendable {
         case Self.inlineMarker:
             return Data(stored.dropFirst())
         case Self.referenceMarker:
-            var nameBytes = stored.dropFirst()
-            if let end = nameBytes.firstIndex(of: 0) {
-                guard nameBytes[end...].allSatisfy({ $0 == 0 }) else {
-                    throw unreadable("the file reference has bytes after its end")
-                }
-                nameBytes = nameBytes[..<end]
-            }
-            guard let name = String(bytes: nameBytes, encoding: .utf8), Self.isFileName(name) else {
-                let shown = String(decoding: nameBytes.prefix(80), as: UTF8.self)
-                throw unreadable("the file reference '\(shown)' is not a UUID file name in _EXTERNAL_DATA")
-            }
-            return try readFile(named: name, unreadable)
+            return try readFile(named: fileName(inReference: stored, unreadable), unreadable)
         default:
             throw unreadable("the column starts with 0x\(String(marker, radix: 16, uppercase: true)), neither the inline (0x01) nor the file (0x02) marker")
+        }
+    }
+
+    /// The file name a reference column (the marker `0x02`, the name, NULs) holds.
+    ///
+    /// - Throws: what `unreadable` makes of the reason when the bytes are not a file name Core Data makes.
+    private func fileName(inReference stored: Data, _ unreadable: (String) -> StoreError) throws -> String {
+        var nameBytes = stored.dropFirst()
+        if let end = nameBytes.firstIndex(of: 0) {
+            guard nameBytes[end...].allSatisfy({ $0 == 0 }) else {
+                throw unreadable("the file reference has bytes after its end")
+            }
+            nameBytes = nameBytes[..<end]
+        }
+        guard let name = String(bytes: nameBytes, encoding: .utf8), Self.isFileName(name) else {
+            let shown = String(decoding: nameBytes.prefix(80), as: UTF8.self)
+            throw unreadable("the file reference '\(shown)' is not a UUID file name in _EXTERNAL_DATA")
+        }
+        return name
+    }
+
+    /// Checks, without reading it, that a reference column names a regular file in the folder: what a
+    /// fetch does for a value it leaves to be read when asked for (``RowCellKind/external``), so a missing
+    /// file, a link or a FIFO is reported with the row as before.
+    ///
+    /// - Throws: ``StoreError/unreadableExternalData(path:entity:key:primaryKey:reason:)`` naming the row.
+    func checkReference(_ stored: Data, entity: String, key: String, primaryKey: Int64) throws {
+        func unreadable(_ reason: String) -> StoreError {
+            .unreadableExternalData(path: storePath, entity: entity, key: key, primaryKey: primaryKey, reason: reason)
+        }
+        let name = try fileName(inReference: stored, unreadable)
+        if let problem = Self.confinementProblem(of: directory) { throw unreadable(problem) }
+        var status = stat()
+        guard lstat(directory.appendingPathComponent(name).path, &status) == 0 else {
+            if errno == ENOENT { throw unreadable("its file _EXTERNAL_DATA/\(name) is missing") }
+            throw unreadable("its file _EXTERNAL_DATA/\(name) cannot be examined: \(String(cString: strerror(errno)))")
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFLNK: throw unreadable("its file _EXTERNAL_DATA/\(name) is a symbolic link")
+        default: throw unreadable("its file _EXTERNAL_DATA/\(name) is not a regular file")
         }
     }
 
@@ -303,19 +333,42 @@ package final class ExternalBinaryStorage: Sendable {
 }
 
 extension ExternalBinaryStorage.TableColumns {
-    /// Decodes the flagged columns of one row in place: `cells` from `start` hold the row in table order
-    /// (`Z_PK`, `Z_ENT` first), so errors name the row's entity and key.
+    /// Readies the flagged columns of one row in place: `cells` from `start` hold the row in table order
+    /// (`Z_PK`, `Z_ENT` first), so errors name the row's entity and key. A value kept in the row is decoded
+    /// now; a reference to a file is checked (a file name Core Data makes, a regular file in the folder) and
+    /// left in its cell as ``RowCellKind/external``, read when asked for: a fetch neither reads nor holds
+    /// values nobody asks for (30 rows referring to a 64 MB file cost their names, not 1.9 GB).
     ///
-    /// - Throws: what ``ExternalBinaryStorage/decode(_:entity:key:primaryKey:)`` throws.
-    func decodeRow(_ cells: RowBlock.Cells, start: Int) throws {
+    /// - Throws: what ``ExternalBinaryStorage/decode(_:entity:key:primaryKey:)`` and
+    ///   ``ExternalBinaryStorage/checkReference(_:entity:key:primaryKey:)`` throw.
+    func deferRow(_ cells: RowBlock.Cells, start: Int) throws {
         for column in columns {
-            guard case .blob(let stored) = cells.value(at: start + column.index).storage else { continue }
+            let index = start + column.index
+            guard cells.kinds[index] == RowCellKind.side.rawValue,
+                  case .blob(let stored) = cells.value(at: index).storage else { continue }
             let primaryKey = Int64(bitPattern: cells.bits[start])
             let entityNumber = Int(Int64(bitPattern: cells.bits[start + 1]))
-            let decoded = try storage.decode(stored, entity: storage.entityName(number: entityNumber) ?? column.entity,
-                                             key: column.key, primaryKey: primaryKey)
-            cells.assign(start + column.index, to: decoded.storeValue)
+            let entity = storage.entityName(number: entityNumber) ?? column.entity
+            if !storage.valuesArePlain, stored.first == ExternalBinaryStorage.referenceMarker {
+                try storage.checkReference(stored, entity: entity, key: column.key, primaryKey: primaryKey)
+                cells.kinds[index] = RowCellKind.external.rawValue
+                cells.header.pointee.external = self
+            } else {
+                let decoded = try storage.decode(stored, entity: entity, key: column.key, primaryKey: primaryKey)
+                cells.assign(index, to: decoded.storeValue)
+            }
         }
+    }
+
+    /// The value of a deferred reference (``deferRow(_:start:)``) in column `column` of a row, read from its
+    /// file now.
+    ///
+    /// - Throws: what ``ExternalBinaryStorage/decode(_:entity:key:primaryKey:)`` throws.
+    func loadDeferred(_ stored: StoreValue, column: Int, entityNumber: Int, primaryKey: Int64) throws -> StoreValue {
+        guard case .blob(let bytes) = stored.storage,
+              let flagged = columns.first(where: { $0.index == column }) else { return stored }
+        let entity = storage.entityName(number: entityNumber) ?? flagged.entity
+        return try storage.decode(bytes, entity: entity, key: flagged.key, primaryKey: primaryKey).storeValue
     }
 
     /// Decodes the flagged columns of a row held as values.

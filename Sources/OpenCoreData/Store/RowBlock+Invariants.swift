@@ -26,7 +26,10 @@ extension RowBlock {
                 switch cells.kinds[index] {
                 case RowCellKind.null.rawValue, RowCellKind.integer.rawValue, RowCellKind.real.rawValue:
                     continue
-                case RowCellKind.side.rawValue:
+                case RowCellKind.side.rawValue, RowCellKind.external.rawValue:
+                    if cells.kinds[index] == RowCellKind.external.rawValue, header.external == nil {
+                        problems.append("cell \(index) defers an external value in a block with no external columns")
+                    }
                     let side = Int(truncatingIfNeeded: cells.bits[index])
                     if side < 0 || side >= header.sideCount {
                         problems.append("cell \(index) refers to side value \(side) of \(header.sideCount)")

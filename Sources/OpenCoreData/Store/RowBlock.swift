@@ -16,6 +16,8 @@ struct RowBlockHeader {
     var side: UnsafeMutablePointer<StoreValue>?
     var sideCount = 0
     var sideCapacity = 0
+    /// The flagged columns whose `.external` cells this block holds: what reads their files when asked.
+    var external: ExternalBinaryStorage.TableColumns?
 
     init(capacity: Int, width: Int) {
         count = 0
@@ -62,6 +64,10 @@ enum RowCellKind: UInt8 {
     case real
     /// The cell's bits are an index into the header's `side` values (text or blob).
     case side
+    /// The cell's bits are an index into the header's `side` values holding a column's reference to a file
+    /// in `_EXTERNAL_DATA`: the value is read from the file when asked for (the header's `external`), so a
+    /// fetch does not read, or hold, values nobody asks for.
+    case external
 }
 
 /// The values of many rows of one width, back to back in the block's own allocation: fetched rows share
@@ -126,8 +132,27 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             case RowCellKind.integer.rawValue: return Int64(bitPattern: bits[index]).storeValue
             case RowCellKind.real.rawValue: return Double(bitPattern: bits[index]).storeValue
             case RowCellKind.side.rawValue: return header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])]
+            case RowCellKind.external.rawValue:
+                // Callers that can report the file's failure read through `loadedValue(at:)` (an object's
+                // attribute); here a file that went away since the fetch checked it reads as no value.
+                return (try? loadedValue(at: index)) ?? .null
             default: return .null
             }
+        }
+
+        /// The value of cell `index`, a deferred `_EXTERNAL_DATA` value read from its file now.
+        ///
+        /// - Throws: ``StoreError/unreadableExternalData(path:entity:key:primaryKey:reason:)`` naming the row
+        ///   when the file cannot be read.
+        func loadedValue(at index: Int) throws -> StoreValue {
+            guard kinds[index] == RowCellKind.external.rawValue else { return value(at: index) }
+            let stored = header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])]
+            guard let external = header.pointee.external else { return stored }
+            let width = header.pointee.width
+            let start = index - index % width
+            return try external.loadDeferred(stored, column: index - start,
+                                              entityNumber: Int(Int64(bitPattern: bits[start + 1])),
+                                              primaryKey: Int64(bitPattern: bits[start]))
         }
 
         /// The value of a row's column for an attribute of `type`, as `value(forKey:)` returns it: the common
@@ -149,8 +174,10 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             case RowCellKind.real.rawValue:
                 if type == .double { return Double(bitPattern: bits[cell]) }
                 if type == .date { return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits[cell])) }
-            default:
+            case RowCellKind.null.rawValue:
                 return nil
+            default:
+                break
             }
             return ValueConversion.swiftValue(value(at: cell), for: type)
         }
@@ -170,8 +197,9 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         func assign(_ index: Int, to value: StoreValue) {
             switch value.storage {
             case .string, .blob:
-                if kinds[index] == RowCellKind.side.rawValue {
+                if kinds[index] == RowCellKind.side.rawValue || kinds[index] == RowCellKind.external.rawValue {
                     header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])] = value
+                    kinds[index] = RowCellKind.side.rawValue
                 } else {
                     // More side values than cells means some are no longer referred to: drop them first,
                     // so a row written over and over keeps a bounded list.
@@ -188,7 +216,8 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         /// Keeps only the side values some cell refers to, renumbering those cells.
         func compactSide() {
             var kept: [StoreValue] = []
-            for index in 0..<header.pointee.count where kinds[index] == RowCellKind.side.rawValue {
+            for index in 0..<header.pointee.count
+            where kinds[index] == RowCellKind.side.rawValue || kinds[index] == RowCellKind.external.rawValue {
                 kept.append(header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: bits[index])])
                 bits[index] = UInt64(kept.count - 1)
             }
@@ -277,10 +306,12 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             precondition(start >= 0 && start + count <= cells.header.pointee.count, "RowBlock range out of bounds")
             let copy = RowBlock.make(width: cells.header.pointee.width, capacity: count)
             copy.withCells { target in
+                target.header.pointee.external = cells.header.pointee.external
                 for offset in 0..<count {
                     let index = start + offset
-                    if cells.kinds[index] == RowCellKind.side.rawValue {
-                        target.appendSide(offset, cells.value(at: index))
+                    if cells.kinds[index] == RowCellKind.side.rawValue || cells.kinds[index] == RowCellKind.external.rawValue {
+                        target.appendSide(offset, cells.header.pointee.side.unsafelyUnwrapped[Int(truncatingIfNeeded: cells.bits[index])])
+                        target.kinds[offset] = cells.kinds[index]
                     } else {
                         target.bits[offset] = cells.bits[index]
                         target.kinds[offset] = cells.kinds[index]
@@ -305,6 +336,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
                 target.header.pointee.side = cells.header.pointee.side
                 target.header.pointee.sideCount = cells.header.pointee.sideCount
                 target.header.pointee.sideCapacity = cells.header.pointee.sideCapacity
+                target.header.pointee.external = cells.header.pointee.external
                 cells.header.pointee.side = nil
                 cells.header.pointee.sideCount = 0
                 cells.header.pointee.sideCapacity = 0

@@ -30,7 +30,8 @@ struct RowBlockBuilder {
     private(set) var rowCount = 0
     /// Whether a full block was handed out: more rows likely follow, so the next block starts full size.
     private var sealedFullBlock = false
-    /// The table's columns kept in Core Data's external binary storage form, decoded as each row arrives.
+    /// The table's columns kept in Core Data's external binary storage form, readied as each row arrives
+    /// (values in the row decoded, files left to be read when asked for).
     private let external: ExternalBinaryStorage.TableColumns?
 
     /// `expectedRows`, when known (a read by keys), sizes the first block exactly; otherwise it starts
@@ -114,7 +115,7 @@ struct RowBlockBuilder {
     mutating func appendRow(of statement: SQLiteStatement, sealingFullBlockInto body: (consuming RowValues) throws -> Void) throws {
         appendRow(of: statement)
         if let external {
-            try external.decodeRow(cells.unsafelyUnwrapped, start: (rowCount - 1) * width)
+            try external.deferRow(cells.unsafelyUnwrapped, start: (rowCount - 1) * width)
         }
         if isFull { try sealBlock(body) }
     }

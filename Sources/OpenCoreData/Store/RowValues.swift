@@ -52,6 +52,15 @@ package struct RowValues: RandomAccessCollection, MutableCollection, @unchecked 
         }
     }
 
+    /// The value at `index`, a value kept in an `_EXTERNAL_DATA` file read now (the subscript reads one
+    /// that cannot be read as no value; an object's attribute read reports why instead).
+    ///
+    /// - Throws: ``StoreError/unreadableExternalData(path:entity:key:primaryKey:reason:)`` naming the row.
+    func loadedValue(at index: Int) throws -> StoreValue {
+        precondition(index >= 0 && index < block.width, "RowValues index out of range")
+        return try block.withCells { try $0.loadedValue(at: start &+ index) }
+    }
+
     /// The block's cells and where this row starts in them: for reading a row held in a stored property
     /// without copying it. Only pointers come back, so the caller's copy of the row (a retain of its block)
     /// ends here; they stay valid while the holder keeps the row unchanged.
