@@ -151,7 +151,12 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
             existing = try tableNames(session)
         }
         if !options.readOnly { try widenDateColumns(session, schema: schema) }
-        var differences = try layoutDifferences(session, model: model, schema: schema, tables: existing)
+        // Columns this library named before it followed Core Data: renamed by a writable open, explained by a
+        // read-only one.
+        let renamings = EarlierEntityColumnNames.needed(by: model, columnsByTable: try columnsByTable(session))
+        if !options.readOnly { try EarlierEntityColumnNames.rename(renamings, in: session) }
+        var differences = EarlierEntityColumnNames.explained(
+            try layoutDifferences(session, model: model, schema: schema, tables: existing), renamings)
         guard let metadata = try storedMetadata(session, server: server) else {
             throw StoreError.incompatibleModel(
                 path: server, differences: differences + ["Z_METADATA has no property list, so the store's model is unknown"])
@@ -200,18 +205,24 @@ public final class PostgreSQLStore: PersistentStore, @unchecked Sendable {
         return try StoreMetadata(plistData: plist, rowUUID: row.flatMap { String.fromStoreValue($0[0]) }, storePath: server)
     }
 
-    /// How the tables in the schema differ from what the model implies: entity numbering, tables, columns,
-    /// text columns' collation.
-    static func layoutDifferences(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
-                                          tables: Set<String>) throws -> [String] {
-        var differences: [String] = []
-        differences += StoreBookkeeping.numberingDifferences(model: model, stored: try StoreBookkeeping.entityNames(in: session))
+    /// The columns of each table of the store's schema, names in upper case as the layout spells them.
+    static func columnsByTable(_ session: PostgreSQLSession) throws -> [String: Set<String>] {
         var columnsByTable: [String: Set<String>] = [:]
         for row in try session.rows("SELECT upper(table_name), upper(column_name) FROM information_schema.columns WHERE table_schema = current_schema()") {
             if let table = String.fromStoreValue(row[0]), let column = String.fromStoreValue(row[1]) {
                 columnsByTable[table, default: []].insert(column)
             }
         }
+        return columnsByTable
+    }
+
+    /// How the tables in the schema differ from what the model implies: entity numbering, tables, columns,
+    /// text columns' collation.
+    static func layoutDifferences(_ session: PostgreSQLSession, model: ManagedObjectModel, schema: StoreSchema,
+                                          tables: Set<String>) throws -> [String] {
+        var differences: [String] = []
+        differences += StoreBookkeeping.numberingDifferences(model: model, stored: try StoreBookkeeping.entityNames(in: session))
+        let columnsByTable = try columnsByTable(session)
         // Text outside "C" would compare and sort in the server's locale order, not in memory's (code points).
         let textTables = Set(schema.tables.map(\.name))
         for row in try session.rows("""

@@ -84,6 +84,12 @@ package struct StoreSchema: Sendable {
     ///   get one table, join table or index name (SQLite ignores case in names), or a column twice in one
     ///   join table, or a name Core Data keeps for its own tables.
     init(model: ManagedObjectModel) throws {
+        try self.init(model: model, entityColumnsNamedBySource: false)
+    }
+
+    /// `entityColumnsNamedBySource` lays out a to-one's entity-number column as this library did before it
+    /// followed Core Data (``EarlierEntityColumnNames``): numbered after the relationship's own entity.
+    init(model: ManagedObjectModel, entityColumnsNamedBySource: Bool) throws {
         // Tables and indexes share one namespace in SQLite, compared without case; the names made here are
         // in capitals already, so comparing uppercased names finds every clash.
         var ownerByName: [String: String] = [:]
@@ -148,8 +154,10 @@ package struct StoreSchema: Sendable {
                 } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
                     let name = uniqueColumnName("Z" + relationship.name.uppercased(), in: table)
                     if !relationship.destinationEntity.subentities.isEmpty {
-                        let entityColumn = uniqueColumnName("Z\(entity.entityNumber)_" + relationship.name.uppercased(),
-                                                            in: table)
+                        // Core Data numbers it after the destination entity (ZPAGE.Z1_BOOK for Page.book, Book
+                        // being entity 1 and Page 4, in alemar11's SampleModel2 stores).
+                        let number = entityColumnsNamedBySource ? entity.entityNumber : relationship.destinationEntity.entityNumber
+                        let entityColumn = uniqueColumnName("Z\(number)_" + relationship.name.uppercased(), in: table)
                         tables[table].columns.append(Column(name: entityColumn, sqlType: "INTEGER"))
                         entityColumnByProperty[ObjectIdentifier(property)] = entityColumn
                     }

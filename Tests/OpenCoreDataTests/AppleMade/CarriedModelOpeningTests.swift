@@ -13,10 +13,12 @@ struct CarriedModelOpeningTests {
         let directory = TemporaryDirectory()
         let copy = try AppleMadeFixtures.copyOfStore(store, into: directory.url)
         let model = try #require(try ManagedObjectModel.cachedModel(ofStoreAt: copy))
-        try withKnownIssue("see StoreModelCacheCorpusTests.knownToDiffer") {
-            let summary = try CorpusStoreReading.readEverything(storeAt: copy, model: model)
-            #expect(summary.objectsByRootEntity.count == model.entitiesByNumber.filter { $0.superentity == nil }.count)
-        } when: { StoreModelCacheCorpusTests.knownToDiffer.contains(store) }
+        // Read-only, as a reader of a device's store opens it: alemar11's SampleModel2 stores hold Core Data's
+        // triggers for a derived attribute, which call a function only Core Data has, so a writable open
+        // refuses them; their cached model's Book hash differs (StoreModelCacheCorpusTests.knownToDiffer),
+        // which a read-only open reads past.
+        let summary = try CorpusStoreReading.readEverything(storeAt: copy, model: model, readOnly: true)
+        #expect(summary.objectsByRootEntity.count == model.entitiesByNumber.filter { $0.superentity == nil }.count)
     }
 
     /// Stores with a join table, an ordered relationship, rows only in the write-ahead log, and an entity

@@ -20,10 +20,10 @@ enum CorpusStoreReading {
 
     /// Reads every object and link of the store at `url` (a copy) opened with `model`, and expects the counts
     /// SQLite gives for the same tables.
-    static func readEverything(storeAt url: URL, model: ManagedObjectModel,
+    static func readEverything(storeAt url: URL, model: ManagedObjectModel, readOnly: Bool = false,
                                sourceLocation: SourceLocation = #_sourceLocation) throws -> Summary {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(readOnly: readOnly))
         let context = ManagedObjectContext(concurrencyType: .confinement)
         context.persistentStoreCoordinator = coordinator
         var summary = Summary()

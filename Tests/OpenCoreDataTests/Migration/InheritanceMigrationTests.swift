@@ -48,10 +48,11 @@ import Testing
             Object(entity: "Shelf", key: "s", values: ["name": "s"], links: ["favorite": ["m"]]),
         ])
         // V1 numbered Item 1, Book 2, Magazine 3, Shelf 4; V2 numbers Author 1, Book 2, Item 3, Magazine 4,
-        // Shelf 5: the column holds Magazine's new number.
+        // Shelf 5: the column, named after the destination Item (Z1_FAVORITE, then Z3_FAVORITE), holds
+        // Magazine's new number.
         let queue = try DatabaseQueue(path: url.path)
         defer { try? queue.close() }
-        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT Z5_FAVORITE FROM ZSHELF") } == 4)
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT Z3_FAVORITE FROM ZSHELF") } == 4)
         #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT Z_ENT FROM ZITEM WHERE ZNAME = 'm'") } == 4)
     }
 

@@ -88,6 +88,7 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 // Another version of the model's bundle wrote the store: migrate it first (in one
                 // transaction, through a connection of its own), or refuse with a typed error.
                 if !FileManager.default.fileExists(atPath: path + "-journal") {
+                    if !options.readOnly { try Self.renameEarlierEntityColumns(path: path, model: model, options: options) }
                     try StoreMigration.migrateIfNeeded(path: path, model: model, options: options)
                 }
                 do {
@@ -234,6 +235,34 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
         }
     }
 
+    /// Renames the to-one entity-number columns a store of `model` has under the names this library gave
+    /// them before it followed Core Data (``EarlierEntityColumnNames``), in one transaction of a connection of
+    /// its own, before the read-only check of the file sees them. Nothing is opened for a model without such
+    /// columns.
+    ///
+    /// - Throws: ``StoreError`` when the file cannot be opened or written.
+    private static func renameEarlierEntityColumns(path: String, model: ManagedObjectModel, options: StoreOptions) throws {
+        let candidates = EarlierEntityColumnNames.candidates(of: model)
+        guard !candidates.isEmpty else { return }
+        let connection = try MigrationRunner.openConnection(to: path, busyTimeout: options.busyTimeout, label: "OpenCoreData.rename")
+        defer { try? connection.close() }
+        func needed(_ db: Database) throws -> [EarlierEntityColumnNames.Renaming] {
+            var columnsByTable: [String: Set<String>] = [:]
+            for table in Set(candidates.map(\.table)) where try db.tableExists(table) {
+                columnsByTable[table] = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(SQLIdentifier.quoted(table)))")
+                    .map { ($0["name"] as String).uppercased() })
+            }
+            return EarlierEntityColumnNames.needed(by: model, columnsByTable: columnsByTable)
+        }
+        do {
+            // Looked for first, so a store that needs nothing is not written to.
+            guard try !connection.read(needed).isEmpty else { return }
+            try connection.write { db in try EarlierEntityColumnNames.rename(needed(db), in: SQLiteSession(db: db)) }
+        } catch let error as DatabaseError {
+            throw StoreError.fromOpening(error, path: path)
+        }
+    }
+
     /// Whether an open with `options` must refuse a store holding schema objects nobody we know made.
     private static func refusesForeignObjects(_ options: StoreOptions) -> Bool {
         !options.readOnly && !options.allowsForeignSchemaObjects
@@ -291,7 +320,21 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
         guard tableSet.contains("Z_METADATA"), tableSet.contains("Z_PRIMARYKEY") else {
             throw StoreError.notAStore(path: path, reason: "it has tables but not Core Data's Z_METADATA and Z_PRIMARYKEY")
         }
-        let (tableDifferences, metadata, rowUUID) = try writer.read { db in
+        // Columns this library named before it followed Core Data: renamed by a writable open, explained by a
+        // read-only one.
+        let renamings = try writer.read { db in
+            let candidates = EarlierEntityColumnNames.candidates(of: model).filter { tableSet.contains($0.table) }
+            var columnsByTable: [String: Set<String>] = [:]
+            for table in Set(candidates.map(\.table)) {
+                columnsByTable[table] = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(SQLIdentifier.quoted(table)))")
+                    .map { ($0["name"] as String).uppercased() })
+            }
+            return EarlierEntityColumnNames.needed(by: model, columnsByTable: columnsByTable)
+        }
+        if !renamings.isEmpty, !readOnly {
+            try writer.write { db in try EarlierEntityColumnNames.rename(renamings, in: SQLiteSession(db: db)) }
+        }
+        let (foundDifferences, metadata, rowUUID) = try writer.read { db in
             let metadataRow = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
             let rowUUID: String? = metadataRow?[0]
             let plist: Data? = metadataRow?[1]
@@ -301,6 +344,7 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
         // Without a property list the model the store was written with is unknown: that is a difference too.
         let hashDifferences = metadata?.differences(from: model)
             ?? ["the store has no metadata property list (Z_PLIST is NULL), so its model's version hashes are unknown"]
+        let tableDifferences = EarlierEntityColumnNames.explained(foundDifferences, renamings)
         if !tableDifferences.isEmpty {
             throw StoreError.incompatibleModel(path: path, differences: tableDifferences + hashDifferences)
         }
