@@ -64,9 +64,10 @@ enum ValueText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            // C0, DEL and C1 (whose U+009B starts a terminal control sequence too): JSON may hold the last
-            // two as they are, a terminal must not receive them.
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+            // C0, DEL and C1 (whose U+009B starts a terminal control sequence too), the line separators and
+            // the bidirectional controls (TerminalText.isControl): JSON may hold all but C0 as they are, a
+            // terminal and a reader splitting lines on every Unicode newline must not receive them.
+            case _ where TerminalText.isControl(scalar):
                 out += String(format: "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
