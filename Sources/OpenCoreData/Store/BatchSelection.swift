@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The rows a batch update or delete acts on, in store terms: the compiled predicate's FROM clause
 /// (aliased t0), the WHERE clause with the entity filter for shared tables, and its bound values. Built

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Persistent history keeps, for a deleted object, the values of its attributes marked
 /// `preservesValueInHistoryOnDeletion` (its tombstone). The delete triggers capture the columns as stored;

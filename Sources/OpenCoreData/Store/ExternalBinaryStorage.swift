@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Core Data's external binary storage (`allowsExternalBinaryDataStorage`), read and written the way Core
 /// Data lays it out (docs/INTEROP.md): the column of a Binary or Transformable attribute with the flag holds

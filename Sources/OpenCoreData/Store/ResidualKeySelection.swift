@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The primary keys a residual predicate kept (``ResidualQuery``), as one SQL condition on `t0.Z_PK`: a request
 /// the server cannot filter alike (dictionary results, aggregates, a batch update) runs on the server restricted

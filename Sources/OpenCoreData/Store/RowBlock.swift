@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a ``RowBlock`` knows of itself.
 struct RowBlockHeader {

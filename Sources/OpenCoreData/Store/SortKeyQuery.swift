@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A results controller's one query: `Z_ENT, Z_PK` (`Z_PK` alone for an entity alone in its table) and
 /// the sort-key values of every row a fetch selects, in the fetch's order with the primary key last.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What the layers above `Store/` (contexts, requests, results controllers, the coordinator) use of a
 /// store, in the library's own terms: identity and options, rows read by key, rows, keys and counts

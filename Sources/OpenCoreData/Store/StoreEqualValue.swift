@@ -1,4 +1,3 @@
-import GRDB
 
 /// A stored value compared as the store's `=` and unique indexes compare it: text by its bytes (SQLite's
 /// `BINARY` collation; PostgreSQL's deterministic collations break ties by bytes too), numbers by value

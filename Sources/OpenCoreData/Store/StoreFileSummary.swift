@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a store file says about itself beyond its entities: the framework version its metadata names, and
 /// the tables Core Data adds for persistent history (`ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`) and

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a stored cell holds, as far as reading its raw bytes needs to know, so that the context layer can
 /// hand out a column's bytes (``ManagedObject/storedTransformableData(forKey:)``) without GRDB's value type.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// One stored row seen through ``KeyValueCoding`` with the values a managed object of its entity would
 /// present (attributes decoded as ``ValueConversion/swiftValue(_:for:)`` and ``TransformableValue`` decode them

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The transactions a ``PersistentHistoryChangeRequest``'s scope selects, as a condition on `ATRANSACTION`
 /// (aliased `t`) with its values bound: the same statement text on every store (SQLite writes `?`, the

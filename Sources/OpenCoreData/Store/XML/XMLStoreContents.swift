@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// An XML store's objects checked against a model: each object's entity, its attributes as row values and
 /// its relationships as the positions of the objects they refer to. What the store loads into its tables.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The value types of Core Data's XML store, as its `<attribute type="…">` spells them, and how each value
 /// is written as text. `string`, `binary` (base64), `bool` (`1`/`0`) and `int16` are read from real files
