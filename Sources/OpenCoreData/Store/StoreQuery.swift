@@ -118,8 +118,8 @@ package struct StoreQuery: @unchecked Sendable {
         return rows
     }
 
-    /// The columns of the entity's table kept in Core Data's external binary storage form, decoded as full
-    /// rows are read.
+    /// The columns of the entity's table kept in Core Data's external binary storage form, readied as full
+    /// rows are read (``ExternalBinaryStorage/TableColumns/deferRow(_:start:)``).
     var externalColumns: ExternalBinaryStorage.TableColumns? {
         store.externalStorage?.columns(forTable: entity.tableName)
     }

@@ -11,7 +11,8 @@ extension SQLiteStore {
         try read { db in try db.fetchInteger(sql: query.countSQL, arguments: query.arguments) ?? 0 }
     }
 
-    /// Steps ``StoreQuery/rowsSQL`` in one read, decoding external binary storage as rows are read.
+    /// Steps ``StoreQuery/rowsSQL`` in one read, readying external binary storage as rows are read (values in
+    /// the row decoded, files left to be read when asked for).
     ///
     /// - Throws: ``StoreError`` when the store cannot be read; ``ObjectGraphError/cancelled``; what `body` throws.
     package func readRows(of query: StoreQuery, cancellation: CancellationFlag?,
