@@ -222,19 +222,7 @@ struct PostgreSQLStoreCopyTests {
         let (folder, configuration) = try Self.place()
         defer { Self.remove(folder, configuration) }
         let xml = folder.appendingPathComponent("pets.xml")
-        try Data("""
-            <?xml version="1.0" standalone="yes"?>
-            <!DOCTYPE database SYSTEM "file:///System/Library/DTDs/CoreData.dtd">
-            <database>
-                <databaseInfo><version>134481920</version><UUID>2CB996DF-63DA-4182-BC5B-7CB919C1BB09</UUID><nextObjectID>104</nextObjectID></databaseInfo>
-                <object type="PERSON" id="z101">
-                    <attribute name="name" type="string">Ann &amp; Bo</attribute>
-                    <relationship name="pets" type="0/0" destination="PET" idrefs="z102 z103"></relationship>
-                </object>
-                <object type="PET" id="z102"><relationship name="owner" type="1/1" destination="PERSON" idrefs="z101"></relationship></object>
-                <object type="PET" id="z103"><relationship name="owner" type="1/1" destination="PERSON" idrefs="z101"></relationship></object>
-            </database>
-            """.utf8).write(to: xml)
+        try Data(Self.petsXML.utf8).write(to: xml)
         let url = OcdPostgreSQLCommandTests.url(of: configuration)
         let copy = try TestProgram.run(TestProgram.ocd!, ["copy", xml.path, url])
         #expect(copy.status == 0, "\(copy.stderr)")

@@ -16,7 +16,16 @@ package enum EarlierEntityColumnNames {
 
     /// The entity-number columns whose name differs between the two layouts of `model`, in table order.
     static func candidates(of model: ManagedObjectModel) -> [Renaming] {
-        guard let earlier = try? StoreSchema(model: model, entityColumnsNamedBySource: true) else { return [] }
+        // Laying the model out again costs what its first layout did; most models have no such column, and
+        // every open asks, so they are told apart first.
+        let differs = model.entitiesByNumber.contains { entity in
+            entity.properties.contains { property in
+                guard let relationship = property as? RelationshipDescription, !relationship.isToMany,
+                      let destination = relationship.destinationEntity else { return false }
+                return !destination.subentities.isEmpty && destination.entityNumber != entity.entityNumber
+            }
+        }
+        guard differs, let earlier = try? StoreSchema(model: model, entityColumnsNamedBySource: true) else { return [] }
         var renamings: [Renaming] = []
         for (current, old) in zip(model.schema.tables, earlier.tables) where current.name == old.name {
             for (column, oldColumn) in zip(current.columns, old.columns) where column.name != oldColumn.name {
