@@ -177,4 +177,106 @@ private final class TimeoutFlag: Sendable {
 extension PostgreSQLSession: SQLSession {
     /// The server, as its redacted URL names it.
     var location: String { server }
+
+    /// Whether the store's schema (the session's `search_path`) has the table; PostgreSQL folds unquoted
+    /// names to lower case, so the comparison ignores case.
+    ///
+    /// - Throws: as ``execute(_:_:)``.
+    func tableExists(_ name: String) throws -> Bool {
+        let found = try rows("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
+                             + "AND upper(table_name) = upper(?)", [name.storeValue])
+        return (found.first.flatMap { Int64.fromStoreValue($0[0]) } ?? 0) > 0
+    }
+
+    /// A statement whose values are gathered as they are bound and sent when it runs (postgres-nio prepares
+    /// each query on the server as it sends it).
+    func prepareWrite(_ sql: String) -> PostgreSQLPreparedWrite {
+        PostgreSQLPreparedWrite(session: self, sql: sql)
+    }
+
+    /// An inserter that sends many rows a statement: one round trip per ``PostgreSQLRowInserter/rowsPerInsert``
+    /// rows instead of one per object (100,000 objects took 24.7 s on loopback one INSERT at a time).
+    func rowInserter(table: String, columns: [String]) -> PostgreSQLRowInserter {
+        PostgreSQLRowInserter(session: self, table: table, columns: columns)
+    }
+
+    /// Runs `body` in a savepoint of the open transaction (a nested ``transaction(beginning:_:)``).
+    ///
+    /// - Throws: what `body` throws (after rolling the savepoint back), or the server's errors as
+    ///   ``execute(_:_:)`` throws them.
+    func savepoint<Outcome>(_ body: () throws -> Outcome) throws -> Outcome {
+        precondition(isInTransaction, "a savepoint needs an open transaction")
+        return try transaction(body)
+    }
+}
+
+/// The PostgreSQL session's ``SQLPreparedWrite``: the values bound so far, sent with the statement by ``step()``.
+final class PostgreSQLPreparedWrite: SQLPreparedWrite {
+    private let session: PostgreSQLSession
+    private let sql: String
+    private var values: [StoreValue] = []
+
+    init(session: PostgreSQLSession, sql: String) {
+        self.session = session
+        self.sql = sql
+    }
+
+    /// Keeps `value` for placeholder `index`.
+    func bind(_ value: StoreValue, at index: Int32) {
+        let position = Int(index) - 1
+        if position >= values.count { values += Array(repeating: .null, count: position - values.count + 1) }
+        values[position] = value
+    }
+
+    /// Sends the statement with the values bound since it last ran.
+    ///
+    /// - Throws: as ``PostgreSQLSession/execute(_:_:)``.
+    @discardableResult
+    func step() throws -> Int {
+        defer { values.removeAll(keepingCapacity: true) }
+        return try session.execute(sql, values)
+    }
+}
+
+/// The PostgreSQL session's ``SQLRowInserter``: rows gathered into multi-row `INSERT`s. The tables have no
+/// foreign-key constraints, so grouping rows by table cannot change what is accepted.
+final class PostgreSQLRowInserter: SQLRowInserter {
+    /// The most rows one multi-row INSERT carries (within PostgreSQL's 65,535 parameters a statement).
+    static let rowsPerInsert = 500
+
+    private let session: PostgreSQLSession
+    private let table: String
+    private let columns: [String]
+    private let rowsPerStatement: Int
+    private var pending: [StoreValue] = []
+    private var pendingRows = 0
+
+    init(session: PostgreSQLSession, table: String, columns: [String]) {
+        self.session = session
+        self.table = table
+        self.columns = columns
+        rowsPerStatement = max(1, min(Self.rowsPerInsert, 60_000 / max(columns.count, 1)))
+    }
+
+    /// Keeps the row, and sends the rows kept when there are enough for one statement.
+    ///
+    /// - Throws: as ``PostgreSQLSession/execute(_:_:)`` (a uniqueness violation among them).
+    func insert(_ row: RowValues) throws {
+        pending += row
+        pendingRows += 1
+        if pendingRows == rowsPerStatement { try finish() }
+    }
+
+    /// Sends the rows kept.
+    ///
+    /// - Throws: as ``insert(_:)``.
+    func finish() throws {
+        guard pendingRows > 0 else { return }
+        let rowPlaceholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+            + Array(repeating: rowPlaceholders, count: pendingRows).joined(separator: ", ")
+        try session.execute(sql, pending)
+        pending.removeAll(keepingCapacity: true)
+        pendingRows = 0
+    }
 }

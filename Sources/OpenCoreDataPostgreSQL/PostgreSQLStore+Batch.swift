@@ -6,9 +6,6 @@ import OpenCoreData
 /// queues the change feed's `NOTIFY` as a save does (``PostgreSQLHistory``), so other coordinators on the
 /// database hear it. Statements use the names the schema made and take values only as bound parameters.
 extension PostgreSQLStore {
-    /// How many keys go into one `IN (…)` list (PostgreSQL takes at most 65,535 parameters a statement).
-    private static let keysPerStatement = 500
-
     // MARK: Batch update
 
     /// `UPDATE` of the rows `selection` names, `Z_OPT` moved on for each so optimistic locking sees the
@@ -21,26 +18,10 @@ extension PostgreSQLStore {
     func runBatchUpdate(entity: EntityDescription, assignments: [(column: String, sql: String, arguments: [StoreValue])],
                         selection: BatchSelection, returningIDs: Bool,
                         followUps: [(sql: String, arguments: [StoreValue])]) throws -> (count: Int, ids: [ManagedObjectID]) {
-        let table = entity.tableName
-        // Names come from the schema; the compiled values reach the statement as parameters.
-        let setClause = (assignments.map { "\($0.column) = \($0.sql)" } + ["Z_OPT = Z_OPT + 1"]).joined(separator: ", ")
-        var sql: String
-        if selection.fromClause != "\(table) t0" {
-            // Through the keys the joined query selects, as on SQLite (one statement shape for both).
-            sql = "UPDATE \(table) AS t0 SET \(setClause) WHERE t0.Z_PK IN (SELECT t0.Z_PK FROM \(selection.fromClause)\(selection.whereSQL))"
-        } else {
-            sql = "UPDATE \(table) AS t0 SET \(setClause)\(selection.whereSQL)"
-        }
-        let arguments = assignments.flatMap(\.arguments) + selection.arguments
         // The history lists every row changed, so it needs their keys even when the caller does not.
         let needsIDs = returningIDs || recordsHistory
-        if needsIDs { sql += " RETURNING t0.Z_ENT, t0.Z_PK" }
-        let slots = assignments.compactMap { assignment in
-            entity.storage.firstIndex { storage in
-                if case .attribute(let column, _) = storage { return column == assignment.column }
-                return false
-            }
-        }
+        let (sql, arguments) = selection.updateStatement(table: entity.tableName, assignments: assignments, returningIDs: needsIDs)
+        let slots = entity.attributeSlots(assigned: assignments)
         return try inBatchTransaction(entity: entity) { session in
             let outcome: (count: Int, ids: [ManagedObjectID])
             if needsIDs {
@@ -71,17 +52,16 @@ extension PostgreSQLStore {
                         followUps: [(sql: String, arguments: [StoreValue])])
         throws -> (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID]) {
         let table = entity.tableName
-        if initial == nil, model.deletesAlone(fromTable: table), selection.fromClause == "\(table) t0",
+        if initial == nil, model.deletesAlone(fromTable: table), selection.readsOnly(table: table),
            !recordsHistory || Self.preservedColumns(ofTable: table, model: model).isEmpty {
             // Nothing points in or out and no tombstone to keep: one DELETE, as raw SQL would do it.
             return try inBatchTransaction(entity: entity) { session in
                 let outcome: (count: Int, deleted: [ManagedObjectID], updated: [ManagedObjectID])
                 if needsIDs || recordsHistory {
-                    let deleted = try session.rows("DELETE FROM \(table) AS t0\(selection.whereSQL) RETURNING t0.Z_ENT, t0.Z_PK",
-                                                   selection.arguments).map { objectID($0, default: entity) }
+                    let deleted = try session.rows(selection.deleteStatement(table: table, returningIDs: true), selection.arguments).map { objectID($0, default: entity) }
                     outcome = (deleted.count, deleted, [])
                 } else {
-                    outcome = (try session.execute("DELETE FROM \(table) AS t0\(selection.whereSQL)", selection.arguments), [], [])
+                    outcome = (try session.execute(selection.deleteStatement(table: table, returningIDs: false), selection.arguments), [], [])
                 }
                 for statement in followUps { try session.execute(statement.sql, statement.arguments) }
                 let history = outcome.deleted.map {
@@ -152,8 +132,7 @@ extension PostgreSQLStore {
         let first = try reservePrimaryKeys(root: entity.rootEntity, count: count)
         let width = table.columns.count
         let columns = table.columns.map(\.name).joined(separator: ", ")
-        let rowPlaceholders = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
-        let insertSQL = "INSERT INTO \(table.name) (\(columns)) VALUES "
+        let insertSQL = "INSERT INTO \(table.name) (\(columns)) VALUES (" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
         let upsert = BatchUpsertPlan(entity: entity, schema: model.schema)
         let attributeSlots = entity.storage.indices.filter {
             if case .attribute = entity.storage[$0] { return true } else { return false }
@@ -162,22 +141,13 @@ extension PostgreSQLStore {
         return try inBatchTransaction(entity: entity) { session in
             guard let upsert else {
                 // Plain inserts, many rows a statement.
-                let rowsPerStatement = max(1, min(Self.keysPerStatement, 30_000 / max(width, 1)))
-                var pending: [StoreValue] = [], pendingRows = 0
-                func flush() throws {
-                    guard pendingRows > 0 else { return }
-                    try session.execute(insertSQL + Array(repeating: rowPlaceholders, count: pendingRows).joined(separator: ", "), pending)
-                    pending.removeAll(keepingCapacity: true)
-                    pendingRows = 0
-                }
+                let inserter = session.rowInserter(table: table.name, columns: table.columns.map(\.name))
                 for offset in 0..<count {
                     try fillRow(offset, &row)
                     row[0] = (first + Int64(offset)).storeValue
-                    pending += Array(row)
-                    pendingRows += 1
-                    if pendingRows == rowsPerStatement { try flush() }
+                    try inserter.insert(row)
                 }
-                try flush()
+                try inserter.finish()
                 let keys = (0..<count).map { first + Int64($0) }
                 let ids = returningIDs ? keys.map { ManagedObjectID(entity: entity, primaryKey: $0, store: identity) } : []
                 let history = keys.map { HistoryEntry.Change(type: .insert, entityNumber: entity.entityNumber, primaryKey: $0) }
@@ -195,7 +165,7 @@ extension PostgreSQLStore {
                 try fillRow(offset, &row)
                 let reserved = first + Int64(offset)
                 row[0] = reserved.storeValue
-                let key = try upsertRow(Array(row), plan: upsert, insertSQL: insertSQL + rowPlaceholders, table: table, in: session)
+                let key = try upsertRow(Array(row), plan: upsert, insertSQL: insertSQL, table: table, in: session)
                 written.append((key, key == reserved))
             }
             let ids = returningIDs ? written.map { ManagedObjectID(entity: entity, primaryKey: $0.key, store: identity) } : []

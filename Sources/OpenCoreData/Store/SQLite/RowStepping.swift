@@ -187,7 +187,7 @@ package struct BoundWrite {
 
     /// Binds one value to the 1-based parameter `index`.
     @inline(__always)
-    func bind(_ value: StoreValue, at index: Int32) throws {
+    package func bind(_ value: StoreValue, at index: Int32) throws {
         if case .string(let v) = value.storage { try bind(v, at: index); return }
         let code = bindValue(value, to: handle, at: index)
         guard code == SQLITE_OK else { throw error(code) }
@@ -226,7 +226,7 @@ package struct BoundWrite {
 
     /// Runs the statement with the values bound so far; returns the number of rows changed.
     @discardableResult
-    func step() throws -> Int {
+    package func step() throws -> Int {
         let code = sqlite3_step(handle)
         defer { sqlite3_reset(handle) }
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }

@@ -12,28 +12,11 @@ extension SQLiteStore {
         throws -> (count: Int, ids: [ManagedObjectID]) {
         let fromClause = selection.fromClause, whereSQL = selection.whereSQL, filterArguments = selection.arguments
         let table = entity.tableName
-        var setParts = assignments.map { "\($0.column) = \($0.sql)" }
-        setParts.append("Z_OPT = Z_OPT + 1")
-        var arguments = assignments.flatMap(\.arguments)
-        let hasJoins = fromClause != "\(table) t0"
-        var sql: String
-        if hasJoins {
-            // SQLite's UPDATE cannot join: filter through the primary keys the joined query selects.
-            sql = "UPDATE \(table) AS t0 SET \(setParts.joined(separator: ", ")) WHERE t0.Z_PK IN (SELECT t0.Z_PK FROM \(fromClause)\(whereSQL))"
-        } else {
-            sql = "UPDATE \(table) AS t0 SET \(setParts.joined(separator: ", "))\(whereSQL)"
-        }
-        arguments += filterArguments
         // The history lists every row changed, so it needs their keys even when the caller does not.
         let needsIDs = returningIDs || history != nil
-        if needsIDs { sql += " RETURNING Z_ENT, Z_PK" }
+        let (sql, arguments) = selection.updateStatement(table: table, assignments: assignments, returningIDs: needsIDs)
         let model = self.model, identity = self.identity
-        let slots = assignments.compactMap { assignment in
-            entity.storage.firstIndex { storage in
-                if case .attribute(let column, _) = storage { return column == assignment.column }
-                return false
-            }
-        }
+        let slots = entity.attributeSlots(assigned: assignments)
         // Flagged columns the update replaces: the files their values were in go once it has committed.
         let replacedColumns = externalStorage.map { storage in
             storage.columnNames(ofTable: table, schema: schema).filter { name in assignments.contains { $0.column == name } }
@@ -104,13 +87,13 @@ extension SQLiteStore {
             let outcome = try writeRecordingHistory(updatedByNullifying) { db in
                 try noteReleasedFiles(db, from: table, whereSQL, StatementArguments(filterArguments))
                 guard needsIDs else {
-                    try db.executeFully(sql: "DELETE FROM \(table) AS t0\(whereSQL)", arguments: filterArguments)
+                    try db.executeFully(sql: selection.deleteStatement(table: table, returningIDs: false), arguments: filterArguments)
                     let count = db.changesCount
                     try runFollowUps(db)
                     return (count, [], [])
                 }
                 var deleted: [ManagedObjectID] = []
-                try db.stepRows(sql: "DELETE FROM \(table) AS t0\(whereSQL) RETURNING Z_ENT, Z_PK",
+                try db.stepRows(sql: selection.deleteStatement(table: table, returningIDs: true),
                                 arguments: filterArguments) { handle in
                     deleted.append(ManagedObjectID(entity: model.entity(number: Int(sqlite3_column_int64(handle, 0))) ?? entity,
                                                    primaryKey: sqlite3_column_int64(handle, 1), store: identity))
