@@ -114,30 +114,22 @@ enum PostgreSQLHistory {
         var key = try HistoryTransactionWriter.reserveKeys(entity: HistoryTables.changeEntity, count: changes.count, in: session)
         // The tombstone columns this transaction fills (the open added as many as the model needs).
         let tombstones = changes.map(\.tombstone.count).max() ?? 0
-        let columnList = (0..<tombstones).map { ", " + HistoryTables.tombstoneColumn($0) }.joined()
-        let row = "(?, \(HistoryTables.changeEntity), 1, ?, ?, ?, ?, ?" + String(repeating: ", ?", count: tombstones) + ")"
-        // Many rows per statement: one round trip per few hundred changes, not per change (and fewer than
-        // the 65535 parameters a statement takes).
-        let rowsPerStatement = min(500, 60_000 / (6 + tombstones))
-        for chunk in stride(from: 0, to: changes.count, by: rowsPerStatement) {
-            let part = changes[chunk..<min(chunk + rowsPerStatement, changes.count)]
-            var arguments: [StoreValue] = []
-            arguments.reserveCapacity(part.count * (6 + tombstones))
-            for change in part {
-                let columns = change.type == .update ? HistoryRecorder.bitmap(change.updatedSlots) : nil
-                arguments += [key.storeValue, Int64(change.type.rawValue).storeValue, Int64(change.entityNumber).storeValue,
-                              change.primaryKey.storeValue, transaction.storeValue, columns?.storeValue ?? .null]
-                arguments += (0..<tombstones).map { index in
-                    index < change.tombstone.count ? PostgreSQLTombstoneCoding.encode(change.tombstone[index]) : .null
-                }
-                key += 1
+        let columns = ["Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"]
+            + (0..<tombstones).map(HistoryTables.tombstoneColumn)
+        // Many rows per statement: one round trip per few hundred changes, not per change.
+        let inserter = session.rowInserter(table: HistoryTables.changeTable, columns: columns)
+        for change in changes {
+            let bitmap = change.type == .update ? HistoryEntry.bitmap(change.updatedSlots) : nil
+            var values = [key.storeValue, HistoryTables.changeEntity.storeValue, Int64(1).storeValue,
+                          Int64(change.type.rawValue).storeValue, Int64(change.entityNumber).storeValue,
+                          change.primaryKey.storeValue, transaction.storeValue, bitmap?.storeValue ?? .null]
+            values += (0..<tombstones).map { index in
+                index < change.tombstone.count ? PostgreSQLTombstoneCoding.encode(change.tombstone[index]) : .null
             }
-            let rows = Array(repeating: row, count: part.count).joined(separator: ", ")
-            try session.execute("""
-                INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(columnList))
-                VALUES \(rows)
-                """, arguments)
+            try inserter.insert(RowValues(values: values))
+            key += 1
         }
+        try inserter.finish()
         try session.execute("SELECT pg_notify(?, ?)", [channel.storeValue, "\(storeIdentifier):\(transaction)".storeValue])
         return transaction
     }
@@ -200,7 +192,7 @@ enum PostgreSQLHistory {
                   let key = Int64.fromStoreValue(row[3]), let transaction = Int64.fromStoreValue(row[4]) else { continue }
             var updated: Set<String>?
             if type == .update {
-                let slots = Data.fromStoreValue(row[5]).map(HistoryRecorder.slots(in:)) ?? []
+                let slots = Data.fromStoreValue(row[5]).map(HistoryEntry.slots(in:)) ?? []
                 updated = Set(slots.compactMap { $0 < entity.allProperties.count ? entity.allProperties[$0].name : nil })
             }
             let tombstone = type != .delete ? nil : try HistoryTables.tombstone(of: entity, columnCount: tombstones) { index in

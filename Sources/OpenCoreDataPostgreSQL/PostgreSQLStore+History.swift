@@ -54,17 +54,9 @@ extension PostgreSQLStore {
                 var readers: [(name: String, seen: Int64)] = []
                 if present.readerRegistry {
                     try session.execute("LOCK TABLE \(HistoryReaderRegistry.table) IN SHARE MODE")
-                    readers = try session.rows(HistoryReaderRegistry.allSQL).compactMap { row in
-                        guard let name = String.fromStoreValue(row[0]), let seen = Int64.fromStoreValue(row[1]) else { return nil }
-                        return (name, seen)
-                    }
+                    readers = try HistoryReaderRegistry.all(in: session).map { (name: $0.name, seen: $0.seen) }
                 }
-                return try HistoryPruning.run(scope, readers: readers, newest: { selection in
-                    try session.rows(selection.newestTransactionSQL, selection.arguments).first.flatMap { Int64.fromStoreValue($0[0]) }
-                }, delete: { selection in
-                    try session.execute(selection.deleteChangesSQL, selection.arguments)
-                    return try session.execute(selection.deleteTransactionsSQL, selection.arguments)
-                })
+                return try HistoryPruning.run(scope, readers: readers, in: session)
             }
         }
     }
@@ -97,10 +89,7 @@ extension PostgreSQLStore {
     ///   server refuses the statement or the connection drops.
     package func registerHistoryReader(_ name: String, seen: Int64) throws {
         try refuseIfReadOnly()
-        _ = try pool.withSession { session in
-            try session.execute(HistoryReaderRegistry.registerSQL,
-                                [name.storeValue, seen.storeValue, Date().timeIntervalSinceReferenceDate.storeValue])
-        }
+        try pool.withSession { session in try HistoryReaderRegistry.register(name, seen: seen, in: session) }
     }
 
     /// Removes the history reader `name`; whether it was registered.
@@ -109,24 +98,15 @@ extension PostgreSQLStore {
     ///   server refuses the statement or the connection drops.
     package func unregisterHistoryReader(_ name: String) throws -> Bool {
         try refuseIfReadOnly()
-        return try pool.withSession { session in
-            guard try PostgreSQLHistory.presence(in: session).readerRegistry else { return false }
-            return try session.execute(HistoryReaderRegistry.unregisterSQL, [name.storeValue]) > 0
-        }
+        return try pool.withSession { session in try HistoryReaderRegistry.unregister(name, in: session) }
     }
 
     /// Every registered history reader (name, last transaction seen, when it said so), by name; empty when
     /// the store has no registry.
     ///
-    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops.
+    /// - Throws: ``StoreError`` when the server refuses the query or the connection drops;
+    ///   ``StoreError/corrupt(path:reason:)`` naming the row when the registry holds a value of the wrong type.
     package func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)] {
-        try pool.withSession { session in
-            guard try PostgreSQLHistory.presence(in: session).readerRegistry else { return [] }
-            return try session.rows(HistoryReaderRegistry.allSQL).compactMap { row in
-                guard let name = String.fromStoreValue(row[0]), let seen = Int64.fromStoreValue(row[1]),
-                      let timestamp = Double.fromStoreValue(row[2]) else { return nil }
-                return (name, seen, timestamp)
-            }
-        }
+        try pool.withSession { session in try HistoryReaderRegistry.all(in: session) }
     }
 }

@@ -1,4 +1,3 @@
-import GRDBSQLite
 
 /// One row of an entity table, in the table's column order (Z_PK, Z_ENT, Z_OPT first): a window of
 /// `count` values into a shared ``RowBlock``, with value semantics (a write copies the row out first

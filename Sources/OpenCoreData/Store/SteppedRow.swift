@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// The row a query is on while the store steps it, read column by column (0-based) without copying the
 /// row out: what the layers above the store read per row instead of SQLite's statement. Valid only inside
@@ -11,12 +9,14 @@ import GRDBSQLite
 /// arrive decoded) hands them over as a buffer, and a read is one branch and an index.
 package struct SteppedRow {
     private enum Source {
-        case statement(SQLiteStatement)
+        /// An SQLite statement on a row, read through ``SQLiteColumn``.
+        case statement(OpaquePointer)
         case values(UnsafeBufferPointer<StoreValue>)
     }
     private let source: Source
 
-    fileprivate init(_ statement: SQLiteStatement) { source = .statement(statement) }
+    /// The row an SQLite statement is on (the SQLite store's stepping hands these out).
+    init(sqliteStatement statement: OpaquePointer) { source = .statement(statement) }
 
     /// A row whose values are already read, in column order; valid only while `values` is.
     package init(values: UnsafeBufferPointer<StoreValue>) { source = .values(values) }
@@ -25,7 +25,7 @@ package struct SteppedRow {
     @inline(__always)
     func value(at index: Int32) -> StoreValue {
         switch source {
-        case .statement(let statement): StoreValue(sqliteStatement: statement, index: index)
+        case .statement(let statement): SQLiteColumn.value(statement, index)
         case .values(let values): values[Int(index)]
         }
     }
@@ -34,7 +34,7 @@ package struct SteppedRow {
     @inline(__always)
     func integer(at index: Int32) -> Int64 {
         switch source {
-        case .statement(let statement): sqlite3_column_int64(statement, index)
+        case .statement(let statement): SQLiteColumn.integer(statement, index)
         case .values(let values): Self.integer(values[Int(index)])
         }
     }
@@ -43,8 +43,7 @@ package struct SteppedRow {
     @inline(__always)
     func storedInteger(at index: Int32) -> Int64? {
         switch source {
-        case .statement(let statement):
-            sqlite3_column_type(statement, index) == SQLITE_INTEGER ? sqlite3_column_int64(statement, index) : nil
+        case .statement(let statement): SQLiteColumn.storedInteger(statement, index)
         case .values(let values):
             if case .int64(let value) = values[Int(index)].storage { value } else { nil }
         }
@@ -54,8 +53,7 @@ package struct SteppedRow {
     @inline(__always)
     func storedReal(at index: Int32) -> Double? {
         switch source {
-        case .statement(let statement):
-            sqlite3_column_type(statement, index) == SQLITE_FLOAT ? sqlite3_column_double(statement, index) : nil
+        case .statement(let statement): SQLiteColumn.storedReal(statement, index)
         case .values(let values):
             if case .double(let value) = values[Int(index)].storage { value } else { nil }
         }
@@ -70,26 +68,5 @@ package struct SteppedRow {
         case .string(let text): Int64(text.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber || $0 == "-" || $0 == "+" }) ?? 0
         case .blob, .null: 0
         }
-    }
-}
-
-extension Database {
-    /// Steps a query as ``stepRows(sql:arguments:cancellation:_:)`` does, handing each row to `body` as a
-    /// ``SteppedRow``.
-    ///
-    /// - Throws: what ``stepRows(sql:arguments:cancellation:_:)`` throws, and what `body` throws.
-    func forEachRow(sql: String, arguments: [StoreValue], cancellation: CancellationFlag? = nil,
-                    _ body: (SteppedRow) throws -> Void) throws {
-        try stepRows(sql: sql, arguments: arguments, cancellation: cancellation) { try body(SteppedRow($0)) }
-    }
-}
-
-extension SQLiteStore {
-    /// Runs a dictionary-result query (``PredicateSQLCompiler/CompiledDictionaryQuery``) in one read,
-    /// handing each result row to `body` in order.
-    ///
-    /// - Throws: ``StoreError`` when the store cannot be read; what `body` throws.
-    package func readRows(of query: PredicateSQLCompiler.CompiledDictionaryQuery, _ body: (SteppedRow) throws -> Void) throws {
-        try read { db in try db.forEachRow(sql: query.sql, arguments: query.arguments, body) }
     }
 }

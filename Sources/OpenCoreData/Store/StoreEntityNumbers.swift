@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The entity numbers a store file gives its entities, read from its `Z_PRIMARYKEY`.
 ///
@@ -15,26 +14,18 @@ enum StoreEntityNumbers {
     ///   `Z_PRIMARYKEY`; ``StoreError/corrupt(path:reason:)`` when a row has no name or number, or two rows
     ///   give one name or one number.
     static func read(path: String) throws -> [String: Int] {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let rows: [Row]
-        do {
-            let reader = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? reader.close() }
-            rows = try reader.read { db in
-                guard try db.tableExists("Z_PRIMARYKEY") else {
-                    throw StoreError.notAStore(path: path, reason: "it has no Z_PRIMARYKEY table")
-                }
-                return try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < ? ORDER BY Z_ENT",
-                                        arguments: [HistoryTables.firstReservedEntityNumber])
-            }
-        } catch let error as DatabaseError {
-            throw StoreError.fromOpening(error, path: path)
-        }
+        try numbers(inRows: try SQLiteStore.primaryKeyRows(ofStoreAt: path), path: path)
+    }
+
+    /// The numbers `rows` give (each `Z_ENT, Z_NAME` of `Z_PRIMARYKEY` below Core Data's own); `path` names
+    /// the store in errors.
+    ///
+    /// - Throws: ``StoreError/corrupt(path:reason:)`` as ``read(path:)``.
+    static func numbers(inRows rows: [[StoreValue]], path: String) throws -> [String: Int] {
         var numbers: [String: Int] = [:]
         var seenNumbers: Set<Int> = []
         for (position, row) in rows.enumerated() {
-            guard let number = row[0] as Int?, let name = row[1] as String? else {
+            guard row.count == 2, let number = Int.fromStoreValue(row[0]), let name = String.fromStoreValue(row[1]) else {
                 throw StoreError.corrupt(path: path, reason: "Z_PRIMARYKEY row \(position + 1) has no entity number or name")
             }
             guard seenNumbers.insert(number).inserted else {

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The store's metadata: Core Data's `Z_METADATA` row and the binary property list in its `Z_PLIST`.
 ///
@@ -171,27 +170,5 @@ package struct StoreMetadata: Sendable, Equatable {
 
     private static func shortHex(_ data: Data) -> String {
         data.prefix(6).map { String(format: "%02x", $0) }.joined() + "…"
-    }
-}
-
-extension StoreMetadata {
-    /// Reads the metadata of the store file at `path` through a read-only connection that changes nothing.
-    ///
-    /// - Throws: ``StoreError/notAStore(path:reason:)`` when the file is missing or not an SQLite
-    ///   store, ``StoreError/corrupt(path:reason:)`` when `Z_METADATA` has no readable row.
-    static func read(storeAt path: String) throws -> StoreMetadata {
-        try ReadOnlyStoreFile.read(path) { db in try read(db, path: path) }
-    }
-
-    /// Reads the metadata row through an open connection.
-    static func read(_ db: Database, path: String) throws -> StoreMetadata {
-        guard try db.tableExists("Z_METADATA") else {
-            throw StoreError.notAStore(path: path, reason: "it has no Z_METADATA table")
-        }
-        guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"),
-              let plist = row[1] as Data? else {
-            throw StoreError.corrupt(path: path, reason: "Z_METADATA has no row with a property list")
-        }
-        return try StoreMetadata(plistData: plist, rowUUID: row[0], storePath: path)
     }
 }

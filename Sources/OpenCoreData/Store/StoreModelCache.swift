@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The compiled model a store carries in `Z_MODELCACHE` (`Z_CONTENT`: the `.mom` keyed archive, DEFLATE
 /// compressed), which Core Data writes so a store can be migrated without the model it was written with.
@@ -13,19 +12,7 @@ enum StoreModelCache {
     /// - Throws: ``StoreError/notAStore(path:reason:)`` when the file is not SQLite;
     ///   ``StoreError/corrupt(path:reason:)`` when the cache is not a blob.
     static func content(path: String) throws -> Data? {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let blob: StoreValue?
-        do {
-            let reader = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? reader.close() }
-            blob = try reader.read { db -> StoreValue? in
-                guard try db.tableExists("Z_MODELCACHE") else { return nil }
-                return try StoreValue.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
-            }
-        } catch let error as DatabaseError {
-            throw StoreError.fromOpening(error, path: path)
-        }
+        let blob = try SQLiteStore.modelCacheCell(ofStoreAt: path)
         guard let blob, !blob.isNull else { return nil }
         guard let compressed = Data.fromStoreValue(blob) else {
             throw StoreError.corrupt(path: path, reason: "Z_MODELCACHE.Z_CONTENT is not a blob")

@@ -15,7 +15,7 @@ package enum HistoryTransactionWriter {
     ///   row for the history's entities.
     package static func insertTransaction(author: String?, contextName: String?, in session: some SQLSession) throws -> Int64 {
         let transaction = try reserveKeys(entity: HistoryTables.transactionEntity, count: 1, in: session)
-        let names = try [author, HistoryRecorder.processName, contextName, HistoryRecorder.processID]
+        let names = try [author, HistoryEntry.processName, contextName, HistoryEntry.processID]
             .map { try intern($0, in: session) }
         try session.execute("""
             INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)

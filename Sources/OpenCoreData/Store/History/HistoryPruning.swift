@@ -20,23 +20,27 @@ package struct HistoryPruning: Sendable, Equatable {
         PersistentHistoryResult(resultType: .count, count: deleted, heldBackByReaders: heldBackBy)
     }
 
-    /// Prunes what `scope` selects for a delete. `readers` are the registered readers' marks;
-    /// `newest` answers the newest transaction a selection holds (nil when none); `delete` deletes a
-    /// selection's changes and transactions and returns how many transactions went.
+    /// Prunes what `scope` selects for a delete, on `session` inside the store's write transaction.
+    /// `readers` are the registered readers' marks (``HistoryReaderRegistry/all(in:)``).
     ///
-    /// - Throws: what `newest` and `delete` throw.
+    /// - Throws: what the session throws.
     package static func run(_ scope: PersistentHistoryChangeRequest.Scope, readers: [(name: String, seen: Int64)],
-                            newest: (HistorySelection) throws -> Int64?,
-                            delete: (HistorySelection) throws -> Int) throws -> HistoryPruning {
+                            in session: some SQLSession) throws -> HistoryPruning {
         var selections = HistorySelection.deleting(scope)
         var pruning = HistoryPruning()
+        func newest(_ selection: HistorySelection) throws -> Int64? {
+            try session.rows(selection.newestTransactionSQL, selection.arguments).first.flatMap { Int64.fromStoreValue($0[0]) }
+        }
         if let oldest = readers.map(\.seen).min(),
            let newestSelected = try selections.compactMap(newest).max(),
            oldest < newestSelected {
             pruning.heldBackBy = readers.filter { $0.seen < newestSelected }.map(\.name)
             selections = selections.map { $0.through(oldest) }
         }
-        for selection in selections { pruning.deleted += try delete(selection) }
+        for selection in selections {
+            try session.execute(selection.deleteChangesSQL, selection.arguments)
+            pruning.deleted += try session.execute(selection.deleteTransactionsSQL, selection.arguments)
+        }
         return pruning
     }
 }

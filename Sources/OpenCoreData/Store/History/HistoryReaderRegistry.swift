@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The store's registry of history readers (docs/HISTORY.md): one row per reader that asked pruning to
 /// keep what it has not read, with the last transaction it has seen. Our own table, not Core Data's: on
@@ -23,46 +22,46 @@ package enum HistoryReaderRegistry {
     /// Every reader: name, last transaction seen, when it last said so; by name.
     package static let allSQL = "SELECT Z_NAME, Z_SEEN, Z_TIMESTAMP FROM Z_OCDHISTORYREADER ORDER BY Z_NAME"
 
-    /// Creates the table where missing.
-    static func create(in db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS Z_OCDHISTORYREADER (Z_NAME VARCHAR PRIMARY KEY NOT NULL,
-                Z_SEEN INTEGER NOT NULL, Z_TIMESTAMP FLOAT NOT NULL)
-            """)
+    /// Whether the store has the registry (it is made the first time a reader registers).
+    ///
+    /// - Throws: what the session throws.
+    package static func exists(in session: some SQLSession) throws -> Bool {
+        try session.tableExists(table)
     }
 
-    static func exists(in db: Database) throws -> Bool {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-                         arguments: [table]) == 1
-    }
-
-    /// Registers `name`, or moves its mark, to "has seen every transaction through `seen`".
-    static func register(_ name: String, seen: Int64, in db: Database) throws {
-        try create(in: db)
-        try db.execute(sql: registerSQL, arguments: [name, seen, Date().timeIntervalSinceReferenceDate])
+    /// Registers `name`, or moves its mark, to "has seen every transaction through `seen`". The table
+    /// must exist.
+    ///
+    /// - Throws: what the session throws.
+    package static func register(_ name: String, seen: Int64, in session: some SQLSession) throws {
+        try session.execute(registerSQL, [name.storeValue, seen.storeValue, Date().timeIntervalSinceReferenceDate.storeValue])
     }
 
     /// Removes `name`; returns whether it was registered.
-    static func unregister(_ name: String, in db: Database) throws -> Bool {
-        guard try exists(in: db) else { return false }
-        try db.execute(sql: unregisterSQL, arguments: [name])
-        return db.changesCount > 0
+    ///
+    /// - Throws: what the session throws.
+    package static func unregister(_ name: String, in session: some SQLSession) throws -> Bool {
+        guard try exists(in: session) else { return false }
+        return try session.execute(unregisterSQL, [name.storeValue]) > 0
     }
 
-    /// Every registered reader: name, last transaction seen, when it last said so; by name.
+    /// Every registered reader: name, last transaction seen, when it last said so; by name. Empty when the
+    /// store has no registry.
     ///
-    /// - Throws: `DatabaseError` `SQLITE_CORRUPT` (a `StoreError.corrupt` once the store maps it) naming the
-    ///   row and column when another program wrote a value of the wrong type or NULL there.
-    static func all(in db: Database) throws -> [(name: String, seen: Int64, timestamp: Double)] {
-        guard try exists(in: db) else { return [] }
-        return try Row.fetchAll(db, sql: allSQL).enumerated().map { position, row in
-            func refuse(_ column: String, _ expected: String) -> DatabaseError {
-                DatabaseError(resultCode: .SQLITE_CORRUPT,
-                              message: "\(table) row \(position + 1): \(column) is \(row[column] as StoreValue), not \(expected)")
+    /// - Throws: what the session throws; ``StoreError/corrupt(path:reason:)`` naming the row and column when
+    ///   another program wrote a value of the wrong type or NULL there (a reader left out would let pruning
+    ///   delete what it has not read).
+    package static func all(in session: some SQLSession) throws -> [(name: String, seen: Int64, timestamp: Double)] {
+        guard try exists(in: session) else { return [] }
+        return try session.rows(allSQL, []).enumerated().map { position, row in
+            func refuse(_ column: Int, _ name: String, _ expected: String) -> StoreError {
+                StoreError.corrupt(path: session.location,
+                                   reason: "\(table) row \(position + 1): \(name) is \(row[column]), not \(expected)")
             }
-            guard let name = String.fromStoreValue(row[0]) else { throw refuse("Z_NAME", "a name") }
-            guard let seen = Int64.fromStoreValue(row[1]) else { throw refuse("Z_SEEN", "a transaction number") }
-            guard let timestamp = Double.fromStoreValue(row[2]) else { throw refuse("Z_TIMESTAMP", "a time") }
+            guard row.count == 3 else { throw refuse(0, "the row", "three columns") }
+            guard let name = String.fromStoreValue(row[0]) else { throw refuse(0, "Z_NAME", "a name") }
+            guard let seen = Int64.fromStoreValue(row[1]) else { throw refuse(1, "Z_SEEN", "a transaction number") }
+            guard let timestamp = Double.fromStoreValue(row[2]) else { throw refuse(2, "Z_TIMESTAMP", "a time") }
             return (name, seen, timestamp)
         }
     }

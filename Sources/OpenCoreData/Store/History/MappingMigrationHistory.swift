@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Carries a store's persistent history through a mapping-model migration (docs/HISTORY.md, "Migrations").
 ///
@@ -51,40 +50,16 @@ package struct MappingMigrationHistory {
             self.recordMigration = recordMigration
         }
 
-        /// The SQLite store file open as `db` at `path`.
-        static func sqlite(_ db: Database, path: String) -> Store {
-            Store(name: path, connection: SQLiteSession(db: db),
-                  columns: { table in try Row.fetchAll(db, sql: "PRAGMA table_info(\(table))").map { ($0["name"] as String).uppercased() } },
-                  hasReaderRegistry: { try HistoryReaderRegistry.exists(in: db) },
-                  createTables: { model, registry in
-                      try HistoryTables.create(in: db, model: model)
-                      if registry { try HistoryReaderRegistry.create(in: db) }
-                  },
-                  recordMigration: { contextName in
-                      try HistoryTransactionWriter.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
-                                                                    contextName: contextName, in: SQLiteSession(db: db))
-                  })
-        }
     }
 
     /// The highest key the source store ever gave an object, of any entity (its `Z_MAX`es, and the keys
     /// its history names, which may be above them in a store another program wrote).
     private let highestSourceKey: Int64
     /// The source store's ``Store/name`` (a file's path: where ``carry(into:run:)`` reads it).
-    private let sourceName: String
+    let sourceName: String
     /// Rows a copy reads at a time, and values one insert statement binds at most (under SQLite's oldest limit).
     private static let pageSize = 500
     private static let valuesPerStatement = 900
-
-    /// Reads the source store at `path`; nil when it has no history tables.
-    ///
-    /// - Throws: the ``StoreError`` opening or reading the file throws.
-    static func read(sourceAt path: String) throws -> MappingMigrationHistory? {
-        try ReadOnlyStoreFile.read(path) { db -> MappingMigrationHistory? in
-            guard try HistoryTables.exist(in: db) else { return nil }
-            return try read(.sqlite(db, path: path))
-        }
-    }
 
     /// Reads the source store `source`, which has history tables.
     ///
@@ -103,30 +78,11 @@ package struct MappingMigrationHistory {
     /// the highest the source ever gave, so the old keys kept by changes of objects the migration did not
     /// carry never name an object of the new store.
     ///
-    /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` when the destination cannot be written.
-    func reserveKeys(inDestinationAt path: String) throws {
-        try writing(path, step: "reserve keys above the history's") { db in try reserveKeys(in: .sqlite(db, path: path)) }
-    }
-
-    /// ``reserveKeys(inDestinationAt:)`` on the `destination` store.
-    ///
     /// - Throws: what `destination`'s statements throw.
     package func reserveKeys(in destination: Store) throws {
         try destination.connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = CASE WHEN COALESCE(Z_MAX, 0) < ? THEN ? ELSE Z_MAX END WHERE Z_ENT < ?",
                                [highestSourceKey.storeValue, highestSourceKey.storeValue,
                                 Int64(HistoryTables.firstReservedEntityNumber).storeValue])
-    }
-
-    /// After every object is made and the destination store closed: copies the history into it, changes
-    /// following their objects through `run`'s associations, and records the migration's transaction.
-    ///
-    /// - Throws: ``MigrationError/stepFailed(path:step:reason:)`` when a table cannot be read or written.
-    func carry(into destinationPath: String, run: MappingRun) throws {
-        try writing(destinationPath, step: "carry the persistent history over") { destination in
-            try ReadOnlyStoreFile.read(sourceName) { source in
-                _ = try carry(from: .sqlite(source, path: sourceName), into: .sqlite(destination, path: destinationPath), run: run)
-            }
-        }
     }
 
     /// Copies the history of `source` into `destination` (whose objects `run` made), inside the caller's
@@ -264,12 +220,12 @@ package struct MappingMigrationHistory {
     /// A `ZCOLUMNS` bitmap of `old`'s properties as the bitmap of `new`'s properties of the same names.
     private static func columns(_ value: StoreValue, from old: EntityDescription, to new: EntityDescription) -> StoreValue {
         guard let bitmap = Data.fromStoreValue(value) else { return value }
-        let slots = HistoryRecorder.slots(in: bitmap).compactMap { slot -> Int? in
+        let slots = HistoryEntry.slots(in: bitmap).compactMap { slot -> Int? in
             guard slot < old.allProperties.count else { return nil }
             let name = old.allProperties[slot].name
             return new.allProperties.firstIndex { $0.name == name }
         }
-        return HistoryRecorder.bitmap(slots)?.storeValue ?? .null
+        return HistoryEntry.bitmap(slots)?.storeValue ?? .null
     }
 
     /// The tombstone columns of a change row of `old`, placed where `new` keeps the same attributes.
@@ -281,18 +237,6 @@ package struct MappingMigrationHistory {
             guard index < newPreserved.count, let oldIndex = oldPreserved.firstIndex(of: newPreserved[index]),
                   oldIndex < sourceCount else { return .null }
             return row[8 + oldIndex]
-        }
-    }
-
-    /// Runs `body` in one write transaction on the store file at `path`, turning SQLite's errors into
-    /// ``MigrationError/stepFailed(path:step:reason:)``.
-    private func writing(_ path: String, step: String, _ body: (Database) throws -> Void) throws {
-        do {
-            let queue = try DatabaseQueue(path: path)
-            defer { try? queue.close() }
-            try queue.write(body)
-        } catch let error as DatabaseError {
-            throw MigrationError.stepFailed(path: path, step: step, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
         }
     }
 }

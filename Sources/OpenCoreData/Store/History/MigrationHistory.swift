@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Keeps a store's persistent history through a migration, inside the migration's transaction
 /// (docs/HISTORY.md, "Migrations"): the history tables are left as they are, their key reservations in
@@ -15,12 +14,6 @@ package struct MigrationHistory {
     /// The model's entity numbers by name before the migration.
     private let entityNumbersBefore: [String: Int64]
 
-    /// Reads what the migration's rewrite of `Z_PRIMARYKEY` would lose; nil when the store has no history.
-    static func before(_ db: Database) throws -> MigrationHistory? {
-        guard try HistoryTables.exist(in: db) else { return nil }
-        return try before(SQLiteSession(db: db))
-    }
-
     /// Reads what the migration's rewrite of `Z_PRIMARYKEY` would lose, in a store that has history tables.
     ///
     /// - Throws: what `connection` throws.
@@ -32,10 +25,8 @@ package struct MigrationHistory {
     }
 
     /// Entity numbers by name in a store's `Z_PRIMARYKEY` (the model's entities, not Core Data's own).
-    static func entityNumbers(_ db: Database) throws -> [String: Int64] {
-        try entityNumbers(SQLiteSession(db: db))
-    }
-
+    ///
+    /// - Throws: what `connection` throws.
     static func entityNumbers(_ connection: any SQLSession) throws -> [String: Int64] {
         var numbers: [String: Int64] = [:]
         for row in try connection.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < ?",
@@ -53,11 +44,6 @@ package struct MigrationHistory {
 
     /// Before `plan` runs: the key moves it makes (its offsets read on the store as it is now). Entities
     /// are found by name among the numbers the store had before the migration.
-    func keyMoves(of plan: MigrationPlan, in db: Database) throws -> KeyMoves {
-        try keyMoves(of: plan, in: SQLiteSession(db: db))
-    }
-
-    /// ``keyMoves(of:in:)`` on any connection.
     ///
     /// - Throws: what `connection` throws.
     package func keyMoves(of plan: MigrationPlan, in connection: any SQLSession) throws -> KeyMoves {
@@ -70,11 +56,6 @@ package struct MigrationHistory {
 
     /// After the plan ran: old changes of the objects it gave new keys name them by their new keys
     /// (deleted objects' keys move alike, into the same range, so they never name another object).
-    func move(_ keyMoves: KeyMoves, in db: Database) throws {
-        try move(keyMoves, in: SQLiteSession(db: db))
-    }
-
-    /// ``move(_:in:)`` on any connection.
     ///
     /// - Throws: what `connection` throws.
     package func move(_ keyMoves: KeyMoves, in connection: any SQLSession) throws {
@@ -82,14 +63,6 @@ package struct MigrationHistory {
             try connection.execute("UPDATE ACHANGE SET ZENTITYPK = ZENTITYPK + ? WHERE ZENTITY IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))",
                                    [offset.storeValue] + numbers.map(\.storeValue))
         }
-    }
-
-    /// After the plans ran, before the commit: restores the reservations, renumbers old changes, and records
-    /// the migration's transaction.
-    func after(_ plans: [MigrationPlan], in db: Database) throws {
-        try after(plans, in: SQLiteSession(db: db))
-        _ = try HistoryTransactionWriter.insertTransaction(author: PersistentHistoryTransaction.migrationAuthor,
-                                                          contextName: Self.contextName(plans), in: SQLiteSession(db: db))
     }
 
     /// The migration transaction's context name: "source version → target version".
@@ -143,12 +116,12 @@ package struct MigrationHistory {
                                        [Int64(HistoryTables.firstReservedEntityNumber).storeValue]) {
             guard let number = Int64.fromStoreValue(row[0]), let name = nameByNumber[number],
                   let bitmap = Data.fromStoreValue(row[1]) else { continue }
-            var slots = HistoryRecorder.slots(in: bitmap)
+            var slots = HistoryEntry.slots(in: bitmap)
             for plan in plans {
                 let moves = plan.slotMoves[name] ?? [:]
                 slots = slots.compactMap { moves[$0] }
             }
-            let moved = HistoryRecorder.bitmap(slots.sorted())
+            let moved = HistoryEntry.bitmap(slots.sorted())
             guard moved != bitmap else { continue }
             changes += [number.storeValue, bitmap.storeValue, moved?.storeValue ?? .null]
         }

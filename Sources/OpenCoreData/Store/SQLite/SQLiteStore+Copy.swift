@@ -42,7 +42,7 @@ extension SQLiteStore {
             }
             let file = try XMLStoreFile(url: url, model: model, readOnly: false)
             file.skipLoading()
-            try rows.read { db in try file.write(from: db, model: model) }
+            try rows.read { db in try file.write(from: SQLiteSession(db: db), model: model) }
         case .sqlite:
             let temporary = url.deletingLastPathComponent()
                 .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).copying")

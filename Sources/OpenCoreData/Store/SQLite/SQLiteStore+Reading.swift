@@ -121,7 +121,7 @@ extension SQLiteStore {
             guard let xmlFile, changesObjects else { return try writer.write(body) }
             return try writer.write { db in
                 let result = try body(db)
-                try xmlFile.write(from: db, model: model)
+                try xmlFile.write(from: SQLiteSession(db: db), model: model)
                 return result
             }
         } catch {

@@ -150,7 +150,7 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 loadedIdentifier = try Self.prepareSchema(writer: writer, model: model, options: schemaOptions,
                                                           path: path, newIdentifier: loadedIdentifier,
                                                           refusesForeignObjects: Self.refusesForeignObjects(options))
-                if let xmlFile { try writer.write { db in try xmlFile.load(into: db, model: model) } }
+                if let xmlFile { try writer.write { db in try xmlFile.load(into: SQLiteSession(db: db), model: model) } }
             }
         } catch let error as DatabaseError {
             throw StoreError.fromOpening(error, path: path)

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The file behind an XML store (``StoreType/xml``), Core Data's atomic store: every object is loaded into
 /// the store's in-memory tables when it opens, and the whole file is written again, in Core Data's XML
@@ -66,11 +65,11 @@ final class XMLStoreFile: @unchecked Sendable {
     /// Puts the file's objects into the store's (empty) tables, once.
     ///
     /// - Throws: ``XMLStoreError/invalidObject(path:objectID:key:reason:)`` when the two sides of a
-    ///   relationship disagree; `DatabaseError` when SQLite refuses.
-    func load(into db: Database, model: ManagedObjectModel) throws {
+    ///   relationship disagree; what the session throws when the database refuses a row.
+    func load(into session: some SQLSession, model: ManagedObjectModel) throws {
         guard let contents = pending else { return }
         let rows = try XMLStoreRowImport(contents: contents, model: model, path: path)
-        try rows.insert(into: db)
+        try rows.insert(into: session)
         idsByTable = rows.idsByTable
         pending = nil
     }
@@ -82,12 +81,12 @@ final class XMLStoreFile: @unchecked Sendable {
     /// Writes every object of the store's tables to the file, replacing it at once.
     ///
     /// - Throws: ``XMLStoreError/unwritableValue(path:entity:key:reason:)`` for a value the XML layout cannot
-    ///   hold; `DatabaseError`; `CocoaError` when the file cannot be written (the old one is left).
-    func write(from db: Database, model: ManagedObjectModel) throws {
+    ///   hold; what the session throws; `CocoaError` when the file cannot be written (the old one is left).
+    func write(from session: some SQLSession, model: ManagedObjectModel) throws {
         guard pending == nil else { return }
         var export = XMLStoreRowExport(model: model, path: path, idsByTable: idsByTable, usedIDs: usedIDs,
                                        nextObjectID: info.nextObjectID ?? Self.firstObjectNumber)
-        let objects = try export.objects(in: db)
+        let objects = try export.objects(in: session)
         var written = info
         written.nextObjectID = export.nextObjectID
         written.version = written.version ?? Self.formatVersion

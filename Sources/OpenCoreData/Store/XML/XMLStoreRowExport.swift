@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The rows of a store's tables as the objects of a Core Data XML store, and the file's text. Objects keep
 /// the ids the file gave them; new ones take `z` and the next object number, as Core Data numbers them.
@@ -29,15 +28,18 @@ struct XMLStoreRowExport {
     /// Every object of the store, in id order.
     ///
     /// - Throws: ``XMLStoreError/unwritableValue(path:entity:key:reason:)`` for a value the XML layout cannot
-    ///   hold (a type without a spelling, text with characters XML cannot carry); `DatabaseError`.
-    mutating func objects(in db: Database) throws -> [Object] {
+    ///   hold (a type without a spelling, text with characters XML cannot carry); what the session throws.
+    mutating func objects(in session: some SQLSession) throws -> [Object] {
+        func keys(_ sql: String, _ arguments: [StoreValue] = []) throws -> [Int64] {
+            try session.rows(sql, arguments).compactMap { Int64.fromStoreValue($0[0]) }
+        }
         let schema = model.schema
         let entities = model.entities.filter { !$0.isAbstract }
         // Ids first: a relationship may lead to an object written later.
         var ids: [String: [Int64: String]] = [:]
         for table in Set(entities.map { schema.mapping(for: $0).tableName }).sorted() {
             let known = idsByTable[table] ?? [:]
-            for key in try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(SQLIdentifier.quoted(table)) ORDER BY Z_PK") {
+            for key in try keys("SELECT Z_PK FROM \(SQLIdentifier.quoted(table)) ORDER BY Z_PK") {
                 ids[table, default: [:]][key] = known[key] ?? newID()
             }
         }
@@ -47,18 +49,17 @@ struct XMLStoreRowExport {
         var objects: [Object] = []
         for entity in entities {
             let mapping = schema.mapping(for: entity)
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(SQLIdentifier.quoted(mapping.tableName)) WHERE Z_ENT = ? ORDER BY Z_PK",
-                                        arguments: [entity.entityNumber])
+            let rows = try session.rows("SELECT * FROM \(SQLIdentifier.quoted(mapping.tableName)) WHERE Z_ENT = ? ORDER BY Z_PK",
+                                        [entity.entityNumber.storeValue])
             for row in rows {
-                let key: Int64 = row[0]
-                guard let objectID = id(in: mapping.tableName, key) else { continue }
+                guard let key = Int64.fromStoreValue(row[0]), let objectID = id(in: mapping.tableName, key) else { continue }
                 var object = Object(id: objectID, entity: entity.name.uppercased())
                 for (slot, property) in entity.allProperties.enumerated() {
                     let name = property.name.lowercased()
                     switch mapping.storage[slot] {
                     case .attribute(_, let column):
                         guard let attribute = property as? AttributeDescription else { continue }
-                        let value: StoreValue = row[column]
+                        let value = row[column]
                         if value.isNull { continue }
                         guard let type = XMLStoreValueType(attribute.attributeType) else {
                             throw XMLStoreError.unwritableValue(path: path, entity: entity.name, key: property.name,
@@ -71,22 +72,22 @@ struct XMLStoreRowExport {
                         object.attributes.append((name, type, escaped))
                     case .toOne(_, let column, _, _):
                         guard let relationship = property as? RelationshipDescription, let destination = relationship.destinationEntity else { continue }
-                        let target: Int64? = row[column]
+                        let target = Int64.fromStoreValue(row[column])
                         let table = schema.mapping(for: destination).tableName
                         object.relationships.append((name, false, destination.name.uppercased(),
                                                      target.flatMap { id(in: table, $0) }.map { [$0] } ?? []))
                     case .toManyByForeignKey(let table, let column, let orderColumn):
                         guard let relationship = property as? RelationshipDescription, let destination = relationship.destinationEntity else { continue }
                         let order = orderColumn.map { "\(SQLIdentifier.quoted($0)), Z_PK" } ?? "Z_PK"
-                        let keys = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(SQLIdentifier.quoted(table)) WHERE \(SQLIdentifier.quoted(column)) = ? ORDER BY \(order)",
-                                                      arguments: [key])
+                        let keys = try keys("SELECT Z_PK FROM \(SQLIdentifier.quoted(table)) WHERE \(SQLIdentifier.quoted(column)) = ? ORDER BY \(order)",
+                                            [key.storeValue])
                         object.relationships.append((name, true, destination.name.uppercased(), keys.compactMap { id(in: table, $0) }))
                     case .toManyByJoinTable(let join):
                         guard let relationship = property as? RelationshipDescription, let destination = relationship.destinationEntity else { continue }
                         let table = schema.mapping(for: destination).tableName
                         let order = join.orderColumn.map { "\(SQLIdentifier.quoted($0)), " } ?? ""
-                        let keys = try Int64.fetchAll(db, sql: "SELECT \(SQLIdentifier.quoted(join.destinationColumn)) FROM \(SQLIdentifier.quoted(join.name)) WHERE \(SQLIdentifier.quoted(join.sourceColumn)) = ? ORDER BY \(order)\(SQLIdentifier.quoted(join.destinationColumn))",
-                                                      arguments: [key])
+                        let keys = try keys("SELECT \(SQLIdentifier.quoted(join.destinationColumn)) FROM \(SQLIdentifier.quoted(join.name)) WHERE \(SQLIdentifier.quoted(join.sourceColumn)) = ? ORDER BY \(order)\(SQLIdentifier.quoted(join.destinationColumn))",
+                                            [key.storeValue])
                         object.relationships.append((name, true, destination.name.uppercased(), keys.compactMap { id(in: table, $0) }))
                     case .transient:
                         continue

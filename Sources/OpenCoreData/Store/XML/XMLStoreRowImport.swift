@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// An XML store's checked objects as rows of the store's tables: each object a row of its root entity's
 /// table (primary keys counted from 1 per table, in file order), to-one relationships in their foreign-key
@@ -105,27 +104,28 @@ struct XMLStoreRowImport {
 
     /// Inserts every row and join row, and moves each table's key counter past its rows.
     ///
-    /// - Throws: `DatabaseError` when SQLite refuses.
-    func insert(into db: Database) throws {
+    /// - Throws: what the session throws when the database refuses a row.
+    func insert(into session: some SQLSession) throws {
         for (index, table) in schema.tables.enumerated() {
             let positions = placed.indices.filter { placed[$0].table == index }
             guard !positions.isEmpty else { continue }
             let columns = table.columns.map { SQLIdentifier.quoted($0.name) }.joined(separator: ", ")
             let marks = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-            let statement = try db.cachedStatement(sql: "INSERT INTO \(SQLIdentifier.quoted(table.name)) (\(columns)) VALUES (\(marks))")
+            let statement = try session.prepareWrite("INSERT INTO \(SQLIdentifier.quoted(table.name)) (\(columns)) VALUES (\(marks))")
             for position in positions {
-                try statement.execute(arguments: StatementArguments(rows[position]))
+                for (column, value) in rows[position].enumerated() { try statement.bind(value, at: Int32(column + 1)) }
+                try statement.step()
             }
             let maximum = positions.map { placed[$0].primaryKey }.max() ?? 0
-            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?",
-                           arguments: [maximum, rootNumberByTable[index] ?? 0])
+            try session.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?",
+                                [maximum.storeValue, (rootNumberByTable[index] ?? 0).storeValue])
         }
         for (_, entry) in joinRows.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             let names = entry.values.keys.sorted()
             let columns = names.map(SQLIdentifier.quoted).joined(separator: ", ")
             let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
-            try db.execute(sql: "INSERT INTO \(SQLIdentifier.quoted(entry.table)) (\(columns)) VALUES (\(marks))",
-                           arguments: StatementArguments(names.map { entry.values[$0] ?? .null }))
+            try session.execute("INSERT INTO \(SQLIdentifier.quoted(entry.table)) (\(columns)) VALUES (\(marks))",
+                                names.map { entry.values[$0] ?? .null })
         }
     }
 }

@@ -46,7 +46,7 @@ enum HistoryChangeRows {
                     try insert.bind(Int64(change.type.rawValue), at: first + 1)
                     try insert.bind(Int64(change.entityNumber), at: first + 2)
                     try insert.bind(change.primaryKey, at: first + 3)
-                    if change.type == .update, let columns = HistoryRecorder.bitmap(change.updatedSlots) {
+                    if change.type == .update, let columns = HistoryEntry.bitmap(change.updatedSlots) {
                         try insert.bind(columns.storeValue, at: first + 4)
                     } else {
                         try insert.bind(.null, at: first + 4)

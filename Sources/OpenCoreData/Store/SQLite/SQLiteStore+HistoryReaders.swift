@@ -8,14 +8,17 @@ extension SQLiteStore {
     ///
     /// - Throws: ``StoreError`` when the store cannot be written (read-only, busy, SQLite refuses).
     package func registerHistoryReader(_ name: String, seen: Int64) throws {
-        try write { db in try HistoryReaderRegistry.register(name, seen: seen, in: db) }
+        try write { db in
+            try HistoryReaderRegistry.create(in: db)
+            try HistoryReaderRegistry.register(name, seen: seen, in: SQLiteSession(db: db))
+        }
     }
 
     /// Removes the reader `name`; returns whether it was registered.
     ///
     /// - Throws: ``StoreError`` when the store cannot be written.
     package func unregisterHistoryReader(_ name: String) throws -> Bool {
-        try write { db in try HistoryReaderRegistry.unregister(name, in: db) }
+        try write { db in try HistoryReaderRegistry.unregister(name, in: SQLiteSession(db: db)) }
     }
 
     /// Every registered reader (name, last transaction seen, when it last said so as seconds since the
@@ -23,6 +26,6 @@ extension SQLiteStore {
     ///
     /// - Throws: ``StoreError`` when the store cannot be read.
     package func historyReaders() throws -> [(name: String, seen: Int64, timestamp: Double)] {
-        try read { db in try HistoryReaderRegistry.all(in: db) }
+        try read { db in try HistoryReaderRegistry.all(in: SQLiteSession(db: db)) }
     }
 }

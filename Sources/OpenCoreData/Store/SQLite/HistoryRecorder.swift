@@ -2,42 +2,6 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// What a commit tells the history about itself: who made it, and the objects it inserted and updated.
-/// Deletes are not listed: the store's delete triggers see every one, cascades and batch deletes included.
-package struct HistoryEntry: Sendable {
-    /// One object inserted or updated.
-    package struct Change: Sendable {
-        package var type: PersistentHistoryChangeType
-        package var entityNumber: Int
-        package var primaryKey: Int64
-        /// For an update: the changed properties' slots in the entity's `allProperties` (the bits of
-        /// `ZCOLUMNS`).
-        package var updatedSlots: [Int] = []
-        /// For a delete, where the store reads them as it deletes (PostgreSQL): the values of the entity's
-        /// preserved attributes, in tombstone-column order (``HistoryTables/preservedColumns(of:)``).
-        package var tombstone: [StoreValue] = []
-
-        package init(type: PersistentHistoryChangeType, entityNumber: Int, primaryKey: Int64, updatedSlots: [Int] = [],
-                     tombstone: [StoreValue] = []) {
-            self.type = type
-            self.entityNumber = entityNumber
-            self.primaryKey = primaryKey
-            self.updatedSlots = updatedSlots
-            self.tombstone = tombstone
-        }
-    }
-
-    package var author: String?
-    package var contextName: String?
-    package var changes: [Change] = []
-
-    package init(author: String? = nil, contextName: String? = nil, changes: [Change] = []) {
-        self.author = author
-        self.contextName = contextName
-        self.changes = changes
-    }
-}
-
 /// Writes a store's history, inside the commit it describes: the transaction row, one change row per
 /// object, interned names. Owned by a store opened with history tracking.
 package final class HistoryRecorder: Sendable {
@@ -49,9 +13,6 @@ package final class HistoryRecorder: Sendable {
     /// The transactions this store's own commits recorded, so its coordinator can tell remote commits
     /// from its own.
     let recordedTransactions = Mutex<Set<Int64>>([])
-
-    package static let processName = ProcessInfo.processInfo.processName
-    package static let processID = String(ProcessInfo.processInfo.processIdentifier)
 
     /// Whether `recordedTransactions` is kept (only a store watched for remote changes reads it back).
     private let remembersOwnTransactions: Bool
@@ -120,22 +81,5 @@ package final class HistoryRecorder: Sendable {
         }
         if remembersOwnTransactions { recordedTransactions.withLock { _ = $0.insert(transaction) } }
         return transaction
-    }
-
-    /// `ZCOLUMNS`: bit `slot` set for each changed property (byte slot / 8, bit slot % 8).
-    package static func bitmap(_ slots: [Int]) -> Data? {
-        guard let highest = slots.max() else { return nil }
-        var bytes = [UInt8](repeating: 0, count: highest / 8 + 1)
-        for slot in slots where slot >= 0 { bytes[slot / 8] |= 1 << UInt8(slot % 8) }
-        return Data(bytes)
-    }
-
-    /// The slots a `ZCOLUMNS` bitmap names.
-    package static func slots(in bitmap: Data) -> [Int] {
-        var slots: [Int] = []
-        for (index, byte) in bitmap.enumerated() where byte != 0 {
-            for bit in 0..<8 where byte & (1 << UInt8(bit)) != 0 { slots.append(index * 8 + bit) }
-        }
-        return slots
     }
 }

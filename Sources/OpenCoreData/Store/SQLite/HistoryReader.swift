@@ -84,7 +84,7 @@ struct HistoryReader {
             var updated: Set<String>?
             if type == .update {
                 let bitmap = Self.blob(handle, 5)
-                updated = Set(HistoryRecorder.slots(in: bitmap).compactMap { slot in
+                updated = Set(HistoryEntry.slots(in: bitmap).compactMap { slot in
                     slot < entity.allProperties.count ? entity.allProperties[slot].name : nil
                 })
             }
@@ -120,14 +120,9 @@ struct HistoryReader {
     /// runs alone, so no reader can move between the check and the delete.
     func delete(_ db: Database, scope: PersistentHistoryChangeRequest.Scope) throws -> HistoryPruning {
         guard try HistoryTables.exist(in: db) else { return HistoryPruning() }
-        let readers = try HistoryReaderRegistry.all(in: db).map { (name: $0.name, seen: $0.seen) }
-        return try HistoryPruning.run(scope, readers: readers, newest: { selection in
-            try Int64.fetchOne(db, sql: selection.newestTransactionSQL, arguments: StatementArguments(selection.arguments))
-        }, delete: { selection in
-            try db.execute(sql: selection.deleteChangesSQL, arguments: StatementArguments(selection.arguments))
-            try db.execute(sql: selection.deleteTransactionsSQL, arguments: StatementArguments(selection.arguments))
-            return db.changesCount
-        })
+        let session = SQLiteSession(db: db)
+        let readers = try HistoryReaderRegistry.all(in: session).map { (name: $0.name, seen: $0.seen) }
+        return try HistoryPruning.run(scope, readers: readers, in: session)
     }
 
     /// The newest transaction's number (0 when there is none).
