@@ -230,15 +230,7 @@ extension PostgreSQLStore {
     ///   then as it was.
     public static func migrate(configuration: PostgreSQLStoreConfiguration, to bundle: ModelVersionBundle,
                                version: String? = nil, dryRun: Bool = false) throws -> MigrationOutcome {
-        let target: ModelVersion
-        if let version {
-            guard let found = bundle.version(named: version) else {
-                throw ModelError.versionNotFound(bundle: bundle.url.path, version: version, available: bundle.versions.map(\.name))
-            }
-            target = found
-        } else {
-            target = bundle.current
-        }
+        let target = try bundle.version(namedOrCurrent: version)
         let server = configuration.redactedURL
         let pool = PostgreSQLConnectionPool(configuration: configuration)
         defer { pool.close() }

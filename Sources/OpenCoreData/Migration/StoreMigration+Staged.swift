@@ -19,15 +19,7 @@ extension StoreMigration {
     public static func migrate(storeAt url: URL, to bundle: ModelVersionBundle, version: String? = nil,
                                stagedMigrationManager manager: StagedMigrationManager,
                                busyTimeout: TimeInterval = 5) throws -> [MigrationPlan] {
-        let target: ModelVersion
-        if let version {
-            guard let found = bundle.version(named: version) else {
-                throw ModelError.versionNotFound(bundle: bundle.url.path, version: version, available: bundle.versions.map(\.name))
-            }
-            target = found
-        } else {
-            target = bundle.current
-        }
+        let target = try bundle.version(namedOrCurrent: version)
         return try StagedMigrationRunner.migrate(storeAt: url.path, bundle: bundle, target: target,
                                                  manager: manager, busyTimeout: busyTimeout)
     }

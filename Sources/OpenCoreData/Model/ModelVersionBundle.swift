@@ -41,6 +41,19 @@ public struct ModelVersionBundle: Sendable {
         return versions.first { $0.name == wanted }
     }
 
+    /// The version named `name` ("Library 2", with or without `.xcdatamodel`), or the current one when `name`
+    /// is nil: the target a migration is asked for.
+    ///
+    /// - Throws: ``ModelError/versionNotFound(bundle:version:available:)`` naming the bundle, `name` and the
+    ///   versions it has, when it has no such version.
+    public func version(namedOrCurrent name: String?) throws -> ModelVersion {
+        guard let name else { return current }
+        guard let found = version(named: name) else {
+            throw ModelError.versionNotFound(bundle: url.path, version: name, available: versions.map(\.name))
+        }
+        return found
+    }
+
     /// The version whose entity hashes are exactly `hashes`, nil when none does. When several versions
     /// hash alike (they open the same stores), the last one not after the current version: a store such
     /// a version wrote opens with the current one, and is never taken for one written by a later version

@@ -126,9 +126,7 @@ struct MigrateCommand: AsyncParsableCommand {
             found = try MappingModel.find(in: bundle.url.deletingLastPathComponent(), from: stored.name, to: target)
         }
         guard let found else { return nil }
-        guard let destination = bundle.version(named: target) else {
-            throw ModelError.versionNotFound(bundle: bundle.url.path, version: target, available: bundle.versions.map(\.name))
-        }
+        let destination = try bundle.version(namedOrCurrent: target)
         for (recorded, actual) in [(found.sourceModelVersionName, stored.name), (found.destinationModelVersionName, target)] {
             if let recorded, recorded != actual {
                 throw OCDError("the mapping model maps '\(found.sourceModelVersionName ?? "?")' to '\(found.destinationModelVersionName ?? "?")', "

@@ -22,7 +22,7 @@ public enum StoreMigration {
     ///   when no version of the bundle wrote it, ``ModelError/versionNotFound(bundle:version:available:)``
     ///   for an unknown `version`, and the ``MigrationError`` that refuses the migration.
     public static func plan(storeAt url: URL, to bundle: ModelVersionBundle, version: String? = nil) throws -> [MigrationPlan] {
-        let target = try targetVersion(version, in: bundle)
+        let target = try bundle.version(namedOrCurrent: version)
         return try ReadOnlyStoreFile.read(url.path) { db in
             try Self.plans(db, path: url.path, bundle: bundle, target: target, targetModel: target.model)
         }
@@ -101,14 +101,6 @@ public enum StoreMigration {
     }
 
     // MARK: Planning
-
-    private static func targetVersion(_ name: String?, in bundle: ModelVersionBundle) throws -> ModelVersion {
-        guard let name else { return bundle.current }
-        guard let found = bundle.version(named: name) else {
-            throw ModelError.versionNotFound(bundle: bundle.url.path, version: name, available: bundle.versions.map(\.name))
-        }
-        return found
-    }
 
     /// The plans from the version that wrote the store to `target`: one per version in between when each
     /// step has an inferred mapping, else one direct plan. Runs the first plan's checks.
