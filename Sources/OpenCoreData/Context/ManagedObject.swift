@@ -32,6 +32,11 @@ enum SlotValue {
 open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// The object's entity (its ID's: one reference kept, not two).
     public var entity: EntityDescription { objectID.entity }
+    // Unchecked (every stored field below): an object is used by one thread at a time (its context's queue,
+    // or the thread that makes it before it is registered), and no access to a field stays open while code
+    // that could reach the same field runs (awake hooks and observers run between accesses). Skips a
+    // `swift_beginAccess`, about 80 instructions, per access, several per object fetched (`load-batch-by-id`:
+    // 122.6 M → 109.5 M instructions with the context's, results' and model's fields).
     /// The object's identity. Temporary until the object is first saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// Declared right after `objectID` so the byte lands in the ID's tail padding: with the 16-byte row

@@ -63,6 +63,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         didSet { updateAutomaticMergeRegistration() }
     }
 
+    // Unchecked: like the object graph state below, touched on the context's queue only, and no access
+    // stays open across a call; read on every batch and fault the context reads (`load-batch-by-id`).
     @exclusivity(unchecked) private var coordinatorStorage: PersistentStoreCoordinator?
     /// The parent context, for a child context whose saves push into the parent.
     public var parent: ManagedObjectContext? {
@@ -100,7 +102,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return key
     }()
 
-    // Object graph state; touched on the context's queue only.
+    // Object graph state; touched on the context's queue only. Unchecked (these fields and `undoRecorder`):
+    // one queue means no concurrent access, and no access to a field stays open while code that could reach
+    // the same field runs (awake hooks and observers run between accesses, not inside one). Skips a
+    // `swift_beginAccess`, about 80 instructions, on each access, several per object fetched or registered
+    // (`load-batch-by-id`: 122.6 M → 109.5 M instructions with the objects', results' and model's fields).
     @exclusivity(unchecked) var registry = ObjectRegistry()
     /// Objects let go of and kept for the next fresh batch read to reuse (see ``SparePool``); empty outside
     /// that read.
@@ -643,5 +649,8 @@ final class FaultBatch {
 /// `deinit` before it goes, and objects are used on the context's queue only, where that cannot race.
 final class ContextReference: @unchecked Sendable {
     // @unchecked Sendable: written in the context's init and deinit, read on the context's queue.
+    // Saves: a `weak` reference per object would give the context a side table (every retain of it slow);
+    // `unowned(unsafe)` also skips the unowned count and its check, and `@exclusivity(unchecked)` the access
+    // check, on each object's read of its context (`load-batch-by-id`).
     @exclusivity(unchecked) unowned(unsafe) var context: ManagedObjectContext?
 }

@@ -121,6 +121,7 @@ struct ObjectRegistry {
     @inline(__always)
     private func isOccupied(table: Int, key: Int) -> Bool {
         guard let page = pageSlots(table: table, pageIndex: key >> Self.pageShift) else { return false }
+        // An optional class reference is one word, zero for nil: testing the word needs no retain.
         return UnsafeRawPointer(page.slots + (key & Self.pageMask)).load(as: UInt.self) != 0
     }
 
@@ -138,6 +139,8 @@ struct ObjectRegistry {
     @inline(__always)
     private func pageSlots(table: Int, pageIndex: Int) -> PageSlots? {
         tables[table].pages.withUnsafeBufferPointer { pages -> PageSlots? in
+            // A `SlotPage?` entry is one word, zero for nil, loaded without retaining the page; the page is
+            // held by the directory while it is used (see `PageSlots`).
             guard pageIndex < pages.count,
                   let bits = UnsafeRawPointer(pages.baseAddress.unsafelyUnwrapped + pageIndex).load(as: UnsafeRawPointer?.self)
             else { return nil }
@@ -271,6 +274,7 @@ struct ObjectRegistry {
                 tables[table].pageCountAtAdoption = tables[table].pageCount
             }
         }
+        // Occupied? Tested by loading the slot's word (zero for nil): no retain and release of what it holds.
         if UnsafeRawPointer(page.slots + slot).load(as: UInt.self) != 0 {
             guard page.slots[slot]?.objectID == object.objectID else { return false }
         } else {

@@ -8,6 +8,8 @@ import Foundation
 /// name.maxLength = 80
 /// ```
 public class AttributeDescription: PropertyDescription, @unchecked Sendable {
+    // Unchecked: written only before the model is frozen, like `PropertyDescription`'s (see there); read per
+    // value converted, each read skips a `swift_beginAccess`.
     /// The value's type.
     @exclusivity(unchecked) public var attributeType: AttributeType { didSet { checkMutable() } }
     /// The value a new object starts with. Must be of the Swift type that ``attributeType`` names.

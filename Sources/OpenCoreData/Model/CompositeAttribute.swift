@@ -30,6 +30,8 @@ public final class CompositeAttributeDescription: AttributeDescription, @uncheck
     /// then uses.
     public var compositeTypeName: String? { didSet { checkMutable() } }
 
+    // Unchecked: set while the model is built and only read after (see `PropertyDescription`); skips the
+    // access check when a key path reaches an element.
     /// The element attributes that hold the values, one per leaf element (nested composites flattened),
     /// each named by its key path from the entity (`magnitude.richter`); made when the model is built.
     /// They take slots and columns like any attribute, so saves, fetches and SQL need nothing of their own.

@@ -23,6 +23,11 @@ public struct IndexDescription: Sendable, Hashable {
 /// ```
 public final class EntityDescription: @unchecked Sendable, CustomStringConvertible, Hashable {
     // @unchecked Sendable: configured before its model is built, read-only afterwards (`checkMutable`).
+    // The same holds for the `@exclusivity(unchecked)` fields below: they are written only while the model is
+    // built (its initializer, on one thread, before the model is handed out), then only read, so no two
+    // accesses can overlap. They are read per object and per row (slots, storage, columns, the class), and
+    // skipping the check saves a `swift_beginAccess`, about 80 instructions, on each read
+    // (`load-batch-by-id`: 122.6 M → 109.5 M instructions with the objects', contexts' and results' fields).
 
     /// The entity's name, unique in its model.
     public var name: String { didSet { checkMutable() } }

@@ -7,6 +7,10 @@
 /// goes, so does the link, and the weak references to it read nil as before.
 final class EntityLink: @unchecked Sendable {
     // @unchecked Sendable: written once by the entity's initializer and cleared in its deinit.
+    // Unsafe: the entity is the link's only strong holder and clears this first thing in its deinit, so while
+    // anyone reaches the link (weakly) the pointer is the live entity or nil. Plain `weak` would give the
+    // entity a side table (`load-batch-by-id`: 102.9 M → 98.6 M instructions for the link); `unowned(unsafe)`
+    // also skips the unowned count's atomic updates and the liveness check per read.
     unowned(unsafe) var entity: EntityDescription?
 
     init() {}

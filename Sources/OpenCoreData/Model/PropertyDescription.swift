@@ -6,7 +6,10 @@ import Foundation
 /// created from them; changing one afterwards is a programmer error.
 public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     // @unchecked Sendable: every stored property is written only before the owning model is frozen
-    // (guarded by `checkMutable()`), and only read afterwards.
+    // (guarded by `checkMutable()`), and only read afterwards. The `@exclusivity(unchecked)` ones (here and in
+    // subclasses) are read on hot paths (a key's name, an attribute's type and optionality); with no write
+    // once the model is built their accesses cannot overlap, and each read skips a `swift_beginAccess`
+    // (`load-batch-by-id`).
 
     /// The property's name, unique within its entity and its entity's ancestors.
     @exclusivity(unchecked) public var name: String { didSet { checkMutable() } }

@@ -92,6 +92,9 @@ final class BatchedObjects {
     /// every access is within `0..<count` (`fetch-batched-first-100`).
     let objects: UnsafeMutablePointer<ManagedObject?>
     private let contextReference: ContextReference
+    // Unchecked (these two and the batch bits below): a result is used on its context's queue only, and each
+    // access is instantaneous (a read, or a bit set), never open while a batch's awake hooks run. Skips a
+    // `swift_beginAccess` on each element read (`load-batch-by-id`, `fetch-batched-first-100`).
     /// Called when an object cannot be read (its row is gone); the object stays a fault.
     @exclusivity(unchecked) var loadError: Error?
 

@@ -87,6 +87,8 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
             RowBlockHeader(capacity: capacity, width: width)
         }
         // The kinds' words are only ever read and written as bytes: bind them so (see `Cells.kinds`).
+        // Safe: the words lie past the `capacity` cells, inside the block's own allocation, and nothing reads
+        // them as `UInt64`. Saves a separate kinds array (an allocation and a free) per block (`fetch-all`).
         buffer.withUnsafeMutablePointerToElements { elements in
             _ = UnsafeMutableRawPointer(elements + capacity).bindMemory(to: UInt8.self, capacity: kindWords(capacity) * 8)
         }
@@ -122,6 +124,7 @@ final class RowBlock: ManagedBuffer<RowBlockHeader, UInt64> {
         init(header: UnsafeMutablePointer<RowBlockHeader>, elements: UnsafeMutablePointer<UInt64>) {
             self.header = header
             bits = elements
+            // Bound to `UInt8` once, in `make(width:capacity:)`: no rebinding per access.
             kinds = UnsafeMutableRawPointer(elements + header.pointee.capacity).assumingMemoryBound(to: UInt8.self)
         }
 

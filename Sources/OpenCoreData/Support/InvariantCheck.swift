@@ -7,6 +7,8 @@ import Foundation
 /// Not built in release: every call site sits inside `#if DEBUG`, so the fast paths pay nothing there.
 enum InvariantCheck {
     private static let lock = NSLock()
+    // Guarded by `lock`, which every read and write takes. Debug builds only, not a fast path: a plain lock
+    // rather than a global `Mutex`, which ThreadSanitizer reports as an access race.
     nonisolated(unsafe) private static var counts: [String: Int] = [:]
 
     /// Stops the program when `problems` (what `structure`'s `invariantViolations` found after `mutation`)

@@ -311,7 +311,9 @@ struct ObjectMaterializer {
                 if let skipped, skipped.contains(at) { continue }
                 if slotsAreOnlyHere {
                     // Nothing but this read reaches the slots while the hooks run, so each object stays held by its
-                    // slot throughout its hook: it is called without a retain and a release around it.
+                    // slot throughout its hook: it is called without a retain and a release around it. Every
+                    // slot before `ranks` but the missing ones holds an object, so the word is never null
+                    // (`frc-batch-on-access`: −1.6 M instructions; performance-log, "plain objects made cheaper").
                     let bits = UnsafeRawPointer(slots + at).load(as: UnsafeRawPointer.self)
                     Unmanaged<ManagedObject>.fromOpaque(bits)._withUnsafeGuaranteedRef { $0.awakeFromFetch() }
                 } else {

@@ -84,6 +84,8 @@ struct FullLengthSQLFunction: Sendable {
         case .string(var v):
             v.withUTF8 { bytes in
                 guard let base = bytes.baseAddress else { return sqlite3_result_text(context, "", 0, transientDestructor) }
+                // Safe: same size and alignment, rebound only for the call, which copies the bytes. Not a fast
+                // path: it hands SQLite the string's own UTF-8 with its length, so a NUL inside is kept.
                 base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { text in
                     sqlite3_result_text(context, text, Int32(bytes.count), transientDestructor)
                 }
@@ -99,4 +101,5 @@ struct FullLengthSQLFunction: Sendable {
 
 /// SQLite's "copy the bytes now" destructor.
 // SQLITE_TRANSIENT, which C spells as the cast of -1: SQLite copies the result before the call returns.
+// Not a fast path: the macro does not import into Swift, so it is spelled here as C spells it.
 private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
