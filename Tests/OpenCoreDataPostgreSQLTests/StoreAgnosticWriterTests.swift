@@ -34,21 +34,9 @@ struct StoreAgnosticWriterTests {
         var description: String { "rank \(rank), \(bytes?.count ?? -1) bytes, tags \(tags.sorted())" }
     }
 
-    /// SplitMix64: the same edits for the same seed on every machine.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test(arguments: agnosticKinds, [1, 2, 3])
     func randomSavesAgreeWithAFreshFetch(kind: StoreKind, seed: UInt64) throws {
-        var random = Generator(state: seed)
+        var random = SplitMix(seed: seed)
         let location = try SharedStoreLocation(kind, model: try Self.model(),
                                                options: StoreOptions(persistentHistoryTracking: true))
         let context = try location.context()
@@ -140,3 +128,7 @@ struct StoreAgnosticWriterTests {
         return stored
     }
 }
+
+/// The change-set tests' generator, for the standard library's `random(in:using:)`: the same edits for the same
+/// seed on every machine.
+extension SplitMix: RandomNumberGenerator {}
