@@ -58,7 +58,6 @@ package enum HistoryReaderRegistry {
                 StoreError.corrupt(path: session.location,
                                    reason: "\(table) row \(position + 1): \(name) is \(row[column]), not \(expected)")
             }
-            guard row.count == 3 else { throw refuse(0, "the row", "three columns") }
             guard let name = String.fromStoreValue(row[0]) else { throw refuse(0, "Z_NAME", "a name") }
             guard let seen = Int64.fromStoreValue(row[1]) else { throw refuse(1, "Z_SEEN", "a transaction number") }
             guard let timestamp = Double.fromStoreValue(row[2]) else { throw refuse(2, "Z_TIMESTAMP", "a time") }
