@@ -35,7 +35,9 @@ extension HistoryTables {
 
     /// Whether the store has history tables (a store without them has no history to read).
     static func exist(in db: Database) throws -> Bool {
-        try db.tableExists(transactionTable) && db.tableExists(changeTable)
+        // Read from the file's schema, not GRDB's cache: another connection may have made the tables since.
+        let session = SQLiteSession(db: db)
+        return try session.tableExists(transactionTable) && session.tableExists(changeTable)
     }
 
     /// Installs, on the writing connection, the temporary table and triggers that capture deleted rows

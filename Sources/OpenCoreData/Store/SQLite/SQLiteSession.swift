@@ -38,11 +38,14 @@ struct SQLiteSession: SQLSession {
         return rows
     }
 
-    /// Whether `sqlite_master` lists the table (GRDB's look, which also sees temporary tables).
+    /// Whether the file's `sqlite_master` lists the table, read now: GRDB's `tableExists` answers from a
+    /// schema cache that can miss a table another connection made since (a reader registry made by another
+    /// process's registration, which a prune must see).
     ///
     /// - Throws: GRDB's `DatabaseError` when SQLite cannot read its schema.
     func tableExists(_ name: String) throws -> Bool {
-        try db.tableExists(name)
+        try db.fetchInteger(sql: "SELECT COUNT(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                            arguments: [name.storeValue]) ?? 0 > 0
     }
 
     /// A statement from the connection's cache, bound straight through SQLite's API.
